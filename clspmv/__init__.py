@@ -1,0 +1,41 @@
+"""clspmv: sparse matrix-vector products on any OpenCL device.
+
+>>> import clspmv, scipy.sparse as sp
+>>> A = sp.random(1000, 1000, density=0.01, format="csr")
+>>> M = clspmv.DeviceMatrix.from_scipy(A, format="sell")
+>>> y = M @ np.ones(1000)
+"""
+
+from __future__ import annotations
+
+from . import io
+from .device import Device, devices, select_device
+from .errors import (
+    BuildError,
+    ClspmvError,
+    DeviceError,
+    IndexOverflowError,
+    MatrixFormatError,
+    UnsuitableFormatError,
+)
+from .matrix import FORMATS, DeviceMatrix
+from .stats import MatrixStats, stats
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FORMATS",
+    "BuildError",
+    "ClspmvError",
+    "Device",
+    "DeviceError",
+    "DeviceMatrix",
+    "IndexOverflowError",
+    "MatrixFormatError",
+    "MatrixStats",
+    "UnsuitableFormatError",
+    "devices",
+    "io",
+    "select_device",
+    "stats",
+]

@@ -1,0 +1,110 @@
+"""The one way a kernel is built: a ``.cl`` file plus ``-D`` options, cached per context.
+
+Kernel sources are plain OpenCL C files in ``kernels_cl/`` (shipped inside the wheel as
+``clspmv/kernels_cl``). They are specialised only through preprocessor definitions such as
+``-DVALUE_T=double -DINDEX_T=int -DWG=256``; ``#include "x.h"`` lines are resolved here, from the
+same folder, so the compiler never needs a file-system path.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import warnings
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pyopencl as cl
+
+from .device import Device
+from .errors import BuildError
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
+
+_C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+
+
+def kernel_dir() -> Path:
+    """Where the ``.cl`` sources are: inside the installed package, else the source checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "kernels_cl", here.parent / "kernels_cl"):
+        if (candidate / "common.h").is_file():
+            return candidate
+    raise FileNotFoundError(f"clspmv kernel sources not found next to {here}")
+
+
+@lru_cache(maxsize=None)
+def source(name: str) -> str:
+    """The text of one kernel file with its ``#include "..."`` lines expanded (once each)."""
+    folder = kernel_dir()
+    seen: set[str] = set()
+
+    def expand(file: str) -> str:
+        if file in seen:
+            return ""
+        seen.add(file)
+        text = (folder / file).read_text()
+        return _INCLUDE.sub(lambda m: expand(m.group(1)), text)
+
+    return expand(name)
+
+
+def c_type(dtype: np.dtype) -> str:
+    """The OpenCL C type name of a numpy value type clspmv supports."""
+    return _C_TYPES[np.dtype(dtype)]
+
+
+def options_for(dtype: np.dtype, **defines: object) -> tuple[str, ...]:
+    """``-D`` options for a value type plus any format-specific definitions."""
+    opts: dict[str, object] = {"VALUE_T": c_type(dtype), "INDEX_T": "int", **defines}
+    if np.dtype(dtype) == np.float64:
+        opts["VALUE_IS_DOUBLE"] = 1
+    return tuple(f"-D{key}={value}" for key, value in sorted(opts.items()))
+
+
+_cache: dict[tuple[int, str, tuple[str, ...]], cl.Program] = {}
+_cache_lock = threading.Lock()
+builds = 0
+"""Number of programs compiled in this process (tests check that the cache works)."""
+
+
+def program(device: Device, file: str, options: tuple[str, ...]) -> cl.Program:
+    """The built program for (device context, file, options); compiled on first use only."""
+    global builds
+    key = (id(device.context), file, options)
+    with _cache_lock:
+        prg = _cache.get(key)
+        if prg is None:
+            prg = _compile(device, file, options)
+            _cache[key] = prg
+            builds += 1
+        return prg
+
+
+def _compile(device: Device, file: str, options: tuple[str, ...]) -> cl.Program:
+    try:
+        with warnings.catch_warnings():
+            # NVIDIA prints informational output for every build; it is not an error.
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            return cl.Program(device.context, source(file)).build(options=list(options))
+    except cl.RuntimeError as err:
+        log = _build_log(err, device)
+        raise BuildError(
+            f"building {file} for {device.name} with options {' '.join(options)} failed:\n{log}"
+        ) from err
+
+
+def _build_log(err: cl.RuntimeError, device: Device) -> str:
+    text = str(err)
+    if "unknown target CPU" in text:
+        text += (
+            "\nhint: this PoCL's LLVM does not recognise the host CPU; install a newer PoCL "
+            "(for example Debian/Ubuntu's pocl-opencl-icd) or select another device"
+        )
+    return text
+
+
+def kernel(device: Device, file: str, name: str, dtype: np.dtype, **defines: object) -> cl.Kernel:
+    """A new kernel object, so that two matrices never share argument state across threads."""
+    return cl.Kernel(program(device, file, options_for(dtype, **defines)), name)

@@ -1,0 +1,68 @@
+"""COO: row-sorted triplets. The product is two kernels: y = beta*y, then each work-item sums a
+chunk of consecutive entries and adds each row's run to y atomically (``kernels_cl/coo.cl``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import scipy.sparse as sp
+
+from .base import INDEX_DTYPE, Format, Layout, Triplets, entry_rows, scalar
+
+MAX_CHUNK = 64
+
+
+def chunk_size(nnz: int, layout: Layout) -> int:
+    """Entries per work-item: enough work-items to fill the device, at most MAX_CHUNK each."""
+    target_items = layout.compute_units * layout.work_group_size * 4
+    return int(min(MAX_CHUNK, max(1, -(-nnz // target_items))))
+
+
+class CooPart:
+    """The scale and accumulate kernels, shared by ``coo`` and the COO part of ``hyb``."""
+
+    def __init__(self, fmt: Format) -> None:
+        self.scale = fmt.kernel("coo.cl", "scale_y")
+        self.accumulate = fmt.kernel("coo.cl", "coo_accumulate")
+
+    def accumulate_into(self, fmt: Format, queue, prefix: str, nnz: int, x, y, alpha,
+                        wait_for=None) -> cl.Event | None:
+        """Enqueue y += alpha * (COO part) x over the buffers ``{prefix}row/col/val``."""
+        b = fmt.buffers
+        chunk = fmt.params[prefix + "chunk"]
+        return fmt.run(queue, self.accumulate, -(-nnz // chunk), scalar(nnz), scalar(chunk),
+                       b[prefix + "row"], b[prefix + "col"], b[prefix + "val"], x, y, alpha,
+                       wait_for=wait_for)
+
+
+def coo_arrays(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, prefix: str = ""
+               ) -> dict[str, np.ndarray]:
+    """The three COO arrays under ``prefix``."""
+    return {prefix + "row": rows.astype(INDEX_DTYPE), prefix + "col": cols.astype(INDEX_DTYPE),
+            prefix + "val": vals}
+
+
+class Coo(Format):
+    """Coordinate format sorted by row; works on every matrix."""
+
+    name = "coo"
+    kernel_file = "coo.cl"
+
+    @classmethod
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Coo:
+        arrays = coo_arrays(entry_rows(csr), csr.indices, csr.data)
+        return cls(csr.shape, csr.dtype, layout, arrays, chunk=chunk_size(csr.nnz, layout),
+                   nnz=csr.nnz)
+
+    def prepare_kernels(self) -> None:
+        self._coo = CooPart(self)
+
+    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        n, nnz = self.shape[0], self.params["nnz"]
+        events = [self.run(queue, self._coo.scale, n, scalar(n), y, beta)]
+        events.append(self._coo.accumulate_into(self, queue, "", nnz, x, y, alpha))
+        return [e for e in events if e is not None]
+
+    def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
+        nnz = self.params["nnz"]
+        return arrays["row"][:nnz], arrays["col"][:nnz], arrays["val"][:nnz]

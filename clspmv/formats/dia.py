@@ -1,0 +1,50 @@
+"""DIA: one padded array per occupied diagonal (``spmv-model-autoselect.txt``).
+
+A value stored on a diagonal cannot be told apart from a gap in that diagonal, so DIA treats
+explicit zeros as absent: the kernel skips zero values (an explicit zero times an infinite x gives
+no NaN here, unlike CSR), and :meth:`DeviceMatrix.to_scipy` returns no explicit zeros.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import scipy.sparse as sp
+
+from .base import INDEX_DTYPE, Format, Layout, Triplets, check_padding, entry_rows, round_up, scalar
+
+
+class Dia(Format):
+    """Diagonal storage; refused (UnsuitableFormatError) when the diagonals would be mostly padding."""
+
+    name = "dia"
+    kernel_file = "dia.cl"
+
+    @classmethod
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Dia:
+        rows = entry_rows(csr)
+        diag = csr.indices.astype(np.int64) - rows
+        offsets, which = np.unique(diag, return_inverse=True)
+        n_pad = round_up(csr.shape[0], layout.simd_width)
+        check_padding(cls.name, offsets.size * n_pad * csr.dtype.itemsize + offsets.size * 4, csr)
+        val = np.zeros(offsets.size * n_pad, csr.dtype)
+        val[which.ravel() * n_pad + rows] = csr.data
+        arrays = {"offsets": offsets.astype(INDEX_DTYPE), "val": val}
+        return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, n_diags=int(offsets.size))
+
+    def prepare_kernels(self) -> None:
+        self._kernel = self.kernel(self.kernel_file, "dia_spmv")
+
+    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        p, b = self.params, self.buffers
+        m, n = self.shape
+        ev = self.run(queue, self._kernel, m, scalar(m), scalar(n), scalar(p["n_pad"]),
+                      scalar(p["n_diags"]), b["offsets"], b["val"], x, y, alpha, beta)
+        return [ev] if ev else []
+
+    def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
+        n_pad = self.params["n_pad"]
+        where = np.flatnonzero(arrays["val"])
+        rows = where % n_pad
+        cols = rows + arrays["offsets"][where // n_pad].astype(np.int64)
+        return rows, cols, arrays["val"][where]

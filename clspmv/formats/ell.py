@@ -1,0 +1,149 @@
+"""ELLPACK family: column-major padded rows (``ell``), plus row lengths (``ellr``, ELLPACK-R),
+plus T work-items per row (``ellr-t``). See ``ellpack-r.txt`` sections 3-4.
+
+All three share one layout function and one kernel (``kernels_cl/ell.cl``): slot j of row r is
+stored at ``(j // T) * n_pad * T + r * T + j % T`` with ``n_pad`` the row count padded to the
+device's SIMD width, so neighbouring work-items read neighbouring addresses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import scipy.sparse as sp
+
+from .base import (
+    INDEX_DTYPE,
+    Format,
+    Layout,
+    Triplets,
+    check_padding,
+    entry_rows,
+    position_in_row,
+    round_up,
+    row_lengths,
+    scalar,
+)
+
+ELLR_T_WIDTHS = (2, 4, 8, 16, 32)
+
+
+def ell_slots(n_pad: int, width: int, threads: int) -> int:
+    """Number of slots of an ELL layout (rows padded to n_pad, width rounded up to T)."""
+    return n_pad * round_up(width, threads)
+
+
+def ell_index(rows: np.ndarray, pos: np.ndarray, n_pad: int, threads: int) -> np.ndarray:
+    """Array index of slot ``pos`` of row ``rows`` in the column-major T-lane layout."""
+    return (pos // threads) * (n_pad * threads) + rows * threads + pos % threads
+
+
+def ell_arrays(
+    csr: sp.csr_matrix, n_pad: int, width: int, threads: int, keep: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """``col``/``val`` of the ELL layout holding the entries selected by ``keep`` (default: all).
+
+    Empty slots hold column -1 (the ``ell`` kernel stops at it) and value 0.
+    """
+    rows, pos = entry_rows(csr), position_in_row(csr)
+    cols, vals = csr.indices, csr.data
+    if keep is not None:
+        rows, pos, cols, vals = rows[keep], pos[keep], cols[keep], vals[keep]
+    size = ell_slots(n_pad, width, threads)
+    col = np.full(size, -1, INDEX_DTYPE)
+    val = np.zeros(size, csr.dtype)
+    where = ell_index(rows, pos, n_pad, threads)
+    col[where] = cols
+    val[where] = vals
+    return {"col": col, "val": val}
+
+
+def ell_triplets(col: np.ndarray, val: np.ndarray, n_pad: int, threads: int) -> Triplets:
+    """Inverse of :func:`ell_arrays`: the entries of the non-empty slots."""
+    where = np.flatnonzero(col >= 0)
+    rows = (where % (n_pad * threads)) // threads
+    return rows, col[where], val[where]
+
+
+def ellr_t_threads(mean: float) -> int:
+    """Work-items per row for ELLR-T: about one per four entries of the mean row, 2..32."""
+    quarter = max(mean / 4.0, 1.0)
+    return max(t for t in ELLR_T_WIDTHS if t <= max(quarter, ELLR_T_WIDTHS[0]))
+
+
+class _EllFamily(Format):
+    kernel_file = "ell.cl"
+    row_lengths_used = True
+
+    @classmethod
+    def _build(cls, csr: sp.csr_matrix, layout: Layout, threads: int) -> _EllFamily:
+        lengths = row_lengths(csr)
+        width = int(lengths.max()) if lengths.size else 0
+        n_pad = round_up(csr.shape[0], layout.simd_width)
+        slots = ell_slots(n_pad, width, threads)
+        check_padding(cls.name, slots * (csr.dtype.itemsize + 4) + n_pad * 4, csr)
+        arrays = ell_arrays(csr, n_pad, width, threads)
+        if cls.row_lengths_used:
+            arrays["row_len"] = np.zeros(n_pad, INDEX_DTYPE)
+            arrays["row_len"][: csr.shape[0]] = lengths
+        return cls(csr.shape, csr.dtype, layout, arrays,
+                   n_pad=n_pad, width=width, threads_per_row=threads)
+
+    def prepare_kernels(self) -> None:
+        defines: dict[str, object] = {"T": self.params["threads_per_row"]}
+        if self.row_lengths_used:
+            defines["ROW_LENGTHS"] = 1
+        self._kernel = self.kernel(self.kernel_file, "ell_spmv", **defines)
+
+    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        p, b = self.params, self.buffers
+        n = self.shape[0]
+        row_len = b.get("row_len", b["col"])  # unused by the kernel without ROW_LENGTHS
+        ev = self.run(queue, self._kernel, n * p["threads_per_row"], scalar(n),
+                      scalar(p["n_pad"]), scalar(p["width"]), row_len, b["col"], b["val"],
+                      x, y, alpha, beta)
+        return [ev] if ev else []
+
+    def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
+        return ell_triplets(arrays["col"], arrays["val"], self.params["n_pad"],
+                            self.params["threads_per_row"])
+
+
+class Ell(_EllFamily):
+    """ELLPACK: column-major, padded to the longest row, no row lengths."""
+
+    name = "ell"
+    row_lengths_used = False
+
+    @classmethod
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Ell:
+        return cls._build(csr, layout, 1)
+
+
+class EllR(_EllFamily):
+    """ELLPACK-R: ELLPACK plus each row's length, so every work-item stops at its own row's end."""
+
+    name = "ellr"
+
+    @classmethod
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> EllR:
+        return cls._build(csr, layout, 1)
+
+
+class EllRT(_EllFamily):
+    """ELLR-T: ELLPACK-R with T work-items per row (T from the mean row length unless given)."""
+
+    name = "ellr-t"
+
+    @classmethod
+    def from_csr(
+        cls, csr: sp.csr_matrix, layout: Layout, threads_per_row: int | None = None
+    ) -> EllRT:
+        if threads_per_row is None:
+            threads_per_row = ellr_t_threads(csr.nnz / csr.shape[0] if csr.shape[0] else 0.0)
+        if threads_per_row not in ELLR_T_WIDTHS or threads_per_row > layout.work_group_size:
+            raise ValueError(
+                f"threads_per_row must be one of {ELLR_T_WIDTHS} and at most the work-group "
+                f"size {layout.work_group_size}, got {threads_per_row}"
+            )
+        return cls._build(csr, layout, threads_per_row)

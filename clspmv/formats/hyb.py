@@ -1,0 +1,54 @@
+"""HYB: an ELL part of width K plus a COO part for the entries beyond K (``ellpack-r.txt``
+section 3). K is the largest width that at least one third of the rows reach
+(:func:`clspmv.stats.hyb_width`), so the ELL part holds at most three times the entries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import scipy.sparse as sp
+
+from ..stats import hyb_width
+from .base import Format, Layout, Triplets, entry_rows, position_in_row, round_up, row_lengths, scalar
+from .coo import CooPart, chunk_size, coo_arrays
+from .ell import ell_arrays, ell_triplets
+
+
+class Hyb(Format):
+    """ELL (column-major, width K) for the first K entries of each row, COO for the rest."""
+
+    name = "hyb"
+    kernel_file = "ell.cl"
+
+    @classmethod
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, width: int | None = None) -> Hyb:
+        k = hyb_width(row_lengths(csr)) if width is None else int(width)
+        if k < 0:
+            raise ValueError(f"width must be >= 0, got {k}")
+        n_pad = round_up(csr.shape[0], layout.simd_width)
+        in_ell = position_in_row(csr) < k
+        arrays = ell_arrays(csr, n_pad, k, 1, keep=in_ell)
+        rest = ~in_ell
+        arrays.update(coo_arrays(entry_rows(csr)[rest], csr.indices[rest], csr.data[rest], "coo_"))
+        coo_nnz = int(rest.sum())
+        return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, width=k, coo_nnz=coo_nnz,
+                   coo_chunk=chunk_size(coo_nnz, layout))
+
+    def prepare_kernels(self) -> None:
+        self._ell = self.kernel(self.kernel_file, "ell_spmv", T=1)
+        self._coo = CooPart(self)
+
+    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        p, b = self.params, self.buffers
+        n = self.shape[0]
+        ell = self.run(queue, self._ell, n, scalar(n), scalar(p["n_pad"]), scalar(p["width"]),
+                       b["col"], b["col"], b["val"], x, y, alpha, beta)
+        coo = self._coo.accumulate_into(self, queue, "coo_", p["coo_nnz"], x, y, alpha)
+        return [e for e in (ell, coo) if e is not None]
+
+    def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
+        rows, cols, vals = ell_triplets(arrays["col"], arrays["val"], self.params["n_pad"], 1)
+        m = self.params["coo_nnz"]
+        return (np.concatenate([rows, arrays["coo_row"][:m]]),
+                np.concatenate([cols, arrays["coo_col"][:m]]),
+                np.concatenate([vals, arrays["coo_val"][:m]]))

@@ -1,0 +1,109 @@
+"""SELL-C-sigma and pJDS (``pjds-multigpu.txt`` section 2): rows sorted by length, cut into
+slices of C rows (C = the device's SIMD width), each slice column-major and padded only to its own
+longest row. SELL sorts within windows of sigma rows; pJDS sorts all rows (sigma = n). The row
+permutation is applied by the kernel, so results come back in the caller's row order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import scipy.sparse as sp
+
+from .base import (
+    INDEX_DTYPE,
+    Format,
+    Layout,
+    Triplets,
+    entry_rows,
+    position_in_row,
+    round_up,
+    row_lengths,
+    scalar,
+)
+
+DEFAULT_SIGMA_SLICES = 8
+"""Default sorting window of ``sell``: this many slices."""
+
+
+def sort_rows(lengths: np.ndarray, sigma: int) -> np.ndarray:
+    """Slot-to-row permutation: rows by decreasing length within windows of ``sigma`` rows."""
+    n = lengths.size
+    window = np.arange(n) // max(sigma, 1)
+    return np.lexsort((-lengths, window)).astype(np.int64)
+
+
+class Sell(Format):
+    """SELL-C-sigma with C = SIMD width and a sorting window sigma (a multiple of C, or 1)."""
+
+    name = "sell"
+    kernel_file = "sell.cl"
+
+    @classmethod
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, sigma: int | None = None) -> Sell:
+        c = layout.simd_width
+        if sigma is None:
+            sigma = DEFAULT_SIGMA_SLICES * c
+        if sigma < 1 or (sigma != 1 and sigma % c):
+            raise ValueError(f"sigma must be 1 or a positive multiple of C={c}, got {sigma}")
+        return cls._build(csr, layout, sigma)
+
+    @classmethod
+    def _build(cls, csr: sp.csr_matrix, layout: Layout, sigma: int) -> Sell:
+        c = layout.simd_width
+        n = csr.shape[0]
+        lengths = row_lengths(csr)
+        perm = sort_rows(lengths, sigma)
+        n_pad = round_up(n, c)
+        sorted_len = np.zeros(n_pad, np.int64)
+        sorted_len[:n] = lengths[perm]
+        widths = sorted_len.reshape(-1, c).max(axis=1) if n_pad else np.zeros(0, np.int64)
+        slice_ptr = np.zeros(widths.size + 1, np.int64)
+        np.cumsum(widths * c, out=slice_ptr[1:])
+        slot_of_row = np.empty(n, np.int64)
+        slot_of_row[perm] = np.arange(n)
+        slots = slot_of_row[entry_rows(csr)]
+        where = slice_ptr[slots // c] + position_in_row(csr) * c + slots % c
+        total = int(slice_ptr[-1])
+        col = np.zeros(total, INDEX_DTYPE)  # padding slots are never read: rows stop at row_len
+        val = np.zeros(total, csr.dtype)
+        col[where] = csr.indices
+        val[where] = csr.data
+        arrays = {
+            "slice_ptr": slice_ptr.astype(INDEX_DTYPE),
+            "row_len": sorted_len.astype(INDEX_DTYPE),
+            "perm": perm.astype(INDEX_DTYPE),
+            "col": col,
+            "val": val,
+        }
+        return cls(csr.shape, csr.dtype, layout, arrays, sigma=sigma, slice_height=c)
+
+    def prepare_kernels(self) -> None:
+        self._kernel = self.kernel(self.kernel_file, "sell_spmv", C=self.params["slice_height"])
+
+    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        b = self.buffers
+        n = self.shape[0]
+        ev = self.run(queue, self._kernel, n, scalar(n), b["slice_ptr"], b["row_len"],
+                      b["perm"], b["col"], b["val"], x, y, alpha, beta)
+        return [ev] if ev else []
+
+    def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
+        c = self.params["slice_height"]
+        n = self.shape[0]
+        lengths = arrays["row_len"][:n].astype(np.int64)
+        slots = np.repeat(np.arange(n), lengths)
+        starts = np.cumsum(lengths) - lengths
+        pos = np.arange(slots.size) - np.repeat(starts, lengths)
+        where = arrays["slice_ptr"][slots // c].astype(np.int64) + pos * c + slots % c
+        return arrays["perm"][slots], arrays["col"][where], arrays["val"][where]
+
+
+class Pjds(Sell):
+    """pJDS: all rows sorted by length (SELL with sigma = n), slices padded to their longest row."""
+
+    name = "pjds"
+
+    @classmethod
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Pjds:
+        return cls._build(csr, layout, max(csr.shape[0], 1))

@@ -1,0 +1,40 @@
+/* COO (row-sorted triplets) and the helpers HYB shares with it.
+ *   scale_y         y = beta * y (beta == 0 writes zeros without reading y)
+ *   coo_accumulate  y += alpha * A x: each work-item takes CHUNK consecutive entries, sums runs of
+ *                   equal row index and adds each run to y atomically. */
+#include "common.h"
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void scale_y(const INDEX_T n, __global VALUE_T *restrict y, const VALUE_T beta)
+{
+    const INDEX_T i = (INDEX_T)get_global_id(0);
+    if (i < n)
+        y[i] = (beta == (VALUE_T)0) ? (VALUE_T)0 : beta * y[i];
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void coo_accumulate(const INDEX_T nnz, const INDEX_T chunk,
+                    __global const INDEX_T *restrict row,
+                    __global const INDEX_T *restrict col,
+                    __global const VALUE_T *restrict val,
+                    __global const VALUE_T *restrict x,
+                    __global VALUE_T *y,
+                    const VALUE_T alpha)
+{
+    const long start = (long)get_global_id(0) * chunk;
+    if (start >= nnz)
+        return;
+    const INDEX_T end = (INDEX_T)min((long)nnz, start + chunk);
+    INDEX_T r = row[start];
+    ACC_T sum = 0;
+    for (INDEX_T k = (INDEX_T)start; k < end; ++k) {
+        const INDEX_T rk = row[k];
+        if (rk != r) {
+            atomic_add_value(y + r, (VALUE_T)(alpha * sum));
+            r = rk;
+            sum = 0;
+        }
+        sum += val[k] * x[col[k]];
+    }
+    atomic_add_value(y + r, (VALUE_T)(alpha * sum));
+}

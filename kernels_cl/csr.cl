@@ -1,0 +1,47 @@
+/* CSR products: T work-items per row.
+ *   csr-scalar  T = 1, one work-item per row.
+ *   csr-vector  T in {2,4,8,16,32}, the row's entries strided over T lanes, summed in local memory.
+ *   csr-aligned T = 16 (half warp) on rows padded to multiples of 16; SKIP_PADDING marks the padded
+ *               slots by a negative column index so they never touch x (0 * Inf would be NaN). */
+#include "common.h"
+
+#ifdef SKIP_PADDING
+#define ENTRY(k) { const INDEX_T c_ = col[k]; if (c_ >= 0) sum += val[k] * x[c_]; }
+#else
+#define ENTRY(k) sum += val[k] * x[col[k]];
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void csr_spmv(const INDEX_T n_rows,
+              __global const INDEX_T *restrict row_ptr,
+              __global const INDEX_T *restrict col,
+              __global const VALUE_T *restrict val,
+              __global const VALUE_T *restrict x,
+              __global VALUE_T *restrict y,
+              const VALUE_T alpha, const VALUE_T beta)
+{
+#if T == 1
+    const INDEX_T row = (INDEX_T)get_global_id(0);
+    if (row >= n_rows)
+        return;
+    ACC_T sum = 0;
+    const INDEX_T end = row_ptr[row + 1];
+    for (INDEX_T k = row_ptr[row]; k < end; ++k)
+        ENTRY(k)
+    STORE_Y(y, row, sum);
+#else
+    __local ACC_T scratch[WG];
+    const int lid = (int)get_local_id(0);
+    const int lane = lid & (T - 1);
+    const INDEX_T row = (INDEX_T)(get_global_id(0) / T);
+    ACC_T sum = 0;
+    if (row < n_rows) {
+        const INDEX_T end = row_ptr[row + 1];
+        for (INDEX_T k = row_ptr[row] + lane; k < end; k += T)
+            ENTRY(k)
+    }
+    sum = reduce_lanes(scratch, lid, lane, sum);
+    if (lane == 0 && row < n_rows)
+        STORE_Y(y, row, sum);
+#endif
+}

@@ -1,0 +1,28 @@
+/* DIA: one array of values per stored diagonal, diagonal d holding A[r, r + offset[d]] at
+ * d * n_pad + r. A stored zero is indistinguishable from a gap in the diagonal, so zeros are
+ * skipped: DIA treats explicit zeros as absent (documented in clspmv/formats/dia.py). */
+#include "common.h"
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void dia_spmv(const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
+              const INDEX_T n_diags,
+              __global const INDEX_T *restrict offsets,
+              __global const VALUE_T *restrict val,
+              __global const VALUE_T *restrict x,
+              __global VALUE_T *restrict y,
+              const VALUE_T alpha, const VALUE_T beta)
+{
+    const INDEX_T row = (INDEX_T)get_global_id(0);
+    if (row >= n_rows)
+        return;
+    ACC_T sum = 0;
+    for (INDEX_T d = 0; d < n_diags; ++d) {
+        const long c = (long)row + offsets[d];
+        if (c >= 0 && c < n_cols) {
+            const VALUE_T v = val[(long)d * n_pad + row];
+            if (v != (VALUE_T)0)
+                sum += v * x[(INDEX_T)c];
+        }
+    }
+    STORE_Y(y, row, sum);
+}

@@ -1,0 +1,46 @@
+/* ELLPACK family, column-major so that neighbouring work-items read neighbouring addresses.
+ * Slot j of row r lives at (j / T) * (n_pad * T) + r * T + j % T, where n_pad is the row count
+ * padded to the device's SIMD width; with T = 1 that is the classic j * n_pad + r.
+ *   ell     T = 1, no row lengths: padding slots hold column -1 and end the row.
+ *   ellr    T = 1, ROW_LENGTHS: the loop stops at each row's own length (ELLPACK-R).
+ *   ellr-t  T > 1, ROW_LENGTHS: T work-items per row, partial sums added in local memory.
+ *   hyb     uses `ell` for its ELL part. */
+#include "common.h"
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void ell_spmv(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
+              __global const INDEX_T *restrict row_len,
+              __global const INDEX_T *restrict col,
+              __global const VALUE_T *restrict val,
+              __global const VALUE_T *restrict x,
+              __global VALUE_T *restrict y,
+              const VALUE_T alpha, const VALUE_T beta)
+{
+    const INDEX_T row = (INDEX_T)(get_global_id(0) / T);
+    const int lane = (int)(get_global_id(0) & (T - 1));
+    ACC_T sum = 0;
+    if (row < n_rows) {
+#ifdef ROW_LENGTHS
+        const INDEX_T len = row_len[row];
+#else
+        const INDEX_T len = width;
+#endif
+        const INDEX_T stride = n_pad * T;
+        INDEX_T idx = row * T + lane;
+        for (INDEX_T j = lane; j < len; j += T, idx += stride) {
+            const INDEX_T c = col[idx];
+#ifndef ROW_LENGTHS
+            if (c < 0)
+                break;
+#endif
+            sum += val[idx] * x[c];
+        }
+    }
+#if T > 1
+    __local ACC_T scratch[WG];
+    const int lid = (int)get_local_id(0);
+    sum = reduce_lanes(scratch, lid, lane, sum);
+#endif
+    if (lane == 0 && row < n_rows)
+        STORE_Y(y, row, sum);
+}

@@ -1,0 +1,28 @@
+/* SELL-C-sigma and pJDS: rows sorted by length (within windows of sigma rows; pJDS sorts them
+ * all), cut into slices of C = SIMD-width rows, each slice column-major and padded only to its
+ * own longest row. slice_ptr[s] is where slice s starts; slot i (sorted order) is row perm[i]
+ * of the caller, so the result is written straight back in the caller's order. */
+#include "common.h"
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sell_spmv(const INDEX_T n_rows,
+               __global const INDEX_T *restrict slice_ptr,
+               __global const INDEX_T *restrict row_len,
+               __global const INDEX_T *restrict perm,
+               __global const INDEX_T *restrict col,
+               __global const VALUE_T *restrict val,
+               __global const VALUE_T *restrict x,
+               __global VALUE_T *restrict y,
+               const VALUE_T alpha, const VALUE_T beta)
+{
+    const INDEX_T i = (INDEX_T)get_global_id(0);
+    if (i >= n_rows)
+        return;
+    const INDEX_T len = row_len[i];
+    INDEX_T idx = slice_ptr[i / C] + i % C;
+    ACC_T sum = 0;
+    for (INDEX_T j = 0; j < len; ++j, idx += C)
+        sum += val[idx] * x[col[idx]];
+    const INDEX_T row = perm[i];
+    STORE_Y(y, row, sum);
+}

@@ -1,0 +1,63 @@
+"""Shared fixtures: every test that takes ``device`` runs once per OpenCL device found.
+
+``CLSPMV_TEST_DEVICES`` narrows the devices: ``all`` (default), ``cpu``, ``gpu``, or any
+``clspmv.select_device`` spec such as ``nvidia`` or ``0:0``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import clspmv
+
+SHARED_MATRICES = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "matrices")
+
+
+def _test_devices() -> list[clspmv.Device]:
+    found = clspmv.devices()
+    spec = os.environ.get("CLSPMV_TEST_DEVICES", "all").strip()
+    if spec in ("", "all"):
+        return found
+    if spec in ("cpu", "gpu", "accelerator"):
+        return [d for d in found if d.type == spec]
+    return [clspmv.select_device(spec)]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "device" in metafunc.fixturenames:
+        devs = _test_devices()
+        ids = [f"{d.index[0]}:{d.index[1]}-{d.type}" for d in devs]
+        # No device at all is a failure of the environment, not a reason to pass silently.
+        metafunc.parametrize("device", devs or [None], ids=ids or ["no-device"], scope="session")
+
+
+@pytest.fixture
+def device(request: pytest.FixtureRequest) -> clspmv.Device:
+    dev = request.param
+    if dev is None:
+        pytest.fail('no OpenCL device found: install PoCL (pip install "clspmv[pocl]" or the '
+                    "distribution's pocl-opencl-icd)")
+    return dev
+
+
+@pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
+def dtype(request: pytest.FixtureRequest, device: clspmv.Device) -> np.dtype:
+    dt = np.dtype(request.param)
+    if not device.supports(dt):
+        pytest.skip(f"{device.name} has no fp64 (test_errors checks the DeviceError)")
+    return dt
+
+
+@pytest.fixture(params=clspmv.FORMATS)
+def fmt(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def shared_matrices() -> str:
+    if not os.path.isdir(SHARED_MATRICES):
+        pytest.skip(f"the shared matrix folder {SHARED_MATRICES} is absent")
+    return SHARED_MATRICES
