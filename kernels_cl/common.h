@@ -2,6 +2,7 @@
  *
  * Build options (set by clspmv/build.py):
  *   VALUE_T  float or double: matrix and vector values
+ *   VALUE_IS_DOUBLE  defined when VALUE_T is double
  *   INDEX_T  int: column indices, row pointers, row lengths
  *   ACC_T    accumulator type (defaults to VALUE_T)
  *   WG       work-group size the kernel is launched with
@@ -10,10 +11,9 @@
 #ifndef CLSPMV_COMMON_H
 #define CLSPMV_COMMON_H
 
-#if defined(cl_khr_fp64)
+#ifdef VALUE_IS_DOUBLE
+/* Requested unconditionally: drivers do not all define the extension macros. */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-#if defined(cl_khr_int64_base_atomics)
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #endif
 

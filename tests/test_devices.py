@@ -1,0 +1,64 @@
+"""Device discovery and selection."""
+
+from __future__ import annotations
+
+import pytest
+
+import clspmv
+from clspmv import device as device_module
+
+
+def test_devices_have_facts() -> None:
+    found = clspmv.devices()
+    assert found, "no OpenCL device found"
+    for d in found:
+        assert d.type in ("gpu", "cpu", "accelerator", "other")
+        assert d.compute_units >= 1 and d.simd_width >= 1
+        assert 0 < d.max_allocation <= d.global_memory
+        assert d.local_memory > 0 and isinstance(d.fp64, bool)
+        assert set(d.as_row()) >= {"P:D", "platform", "device", "type", "fp64", "SIMD"}
+        if "NVIDIA" in d.platform:
+            assert d.simd_width == 32
+
+
+def test_select_by_index_type_and_name() -> None:
+    for d in clspmv.devices():
+        assert clspmv.select_device(f"{d.index[0]}:{d.index[1]}") is d
+        assert clspmv.select_device(d.type).type == d.type
+        assert d.name.lower() in clspmv.select_device(d.name.upper()).name.lower()
+        assert clspmv.select_device(d) is d
+
+
+def test_default_prefers_gpu_then_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CLSPMV_DEVICE", raising=False)
+    monkeypatch.delenv("PYOPENCL_CTX", raising=False)
+    found = clspmv.devices()
+    chosen = clspmv.select_device()
+    gpus = [d for d in found if d.type == "gpu"]
+    cpus = [d for d in found if d.type == "cpu"]
+    assert chosen is (gpus or cpus or found)[0]
+
+
+def test_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    last = clspmv.devices()[-1]
+    spec = f"{last.index[0]}:{last.index[1]}"
+    monkeypatch.setenv("PYOPENCL_CTX", spec)
+    monkeypatch.delenv("CLSPMV_DEVICE", raising=False)
+    assert clspmv.select_device() is last
+    first = clspmv.devices()[0]
+    monkeypatch.setenv("CLSPMV_DEVICE", f"{first.index[0]}:{first.index[1]}")
+    assert clspmv.select_device() is first  # CLSPMV_DEVICE wins over PYOPENCL_CTX
+
+
+def test_no_match_lists_devices() -> None:
+    with pytest.raises(clspmv.DeviceError, match=r"no OpenCL device matches 'no-such-thing'; "
+                                                 r"available devices:\n  \[0:0\]"):
+        clspmv.select_device("no-such-thing")
+    with pytest.raises(clspmv.DeviceError, match="no OpenCL device matches '9:9'"):
+        clspmv.select_device("9:9")
+
+
+def test_no_platform_tells_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(device_module, "_devices", [])
+    with pytest.raises(clspmv.DeviceError, match=r'pip install "clspmv\[pocl\]"'):
+        clspmv.select_device()
