@@ -18,7 +18,9 @@ _TYPE_NAMES = (
     (cl.device_type.ACCELERATOR, "accelerator"),
 )
 
-_INSTALL_HINT = 'pip install "clspmv[pocl]" (or your distribution\'s pocl-opencl-icd) for a CPU device'
+_INSTALL_HINT = (
+    'pip install "clspmv[pocl]" (or your distribution\'s pocl-opencl-icd) for a CPU device'
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,7 +187,9 @@ def select_device(spec: str | Device | None = None) -> Device:
         return found[0]
     match = _match(str(spec).strip(), found)
     if match is None:
-        raise DeviceError(f"no OpenCL device matches {spec!r}; available devices:\n{_listing(found)}")
+        raise DeviceError(
+            f"no OpenCL device matches {spec!r}; available devices:\n{_listing(found)}"
+        )
     return match
 
 

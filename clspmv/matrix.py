@@ -217,7 +217,9 @@ class DeviceMatrix:
         if y.shape != (m,):
             raise ValueError(f"y has shape {y.shape}, expected ({m},)")
         if y.dtype != self.dtype:
-            raise TypeError(f"y has dtype {y.dtype}, expected {self.dtype} (it is updated in place)")
+            raise TypeError(
+                f"y has dtype {y.dtype}, expected {self.dtype} (it is updated in place)"
+            )
         if not y.flags.writeable:
             raise ValueError("y is read-only; it is updated in place")
         return y
@@ -245,7 +247,9 @@ class DeviceMatrix:
         if y.shape != (m,):
             raise ValueError(f"y has shape {y.shape}, expected ({m},)")
         if y.dtype != self.dtype:
-            raise TypeError(f"y has dtype {y.dtype}, expected {self.dtype} (it is updated in place)")
+            raise TypeError(
+                f"y has dtype {y.dtype}, expected {self.dtype} (it is updated in place)"
+            )
         if y.context != self._device.context:
             raise ValueError("y lives in another OpenCL context than the matrix's device")
         if y.offset or not y.flags.forc:

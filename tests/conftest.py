@@ -13,7 +13,7 @@ import pytest
 
 import clspmv
 
-SHARED_MATRICES = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "matrices")
+from shared_data import MATRICES
 
 
 def _test_devices() -> list[clspmv.Device]:
@@ -58,6 +58,6 @@ def fmt(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def shared_matrices() -> str:
-    if not os.path.isdir(SHARED_MATRICES):
-        pytest.skip(f"the shared matrix folder {SHARED_MATRICES} is absent")
-    return SHARED_MATRICES
+    if not MATRICES.is_dir():
+        pytest.skip(f"the shared matrix folder {MATRICES} is absent")
+    return str(MATRICES)

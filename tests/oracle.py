@@ -2,7 +2,7 @@
 
 For row i with len_i stored entries the bound is
 
-    |y_i - ref_i| <= C * (len_i + 1) * eps * (|alpha| (|A| |x|)_i + |beta| |y0_i|) + C * (len_i + 1) * tiny
+    |y_i - ref_i| <= C (len_i + 1) (eps (|alpha| (|A| |x|)_i + |beta| |y0_i|) + tiny)
 
 with eps and tiny the machine epsilon and smallest normal number of the device dtype and C = 2.
 Where the reference is NaN the result must be NaN; where it is +-Inf it must be the same Inf.

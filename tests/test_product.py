@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 import clspmv
+
 from oracle import assert_matches
 from scenarios import SCENARIOS, Scenario
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +15,8 @@ from hypothesis import strategies as st
 from clspmv import io as mmio
 from clspmv.stats import MatrixStats, format_table, hyb_width, stats
 
-MATRICES = Path(__file__).resolve().parents[2] / "shared" / "matrices"
+from shared_data import MATRICES
+
 needs_matrices = pytest.mark.skipif(
     not MATRICES.is_dir(), reason=f"shared test matrices not found at {MATRICES}"
 )

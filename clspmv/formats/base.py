@@ -40,7 +40,7 @@ class Layout:
 
     @classmethod
     def for_device(cls, device: Device, work_group_size: int | None = None) -> Layout:
-        """The layout clspmv uses on ``device``: work-groups of 256 unless the device allows fewer."""
+        """The layout clspmv uses on ``device``: work-groups of 256, or the device's maximum."""
         wg = work_group_size or min(256, device.max_work_group_size)
         if wg < 1 or wg & (wg - 1) or wg > device.max_work_group_size:
             raise ValueError(
@@ -138,8 +138,9 @@ class Format(ABC):
             out[key] = a
         return out
 
+    @abstractmethod
     def prepare_kernels(self) -> None:
-        """Build (or fetch from the cache) the kernels of this format; default: none extra."""
+        """Build (or fetch from the program cache) the kernel objects this format launches."""
 
     def kernel(self, file: str, name: str, **defines: object) -> cl.Kernel:
         """A kernel of this format's value type and work-group size."""

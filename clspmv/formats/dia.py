@@ -15,7 +15,7 @@ from .base import INDEX_DTYPE, Format, Layout, Triplets, check_padding, entry_ro
 
 
 class Dia(Format):
-    """Diagonal storage; refused (UnsuitableFormatError) when the diagonals would be mostly padding."""
+    """Diagonal storage; refused (UnsuitableFormatError) when diagonals would be mostly padding."""
 
     name = "dia"
     kernel_file = "dia.cl"

@@ -9,7 +9,16 @@ import pyopencl as cl
 import scipy.sparse as sp
 
 from ..stats import hyb_width
-from .base import Format, Layout, Triplets, entry_rows, position_in_row, round_up, row_lengths, scalar
+from .base import (
+    Format,
+    Layout,
+    Triplets,
+    entry_rows,
+    position_in_row,
+    round_up,
+    row_lengths,
+    scalar,
+)
 from .coo import CooPart, chunk_size, coo_arrays
 from .ell import ell_arrays, ell_triplets
 
