@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 import warnings
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +34,7 @@ def kernel_dir() -> Path:
     raise FileNotFoundError(f"clspmv kernel sources not found next to {here}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def source(name: str) -> str:
     """The text of one kernel file with its ``#include "..."`` lines expanded (once each)."""
     folder = kernel_dir()
