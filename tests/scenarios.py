@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from clspmv.demo import poisson2d
+
 PADDED_FORMATS = frozenset({"ell", "ellr", "ellr-t", "dia"})
 """Formats that pad to the longest row or to whole diagonals and may refuse a matrix."""
 
@@ -91,12 +93,6 @@ def _nonfinite_x() -> tuple[sp.csr_matrix, np.ndarray]:
     return m, x
 
 
-def _poisson2d(k: int) -> sp.csr_matrix:
-    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(k, k))
-    eye = sp.identity(k)
-    return (sp.kron(eye, t) + sp.kron(t, eye)).tocsr()
-
-
 def scenarios() -> list[Scenario]:
     rng = _rng(0)
     imbalanced = rng.poisson(8, 600)
@@ -120,7 +116,7 @@ def scenarios() -> list[Scenario]:
         Scenario("nonfinite-A", _nonfinite_A(), _x(100)),
         Scenario("nonfinite-x", zeros_x, inf_x),
         Scenario("dense", dense, _x(17)),
-        Scenario("poisson2d", _poisson2d(33), _x(33 * 33)),
+        Scenario("poisson2d", poisson2d(33), _x(33 * 33)),
     ]
     return out
 
