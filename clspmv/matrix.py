@@ -450,6 +450,8 @@ class DeviceMatrix:
                 raise ValueError(f"{what} must be a C- or F-contiguous array without offset")
             x = x.copy(queue=queue)
         if x.dtype != self.dtype:
+            if _is_fortran(x):  # pyopencl's astype gives column-major data row-major strides
+                return x.T.astype(self.dtype, queue=queue).T
             return x.astype(self.dtype, queue=queue)
         return x
 

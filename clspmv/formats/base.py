@@ -65,7 +65,7 @@ class Strides:
         return tuple(np.int32(v) for v in (self.x_row, self.x_col, self.y_row, self.y_col))
 
 
-_native_atomics_refused: set[tuple[int, str]] = set()
+_native_atomics_refused: set[tuple[Device, str]] = set()
 _native_atomics_lock = threading.Lock()
 
 
@@ -195,7 +195,7 @@ class Format(ABC):
         assert dev is not None
         wg = self.layout.work_group_size
         std = dev.float_atomics_std if atomics else None
-        key = (id(dev), file)
+        key = (dev, file)
         if std is not None and key not in _native_atomics_refused:
             try:
                 return build.kernel(dev, file, name, self.dtype, cl_std=std, WG=wg,
