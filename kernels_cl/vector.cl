@@ -21,6 +21,16 @@ void copy_strided(const INDEX_T n,
         dst[dst_off + i * dst_step] = src[src_off + i * src_step];
 }
 
+/* out = a * x + b * y. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void axpby(const INDEX_T n, const VALUE_T a, __global const VALUE_T *x, const VALUE_T b,
+           __global const VALUE_T *y, __global VALUE_T *out)
+{
+    const INDEX_T i = (INDEX_T)get_global_id(0);
+    if (i < n)
+        out[i] = a * x[i] + b * y[i];
+}
+
 /* Tree sum of `value` over the work-group; the total is returned to every work-item. */
 inline ACC_T group_sum(__local ACC_T *scratch, ACC_T value)
 {
@@ -133,7 +143,7 @@ void basis_axpy(const INDEX_T n, const int m, __global const VALUE_T *V, const I
 
 /* v = w / sqrt(s[slot]) into row j of the basis (at v_off) and into the vector u. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void normalize(const INDEX_T n, __global const VALUE_T *w, __global const VALUE_T *s,
+void normalize_into(const INDEX_T n, __global const VALUE_T *w, __global const VALUE_T *s,
                const int slot, __global VALUE_T *V, const INDEX_T v_off, __global VALUE_T *u)
 {
     const INDEX_T i = (INDEX_T)get_global_id(0);
