@@ -327,12 +327,14 @@ class DeviceMatrix:
         """Y = alpha op(A) X + beta Y: the block kernel where the format has one, else one
         product per column through contiguous work vectors."""
         k = Y.shape[1]
+        launch = fmt.launch_t if use_t else fmt.launch
+        if k == 1:  # one column is a contiguous vector in either order
+            return launch(queue, X.data if X is not None else None, Y.data, alpha, beta)
         if not use_t and fmt.has_matmat:
             x_buf = X.data if X is not None else Y.data  # without columns A has no entries
             x_row, x_col = _element_strides(X) if X is not None else (0, 0)
             strides = Strides(k, x_row, x_col, *_element_strides(Y))
             return fmt.launch_matmat(queue, x_buf, Y.data, strides, alpha, beta)
-        launch = fmt.launch_t if use_t else fmt.launch
         if self._vectors is None:
             self._vectors = DeviceVectors(self._device, self.dtype)
         vec = self._vectors

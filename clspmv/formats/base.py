@@ -35,7 +35,7 @@ MAX_PADDING_RATIO = 10.0
 """A padded layout larger than this many times CSR's bytes (and than PADDING_FLOOR) is refused."""
 PADDING_FLOOR = 16 << 20
 
-MATMAT_BLOCKS = (4, 8, 16)
+MATMAT_BLOCKS = (2, 4, 8, 16)
 """Column-block widths KB the several-right-hand-sides kernels are built for."""
 
 
