@@ -115,6 +115,7 @@ class Format(ABC):
         self.host: dict[str, np.ndarray] | None = arrays
         self.buffers: dict[str, cl.Buffer] = {}
         self.device: Device | None = None
+        self._lazy_kernels: dict[str, cl.Kernel] = {}
         self.nbytes = int(sum(a.nbytes for a in arrays.values()))
         self._specs = {key: (a.dtype, a.size) for key, a in arrays.items()}
         for key, a in arrays.items():
@@ -212,10 +213,9 @@ class Format(ABC):
                     **defines: object) -> cl.Kernel:
         """:meth:`kernel`, built on first use and kept under ``key`` (transpose and
         several-right-hand-sides kernels cost nothing until they are needed)."""
-        kernels = self.__dict__.setdefault("_lazy_kernels", {})
-        kern = kernels.get(key)
+        kern = self._lazy_kernels.get(key)
         if kern is None:
-            kern = kernels[key] = self.kernel(file, name, atomics=atomics, **defines)
+            kern = self._lazy_kernels[key] = self.kernel(file, name, atomics=atomics, **defines)
         return kern
 
     def scale_y(self, queue: cl.CommandQueue, y: cl.Buffer, n: int, beta: np.generic

@@ -19,6 +19,7 @@ class Dia(Format):
 
     name = "dia"
     kernel_file = "dia.cl"
+    transpose_atomics = False  # the transpose kernel gathers along the diagonals
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Dia:
@@ -34,8 +35,6 @@ class Dia(Format):
 
     def prepare_kernels(self) -> None:
         self._kernel = self.kernel(self.kernel_file, "dia_spmv")
-
-    transpose_atomics = False  # the transpose kernel gathers along the diagonals
 
     def _args(self) -> tuple[object, ...]:
         p, b = self.params, self.buffers
