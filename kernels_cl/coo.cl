@@ -57,3 +57,16 @@ void coo_accumulate_t(const INDEX_T nnz, const INDEX_T chunk,
     for (INDEX_T k = (INDEX_T)start; k < end; ++k)
         atomic_add_value(y + col[k], val[k] * (alpha * x[row[k]]));
 }
+
+/* out[0] = 1 when atomic_add_value uses the native float add (see common.h), else 0. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void atomic_add_kind(__global int *out)
+{
+    if (get_global_id(0) == 0) {
+#ifdef CLSPMV_NATIVE_ATOMIC_ADD
+        out[0] = 1;
+#else
+        out[0] = 0;
+#endif
+    }
+}

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 import clspmv
 from clspmv.device import _opencl_c_versions
+from clspmv.formats.base import atomic_add_kind
 
 from oracle import assert_matches, oracle_matrix
 from scenarios import ALPHA_BETA, SCENARIOS, Scenario
@@ -150,12 +151,15 @@ def test_native_float_atomics_build(fmt_name: str, dtype: np.dtype, device) -> N
             warnings.simplefilter("error")
             y = M.rmatvec(case.xt, method="atomic")
         assert_matches(y, case.csr.T.tocsr(), case.xt, dtype)
+    if device.float_atomics_std is None:  # no extension: always the loop
+        assert atomic_add_kind(device, dtype) == "compare-and-swap"
     bogus = dataclasses.replace(device, float_atomics_std="CL9.9")
     with pytest.warns(RuntimeWarning, match="does not build with native float atomics on .*; "
                                             "using compare-and-swap atomics"):
         M = clspmv.DeviceMatrix.from_scipy(case.A, format=fmt_name, device=bogus, dtype=dtype)
         y = M.rmatvec(case.xt, method="atomic")
     assert_matches(y, case.csr.T.tocsr(), case.xt, dtype)
+    assert atomic_add_kind(bogus, dtype) == "compare-and-swap"
 
 
 # -- CSC input --------------------------------------------------------------------------------

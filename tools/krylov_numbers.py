@@ -32,6 +32,7 @@ from tabulate import tabulate
 
 import clspmv
 from clspmv.demo import kernel_ns, poisson2d
+from clspmv.formats.base import atomic_add_kind
 
 TRANSPOSE_FORMATS = ("csr-scalar", "csr-vector", "coo", "ell", "ellr", "sell", "hyb")
 MATMAT_FORMATS = ("csr-vector", "sell", "ellr")
@@ -153,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         A = poisson2d(args.size)
         what = f"2-D Poisson {args.size}x{args.size}"
-    print(f"device: {device} (float atomics: {device.float_atomics_std or 'CAS loop'})")
+    std = device.float_atomics_std
+    print(f"device: {device}; atomic add in {dtype}: {atomic_add_kind(device, dtype)} "
+          f"(cl_ext_float_atomics: {'with -cl-std=' + std if std else 'no'})")
     print(f"matrix: {what}, {A.shape[0]} x {A.shape[1]}, {A.nnz} entries, {dtype}\n")
     tables = {
         "transpose": transpose_rows(A, device, dtype, args.repeats),

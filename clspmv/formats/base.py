@@ -69,6 +69,40 @@ _native_atomics_refused: set[tuple[Device, str]] = set()
 _native_atomics_lock = threading.Lock()
 
 
+def atomic_kernel(device: Device, file: str, name: str, dtype: np.dtype, **defines: object
+                  ) -> cl.Kernel:
+    """A kernel that adds to y with ``atomic_add_value`` (``common.h``): on a device with
+    ``cl_ext_float_atomics`` built with ``-DNATIVE_ATOMICS`` and the ``-cl-std`` the extension
+    needs (the native add is then used where the compiler defines its feature macro); if that
+    build fails, built again without them, with a warning (the compare-and-swap loop)."""
+    std = device.float_atomics_std
+    key = (device, file)
+    if std is not None and key not in _native_atomics_refused:
+        try:
+            return build.kernel(device, file, name, dtype, cl_std=std, NATIVE_ATOMICS=1,
+                                **defines)
+        except BuildError as err:
+            with _native_atomics_lock:
+                _native_atomics_refused.add(key)
+            warnings.warn(f"{file} does not build with native float atomics on {device.name} "
+                          f"({str(err).splitlines()[0]}); using compare-and-swap atomics",
+                          RuntimeWarning, stacklevel=3)
+    return build.kernel(device, file, name, dtype, **defines)
+
+
+def atomic_add_kind(device: Device, dtype: np.dtype) -> str:
+    """``"native"`` when the atomic kernels for ``dtype`` on ``device`` use the float atomic add
+    of ``cl_ext_float_atomics``, else ``"compare-and-swap"`` (asks the compiler, through the same
+    build options as the kernels)."""
+    wg = min(256, device.max_work_group_size)
+    kern = atomic_kernel(device, "coo.cl", "atomic_add_kind", np.dtype(dtype), WG=wg)
+    out = cl.Buffer(device.context, cl.mem_flags.WRITE_ONLY, 4)
+    kern(device.queue, (wg,), (wg,), out)
+    flag = np.zeros(1, np.int32)
+    cl.enqueue_copy(device.queue, flag, out)
+    return "native" if flag[0] else "compare-and-swap"
+
+
 @dataclass(frozen=True)
 class Layout:
     """Device facts that shape a layout: SIMD width for padding, work-group size for launches."""
@@ -192,22 +226,11 @@ class Format(ABC):
         (where the compiler defines the feature macro); if that build fails the kernels fall back,
         with a warning, to the compare-and-swap loop every OpenCL 1.2 device can run.
         """
-        dev = self.device
-        assert dev is not None
+        assert self.device is not None
         wg = self.layout.work_group_size
-        std = dev.float_atomics_std if atomics else None
-        key = (dev, file)
-        if std is not None and key not in _native_atomics_refused:
-            try:
-                return build.kernel(dev, file, name, self.dtype, cl_std=std, WG=wg,
-                                    NATIVE_ATOMICS=1, **defines)
-            except BuildError as err:
-                with _native_atomics_lock:
-                    _native_atomics_refused.add(key)
-                warnings.warn(f"{file} does not build with native float atomics on {dev.name} "
-                              f"({str(err).splitlines()[0]}); using compare-and-swap atomics",
-                              RuntimeWarning, stacklevel=2)
-        return build.kernel(dev, file, name, self.dtype, WG=wg, **defines)
+        if atomics:
+            return atomic_kernel(self.device, file, name, self.dtype, WG=wg, **defines)
+        return build.kernel(self.device, file, name, self.dtype, WG=wg, **defines)
 
     def lazy_kernel(self, key: str, file: str, name: str, atomics: bool = False,
                     **defines: object) -> cl.Kernel:
