@@ -210,13 +210,12 @@ def test_callback_history_x0_maxiter(solve, device) -> None:
 
 def test_general_preconditioner_equals_jacobi(device) -> None:
     need_fp64(device)
-    A = convection_diffusion(20)
-    A = (A + sp.diags(np.linspace(1, 5, A.shape[0]))).tocsr()
+    A = (poisson2d(20) + sp.diags(np.linspace(1, 5, 400))).tocsr()  # SPD, uneven diagonal
     b = rhs(A, 5)
     M = clspmv.DeviceMatrix.from_scipy(A, format="sell", device=device, dtype=np.float64)
     Dinv = clspmv.DeviceMatrix.from_scipy(sp.diags(1 / A.diagonal()).tocsr(), format="csr-scalar",
                                           device=device, dtype=np.float64)
-    for solve in (solvers.bicgstab, solvers.gmres):
+    for solve in SOLVERS:
         h_jacobi: list[float] = []
         h_general: list[float] = []
         xj, ij = solve(M, b, rtol=1e-9, M="jacobi", history=h_jacobi)
