@@ -4,11 +4,13 @@
 >>> A = sp.random(1000, 1000, density=0.01, format="csr")
 >>> M = clspmv.DeviceMatrix.from_scipy(A, format="sell")
 >>> y = M @ np.ones(1000)
+>>> z = M.rmatvec(np.ones(1000))          # A.T @ x, without forming A.T
+>>> x, info = clspmv.solvers.cg(M2, b)     # Krylov solvers with vectors on the device
 """
 
 from __future__ import annotations
 
-from . import io
+from . import io, solvers
 from .device import Device, devices, select_device
 from .errors import (
     BuildError,
@@ -37,5 +39,6 @@ __all__ = [
     "devices",
     "io",
     "select_device",
+    "solvers",
     "stats",
 ]

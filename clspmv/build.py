@@ -55,12 +55,14 @@ def c_type(dtype: np.dtype) -> str:
     return _C_TYPES[np.dtype(dtype)]
 
 
-def options_for(dtype: np.dtype, **defines: object) -> tuple[str, ...]:
-    """``-D`` options for a value type plus any format-specific definitions."""
+def options_for(dtype: np.dtype, cl_std: str | None = None, **defines: object) -> tuple[str, ...]:
+    """``-D`` options for a value type plus any format-specific definitions; ``cl_std`` (e.g.
+    ``"CL3.0"``) adds ``-cl-std=...`` for kernels that need a newer OpenCL C than 1.2."""
     opts: dict[str, object] = {"VALUE_T": c_type(dtype), "INDEX_T": "int", **defines}
     if np.dtype(dtype) == np.float64:
         opts["VALUE_IS_DOUBLE"] = 1
-    return tuple(f"-D{key}={value}" for key, value in sorted(opts.items()))
+    std = (f"-cl-std={cl_std}",) if cl_std else ()
+    return std + tuple(f"-D{key}={value}" for key, value in sorted(opts.items()))
 
 
 _cache: dict[tuple[int, str, tuple[str, ...]], cl.Program] = {}
@@ -105,6 +107,7 @@ def _build_log(err: cl.RuntimeError, device: Device) -> str:
     return text
 
 
-def kernel(device: Device, file: str, name: str, dtype: np.dtype, **defines: object) -> cl.Kernel:
+def kernel(device: Device, file: str, name: str, dtype: np.dtype, cl_std: str | None = None,
+           **defines: object) -> cl.Kernel:
     """A new kernel object, so that two matrices never share argument state across threads."""
-    return cl.Kernel(program(device, file, options_for(dtype, **defines)), name)
+    return cl.Kernel(program(device, file, options_for(dtype, cl_std, **defines)), name)

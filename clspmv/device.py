@@ -44,6 +44,9 @@ class Device:
     max_work_group_size: int
     fp64: bool
     int64_atomics: bool
+    float_atomics_std: str | None
+    """``-cl-std`` value (``"CL3.0"`` or ``"CL2.0"``) under which the device's
+    ``cl_ext_float_atomics`` can be used; None when it lacks the extension or OpenCL C >= 2.0."""
     simd_width: int
     driver_version: str
     cl_device: cl.Device = field(repr=False, compare=False)
@@ -114,6 +117,23 @@ def _simd_width(d: cl.Device, kind: str) -> int:
     )
 
 
+def _opencl_c_versions(d: cl.Device) -> set[tuple[int, int]]:
+    """(major, minor) of every OpenCL C version the device compiles."""
+    try:  # OpenCL 3.0 devices list them all
+        return {(v.version >> 22, (v.version >> 12) & 0x3FF) for v in d.opencl_c_all_versions}
+    except (cl.Error, AttributeError):
+        found = re.search(r"OpenCL C (\d+)\.(\d+)", d.opencl_c_version)
+        return {(int(found.group(1)), int(found.group(2)))} if found else set()
+
+
+def _float_atomics_std(d: cl.Device) -> str | None:
+    """The ``-cl-std`` that unlocks ``cl_ext_float_atomics`` (it needs OpenCL C 2.0 atomics)."""
+    if "cl_ext_float_atomics" not in d.extensions:
+        return None
+    versions = _opencl_c_versions(d)
+    return next((f"CL{major}.0" for major in (3, 2) if (major, 0) in versions), None)
+
+
 def _read_device(p_index: int, platform: cl.Platform, d_index: int, d: cl.Device) -> Device:
     kind = _device_type(d)
     ext = d.extensions
@@ -129,6 +149,7 @@ def _read_device(p_index: int, platform: cl.Platform, d_index: int, d: cl.Device
         max_work_group_size=int(d.max_work_group_size),
         fp64="cl_khr_fp64" in ext or d.double_fp_config != 0,
         int64_atomics="cl_khr_int64_base_atomics" in ext,
+        float_atomics_std=_float_atomics_std(d),
         simd_width=_simd_width(d, kind),
         driver_version=d.driver_version.strip(),
         cl_device=d,

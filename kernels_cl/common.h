@@ -7,6 +7,8 @@
  *   ACC_T    accumulator type (defaults to VALUE_T)
  *   WG       work-group size the kernel is launched with
  *   T        work-items that share one row (kernels that split rows), a power of two <= WG
+ *   KB       columns of X per block in the several-right-hand-sides kernels (*_matmat)
+ *   NATIVE_ATOMICS  use cl_ext_float_atomics (set together with -cl-std=CL3.0 or CL2.0)
  */
 #ifndef CLSPMV_COMMON_H
 #define CLSPMV_COMMON_H
@@ -35,11 +37,27 @@
     ((y)[i] = (beta == (VALUE_T)0) ? (VALUE_T)(alpha * (sum)) \
                                    : (VALUE_T)(alpha * (sum) + beta * (y)[i]))
 
-/* Atomic y[i] += v on global memory. OpenCL C 1.2 has no float atomics, so this is a
- * compare-and-swap loop on the integer of the same width (64-bit needs cl_khr_int64_base_atomics). */
+/* Atomic y[i] += v on global memory.
+ * With NATIVE_ATOMICS (set by clspmv only for devices reporting cl_ext_float_atomics, together with
+ * -cl-std=CL3.0) and the compiler's feature macro for this value type, the extension's
+ * atomic_fetch_add_explicit is used. Otherwise (OpenCL C 1.2 has no float atomics) it is a
+ * compare-and-swap loop on the integer of the same width; 64-bit needs cl_khr_int64_base_atomics.
+ * The CAS loop compares integers, so NaN values do not make it spin. */
+#if defined(NATIVE_ATOMICS) && defined(VALUE_IS_DOUBLE) && defined(__opencl_c_ext_fp64_global_atomic_add)
+#define CLSPMV_NATIVE_ATOMIC_ADD 1
+#elif defined(NATIVE_ATOMICS) && !defined(VALUE_IS_DOUBLE) && defined(__opencl_c_ext_fp32_global_atomic_add)
+#define CLSPMV_NATIVE_ATOMIC_ADD 1
+#endif
+
 inline void atomic_add_value(volatile __global VALUE_T *p, VALUE_T v)
 {
-#if defined(VALUE_IS_DOUBLE)
+#if defined(CLSPMV_NATIVE_ATOMIC_ADD) && defined(VALUE_IS_DOUBLE)
+    atomic_fetch_add_explicit((volatile __global atomic_double *)p, v, memory_order_relaxed,
+                              memory_scope_device);
+#elif defined(CLSPMV_NATIVE_ATOMIC_ADD)
+    atomic_fetch_add_explicit((volatile __global atomic_float *)p, v, memory_order_relaxed,
+                              memory_scope_device);
+#elif defined(VALUE_IS_DOUBLE)
     volatile __global long *ip = (volatile __global long *)p;
     long old = *ip, assumed;
     do {
@@ -70,5 +88,55 @@ inline ACC_T reduce_lanes(__local ACC_T *scratch, int lid, int lane, ACC_T parti
     }
     return scratch[lid - lane];
 }
+
+#ifdef KB
+/* Several right-hand sides, Y = alpha * A X + beta * Y with X n x k and Y m x k. Element (i, j)
+ * of X is X[i * xrs + j * xcs] (row-major: xrs = k, xcs = 1; column-major: xrs = 1, xcs = n),
+ * likewise Y with yrs, ycs. Columns go in blocks of KB: each work-item keeps KB sums, so every
+ * matrix entry is read once per block. In the last block the surplus sums read the last column
+ * again (a valid address) and are never stored. */
+#define MATMAT_ARGS const INDEX_T k, \
+    __global const VALUE_T *restrict X, const INDEX_T xrs, const INDEX_T xcs, \
+    __global VALUE_T *restrict Y, const INDEX_T yrs, const INDEX_T ycs, \
+    const VALUE_T alpha, const VALUE_T beta
+
+/* Start a block at column jb: zero sums, offsets of its KB columns in X. */
+#define BLOCK_BEGIN(jb) \
+    ACC_T sums[KB]; INDEX_T xoff[KB]; \
+    for (int t_ = 0; t_ < KB; ++t_) { \
+        sums[t_] = 0; \
+        xoff[t_] = min((jb) + t_, k - 1) * xcs; \
+    }
+
+/* sums += v * X[c, block]. */
+#define BLOCK_ENTRY(v, c) { \
+    const VALUE_T v_ = (v); \
+    const INDEX_T base_ = (c) * xrs; \
+    for (int t_ = 0; t_ < KB; ++t_) \
+        sums[t_] += v_ * X[base_ + xoff[t_]]; \
+}
+
+/* Y[row, block] = alpha * sums + beta * Y[row, block] (beta == 0 never reads Y). */
+#define BLOCK_STORE(row, jb) \
+    for (int t_ = 0; t_ < KB && (jb) + t_ < k; ++t_) \
+        STORE_Y(Y, (row) * yrs + ((jb) + t_) * ycs, sums[t_]);
+
+/* reduce_lanes for KB sums at once; scratch holds KB * WG values. Every work-item of the group
+ * must call it; it begins with a barrier so that the previous block's reads are complete. */
+#define BLOCK_REDUCE(scratch, lid, lane) { \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    for (int t_ = 0; t_ < KB; ++t_) \
+        scratch[t_ * WG + lid] = sums[t_]; \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    for (int step_ = T / 2; step_ > 0; step_ >>= 1) { \
+        if (lane < step_) \
+            for (int t_ = 0; t_ < KB; ++t_) \
+                scratch[t_ * WG + lid] += scratch[t_ * WG + lid + step_]; \
+        barrier(CLK_LOCAL_MEM_FENCE); \
+    } \
+    for (int t_ = 0; t_ < KB; ++t_) \
+        sums[t_] = scratch[t_ * WG + lid - lane]; \
+}
+#endif
 
 #endif

@@ -38,3 +38,35 @@ void coo_accumulate(const INDEX_T nnz, const INDEX_T chunk,
     }
     atomic_add_value(y + r, (VALUE_T)(alpha * sum));
 }
+
+/* Transpose product y += alpha * A^T x (y already scaled by beta): each work-item takes CHUNK
+ * consecutive entries and adds each to y[col] atomically. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void coo_accumulate_t(const INDEX_T nnz, const INDEX_T chunk,
+                      __global const INDEX_T *restrict row,
+                      __global const INDEX_T *restrict col,
+                      __global const VALUE_T *restrict val,
+                      __global const VALUE_T *restrict x,
+                      __global VALUE_T *y,
+                      const VALUE_T alpha)
+{
+    const long start = (long)get_global_id(0) * chunk;
+    if (start >= nnz)
+        return;
+    const INDEX_T end = (INDEX_T)min((long)nnz, start + chunk);
+    for (INDEX_T k = (INDEX_T)start; k < end; ++k)
+        atomic_add_value(y + col[k], val[k] * (alpha * x[row[k]]));
+}
+
+/* out[0] = 1 when atomic_add_value uses the native float add (see common.h), else 0. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void atomic_add_kind(__global int *out)
+{
+    if (get_global_id(0) == 0) {
+#ifdef CLSPMV_NATIVE_ATOMIC_ADD
+        out[0] = 1;
+#else
+        out[0] = 0;
+#endif
+    }
+}

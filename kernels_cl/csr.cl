@@ -45,3 +45,67 @@ void csr_spmv(const INDEX_T n_rows,
         STORE_Y(y, row, sum);
 #endif
 }
+
+/* Transpose product y += alpha * A^T x (y already scaled by beta): the T work-items of a row
+ * scatter its entries into y with atomic adds. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void csr_spmv_t(const INDEX_T n_rows,
+                __global const INDEX_T *restrict row_ptr,
+                __global const INDEX_T *restrict col,
+                __global const VALUE_T *restrict val,
+                __global const VALUE_T *restrict x,
+                __global VALUE_T *y,
+                const VALUE_T alpha)
+{
+    const INDEX_T row = (INDEX_T)(get_global_id(0) / T);
+    const int lane = (int)(get_global_id(0) & (T - 1));
+    if (row >= n_rows)
+        return;
+    const VALUE_T ax = alpha * x[row];
+    const INDEX_T end = row_ptr[row + 1];
+    for (INDEX_T k = row_ptr[row] + lane; k < end; k += T) {
+        const INDEX_T c = col[k];
+#ifdef SKIP_PADDING
+        if (c < 0)
+            continue;
+#endif
+        atomic_add_value(y + c, val[k] * ax);
+    }
+}
+
+#ifdef KB
+/* Several right-hand sides (see MATMAT_ARGS in common.h): T work-items per row, KB sums each. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void csr_matmat(const INDEX_T n_rows,
+                __global const INDEX_T *restrict row_ptr,
+                __global const INDEX_T *restrict col,
+                __global const VALUE_T *restrict val,
+                MATMAT_ARGS)
+{
+    const int lid = (int)get_local_id(0);
+    const int lane = lid & (T - 1);
+    const INDEX_T row = (INDEX_T)(get_global_id(0) / T);
+    const bool active = row < n_rows;
+    const INDEX_T start = active ? row_ptr[row] + lane : 0;
+    const INDEX_T end = active ? row_ptr[row + 1] : 0;
+#if T > 1
+    __local ACC_T scratch[KB * WG];
+#endif
+    for (INDEX_T jb = 0; jb < k; jb += KB) {
+        BLOCK_BEGIN(jb)
+        for (INDEX_T e = start; e < end; e += T) {
+            const INDEX_T c = col[e];
+#ifdef SKIP_PADDING
+            if (c < 0)
+                continue;
+#endif
+            BLOCK_ENTRY(val[e], c)
+        }
+#if T > 1
+        BLOCK_REDUCE(scratch, lid, lane)
+#endif
+        if (lane == 0 && active)
+            BLOCK_STORE(row, jb)
+    }
+}
+#endif

@@ -26,3 +26,29 @@ void dia_spmv(const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
     }
     STORE_Y(y, row, sum);
 }
+
+/* Transpose product y = alpha * A^T x + beta * y without atomics: output c gathers
+ * A[c - offset[d], c] from every diagonal d. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void dia_spmv_t(const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
+                const INDEX_T n_diags,
+                __global const INDEX_T *restrict offsets,
+                __global const VALUE_T *restrict val,
+                __global const VALUE_T *restrict x,
+                __global VALUE_T *restrict y,
+                const VALUE_T alpha, const VALUE_T beta)
+{
+    const INDEX_T c = (INDEX_T)get_global_id(0);
+    if (c >= n_cols)
+        return;
+    ACC_T sum = 0;
+    for (INDEX_T d = 0; d < n_diags; ++d) {
+        const long r = (long)c - offsets[d];
+        if (r >= 0 && r < n_rows) {
+            const VALUE_T v = val[(long)d * n_pad + r];
+            if (v != (VALUE_T)0)
+                sum += v * x[(INDEX_T)r];
+        }
+    }
+    STORE_Y(y, c, sum);
+}

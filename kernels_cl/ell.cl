@@ -44,3 +44,78 @@ void ell_spmv(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
     if (lane == 0 && row < n_rows)
         STORE_Y(y, row, sum);
 }
+
+/* Transpose product y += alpha * A^T x (y already scaled by beta): the T work-items of a row
+ * scatter its entries into y with atomic adds. Also the ELL part of hyb's transpose product. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void ell_spmv_t(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
+                __global const INDEX_T *restrict row_len,
+                __global const INDEX_T *restrict col,
+                __global const VALUE_T *restrict val,
+                __global const VALUE_T *restrict x,
+                __global VALUE_T *y,
+                const VALUE_T alpha)
+{
+    const INDEX_T row = (INDEX_T)(get_global_id(0) / T);
+    const int lane = (int)(get_global_id(0) & (T - 1));
+    if (row >= n_rows)
+        return;
+#ifdef ROW_LENGTHS
+    const INDEX_T len = row_len[row];
+#else
+    const INDEX_T len = width;
+#endif
+    const VALUE_T ax = alpha * x[row];
+    const INDEX_T stride = n_pad * T;
+    INDEX_T idx = row * T + lane;
+    for (INDEX_T j = lane; j < len; j += T, idx += stride) {
+        const INDEX_T c = col[idx];
+#ifndef ROW_LENGTHS
+        if (c < 0)
+            break;
+#endif
+        atomic_add_value(y + c, val[idx] * ax);
+    }
+}
+
+#ifdef KB
+/* Several right-hand sides (see MATMAT_ARGS in common.h): T work-items per row, KB sums each. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void ell_matmat(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
+                __global const INDEX_T *restrict row_len,
+                __global const INDEX_T *restrict col,
+                __global const VALUE_T *restrict val,
+                MATMAT_ARGS)
+{
+    const int lid = (int)get_local_id(0);
+    const int lane = lid & (T - 1);
+    const INDEX_T row = (INDEX_T)(get_global_id(0) / T);
+    const bool active = row < n_rows;
+#ifdef ROW_LENGTHS
+    const INDEX_T len = active ? row_len[row] : 0;
+#else
+    const INDEX_T len = active ? width : 0;
+#endif
+    const INDEX_T stride = n_pad * T;
+#if T > 1
+    __local ACC_T scratch[KB * WG];
+#endif
+    for (INDEX_T jb = 0; jb < k; jb += KB) {
+        BLOCK_BEGIN(jb)
+        INDEX_T idx = row * T + lane;
+        for (INDEX_T j = lane; j < len; j += T, idx += stride) {
+            const INDEX_T c = col[idx];
+#ifndef ROW_LENGTHS
+            if (c < 0)
+                break;
+#endif
+            BLOCK_ENTRY(val[idx], c)
+        }
+#if T > 1
+        BLOCK_REDUCE(scratch, lid, lane)
+#endif
+        if (lane == 0 && active)
+            BLOCK_STORE(row, jb)
+    }
+}
+#endif

@@ -26,3 +26,53 @@ void sell_spmv(const INDEX_T n_rows,
     const INDEX_T row = perm[i];
     STORE_Y(y, row, sum);
 }
+
+/* Transpose product y += alpha * A^T x (y already scaled by beta): each slot's row scatters its
+ * entries into y with atomic adds. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sell_spmv_t(const INDEX_T n_rows,
+                 __global const INDEX_T *restrict slice_ptr,
+                 __global const INDEX_T *restrict row_len,
+                 __global const INDEX_T *restrict perm,
+                 __global const INDEX_T *restrict col,
+                 __global const VALUE_T *restrict val,
+                 __global const VALUE_T *restrict x,
+                 __global VALUE_T *y,
+                 const VALUE_T alpha)
+{
+    const INDEX_T i = (INDEX_T)get_global_id(0);
+    if (i >= n_rows)
+        return;
+    const INDEX_T len = row_len[i];
+    const VALUE_T ax = alpha * x[perm[i]];
+    INDEX_T idx = slice_ptr[i / C] + i % C;
+    for (INDEX_T j = 0; j < len; ++j, idx += C)
+        atomic_add_value(y + col[idx], val[idx] * ax);
+}
+
+#ifdef KB
+/* Several right-hand sides (see MATMAT_ARGS in common.h): one work-item per slot, KB sums. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sell_matmat(const INDEX_T n_rows,
+                 __global const INDEX_T *restrict slice_ptr,
+                 __global const INDEX_T *restrict row_len,
+                 __global const INDEX_T *restrict perm,
+                 __global const INDEX_T *restrict col,
+                 __global const VALUE_T *restrict val,
+                 MATMAT_ARGS)
+{
+    const INDEX_T i = (INDEX_T)get_global_id(0);
+    if (i >= n_rows)
+        return;
+    const INDEX_T len = row_len[i];
+    const INDEX_T first = slice_ptr[i / C] + i % C;
+    const INDEX_T row = perm[i];
+    for (INDEX_T jb = 0; jb < k; jb += KB) {
+        BLOCK_BEGIN(jb)
+        INDEX_T idx = first;
+        for (INDEX_T j = 0; j < len; ++j, idx += C)
+            BLOCK_ENTRY(val[idx], col[idx])
+        BLOCK_STORE(row, jb)
+    }
+}
+#endif

@@ -10,6 +10,9 @@ import scipy.sparse as sp
 
 from clspmv.demo import poisson2d
 
+ALPHA_BETA = [(1.0, 0.0), (2.5, 0.0), (1.0, 1.0), (-0.5, 2.0), (0.0, 3.0), (1.5, -1.0)]
+"""(alpha, beta) pairs of the alpha/beta tests."""
+
 PADDED_FORMATS = frozenset({"ell", "ellr", "ellr-t", "dia"})
 """Formats that pad to the longest row or to whole diagonals and may refuse a matrix."""
 
@@ -28,6 +31,17 @@ class Scenario:
         m = sp.csr_matrix(self.A, dtype=np.float64, copy=True)
         m.sum_duplicates()
         return m
+
+    @property
+    def xt(self) -> np.ndarray:
+        """An input of the transpose product (one value per row of A), with x's non-finite
+        values copied to the same positions where they fit."""
+        rows = self.csr.shape[0]
+        xt = _x(rows, seed=12)
+        bad = np.flatnonzero(~np.isfinite(self.x))
+        bad = bad[bad < rows]
+        xt[bad] = self.x[bad]
+        return xt
 
 
 def _rng(seed: int) -> np.random.Generator:

@@ -2,13 +2,19 @@
 
 A format converts a canonical CSR matrix into numpy arrays laid out for the device
 (:meth:`Format.from_csr`, numpy only), owns the device buffers made from them
-(:meth:`Format.upload`), enqueues its kernels (:meth:`Format.launch`) and can turn its arrays back
-into triplets (:meth:`Format.to_coo`). Argument checks, alpha/beta, output allocation and host
+(:meth:`Format.upload`), enqueues its kernels (:meth:`Format.launch` for A x,
+:meth:`Format.launch_t` for A^T x, :meth:`Format.launch_matmat` for A X) and can turn its arrays
+back into triplets (:meth:`Format.to_coo`). Argument checks, alpha/beta, output allocation and host
 transfers live once in :class:`clspmv.DeviceMatrix`.
+
+:class:`RowKernels` is the common case: a format whose forward, transpose and
+several-right-hand-sides kernels take the same matrix arguments (CSR, ELLPACK and SELL families).
 """
 
 from __future__ import annotations
 
+import threading
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
@@ -19,7 +25,7 @@ import scipy.sparse as sp
 
 from .. import build
 from ..device import Device
-from ..errors import DeviceError, IndexOverflowError, UnsuitableFormatError
+from ..errors import BuildError, DeviceError, IndexOverflowError, UnsuitableFormatError
 
 INDEX_DTYPE = np.dtype(np.int32)
 INDEX_LIMIT = 2**31 - 1
@@ -28,6 +34,73 @@ INDEX_LIMIT = 2**31 - 1
 MAX_PADDING_RATIO = 10.0
 """A padded layout larger than this many times CSR's bytes (and than PADDING_FLOOR) is refused."""
 PADDING_FLOOR = 16 << 20
+
+MATMAT_BLOCKS = (2, 4, 8, 16)
+"""Column-block widths KB the several-right-hand-sides kernels are built for."""
+
+
+def matmat_block(k: int, threads_per_row: int, work_group_size: int, itemsize: int,
+                 local_memory: int) -> int:
+    """KB for ``k`` columns: the smallest block holding all of them (at most the largest), halved
+    while the lane reduction's ``KB * WG`` values would not fit the device's local memory."""
+    kb = next((b for b in MATMAT_BLOCKS if b >= k), MATMAT_BLOCKS[-1])
+    if threads_per_row > 1:
+        while kb > MATMAT_BLOCKS[0] and kb * work_group_size * itemsize > local_memory:
+            kb //= 2
+    return kb
+
+
+@dataclass(frozen=True)
+class Strides:
+    """Element strides of the n x k input X and the m x k output Y of a several-right-hand-sides
+    product: element (i, j) of X is at ``i * x_row + j * x_col``."""
+
+    k: int
+    x_row: int
+    x_col: int
+    y_row: int
+    y_col: int
+
+    def args(self) -> tuple[np.int32, ...]:
+        return tuple(np.int32(v) for v in (self.x_row, self.x_col, self.y_row, self.y_col))
+
+
+_native_atomics_refused: set[tuple[Device, str]] = set()
+_native_atomics_lock = threading.Lock()
+
+
+def atomic_kernel(device: Device, file: str, name: str, dtype: np.dtype, **defines: object
+                  ) -> cl.Kernel:
+    """A kernel that adds to y with ``atomic_add_value`` (``common.h``): on a device with
+    ``cl_ext_float_atomics`` built with ``-DNATIVE_ATOMICS`` and the ``-cl-std`` the extension
+    needs (the native add is then used where the compiler defines its feature macro); if that
+    build fails, built again without them, with a warning (the compare-and-swap loop)."""
+    std = device.float_atomics_std
+    key = (device, file)
+    if std is not None and key not in _native_atomics_refused:
+        try:
+            return build.kernel(device, file, name, dtype, cl_std=std, NATIVE_ATOMICS=1,
+                                **defines)
+        except BuildError as err:
+            with _native_atomics_lock:
+                _native_atomics_refused.add(key)
+            warnings.warn(f"{file} does not build with native float atomics on {device.name} "
+                          f"({str(err).splitlines()[0]}); using compare-and-swap atomics",
+                          RuntimeWarning, stacklevel=3)
+    return build.kernel(device, file, name, dtype, **defines)
+
+
+def atomic_add_kind(device: Device, dtype: np.dtype) -> str:
+    """``"native"`` when the atomic kernels for ``dtype`` on ``device`` use the float atomic add
+    of ``cl_ext_float_atomics``, else ``"compare-and-swap"`` (asks the compiler, through the same
+    build options as the kernels)."""
+    wg = min(256, device.max_work_group_size)
+    kern = atomic_kernel(device, "coo.cl", "atomic_add_kind", np.dtype(dtype), WG=wg)
+    out = cl.Buffer(device.context, cl.mem_flags.WRITE_ONLY, 4)
+    kern(device.queue, (wg,), (wg,), out)
+    flag = np.zeros(1, np.int32)
+    cl.enqueue_copy(device.queue, flag, out)
+    return "native" if flag[0] else "compare-and-swap"
 
 
 @dataclass(frozen=True)
@@ -76,6 +149,7 @@ class Format(ABC):
         self.host: dict[str, np.ndarray] | None = arrays
         self.buffers: dict[str, cl.Buffer] = {}
         self.device: Device | None = None
+        self._lazy_kernels: dict[str, cl.Kernel] = {}
         self.nbytes = int(sum(a.nbytes for a in arrays.values()))
         self._specs = {key: (a.dtype, a.size) for key, a in arrays.items()}
         for key, a in arrays.items():
@@ -142,12 +216,36 @@ class Format(ABC):
     def prepare_kernels(self) -> None:
         """Build (or fetch from the program cache) the kernel objects this format launches."""
 
-    def kernel(self, file: str, name: str, **defines: object) -> cl.Kernel:
-        """A kernel of this format's value type and work-group size."""
+    def kernel(self, file: str, name: str, atomics: bool = False, **defines: object
+               ) -> cl.Kernel:
+        """A kernel of this format's value type and work-group size.
+
+        ``atomics=True`` marks kernels that add to y atomically: on a device with
+        ``cl_ext_float_atomics`` they are built with ``-DNATIVE_ATOMICS`` and the ``-cl-std`` the
+        extension needs, so that ``atomic_add_value`` in ``common.h`` uses the native float add
+        (where the compiler defines the feature macro); if that build fails the kernels fall back,
+        with a warning, to the compare-and-swap loop every OpenCL 1.2 device can run.
+        """
         assert self.device is not None
-        return build.kernel(
-            self.device, file, name, self.dtype, WG=self.layout.work_group_size, **defines
-        )
+        wg = self.layout.work_group_size
+        if atomics:
+            return atomic_kernel(self.device, file, name, self.dtype, WG=wg, **defines)
+        return build.kernel(self.device, file, name, self.dtype, WG=wg, **defines)
+
+    def lazy_kernel(self, key: str, file: str, name: str, atomics: bool = False,
+                    **defines: object) -> cl.Kernel:
+        """:meth:`kernel`, built on first use and kept under ``key`` (transpose and
+        several-right-hand-sides kernels cost nothing until they are needed)."""
+        kern = self._lazy_kernels.get(key)
+        if kern is None:
+            kern = self._lazy_kernels[key] = self.kernel(file, name, atomics=atomics, **defines)
+        return kern
+
+    def scale_y(self, queue: cl.CommandQueue, y: cl.Buffer, n: int, beta: np.generic
+                ) -> cl.Event | None:
+        """Enqueue y = beta * y over ``n`` entries (zeros when beta == 0, y never read)."""
+        kern = self.lazy_kernel("scale_y", "coo.cl", "scale_y", atomics=True)
+        return self.run(queue, kern, n, scalar(n), y, beta)
 
     def run(
         self,
@@ -179,8 +277,77 @@ class Format(ABC):
     ) -> list[cl.Event]:
         """Enqueue y = alpha * A x + beta * y; returns the events of the kernels enqueued."""
 
+    transpose_atomics: ClassVar[bool] = True
+    """Whether :meth:`launch_t` adds to y atomically (float64 then needs 64-bit integer atomics)."""
+
+    @abstractmethod
+    def launch_t(
+        self,
+        queue: cl.CommandQueue,
+        x: cl.Buffer | None,
+        y: cl.Buffer,
+        alpha: np.generic,
+        beta: np.generic,
+    ) -> list[cl.Event]:
+        """Enqueue y = alpha * A^T x + beta * y (x has shape[0] entries, y shape[1]) without
+        forming A^T; returns the events of the kernels enqueued."""
+
+    has_matmat: ClassVar[bool] = False
+    """Whether :meth:`launch_matmat` exists (else DeviceMatrix.matmat does k products)."""
+
+    def launch_matmat(self, queue: cl.CommandQueue, X: cl.Buffer, Y: cl.Buffer,
+                      strides: Strides, alpha: np.generic, beta: np.generic) -> list[cl.Event]:
+        """Enqueue Y = alpha * A X + beta * Y for X of ``strides.k`` columns."""
+        raise NotImplementedError(f"format {self.name!r} has no several-right-hand-sides kernel")
+
     def __getstate__(self) -> None:  # buffers cannot be pickled
         raise TypeError(f"{type(self).__name__} holds device buffers and cannot be pickled")
+
+
+class RowKernels(Format):
+    """A format with a kernel family ``{family}_spmv`` (A x), ``{family}_spmv_t`` (A^T x by atomic
+    scatter) and ``{family}_matmat`` (A X, KB columns per pass) in :attr:`kernel_file`, all taking
+    the matrix arguments of :meth:`matrix_args` first and specialised by :meth:`defines`."""
+
+    family: ClassVar[str]
+    has_matmat = True
+
+    @abstractmethod
+    def defines(self) -> dict[str, object]:
+        """Build definitions shared by the family's kernels (T, ROW_LENGTHS, C, ...)."""
+
+    @abstractmethod
+    def matrix_args(self) -> tuple[int, tuple[object, ...]]:
+        """(work-items to launch, the kernels' leading matrix arguments)."""
+
+    def prepare_kernels(self) -> None:
+        self._kernel = self.kernel(self.kernel_file, f"{self.family}_spmv", **self.defines())
+
+    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        items, args = self.matrix_args()
+        ev = self.run(queue, self._kernel, items, *args, x, y, alpha, beta)
+        return [ev] if ev else []
+
+    def launch_t(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        kern = self.lazy_kernel("t", self.kernel_file, f"{self.family}_spmv_t", atomics=True,
+                                **self.defines())
+        items, args = self.matrix_args()
+        events = [self.scale_y(queue, y, self.shape[1], beta),
+                  self.run(queue, kern, items, *args, x, y, alpha)]
+        return [e for e in events if e is not None]
+
+    def launch_matmat(self, queue, X, Y, strides, alpha, beta) -> list[cl.Event]:
+        assert self.device is not None
+        defines = self.defines()
+        kb = matmat_block(strides.k, int(defines.get("T", 1)), self.layout.work_group_size,
+                          self.dtype.itemsize, self.device.local_memory)
+        kern = self.lazy_kernel(f"matmat{kb}", self.kernel_file, f"{self.family}_matmat",
+                                KB=kb, **defines)
+        items, args = self.matrix_args()
+        x_row, x_col, y_row, y_col = strides.args()
+        ev = self.run(queue, kern, items, *args, scalar(strides.k), X, x_row, x_col, Y, y_row,
+                      y_col, alpha, beta)
+        return [ev] if ev else []
 
 
 # -- shared helpers for conversions ---------------------------------------------------------

@@ -1,5 +1,6 @@
 """COO: row-sorted triplets. The product is two kernels: y = beta*y, then each work-item sums a
-chunk of consecutive entries and adds each row's run to y atomically (``kernels_cl/coo.cl``)."""
+chunk of consecutive entries and adds each row's run to y atomically (``kernels_cl/coo.cl``).
+The transpose product is the same pair with each entry added to y[col] instead."""
 
 from __future__ import annotations
 
@@ -19,18 +20,20 @@ def chunk_size(nnz: int, layout: Layout) -> int:
 
 
 class CooPart:
-    """The scale and accumulate kernels, shared by ``coo`` and the COO part of ``hyb``."""
+    """The accumulate kernels, shared by ``coo`` and the COO part of ``hyb``."""
 
     def __init__(self, fmt: Format) -> None:
-        self.scale = fmt.kernel("coo.cl", "scale_y")
-        self.accumulate = fmt.kernel("coo.cl", "coo_accumulate")
+        self.accumulate = fmt.kernel("coo.cl", "coo_accumulate", atomics=True)
 
     def accumulate_into(self, fmt: Format, queue, prefix: str, nnz: int, x, y, alpha,
-                        wait_for=None) -> cl.Event | None:
-        """Enqueue y += alpha * (COO part) x over the buffers ``{prefix}row/col/val``."""
+                        transpose: bool = False, wait_for=None) -> cl.Event | None:
+        """Enqueue y += alpha * (COO part) x, or alpha * (COO part)^T x with ``transpose``, over
+        the buffers ``{prefix}row/col/val``."""
         b = fmt.buffers
         chunk = fmt.params[prefix + "chunk"]
-        return fmt.run(queue, self.accumulate, -(-nnz // chunk), scalar(nnz), scalar(chunk),
+        kern = (fmt.lazy_kernel("coo_t", "coo.cl", "coo_accumulate_t", atomics=True)
+                if transpose else self.accumulate)
+        return fmt.run(queue, kern, -(-nnz // chunk), scalar(nnz), scalar(chunk),
                        b[prefix + "row"], b[prefix + "col"], b[prefix + "val"], x, y, alpha,
                        wait_for=wait_for)
 
@@ -58,9 +61,15 @@ class Coo(Format):
         self._coo = CooPart(self)
 
     def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
-        n, nnz = self.shape[0], self.params["nnz"]
-        events = [self.run(queue, self._coo.scale, n, scalar(n), y, beta)]
-        events.append(self._coo.accumulate_into(self, queue, "", nnz, x, y, alpha))
+        return self._launch(queue, x, y, alpha, beta, transpose=False)
+
+    def launch_t(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        return self._launch(queue, x, y, alpha, beta, transpose=True)
+
+    def _launch(self, queue, x, y, alpha, beta, transpose: bool) -> list[cl.Event]:
+        events = [self.scale_y(queue, y, self.shape[int(transpose)], beta),
+                  self._coo.accumulate_into(self, queue, "", self.params["nnz"], x, y, alpha,
+                                            transpose)]
         return [e for e in events if e is not None]
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:

@@ -7,13 +7,12 @@ every row starts at a multiple of 16 and 16 work-items (a half warp) share it.
 from __future__ import annotations
 
 import numpy as np
-import pyopencl as cl
 import scipy.sparse as sp
 
 from .base import (
     INDEX_DTYPE,
-    Format,
     Layout,
+    RowKernels,
     Triplets,
     entry_rows,
     position_in_row,
@@ -30,24 +29,23 @@ def threads_for_mean_length(mean: float, choices: tuple[int, ...] = VECTOR_WIDTH
     return next((t for t in choices if t >= mean), choices[-1])
 
 
-class _CsrKernel(Format):
-    """CSR arrays ``row_ptr``, ``col``, ``val`` and the one ``csr_spmv`` kernel with T lanes."""
+class _CsrKernel(RowKernels):
+    """CSR arrays ``row_ptr``, ``col``, ``val`` and the ``csr_*`` kernels with T lanes per row."""
 
     kernel_file = "csr.cl"
+    family = "csr"
     skip_padding = False
 
-    def prepare_kernels(self) -> None:
+    def defines(self) -> dict[str, object]:
         defines: dict[str, object] = {"T": self.params["threads_per_row"]}
         if self.skip_padding:
             defines["SKIP_PADDING"] = 1
-        self._kernel = self.kernel(self.kernel_file, "csr_spmv", **defines)
+        return defines
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+    def matrix_args(self) -> tuple[int, tuple[object, ...]]:
         b = self.buffers
         n = self.shape[0]
-        ev = self.run(queue, self._kernel, n * self.params["threads_per_row"], scalar(n),
-                      b["row_ptr"], b["col"], b["val"], x, y, alpha, beta)
-        return [ev] if ev else []
+        return n * self.params["threads_per_row"], (scalar(n), b["row_ptr"], b["col"], b["val"])
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
         lengths = np.diff(arrays["row_ptr"])

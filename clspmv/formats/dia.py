@@ -19,6 +19,7 @@ class Dia(Format):
 
     name = "dia"
     kernel_file = "dia.cl"
+    transpose_atomics = False  # the transpose kernel gathers along the diagonals
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Dia:
@@ -35,11 +36,19 @@ class Dia(Format):
     def prepare_kernels(self) -> None:
         self._kernel = self.kernel(self.kernel_file, "dia_spmv")
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+    def _args(self) -> tuple[object, ...]:
         p, b = self.params, self.buffers
         m, n = self.shape
-        ev = self.run(queue, self._kernel, m, scalar(m), scalar(n), scalar(p["n_pad"]),
-                      scalar(p["n_diags"]), b["offsets"], b["val"], x, y, alpha, beta)
+        return (scalar(m), scalar(n), scalar(p["n_pad"]), scalar(p["n_diags"]), b["offsets"],
+                b["val"])
+
+    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        ev = self.run(queue, self._kernel, self.shape[0], *self._args(), x, y, alpha, beta)
+        return [ev] if ev else []
+
+    def launch_t(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        kern = self.lazy_kernel("t", self.kernel_file, "dia_spmv_t")
+        ev = self.run(queue, kern, self.shape[1], *self._args(), x, y, alpha, beta)
         return [ev] if ev else []
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:

@@ -9,13 +9,12 @@ device's SIMD width, so neighbouring work-items read neighbouring addresses.
 from __future__ import annotations
 
 import numpy as np
-import pyopencl as cl
 import scipy.sparse as sp
 
 from .base import (
     INDEX_DTYPE,
-    Format,
     Layout,
+    RowKernels,
     Triplets,
     check_padding,
     entry_rows,
@@ -71,8 +70,9 @@ def ellr_t_threads(mean: float) -> int:
     return max(t for t in ELLR_T_WIDTHS if t <= max(quarter, ELLR_T_WIDTHS[0]))
 
 
-class _EllFamily(Format):
+class _EllFamily(RowKernels):
     kernel_file = "ell.cl"
+    family = "ell"
     row_lengths_used = True
 
     @classmethod
@@ -89,20 +89,18 @@ class _EllFamily(Format):
         return cls(csr.shape, csr.dtype, layout, arrays,
                    n_pad=n_pad, width=width, threads_per_row=threads)
 
-    def prepare_kernels(self) -> None:
+    def defines(self) -> dict[str, object]:
         defines: dict[str, object] = {"T": self.params["threads_per_row"]}
         if self.row_lengths_used:
             defines["ROW_LENGTHS"] = 1
-        self._kernel = self.kernel(self.kernel_file, "ell_spmv", **defines)
+        return defines
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+    def matrix_args(self) -> tuple[int, tuple[object, ...]]:
         p, b = self.params, self.buffers
         n = self.shape[0]
-        row_len = b.get("row_len", b["col"])  # unused by the kernel without ROW_LENGTHS
-        ev = self.run(queue, self._kernel, n * p["threads_per_row"], scalar(n),
-                      scalar(p["n_pad"]), scalar(p["width"]), row_len, b["col"], b["val"],
-                      x, y, alpha, beta)
-        return [ev] if ev else []
+        row_len = b.get("row_len", b["col"])  # unused by the kernels without ROW_LENGTHS
+        return n * p["threads_per_row"], (scalar(n), scalar(p["n_pad"]), scalar(p["width"]),
+                                          row_len, b["col"], b["val"])
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
         return ell_triplets(arrays["col"], arrays["val"], self.params["n_pad"],

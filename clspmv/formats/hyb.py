@@ -47,13 +47,23 @@ class Hyb(Format):
         self._ell = self.kernel(self.kernel_file, "ell_spmv", T=1)
         self._coo = CooPart(self)
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+    def _ell_args(self) -> tuple[object, ...]:
         p, b = self.params, self.buffers
-        n = self.shape[0]
-        ell = self.run(queue, self._ell, n, scalar(n), scalar(p["n_pad"]), scalar(p["width"]),
-                       b["col"], b["col"], b["val"], x, y, alpha, beta)
-        coo = self._coo.accumulate_into(self, queue, "coo_", p["coo_nnz"], x, y, alpha)
+        return (scalar(self.shape[0]), scalar(p["n_pad"]), scalar(p["width"]), b["col"],
+                b["col"], b["val"])
+
+    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        ell = self.run(queue, self._ell, self.shape[0], *self._ell_args(), x, y, alpha, beta)
+        coo = self._coo.accumulate_into(self, queue, "coo_", self.params["coo_nnz"], x, y, alpha)
         return [e for e in (ell, coo) if e is not None]
+
+    def launch_t(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        ell_t = self.lazy_kernel("ell_t", self.kernel_file, "ell_spmv_t", atomics=True, T=1)
+        events = [self.scale_y(queue, y, self.shape[1], beta),
+                  self.run(queue, ell_t, self.shape[0], *self._ell_args(), x, y, alpha),
+                  self._coo.accumulate_into(self, queue, "coo_", self.params["coo_nnz"], x, y,
+                                            alpha, transpose=True)]
+        return [e for e in events if e is not None]
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
         rows, cols, vals = ell_triplets(arrays["col"], arrays["val"], self.params["n_pad"], 1)

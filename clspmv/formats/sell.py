@@ -7,13 +7,12 @@ permutation is applied by the kernel, so results come back in the caller's row o
 from __future__ import annotations
 
 import numpy as np
-import pyopencl as cl
 import scipy.sparse as sp
 
 from .base import (
     INDEX_DTYPE,
-    Format,
     Layout,
+    RowKernels,
     Triplets,
     entry_rows,
     position_in_row,
@@ -33,11 +32,12 @@ def sort_rows(lengths: np.ndarray, sigma: int) -> np.ndarray:
     return np.lexsort((-lengths, window)).astype(np.int64)
 
 
-class Sell(Format):
+class Sell(RowKernels):
     """SELL-C-sigma with C = SIMD width and a sorting window sigma (a multiple of C, or 1)."""
 
     name = "sell"
     kernel_file = "sell.cl"
+    family = "sell"
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, sigma: int | None = None) -> Sell:
@@ -78,15 +78,13 @@ class Sell(Format):
         }
         return cls(csr.shape, csr.dtype, layout, arrays, sigma=sigma, slice_height=c)
 
-    def prepare_kernels(self) -> None:
-        self._kernel = self.kernel(self.kernel_file, "sell_spmv", C=self.params["slice_height"])
+    def defines(self) -> dict[str, object]:
+        return {"C": self.params["slice_height"]}
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+    def matrix_args(self) -> tuple[int, tuple[object, ...]]:
         b = self.buffers
         n = self.shape[0]
-        ev = self.run(queue, self._kernel, n, scalar(n), b["slice_ptr"], b["row_len"],
-                      b["perm"], b["col"], b["val"], x, y, alpha, beta)
-        return [ev] if ev else []
+        return n, (scalar(n), b["slice_ptr"], b["row_len"], b["perm"], b["col"], b["val"])
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
         c = self.params["slice_height"]
