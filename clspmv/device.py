@@ -222,6 +222,12 @@ def _match(spec: str, found: list[Device]) -> Device | None:
     low = spec.lower()
     if low in ("gpu", "cpu", "accelerator"):
         return next((x for x in found if x.type == low), None)
-    return next(
-        (x for x in found if low in x.name.lower() or low in x.platform.lower()), None
-    )
+    return next((x for x in found if low in _search_text(x)), None)
+
+
+def _search_text(d: Device) -> str:
+    """What a name spec is matched against: device and platform names, vendors and versions
+    (so that ``"pocl"`` finds PoCL, whose platform is called "Portable Computing Language")."""
+    p = d.cl_device.platform
+    parts = (d.name, d.cl_device.vendor, p.name, p.vendor, p.version)
+    return " ".join(parts).lower()

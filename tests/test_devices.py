@@ -27,6 +27,8 @@ def test_select_by_index_type_and_name() -> None:
         assert clspmv.select_device(d.type).type == d.type
         assert d.name.lower() in clspmv.select_device(d.name.upper()).name.lower()
         assert clspmv.select_device(d) is d
+        if d.platform == "Portable Computing Language":  # PoCL: matched by its version string
+            assert clspmv.select_device("pocl").platform == "Portable Computing Language"
 
 
 def test_default_prefers_gpu_then_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
