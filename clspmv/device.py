@@ -30,7 +30,9 @@ class Device:
     ``index`` is ``(platform_index, device_index)``, the same numbers ``select_device("P:D")``
     takes. ``simd_width`` is the number of work-items that execute in lockstep: the warp (32 on
     NVIDIA) or wavefront width on GPUs, the float vector width on CPUs. Layouts pad row counts to
-    a multiple of it.
+    a multiple of it. ``cache_bytes`` is the global memory cache the driver reports (the L2 of
+    NVIDIA GPUs, the last-level cache of the host CPU under PoCL): data smaller than that may be
+    served from cache rather than memory.
     """
 
     index: tuple[int, int]
@@ -46,6 +48,7 @@ class Device:
     int64_atomics: bool
     simd_width: int
     driver_version: str
+    cache_bytes: int
     cl_device: cl.Device = field(repr=False, compare=False)
 
     def __str__(self) -> str:
@@ -131,6 +134,7 @@ def _read_device(p_index: int, platform: cl.Platform, d_index: int, d: cl.Device
         int64_atomics="cl_khr_int64_base_atomics" in ext,
         simd_width=_simd_width(d, kind),
         driver_version=d.driver_version.strip(),
+        cache_bytes=int(d.global_mem_cache_size),
         cl_device=d,
     )
 

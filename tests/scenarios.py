@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from clspmv.demo import poisson2d
+from clspmv.bench.generators import poisson2d
 
 PADDED_FORMATS = frozenset({"ell", "ellr", "ellr-t", "dia"})
 """Formats that pad to the longest row or to whole diagonals and may refuse a matrix."""

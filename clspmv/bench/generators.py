@@ -161,8 +161,9 @@ def rmat(scale: int = 16, edges: int = 16, a: float = 0.57, b: float = 0.19, c: 
          seed: int = 0) -> sp.csr_matrix:
     """R-MAT power-law graph (Chakrabarti et al.; the Graph500 Kronecker parameters by default):
     2^scale vertices and edges * 2^scale edge draws, each choosing one quadrant per bit level
-    with probabilities a, b, c, 1-a-b-c. Vertices are then relabelled by a random permutation;
-    repeated edges are merged (so nnz < edges * 2^scale); values uniform in [0, 1)."""
+    with probabilities a, b, c, 1-a-b-c (to 1/65536). Vertices are then relabelled by a random
+    permutation; repeated edges are merged (so nnz < edges * 2^scale); values uniform in
+    [0, 1)."""
     _positive(scale=scale, edges=edges)
     if min(a, b, c) < 0 or a + b + c > 1:
         raise ValueError(f"need a, b, c >= 0 and a + b + c <= 1, got {a}, {b}, {c}")
@@ -170,16 +171,26 @@ def rmat(scale: int = 16, edges: int = 16, a: float = 0.57, b: float = 0.19, c: 
         raise ValueError(f"scale {scale} gives more than 2^30 rows; use scale <= 30")
     rng = np.random.default_rng(seed)
     n, m = 1 << scale, edges << scale
-    rows = np.zeros(m, np.int64)
-    cols = np.zeros(m, np.int64)
-    for _level in range(scale):  # one vectorised pass per bit
-        u = rng.random(m, dtype=np.float32)
-        right = ((u >= a) & (u < a + b)) | (u >= a + b + c)
-        down = u >= a + b
-        rows = 2 * rows + down
-        cols = 2 * cols + right
-    perm = rng.permutation(n)
-    A = sp.coo_matrix((np.ones(m), (perm[rows], perm[cols])), shape=(n, n)).tocsr()
+    index = np.int32 if scale < 31 else np.int64
+    rows = np.zeros(m, index)
+    cols = np.zeros(m, index)
+    # Quadrant thresholds on 16-bit random integers (probabilities to 1/65536).
+    ta, tab, tabc = (np.uint16(min(round(p * 65536), 65535)) for p in (a, a + b, a + b + c))
+    bit = np.empty(m, bool)
+    other = np.empty(m, bool)
+    for _level in range(scale):  # one vectorised pass per bit, in place
+        u = rng.integers(0, 65536, size=m, dtype=np.uint16)
+        np.left_shift(rows, 1, out=rows)
+        np.left_shift(cols, 1, out=cols)
+        np.greater_equal(u, tab, out=bit)  # quadrants c and d: the lower half
+        rows |= bit
+        np.greater_equal(u, ta, out=other)  # quadrant b (a <= u < a+b) or d (u >= a+b+c)
+        other &= ~bit
+        np.greater_equal(u, tabc, out=bit)
+        other |= bit
+        cols |= other
+    perm = rng.permutation(n).astype(index)
+    A = sp.coo_matrix((np.ones(m, np.int8), (perm[rows], perm[cols])), shape=(n, n)).tocsr()
     del rows, cols
     A.sum_duplicates()
     return _csr(A.indptr, A.indices, rng.random(A.nnz), A.shape)

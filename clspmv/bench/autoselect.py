@@ -1,0 +1,70 @@
+"""``--formats auto``: one format per matrix and device, from row statistics and the device type.
+
+The rule, in order (statistics of :func:`clspmv.stats`: Av = mean row length, %σ/Av = relative
+standard deviation of the row lengths, %ELL(HYB) = share of the entries in HYB's ELL part):
+
+1. No entries: ``csr-scalar``.
+2. Banded: when the occupied diagonals, padded to whole diagonals, hold at most 1.5 times the
+   entries (and there are at most :data:`MAX_DIAGONALS`): ``dia`` (no column indices to read).
+3. Very uneven rows (%σ/Av > 100, or the longest row more than 32 times Av):
+   on a GPU ``hyb`` when %ELL(HYB) >= 50 (a few long rows on top of regular ones), else
+   ``csr-vector`` (several work-items share each row, so long rows do not stall a warp);
+   on a CPU ``csr-scalar`` (a work-item walks its row sequentially; PoCL spreads work-groups
+   over the cores dynamically).
+4. Regular rows (%σ/Av <= 25 and the longest row at most twice Av):
+   on a GPU ``ellr`` for Av <= 32, else ``ellr-t`` (ELLPACK-R paper: coalesced column-major
+   reads; ELLR-T splits long rows over threads); on a CPU ``sell`` (C rows at a time map onto
+   the SIMD lanes PoCL vectorises work-items into).
+5. Otherwise (moderately uneven): ``sell`` on GPUs (sorting within windows removes most of the
+   padding; pJDS paper), ``csr-scalar`` on CPUs.
+
+These rules come from the papers in ``../shared/papers`` and from the benchmark reports in
+``reports/``; they use statistics and device facts only, never matrix names.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..device import Device
+from ..stats import MatrixStats
+
+MAX_DIAGONALS = 256
+DIA_FILL = 1.5
+
+
+def diagonal_count(csr: sp.csr_matrix) -> int:
+    """Number of occupied diagonals (O(nnz + rows + cols), no sort)."""
+    m, n = csr.shape
+    if csr.nnz == 0:
+        return 0
+    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(csr.indptr))
+    present = np.zeros(m + n - 1, bool)
+    present[csr.indices.astype(np.int64) - rows + (m - 1)] = True
+    return int(present.sum())
+
+
+def choose(csr: sp.csr_matrix, s: MatrixStats, device: Device) -> tuple[str, str]:
+    """(format, the reason in words) for ``csr`` with statistics ``s`` on ``device``."""
+    gpu = device.type == "gpu"
+    if s.entries == 0:
+        return "csr-scalar", "no entries"
+    diags = diagonal_count(csr)
+    if diags <= MAX_DIAGONALS and diags * s.rows <= DIA_FILL * s.entries:
+        return "dia", f"{diags} diagonals hold the entries with <= {DIA_FILL}x padding"
+    longest = s.av + s.max_minus_av
+    if s.pct_sigma_over_av > 100 or longest > 32 * s.av:
+        why = f"uneven rows (%σ/Av {s.pct_sigma_over_av:.0f}, longest {longest:.0f})"
+        if not gpu:
+            return "csr-scalar", why + " on a CPU"
+        if s.pct_ell_hyb >= 50:
+            return "hyb", why + f", %ELL(HYB) {s.pct_ell_hyb:.0f} >= 50"
+        return "csr-vector", why + f", %ELL(HYB) {s.pct_ell_hyb:.0f} < 50"
+    if s.pct_sigma_over_av <= 25 and longest <= 2 * s.av:
+        why = f"regular rows (%σ/Av {s.pct_sigma_over_av:.0f}, Av {s.av:.1f})"
+        if not gpu:
+            return "sell", why + " on a CPU"
+        return ("ellr", why) if s.av <= 32 else ("ellr-t", why + " > 32")
+    why = f"moderately uneven rows (%σ/Av {s.pct_sigma_over_av:.0f})"
+    return ("sell", why) if gpu else ("csr-scalar", why + " on a CPU")
