@@ -320,7 +320,7 @@ def test_report_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "not a clspmv results file" in capsys.readouterr().err
 
 
-# -- pieces ----------------------------------------------------------------------------------------
+# -- pieces ---------------------------------------------------------------------------------------
 def test_breakeven() -> None:
     assert runner.breakeven(10.0, 1.0, 2.0, 2.0) == 8  # 10 + 8 = 18 <= 2 + 16
     assert runner.breakeven(10.0, 1.0, 2.0, 3.0) == 4

@@ -149,7 +149,7 @@ def test_constrows() -> None:
         g.constrows(n=50, k=3, spread=30)
 
 
-# -- specs ---------------------------------------------------------------------------------------
+# -- specs ----------------------------------------------------------------------------------------
 def test_parse_spec() -> None:
     assert g.parse_spec("gen:random:n=1000,k=12") == ("random", {"n": 1000, "k": 12})
     assert g.parse_spec("gen:rmat:scale=10,a=0.6") == ("rmat", {"scale": 10, "a": 0.6})

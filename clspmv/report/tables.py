@@ -216,10 +216,17 @@ def memory_table(recs: list[Rec], matrices: list[str], formats: list[str]) -> st
             if r is None or r.get("device_bytes") is None:
                 row.append(r["status"] if r else "")
             else:
-                row.append(f"{r['device_bytes'] / 2**20:.1f} "
-                           f"({num(r.get('reduction_vs_ell_pct'), '+.0f')}%)")
+                row.append(f"{r['device_bytes'] / 2**20:.1f}" + _vs_ell(r))
         rows.append(row)
     return table(rows, ["matrix", *formats])
+
+
+def _vs_ell(r: Rec) -> str:
+    """' (-35%)': the record's memory relative to plain ELLPACK's."""
+    saved = r.get("reduction_vs_ell_pct")
+    if saved is None:
+        return ""
+    return f" ({-saved:+.0f}%)" if round(saved) else " (=)"
 
 
 def device_sections(records: list[Rec]) -> str:
@@ -241,7 +248,8 @@ def device_sections(records: list[Rec]) -> str:
                     best_table(here, matrices), "",
                     "### Conversion ms / break-even products vs csr-scalar", "",
                     conversion_table(here, matrices, formats), "",
-                    "### Device memory MiB (change vs ELLPACK)", "",
+                    "### Device memory MiB (in brackets: change against plain ELLPACK on "
+                    "this device; −: smaller)", "",
                     memory_table(here, matrices, formats), ""]
     return "\n".join(out)
 
