@@ -149,6 +149,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else default_out_dir()
     command = shlex.join(["clspmv", *args.argv])
     results = runner.Results(out, runner.run_meta(plan, command))
+    if args.note:
+        results.meta["note"] = args.note
     try:
         runner.Runner(plan, results).run()
     except KeyboardInterrupt:
@@ -240,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the random x (default: 0)")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: reports/<date>-<host>/)")
+    p.add_argument("--note", default="", metavar="TEXT",
+                   help="a remark on the conditions of the run, printed in the report's header")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(run=cmd_bench)
 

@@ -62,7 +62,7 @@ def pick(records: list[dict], **match: object) -> list[dict]:
 def test_bench_end_to_end(device: clspmv.Device, tmp_path: Path,
                           capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
-    code, argv = bench(out, device, "--dtype", "both")
+    code, argv = bench(out, device, "--dtype", "both", "--note", "a quiet machine")
     assert code == 0, capsys.readouterr().err
     assert (out / "report.md").is_file() and (out / "results.csv").is_file()
     if importlib.util.find_spec("matplotlib"):
@@ -110,7 +110,7 @@ def test_bench_end_to_end(device: clspmv.Device, tmp_path: Path,
         assert row["kernel_ms"] == ("" if r["kernel_ms"] is None else str(r["kernel_ms"]))
 
     report = (out / "report.md").read_text()
-    assert meta["command"] in report
+    assert meta["command"] in report and "- note: a quiet machine" in report
     assert "| Matrix" in report and "%ELL(HYB)" in report
     assert "would need" in report  # the skipped format's reason
     assert report.count(f"## {runner.device_label(device)} — ") == len(dtypes)

@@ -85,6 +85,8 @@ def runs_section(metas: list[dict[str, Any]]) -> str:
                 + (" — **interrupted**: the results are partial" if meta.get("interrupted")
                    else ""),
                 f"- git commit: {commit}", f"- versions: {versions}"]
+        if meta.get("note"):
+            out.append(f"- note: {meta['note']}")
         settings = meta.get("settings", {})
         out.append(f"- settings: suite {settings.get('suite')}, formats {settings.get('formats')}"
                    f", dtypes {settings.get('dtypes')}, baselines {settings.get('baselines')}, "
