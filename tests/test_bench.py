@@ -11,6 +11,7 @@ import csv
 import importlib.util
 import json
 import math
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +76,7 @@ def test_bench_end_to_end(device: clspmv.Device, tmp_path: Path,
     assert f"{len(records)} records" in stdout and str(out / "report.md") in stdout
 
     # meta: the exact command, the devices with drivers and measured bandwidth, host, versions
-    assert meta["command"] == "clspmv bench " + " ".join(argv[1:])
+    assert meta["command"] == shlex.join(["clspmv", *argv])
     (dev,) = meta["devices"]
     assert dev["name"] == device.name and dev["driver_version"] == device.driver_version
     assert dev["bandwidth"]["copy_gbps"] > 0 and dev["bandwidth"]["read_gbps"] > 0
