@@ -168,10 +168,10 @@ def select_device(spec: str | Device | None = None) -> Device:
     """Choose a device.
 
     ``spec`` is ``"gpu"``, ``"cpu"`` or ``"accelerator"``; a substring of a platform or device
-    name (``"nvidia"``, ``"pocl"``, case-insensitive); ``"P:D"`` platform and device indices; or
-    a :class:`Device`. Without a spec: the environment variable ``CLSPMV_DEVICE`` (same syntax),
-    else ``PYOPENCL_CTX`` (PyOpenCL's ``"P:D"`` or ``"P"`` syntax), else the first GPU, else the
-    first CPU, else the first device.
+    name or of the device's OpenCL version string (``"nvidia"``, ``"pocl"``, case-insensitive);
+    ``"P:D"`` platform and device indices; or a :class:`Device`. Without a spec: the
+    environment variable ``CLSPMV_DEVICE`` (same syntax), else ``PYOPENCL_CTX`` (PyOpenCL's
+    ``"P:D"`` or ``"P"`` syntax), else the first GPU, else the first CPU, else the first device.
 
     Raises :class:`DeviceError` when no OpenCL platform exists or nothing matches; the message
     lists the devices that do exist.
@@ -205,6 +205,9 @@ def _match(spec: str, found: list[Device]) -> Device | None:
     low = spec.lower()
     if low in ("gpu", "cpu", "accelerator"):
         return next((x for x in found if x.type == low), None)
+    # The device's OpenCL version string names the implementation ("OpenCL 3.0 PoCL ..."): PoCL's
+    # platform is "Portable Computing Language", so "pocl" is found there.
     return next(
-        (x for x in found if low in x.name.lower() or low in x.platform.lower()), None
+        (x for x in found if low in x.name.lower() or low in x.platform.lower()
+         or low in x.cl_device.version.lower()), None
     )
