@@ -180,6 +180,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     except ValueError as err:
         return _error(err, 2)
     out = Path(args.out) if args.out else Path(args.files[0]).parent
+    if len(args.files) > 1:  # the merged records beside the merged report
+        report.save_merged(out, metas, records)
     path = report.write(out, metas, records)
     print(f"{len(records)} records from {len(metas)} run{'s' if len(metas) != 1 else ''}; "
           f"report: {path}")
@@ -250,7 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "report", help="rebuild report.md and plots from results.json files",
         description="Rebuild report.md and the plots from saved results; several files "
-                    "(from different machines) merge into one cross-device comparison.")
+                    "(from different machines) merge into one cross-device comparison, saved "
+                    "as results.json and results.csv beside the report.")
     p.add_argument("files", nargs="+", metavar="RESULTS.json")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: the folder of the first file)")

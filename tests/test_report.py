@@ -128,3 +128,7 @@ def test_report_merges_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     (small,) = [r for r in records if r["matrix"] == "small" and r["device"] == CPU
                 and r["format"] == "csr-scalar"]
     assert small["kernel_ms"] == 0.005  # the later file wins
+    # the merge is saved beside the report, and reads back as the same two runs
+    again_metas, again = report.load([out / "results.json"])
+    assert again_metas == metas and again == records
+    assert (out / "results.csv").read_text().count("\n") == len(RECORDS) + 1
