@@ -30,19 +30,36 @@ def _pyplot():
 
 
 def _labels(matrices: list[str]) -> list[str]:
-    return [m.removeprefix("gen:").replace(":", "\n", 1) for m in matrices]
+    """Generator name, then its parameters two to a line."""
+    out = []
+    for m in matrices:
+        name, _, params = m.removeprefix("gen:").partition(":")
+        parts = params.split(",") if params else []
+        lines = [",".join(parts[i:i + 2]) for i in range(0, len(parts), 2)]
+        out.append("\n".join([name, *lines]))
+    return out
 
 
-def _bars(ax, matrices: list[str], series: dict[str, list[float]], ylabel: str,
-          hatches: dict[str, list[bool]] | None = None) -> None:
+def _bars(ax, matrices: list[str], series: dict[str, list[float | None]], ylabel: str,
+          hatches: dict[str, list[bool]] | None = None,
+          notes: dict[str, list[str]] | None = None) -> None:
+    import matplotlib
+
     width = 0.8 / max(len(series), 1)
     x = np.arange(len(matrices))
+    colors = matplotlib.colormaps["tab20" if len(series) > 10 else "tab10"].colors
     for i, (name, values) in enumerate(series.items()):
         bars = ax.bar(x + (i - (len(series) - 1) / 2) * width,
-                      [np.nan if v is None else v for v in values], width, label=name)
+                      [np.nan if v is None else v for v in values], width, label=name,
+                      color=colors[i % len(colors)])
         for bar, hatch in zip(bars, (hatches or {}).get(name, []), strict=False):
             if hatch:
                 bar.set_hatch("//")
+        for bar, note, v in zip(bars, (notes or {}).get(name, []), values, strict=False):
+            if note and v is not None:
+                ax.annotate(note, (bar.get_x() + bar.get_width() / 2, v), ha="center",
+                            va="bottom", fontsize=6, rotation=90, xytext=(0, 2),
+                            textcoords="offset points")
     ax.set_xticks(x, _labels(matrices), fontsize=7)
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
@@ -85,6 +102,11 @@ def speedup(plt, records: list[Rec], dtype: str, path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(max(8, 1.6 * len(matrices)), 4.5))
     _bars(ax, matrices, series, "speedup (baseline time / best format time)")
     ax.set_yscale("log")
+    from matplotlib.ticker import ScalarFormatter
+
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(ScalarFormatter())
+    ax.tick_params(axis="y", which="minor", labelsize=6)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_title(f"Best format per device over the baselines, {dtype}", fontsize=9)
     ax.legend(fontsize=6, ncol=3)
@@ -98,14 +120,16 @@ def bandwidth(plt, records: list[Rec], dtype: str, path: Path) -> None:
     recs = [r for r in format_records(records) if r["dtype"] == dtype]
     devices = _unique(r["device"] for r in recs)
     matrices = matrices_by_size(recs)
-    series, hatches = {}, {}
+    series, hatches, notes = {}, {}, {}
     for d in devices:
         winners = [best([r for r in recs if r["device"] == d and r["matrix"] == m])
                    for m in matrices]
         series[short_device(d)] = [w.get("pct_copy_bw") if w else None for w in winners]
         hatches[short_device(d)] = [bool(w and w.get("fits_cache")) for w in winners]
+        notes[short_device(d)] = [w["format"] if w else "" for w in winners]
     fig, ax = plt.subplots(figsize=(max(8, 1.6 * len(matrices)), 4.5))
-    _bars(ax, matrices, series, "% of measured copy bandwidth", hatches)
+    _bars(ax, matrices, series, "% of measured copy bandwidth", hatches, notes)
+    ax.margins(y=0.15)
     ax.axhline(100.0, color="black", linewidth=0.8)
     ax.set_title(f"Best format's effective bandwidth (minimum bytes), {dtype}; hatched: fits "
                  "in the device cache", fontsize=9)

@@ -319,10 +319,10 @@ def crossover_section(records: list[Rec]) -> str:
            "(OpenCL formats, cuSPARSE), matrices in order of entries, as in the OpenMP-vs-CUDA "
            "paper (openmp-vs-cuda.txt). `GPU wall` adds the PCIe copies of x and y.", ""]
     for dtype in _unique(r["dtype"] for r in records):
-        here = [r for r in records if r["dtype"] == dtype]
+        here = [r for r in records if r["dtype"] == dtype and r["status"] == "ok"]
         if not any(r["device_type"] == "gpu" for r in here) or not any(
                 r["device_type"] == "cpu" for r in here):
-            kinds = sorted({r["device_type"] for r in here})
+            kinds = sorted({r["device_type"].upper() for r in here}) or ["no"]
             out += [f"### {dtype}", "", f"Only {', '.join(kinds)} results: no crossover to "
                     "show.", ""]
             continue
