@@ -262,8 +262,34 @@ def test_time_budget(device: clspmv.Device, tmp_path: Path,
     meta, records = load(out)
     assert [r["status"] for r in records] == ["ok", "ok", "skipped", "skipped"]
     assert records[2]["reason"] == "time budget of 60 s (--max-seconds) spent"
-    assert meta["not_run"] == [DENSE_ROW]
-    assert "not run (time budget spent): " + DENSE_ROW in (out / "report.md").read_text()
+    assert meta["not_run"] == [f"{DENSE_ROW} (time budget spent)"]
+    assert f"- not run: {DENSE_ROW} (time budget spent)" in (out / "report.md").read_text()
+
+
+def test_matrices_that_cannot_run_are_listed(device: clspmv.Device, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "complex.mtx").write_text(
+        "%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1.0 2.0\n")
+    real = runner.canonical_csr
+
+    def canonical_csr(A, dtype=None):
+        if A.shape == (7, 7):
+            raise clspmv.IndexOverflowError("does not fit the 32-bit indices")
+        return real(A, dtype)
+
+    monkeypatch.setattr(runner, "canonical_csr", canonical_csr)
+    out = tmp_path / "run"
+    argv = ["bench", str(tmp_path / "complex.mtx"), "gen:random:n=7,k=2", POISSON,
+            "--formats", "csr-scalar", "--dtype", "float32", "--baselines", "scipy",
+            "--repeat", "3", "--device", spec(device), "--out", str(out)]
+    assert main(argv) == 0
+    meta, records = load(out)
+    assert meta["not_run"][0].startswith("complex (") and "complex" in meta["not_run"][0][9:]
+    assert meta["not_run"][1] == ("gen:random:n=7,k=2 float32 (does not fit the 32-bit "
+                                  "indices)")
+    assert {r["matrix"] for r in records} == {POISSON}  # the run went on
+    assert "clspmv: not run: complex" in capsys.readouterr().err
 
 
 def test_auto_formats(device: clspmv.Device, tmp_path: Path) -> None:

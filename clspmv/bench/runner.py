@@ -32,13 +32,19 @@ import scipy.sparse as sp
 
 from .. import __version__
 from ..device import Device
-from ..errors import BuildError, DeviceError, IndexOverflowError, UnsuitableFormatError
+from ..errors import (
+    BuildError,
+    DeviceError,
+    IndexOverflowError,
+    MatrixFormatError,
+    UnsuitableFormatError,
+)
 from ..formats.base import round_up
 from ..matrix import FORMATS, canonical_csr
 from ..stats import MatrixStats, stats
 from . import autoselect, bandwidth, baselines, timing
 from .records import Record, Results, min_bytes
-from .sources import Source
+from .sources import Source, SourceError
 
 REFERENCE_FORMAT = "csr-scalar"
 """Break-even counts compare conversion + products against this format (the naive CSR of the
@@ -79,7 +85,7 @@ class Plan:
     mkl_threads: int | None = None
     max_seconds: float | None = None
     """Total time budget: once spent, nothing more is started (what is left is recorded as
-    skipped, or listed in meta["not_run"])."""
+    skipped, or listed in meta["not_run"] with matrices that cannot run at all)."""
     seed: int = 0
     progress: bool = True
     suite: str | None = None
@@ -303,16 +309,20 @@ class Runner:
         from tqdm import tqdm
 
         plan = self.plan
-        total = len(plan.sources) * len(plan.dtypes) * (
-            len(plan.baselines) + len(plan.devices) * plan.formats_for_count())
+        total = len(plan.sources) * len(plan.dtypes) * self.per_dtype()
         with tqdm(total=total, disable=not plan.progress, unit="run", dynamic_ncols=True,
                   desc="clspmv bench") as self.bar:
             try:
                 for i, source in enumerate(plan.sources):
                     if self.out_of_time():
-                        self.results.meta["not_run"] = [s.name for s in plan.sources[i:]]
+                        self.results.meta["not_run"] += [
+                            f"{s.name} (time budget spent)" for s in plan.sources[i:]]
                         break
-                    self.run_matrix(source)
+                    try:
+                        self.run_matrix(source)
+                    except (MatrixFormatError, SourceError) as err:  # unreadable: go on
+                        self.not_run(f"{source.name} ({err})",
+                                     len(plan.dtypes) * self.per_dtype())
             except KeyboardInterrupt:
                 self.results.meta["interrupted"] = True
                 raise
@@ -321,6 +331,18 @@ class Runner:
                     timespec="seconds")
                 self.results.save()
         return self.results
+
+    def per_dtype(self) -> int:
+        """Progress steps of one matrix in one value type."""
+        return len(self.plan.baselines) + len(self.plan.devices) * self.plan.formats_for_count()
+
+    def not_run(self, what: str, steps: int) -> None:
+        """Note a matrix that cannot run (in meta and on stderr) and go on."""
+        self.results.meta["not_run"].append(what)
+        self.results.save()
+        if self.bar is not None:
+            self.bar.total -= steps
+            self.bar.write(f"clspmv: not run: {what}", file=sys.stderr)
 
     def _progress(self, what: str) -> None:
         if self.bar is not None:
@@ -331,7 +353,11 @@ class Runner:
         A = source.load()
         s = stats(A)
         for dtype in self.plan.dtypes:
-            problem = Problem.build(source.name, A, s, dtype, self.plan.seed)
+            try:
+                problem = Problem.build(source.name, A, s, dtype, self.plan.seed)
+            except (TypeError, ValueError) as err:  # complex values, beyond 32-bit indices
+                self.not_run(f"{source.name} {dtype.name} ({err})", self.per_dtype())
+                continue
             baseline_ms = self.run_baselines(problem)
             for device in self.plan.devices:
                 self.run_device(problem, device, baseline_ms)

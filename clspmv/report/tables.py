@@ -93,7 +93,7 @@ def runs_section(metas: list[dict[str, Any]]) -> str:
                    f"repeat {settings.get('repeat')}, warm-up {settings.get('warmup')}, "
                    f"MKL threads {settings.get('mkl_threads') or 'MKL default'}")
         if meta.get("not_run"):
-            out.append(f"- not run (time budget spent): {', '.join(meta['not_run'])}")
+            out.append(f"- not run: {'; '.join(meta['not_run'])}")
         out += ["", devices_table(meta.get("devices", [])), ""]
     return "\n".join(out)
 
