@@ -194,6 +194,26 @@ def test_missing_baselines(device: clspmv.Device, tmp_path: Path,
     assert "## Baselines absent" in report and 'pip install "clspmv[mkl]"' in report
 
 
+def test_a_failing_baseline_is_recorded(device: clspmv.Device, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from clspmv.bench import baselines
+
+    def broken(A, x, **kwargs):
+        raise RuntimeError("CUSPARSE_STATUS_INTERNAL_ERROR")
+
+    monkeypatch.setitem(baselines.PRODUCTS, "cusparse", broken)
+    out = tmp_path / "run"
+    argv = ["bench", POISSON, "--formats", "csr-scalar", "--dtype", "float32", "--repeat", "3",
+            "--device", spec(device), "--out", str(out), "--quiet", "--baselines",
+            "scipy,cusparse"]
+    assert main(argv) == 0
+    _, records = load(out)
+    assert [(r["format"], r["status"]) for r in records] == [
+        ("scipy", "ok"), ("cusparse", "failed"), ("csr-scalar", "ok")]
+    assert records[1]["reason"] == "RuntimeError: CUSPARSE_STATUS_INTERNAL_ERROR"
+    assert records[2]["speedup_vs_cusparse"] is None
+
+
 def test_out_of_memory_and_driver_errors(device: clspmv.Device, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     real = timing.convert

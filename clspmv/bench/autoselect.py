@@ -1,10 +1,12 @@
 """``--formats auto``: one format per matrix and device, from row statistics and the device type.
 
 On CPUs (PoCL): ``csr-scalar``, whatever the matrix. In the 2-core CPU reference report
-(``reports/2026-11-22-cpu-2core``, suite ``cpu``, both value types) it was the fastest format
-in 11 of 16 cases and within 1.3x of the fastest in all; SELL was up to 3.6x and DIA up to
-6.5x slower. A work-item walks its row sequentially, which suits a CPU's caches and
-prefetchers, and PoCL hands work-groups to the cores dynamically, so uneven rows cost little.
+(``reports/2026-11-22-cpu-2core``, suite ``cpu``, both value types: 16 cases) it was the
+fastest format 7 times and within 1.25x of the fastest 14 times (geometric mean 1.15x the
+fastest, worst 2.4x); the runners-up were pJDS and SELL (1.40x and 1.45x, worst 2.8x and 2.9x),
+and DIA, ELL and HYB were 2x to 2.5x slower on average. A work-item walks its row sequentially,
+which suits a CPU's caches and prefetchers, and PoCL hands work-groups to the cores
+dynamically, so uneven rows cost little.
 
 On GPUs, in order (statistics of :func:`clspmv.stats`: Av = mean row length, %σ/Av = relative
 standard deviation of the row lengths, %ELL(HYB) = share of the entries in HYB's ELL part):

@@ -371,7 +371,12 @@ class Runner:
             kwargs: dict[str, Any] = {"warmup": self.plan.warmup, "repeat": self.plan.repeat}
             if name == "mkl":
                 kwargs["threads"] = self.plan.mkl_threads
-            result = baselines.PRODUCTS[name](problem.csr, problem.x, **kwargs)
+            try:
+                result = baselines.PRODUCTS[name](problem.csr, problem.x, **kwargs)
+            except Exception as err:  # a library error: recorded, the run goes on
+                result = baselines.BaselineResult(
+                    name, name, "gpu" if name == "cusparse" else "cpu", "failed",
+                    f"{type(err).__name__}: {_first_lines(err)}")
             rec = problem.record(result.device, result.device_type, name, kind="baseline")
             rec.status, rec.reason, rec.threads = result.status, result.reason, result.threads
             if result.timing is not None:
