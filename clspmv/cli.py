@@ -2,22 +2,27 @@
 
     clspmv devices                 the OpenCL devices found
     clspmv stats FILE...           row-length statistics of Matrix Market files
-    clspmv demo [options]          every format on a generated 2-D Poisson matrix, checked and timed
+    clspmv bench [MATRIX...]       benchmark formats and baselines; results.json, report.md, plots
+    clspmv report FILE.json...     rebuild report.md and plots from saved (and merged) results
 
-Exit codes: 0 success, 1 no device / a device error / a failed check, 2 bad arguments or an
-unreadable matrix file.
+Exit codes: 0 success, 1 no device / a device error, 2 bad arguments or an unreadable matrix
+or results file, 130 interrupted (results measured so far are kept).
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
+import socket
 import sys
 from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 
+import numpy as np
 from tabulate import tabulate
 
-from . import demo, io
+from . import io
 from .device import devices, select_device
 from .errors import DeviceError, MatrixFormatError
 from .matrix import FORMATS
@@ -37,22 +42,22 @@ def _matrix_name(path: str) -> str:
     return name
 
 
-def _formats(text: str) -> list[str]:
-    """``all`` or a comma-separated list of format names."""
-    if text.strip() == "all":
-        return list(FORMATS)
+def _formats(text: str) -> list[str] | str:
+    """``all``, ``auto`` or a comma-separated list of format names."""
+    if text.strip() in ("all", "auto"):
+        return text.strip()
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in FORMATS]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
             f"unknown format{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(map(repr, unknown)) or repr(text)}; "
-            f"choose 'all' or from {', '.join(FORMATS)}"
+            f"choose 'all', 'auto' or from {', '.join(FORMATS)}"
         )
     return names
 
 
-def _grid_size(text: str) -> int:
+def _positive_int(text: str) -> int:
     try:
         k = int(text)
     except ValueError:
@@ -60,6 +65,35 @@ def _grid_size(text: str) -> int:
     if k < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return k
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _baselines(text: str) -> list[str]:
+    """``none`` or a comma-separated list of baseline names."""
+    from .bench.baselines import PRODUCTS
+
+    if text.strip() == "none":
+        return []
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in PRODUCTS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown baseline {', '.join(map(repr, unknown)) or repr(text)}; choose 'none' or "
+            f"from {', '.join(PRODUCTS)}")
+    return list(dict.fromkeys(names))
+
+
+DTYPES = {"float32": [np.dtype(np.float32)], "float64": [np.dtype(np.float64)],
+          "both": [np.dtype(np.float64), np.dtype(np.float32)]}
 
 
 # -- subcommands --------------------------------------------------------------------------------
@@ -83,19 +117,74 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    device = select_device(args.device)
-    A = demo.poisson2d(args.size)
-    print(f"device: {device}")
-    print(f"matrix: 2-D Poisson on a {args.size}x{args.size} grid, {A.shape[0]} rows, "
-          f"{A.nnz} entries, {args.dtype}; kernel time is the median of {demo.REPEATS} products")
-    results = demo.run(A, args.format, device, args.dtype)
-    print(tabulate([r.as_row() for r in results], headers="keys", missingval="",
-                   floatfmt=("", ".2f", ".3f", ".2f", ".1e", "")))
-    failed = [r for r in results if not r.ok]
-    if failed:
-        names = ", ".join(r.format for r in failed)
-        return _error(f"relative error above {failed[0].tolerance:g} for {names}", 1)
+def default_out_dir() -> Path:
+    """``reports/<date>-<host>/`` below the current folder."""
+    return Path("reports") / f"{date.today().isoformat()}-{socket.gethostname()}"
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import report
+    from .bench import runner, sources, suites
+
+    specs = list(suites.suite(args.suite)) if args.suite else []
+    specs += args.matrices
+    if not specs:
+        specs = list(suites.suite("demo"))
+    try:
+        plan_sources = [sources.resolve(spec, progress=not args.quiet) for spec in specs]
+    except sources.SourceError as err:
+        return _error(err, 2)
+    if args.device and "all" in args.device:
+        chosen = devices()
+        if not chosen:
+            select_device()  # raises the DeviceError that says what to install
+    else:
+        chosen = [select_device(spec) for spec in (args.device or [None])]
+    chosen = list({id(d): d for d in chosen}.values())
+    plan = runner.Plan(
+        sources=plan_sources, devices=chosen, formats=args.formats, dtypes=DTYPES[args.dtype],
+        baselines=args.baselines, repeat=args.repeat, warmup=args.warmup,
+        mkl_threads=args.mkl_threads, max_seconds=args.max_seconds, seed=args.seed,
+        progress=not args.quiet, suite=args.suite or (None if args.matrices else "demo"))
+    out = Path(args.out) if args.out else default_out_dir()
+    command = shlex.join(["clspmv", *args.argv])
+    results = runner.Results(out, runner.run_meta(plan, command))
+    if args.note:
+        results.meta["note"] = args.note
+    try:
+        runner.Runner(plan, results).run()
+    except KeyboardInterrupt:
+        print(f"\nclspmv: interrupted; the {len(results.records)} records measured so far are "
+              f"in {results.json_path} (clspmv report {results.json_path} makes a report)",
+              file=sys.stderr)
+        return 130
+    except sources.SourceError as err:
+        return _error(err, 2)
+    path = report.write(out, [results.meta], [r.as_dict() for r in results.records])
+    counts: dict[str, int] = {}
+    for r in results.records:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in counts.items())
+    print(f"{len(results.records)} records ({summary}) in {results.json_path} and "
+          f"{results.csv_path}; report: {path}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from . import report
+
+    try:
+        metas, records = report.load(args.files)
+    except OSError as err:
+        return _error(f"{err.filename}: {err.strerror or err}", 2)
+    except ValueError as err:
+        return _error(err, 2)
+    out = Path(args.out) if args.out else Path(args.files[0]).parent
+    if len(args.files) > 1:  # the merged records beside the merged report
+        report.save_merged(out, metas, records)
+    path = report.write(out, metas, records)
+    print(f"{len(records)} records from {len(metas)} run{'s' if len(metas) != 1 else ''}; "
+          f"report: {path}")
     return 0
 
 
@@ -116,26 +205,67 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE")
     p.set_defaults(run=cmd_stats)
 
-    p = sub.add_parser("demo", help="run every format on a generated 2-D Poisson matrix",
-                       description="Convert a generated 2-D Poisson matrix to each format, check "
-                                   "one product against scipy and time "
-                                   f"{demo.REPEATS} products with the kernels' profiling events.")
-    p.add_argument("--device", metavar="SPEC", default=None,
-                   help="'gpu', 'cpu', 'P:D' or a substring of the platform or device name "
-                        "(default: $CLSPMV_DEVICE, $PYOPENCL_CTX, else the first GPU, else CPU)")
-    p.add_argument("--format", type=_formats, default=list(FORMATS), metavar="F[,F...]|all",
-                   help=f"formats to run (default: all): {', '.join(FORMATS)}")
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
-                   help="value type (default: float32)")
-    p.add_argument("--size", type=_grid_size, default=300, metavar="N",
-                   help="grid side: the matrix has N*N rows (default: 300)")
-    p.set_defaults(run=cmd_demo)
+    p = sub.add_parser(
+        "bench", help="benchmark formats and baselines, write results and a report",
+        description="Measure every format (or those chosen) on each matrix, device and value "
+                    "type, with scipy, MKL and cuSPARSE baselines in the same run; write "
+                    "results.json, results.csv, report.md and plots. Without MATRIX and "
+                    "--suite: the demo suite on the default device.")
+    p.add_argument("matrices", nargs="*", metavar="MATRIX",
+                   help="a .mtx/.mtx.gz file, gen:NAME:key=val,... (generators: poisson2d, "
+                        "stencil27, block, random, rmat, denserows, banded, constrows) or "
+                        "ss:GROUP/NAME (SuiteSparse, downloaded once into the cache)")
+    p.add_argument("--suite", choices=("demo", "cpu", "anchors"), default=None,
+                   help="a named list of generated matrices (default without MATRIX: demo)")
+    p.add_argument("--device", action="extend", nargs="+", metavar="SPEC", default=None,
+                   help="device(s): 'all', 'gpu', 'cpu', 'P:D' or a substring of the platform "
+                        "or device name (default: $CLSPMV_DEVICE, $PYOPENCL_CTX, else the "
+                        "first GPU, else CPU)")
+    p.add_argument("--formats", type=_formats, default="all", metavar="all|auto|F[,F...]",
+                   help=f"formats to run (default: all): {', '.join(FORMATS)}; auto: one "
+                        "chosen from the row statistics and device type (plus csr-scalar, the "
+                        "break-even reference)")
+    p.add_argument("--dtype", choices=tuple(DTYPES), default="both",
+                   help="value type(s) (default: both)")
+    p.add_argument("--baselines", type=_baselines, default=["scipy", "mkl", "cusparse"],
+                   metavar="scipy,mkl,cusparse|none",
+                   help="baselines measured on the same matrices (default: all three; those "
+                        "that cannot run are recorded as absent with the reason)")
+    p.add_argument("--repeat", type=_positive_int, default=10, metavar="N",
+                   help="timed products per measurement after warm-up (default: 10; fewer, at "
+                        "least 3, when N products would take more than 10 s)")
+    p.add_argument("--warmup", type=_positive_int, default=2, metavar="N",
+                   help="untimed products first (default: 2)")
+    p.add_argument("--mkl-threads", type=_positive_int, default=None, metavar="N",
+                   help="threads of the MKL baseline (default: MKL's, the number of cores)")
+    p.add_argument("--max-seconds", type=_positive_float, default=None, metavar="S",
+                   help="time budget of the whole run: once spent, nothing new starts and what "
+                        "is left is recorded as skipped (default: none)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random x (default: 0)")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="output folder (default: reports/<date>-<host>/)")
+    p.add_argument("--note", default="", metavar="TEXT",
+                   help="a remark on the conditions of the run, printed in the report's header")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(run=cmd_bench)
+
+    p = sub.add_parser(
+        "report", help="rebuild report.md and plots from results.json files",
+        description="Rebuild report.md and the plots from saved results; several files "
+                    "(from different machines) merge into one cross-device comparison, saved "
+                    "as results.json and results.csv beside the report.")
+    p.add_argument("files", nargs="+", metavar="RESULTS.json")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="output folder (default: the folder of the first file)")
+    p.set_defaults(run=cmd_report)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         return args.run(args)
     except MatrixFormatError as err:

@@ -30,7 +30,9 @@ class Device:
     ``index`` is ``(platform_index, device_index)``, the same numbers ``select_device("P:D")``
     takes. ``simd_width`` is the number of work-items that execute in lockstep: the warp (32 on
     NVIDIA) or wavefront width on GPUs, the float vector width on CPUs. Layouts pad row counts to
-    a multiple of it.
+    a multiple of it. ``cache_bytes`` is the global memory cache the driver reports (the L2 of
+    NVIDIA GPUs, the last-level cache of the host CPU under PoCL): data smaller than that may be
+    served from cache rather than memory.
     """
 
     index: tuple[int, int]
@@ -49,6 +51,7 @@ class Device:
     ``cl_ext_float_atomics`` can be used; None when it lacks the extension or OpenCL C >= 2.0."""
     simd_width: int
     driver_version: str
+    cache_bytes: int
     cl_device: cl.Device = field(repr=False, compare=False)
 
     def __str__(self) -> str:
@@ -152,6 +155,7 @@ def _read_device(p_index: int, platform: cl.Platform, d_index: int, d: cl.Device
         float_atomics_std=_float_atomics_std(d),
         simd_width=_simd_width(d, kind),
         driver_version=d.driver_version.strip(),
+        cache_bytes=int(d.global_mem_cache_size),
         cl_device=d,
     )
 
@@ -185,10 +189,10 @@ def select_device(spec: str | Device | None = None) -> Device:
     """Choose a device.
 
     ``spec`` is ``"gpu"``, ``"cpu"`` or ``"accelerator"``; a substring of a platform or device
-    name (``"nvidia"``, ``"pocl"``, case-insensitive); ``"P:D"`` platform and device indices; or
-    a :class:`Device`. Without a spec: the environment variable ``CLSPMV_DEVICE`` (same syntax),
-    else ``PYOPENCL_CTX`` (PyOpenCL's ``"P:D"`` or ``"P"`` syntax), else the first GPU, else the
-    first CPU, else the first device.
+    name or of the device's OpenCL version string (``"nvidia"``, ``"pocl"``, case-insensitive);
+    ``"P:D"`` platform and device indices; or a :class:`Device`. Without a spec: the
+    environment variable ``CLSPMV_DEVICE`` (same syntax), else ``PYOPENCL_CTX`` (PyOpenCL's
+    ``"P:D"`` or ``"P"`` syntax), else the first GPU, else the first CPU, else the first device.
 
     Raises :class:`DeviceError` when no OpenCL platform exists or nothing matches; the message
     lists the devices that do exist.
@@ -229,5 +233,5 @@ def _search_text(d: Device) -> str:
     """What a name spec is matched against: device and platform names, vendors and versions
     (so that ``"pocl"`` finds PoCL, whose platform is called "Portable Computing Language")."""
     p = d.cl_device.platform
-    parts = (d.name, d.cl_device.vendor, p.name, p.vendor, p.version)
+    parts = (d.name, d.cl_device.vendor, d.cl_device.version, p.name, p.vendor, p.version)
     return " ".join(parts).lower()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from clspmv.demo import poisson2d
+from clspmv.bench.generators import poisson2d
 
 ALPHA_BETA = [(1.0, 0.0), (2.5, 0.0), (1.0, 1.0), (-0.5, 2.0), (0.0, 3.0), (1.5, -1.0)]
 """(alpha, beta) pairs of the alpha/beta tests."""

@@ -31,6 +31,13 @@ def test_select_by_index_type_and_name() -> None:
             assert clspmv.select_device("pocl").platform == "Portable Computing Language"
 
 
+def test_pocl_by_name() -> None:
+    pocl = [d for d in clspmv.devices() if d.platform == "Portable Computing Language"]
+    if not pocl:
+        pytest.skip("no PoCL device here")
+    assert clspmv.select_device("pocl") is pocl[0]  # found in "OpenCL 3.0 PoCL ..."
+
+
 def test_default_prefers_gpu_then_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLSPMV_DEVICE", raising=False)
     monkeypatch.delenv("PYOPENCL_CTX", raising=False)

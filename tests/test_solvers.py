@@ -24,7 +24,7 @@ import scipy.sparse.linalg as sla
 
 import clspmv
 from clspmv import solvers
-from clspmv.demo import poisson2d
+from clspmv.bench.generators import poisson2d
 
 from shared_data import MATRICES
 

@@ -7,6 +7,7 @@ skipped where none can be reached.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -86,7 +87,12 @@ def test_wheel_installs_and_runs(tmp_path: Path) -> None:
     assert Path(kernel_dir).resolve() == site / "clspmv" / "kernels_cl"
     assert sorted(p.name for p in Path(kernel_dir).iterdir()) == KERNELS
 
-    out = run([venv / "bin" / "clspmv", "demo", "--size", "12", "--format", "sell,dia"],
-              elsewhere, "the installed clspmv command")
-    assert "144 rows, 672 entries" in out  # 5 k^2 - 4 k for k = 12
-    assert [line.split()[-1] for line in out.splitlines()[-2:]] == ["ok", "ok"]
+    results = elsewhere / "results"
+    out = run([venv / "bin" / "clspmv", "bench", "gen:poisson2d:k=12", "--formats", "sell,dia",
+               "--dtype", "float32", "--baselines", "scipy", "--repeat", "3", "--quiet",
+               "--out", results], elsewhere, "the installed clspmv command")
+    assert "3 records (3 ok)" in out
+    records = json.loads((results / "results.json").read_text())["records"]
+    assert [(r["format"], r["nnz"], r["status"]) for r in records] == [
+        ("scipy", 672, "ok"), ("sell", 672, "ok"), ("dia", 672, "ok")]  # 5 k^2 - 4 k, k = 12
+    assert (results / "report.md").is_file()

@@ -31,7 +31,8 @@ import scipy.sparse.linalg as sla
 from tabulate import tabulate
 
 import clspmv
-from clspmv.demo import kernel_ns, poisson2d
+from clspmv.bench.generators import poisson2d
+from clspmv.bench.timing import kernel_ns
 from clspmv.formats.base import atomic_add_kind
 
 TRANSPOSE_FORMATS = ("csr-scalar", "csr-vector", "coo", "ell", "ellr", "sell", "hyb")

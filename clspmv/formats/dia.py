@@ -23,13 +23,19 @@ class Dia(Format):
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Dia:
+        m, n = csr.shape
         rows = entry_rows(csr)
-        diag = csr.indices.astype(np.int64) - rows
-        offsets, which = np.unique(diag, return_inverse=True)
-        n_pad = round_up(csr.shape[0], layout.simd_width)
+        # Diagonal r - c + (m - 1) of every entry, in [0, m + n - 1): a presence table instead of
+        # a sort finds the occupied diagonals in O(nnz + m + n).
+        diag = csr.indices.astype(np.int64) - rows + (m - 1)
+        present = np.zeros(max(m + n - 1, 0), bool)
+        present[diag] = True
+        offsets = np.flatnonzero(present) - (m - 1)
+        n_pad = round_up(m, layout.simd_width)
         check_padding(cls.name, offsets.size * n_pad * csr.dtype.itemsize + offsets.size * 4, csr)
+        rank = np.cumsum(present, dtype=np.int64) - 1  # diagonal -> its index among the occupied
         val = np.zeros(offsets.size * n_pad, csr.dtype)
-        val[which.ravel() * n_pad + rows] = csr.data
+        val[rank[diag] * n_pad + rows] = csr.data
         arrays = {"offsets": offsets.astype(INDEX_DTYPE), "val": val}
         return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, n_diags=int(offsets.size))
 

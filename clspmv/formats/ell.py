@@ -38,13 +38,17 @@ def ell_index(rows: np.ndarray, pos: np.ndarray, n_pad: int, threads: int) -> np
 
 
 def ell_arrays(
-    csr: sp.csr_matrix, n_pad: int, width: int, threads: int, keep: np.ndarray | None = None
+    csr: sp.csr_matrix, n_pad: int, width: int, threads: int, keep: np.ndarray | None = None,
+    rows: np.ndarray | None = None, pos: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """``col``/``val`` of the ELL layout holding the entries selected by ``keep`` (default: all).
 
-    Empty slots hold column -1 (the ``ell`` kernel stops at it) and value 0.
+    ``rows`` and ``pos`` are :func:`entry_rows` and :func:`position_in_row` of ``csr`` when the
+    caller has them already. Empty slots hold column -1 (the ``ell`` kernel stops at it) and
+    value 0.
     """
-    rows, pos = entry_rows(csr), position_in_row(csr)
+    rows = entry_rows(csr) if rows is None else rows
+    pos = position_in_row(csr) if pos is None else pos
     cols, vals = csr.indices, csr.data
     if keep is not None:
         rows, pos, cols, vals = rows[keep], pos[keep], cols[keep], vals[keep]

@@ -35,11 +35,19 @@ class Hyb(Format):
         if k < 0:
             raise ValueError(f"width must be >= 0, got {k}")
         n_pad = round_up(csr.shape[0], layout.simd_width)
-        in_ell = position_in_row(csr) < k
-        arrays = ell_arrays(csr, n_pad, k, 1, keep=in_ell)
-        rest = ~in_ell
-        arrays.update(coo_arrays(entry_rows(csr)[rest], csr.indices[rest], csr.data[rest], "coo_"))
-        coo_nnz = int(rest.sum())
+        rows, pos = entry_rows(csr), position_in_row(csr)
+        lengths = row_lengths(csr)
+        if lengths.size == 0 or lengths.max() <= k:  # everything fits the ELL part
+            arrays = ell_arrays(csr, n_pad, k, 1, rows=rows, pos=pos)
+            arrays.update(coo_arrays(*(np.zeros(0, a.dtype) for a in (rows, pos, csr.data)),
+                                     "coo_"))
+            coo_nnz = 0
+        else:
+            in_ell = pos < k
+            arrays = ell_arrays(csr, n_pad, k, 1, keep=in_ell, rows=rows, pos=pos)
+            rest = ~in_ell
+            arrays.update(coo_arrays(rows[rest], csr.indices[rest], csr.data[rest], "coo_"))
+            coo_nnz = int(rest.sum())
         return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, width=k, coo_nnz=coo_nnz,
                    coo_chunk=chunk_size(coo_nnz, layout))
 

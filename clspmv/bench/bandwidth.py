@@ -1,0 +1,152 @@
+"""A device's streaming memory bandwidth, measured in the same run as the products.
+
+The yardstick of the reports' "% of copy bandwidth" is the best of several copies of a buffer
+well above the device's cache: vector-typed copy kernels (``kernels_cl/copy.cl``: float, float4,
+float16 and double2 elements) at several work-group sizes, and ``pyopencl.enqueue_copy``. One
+scalar copy kernel underestimates the bandwidth (by about 10% on an H200), hence the variants.
+Copy bandwidth counts bytes read plus bytes written. A read-only stream (``read_vec``) is
+measured with the same kernels' shapes and reported beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyopencl as cl
+
+from .. import build
+from ..device import Device
+from ..formats.base import round_up
+from .timing import kernel_ns
+
+COPY_VECTORS: tuple[tuple[np.dtype, int], ...] = (
+    (np.dtype(np.float32), 1),
+    (np.dtype(np.float32), 4),
+    (np.dtype(np.float32), 16),
+    (np.dtype(np.float64), 2),
+)
+"""(element type, vector width) of the copy kernels tried; double2 only on fp64 devices."""
+
+WORK_GROUP_SIZES = (64, 256, 1024)
+"""Work-group sizes tried (those above the device's maximum are left out)."""
+
+MIN_BUFFER = 256 << 20
+
+
+def buffer_bytes(device: Device) -> int:
+    """Bytes per buffer: max(256 MiB, 4 x the device's cache), at most half the largest
+    allocation and a quarter of global memory (two buffers are needed), a multiple of 4 KiB."""
+    want = max(MIN_BUFFER, 4 * device.cache_bytes)
+    cap = min(device.max_allocation // 2, device.global_memory // 4)
+    return max(4096, (min(want, cap) // 4096) * 4096)
+
+
+@dataclass(frozen=True)
+class Bandwidth:
+    """Best streaming rates of one device, in GB/s (1e9 bytes per second)."""
+
+    copy_gbps: float
+    """Best copy: (bytes read + bytes written) / kernel time."""
+    copy_variant: str
+    read_gbps: float
+    """Best read-only stream: bytes read / kernel time."""
+    read_variant: str
+    buffer_bytes: int
+    cache_bytes: int
+    variants: dict[str, float] = field(default_factory=dict)
+    """GB/s of every variant tried, by name."""
+
+    @property
+    def buffer_over_cache(self) -> float | None:
+        """How many times the device's cache the buffer is (None when no cache is reported)."""
+        return self.buffer_bytes / self.cache_bytes if self.cache_bytes else None
+
+    def as_dict(self) -> dict[str, object]:
+        """The figures as plain JSON values."""
+        return {
+            "copy_gbps": self.copy_gbps, "copy_variant": self.copy_variant,
+            "read_gbps": self.read_gbps, "read_variant": self.read_variant,
+            "buffer_bytes": self.buffer_bytes, "cache_bytes": self.cache_bytes,
+            "variants": dict(self.variants),
+        }
+
+
+def _median_ns(enqueue, repeat: int) -> float:
+    kernel_ns([enqueue()])  # warm-up
+    return float(np.median([kernel_ns([enqueue()]) for _ in range(max(repeat, 1))]))
+
+
+class _Stream:
+    """The copy and read kernels over one pair of buffers, timed per variant."""
+
+    def __init__(self, device: Device, size: int, repeat: int) -> None:
+        self.device, self.size, self.repeat = device, size, repeat
+        flags = cl.mem_flags.READ_WRITE
+        self.src = cl.Buffer(device.context, flags, size)
+        self.dst = cl.Buffer(device.context, flags, size)
+        self.found = cl.Buffer(device.context, flags, 4)
+        queue = device.queue
+        cl.enqueue_fill_buffer(queue, self.src, np.float32(1.0), 0, size)
+        cl.enqueue_fill_buffer(queue, self.dst, np.float32(0.0), 0, size)
+        queue.finish()
+        self.copies: dict[str, float] = {}
+        self.reads: dict[str, float] = {}
+
+    def release(self) -> None:
+        for buf in (self.src, self.dst, self.found):
+            buf.release()
+
+    def enqueue_copy(self) -> None:
+        queue = self.device.queue
+        self.copies["enqueue_copy"] = 2 * self.size / _median_ns(
+            lambda: cl.enqueue_copy(queue, self.dst, self.src, byte_count=self.size), self.repeat)
+
+    def kernels(self, dtype: np.dtype, vec: int, wg: int) -> str:
+        """Time copy_vec and read_vec with ``vec``-wide elements of ``dtype``; returns the name."""
+        queue = self.device.queue
+        n_vec = self.size // (dtype.itemsize * vec)
+        total = round_up(n_vec, wg)
+        name = f"{build.c_type(dtype)}{vec if vec > 1 else ''} wg={wg}"
+        copy = build.kernel(self.device, "copy.cl", "copy_vec", dtype, WG=wg, VEC=vec)
+        read = build.kernel(self.device, "copy.cl", "read_vec", dtype, WG=wg, VEC=vec)
+        self.copies[f"copy {name}"] = 2 * self.size / _median_ns(
+            lambda: copy(queue, (total,), (wg,), np.int64(n_vec), self.src, self.dst),
+            self.repeat)
+        self.reads[f"read {name}"] = self.size / _median_ns(
+            lambda: read(queue, (total,), (wg,), np.int64(n_vec), self.src, self.found,
+                         dtype.type(-1.0)), self.repeat)
+        return name
+
+
+def measure(device: Device, repeat: int = 5, nbytes: int | None = None) -> Bandwidth:
+    """Measure the copy and read bandwidth of ``device``.
+
+    Every vector type of :data:`COPY_VECTORS` is tried at work-group size 256 (or the device's
+    maximum), then the best of them at the other :data:`WORK_GROUP_SIZES`; plus
+    ``enqueue_copy``. Each variant: one warm-up, then the median of ``repeat`` runs.
+    """
+    size = nbytes or buffer_bytes(device)
+    stream = _Stream(device, size, repeat)
+    try:
+        stream.enqueue_copy()
+        first_wg = min(256, device.max_work_group_size)
+        tried = {}
+        for dtype, vec in COPY_VECTORS:
+            if device.supports(dtype):
+                tried[(dtype, vec)] = stream.kernels(dtype, vec, first_wg)
+        best = max(tried, key=lambda key: stream.copies["copy " + tried[key]])
+        for wg in WORK_GROUP_SIZES:
+            if wg != first_wg and wg <= device.max_work_group_size:
+                stream.kernels(*best, wg)
+    finally:
+        stream.release()
+    copies, reads = stream.copies, stream.reads
+    best_copy = max(copies, key=copies.__getitem__)
+    best_read = max(reads, key=reads.__getitem__)
+    return Bandwidth(
+        copy_gbps=copies[best_copy], copy_variant=best_copy,
+        read_gbps=reads[best_read], read_variant=best_read,
+        buffer_bytes=size, cache_bytes=device.cache_bytes,
+        variants={**copies, **reads},
+    )

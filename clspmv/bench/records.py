@@ -1,0 +1,208 @@
+"""Benchmark records and the results files they are saved in.
+
+A :class:`Record` is one measurement: one matrix, one device, one format (or one baseline:
+``scipy``, ``mkl``, ``cusparse``) and one value type. Records are plain data; the reports
+(:mod:`clspmv.report`) are computed from them alone, so results of several machines merge.
+
+``results.json`` holds ``{"meta": {...}, "records": [...]}`` and is rewritten atomically (a
+temporary file, then ``os.replace``) after every record, so an interrupted run keeps everything
+it measured; ``results.csv`` holds the same records, one row each.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import tempfile
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..stats import MatrixStats
+
+STATUSES = ("ok", "skipped", "failed", "wrong", "absent")
+"""``ok`` measured; ``skipped`` the format cannot run on this matrix or device (unsuitable, too
+large, out of memory, no fp64, time budget spent); ``failed`` the driver reported an error;
+``wrong`` the product exceeded the error bound (its times are kept, but it is never "best");
+``absent`` a baseline that is not available here (``reason`` says why)."""
+
+BASELINES = ("scipy", "mkl", "cusparse")
+"""Names of the baselines, used as a record's ``format``."""
+
+
+@dataclass
+class Record:
+    """One measurement. Times in milliseconds, rates in GFLOP/s and GB/s (1e9 per second).
+
+    Derived fields, set by the runner:
+
+    * ``gflops`` = 2 nnz / kernel_ms; ``gbps`` = min_bytes / kernel_ms;
+    * ``min_bytes`` = nnz (value + 4-byte index) + 4 (rows + 1) + value (cols + rows): values and
+      column indices of the entries, row pointers, x read once, y written once (beta = 0);
+    * ``pct_copy_bw`` = 100 gbps / copy_gbps, the device's copy bandwidth measured in the run;
+    * ``fits_cache``: min_bytes <= the device's cache (% of DRAM bandwidth may exceed 100);
+    * ``breakeven_products``: products after which conversion to this format has paid for
+      itself against ``csr-scalar`` (None: never, the format is not faster per product);
+    * ``speedup_vs_X`` = baseline X's kernel time / this kernel time (same matrix, dtype, run).
+    """
+
+    # what was measured
+    matrix: str
+    rows: int
+    cols: int
+    nnz: int
+    device: str
+    device_type: str
+    format: str
+    dtype: str
+    kind: str = "format"  # "format" or "baseline"
+    status: str = "ok"
+    reason: str = ""
+    host: str = ""
+    # matrix statistics (Table I of the ELLPACK-R paper)
+    av: float | None = None
+    max_minus_av: float | None = None
+    sigma: float | None = None
+    pct_sigma_over_av: float | None = None
+    pct_ell_hyb: float | None = None
+    # times
+    kernel_ms: float | None = None
+    kernel_ms_min: float | None = None
+    kernel_ms_max: float | None = None
+    repeats: int | None = None
+    wall_ms: float | None = None
+    host_conversion_ms: float | None = None
+    upload_ms: float | None = None
+    conversion_ms: float | None = None
+    breakeven_products: int | None = None
+    # rates and sizes
+    gflops: float | None = None
+    min_bytes: int | None = None
+    gbps: float | None = None
+    copy_gbps: float | None = None
+    pct_copy_bw: float | None = None
+    cache_bytes: int | None = None
+    fits_cache: bool | None = None
+    device_bytes: int | None = None
+    ell_bytes: int | None = None
+    reduction_vs_ell_pct: float | None = None
+    # accuracy of the checked product: max |y - y_ref| / bound, <= 1 passes
+    error_ratio: float | None = None
+    # baselines
+    speedup_vs_scipy: float | None = None
+    speedup_vs_mkl: float | None = None
+    speedup_vs_cusparse: float | None = None
+    threads: int | None = None
+    params: str = ""
+
+    def set_matrix_stats(self, s: MatrixStats) -> None:
+        """Copy the Table I statistics of the matrix into the record."""
+        self.av, self.max_minus_av, self.sigma = s.av, s.max_minus_av, s.sigma
+        self.pct_sigma_over_av, self.pct_ell_hyb = s.pct_sigma_over_av, s.pct_ell_hyb
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready values (NaN and infinities become None)."""
+        return {k: _plain(v) for k, v in asdict(self).items()}
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """(matrix, device, format, dtype): what identifies a measurement across runs."""
+        return (self.matrix, self.device, self.format, self.dtype)
+
+
+FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Record))
+"""Record fields in order: the columns of results.csv."""
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def min_bytes(rows: int, cols: int, nnz: int, value_bytes: int) -> int:
+    """Minimum bytes one product moves: entries (value + int32 column), int32 row pointers,
+    x read once, y written once (beta = 0)."""
+    return nnz * (value_bytes + 4) + 4 * (rows + 1) + value_bytes * (cols + rows)
+
+
+def key_of(record: dict[str, Any]) -> tuple[str, str, str, str]:
+    """:attr:`Record.key` of a record read back from JSON."""
+    return (record["matrix"], record["device"], record["format"], record["dtype"])
+
+
+def _atomic_write(path: Path, write) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, meta: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    """Write ``{"meta": meta, "records": records}`` atomically."""
+    _atomic_write(path, lambda fh: json.dump({"meta": meta, "records": records}, fh, indent=1,
+                                             allow_nan=False))
+
+
+def write_csv(path: Path, records: list[dict[str, Any]]) -> None:
+    """Write the records as CSV (columns :data:`FIELDS`, then any others) atomically."""
+    extra = sorted({k for r in records for k in r} - set(FIELDS))
+
+    def write(fh) -> None:
+        writer = csv.DictWriter(fh, fieldnames=[*FIELDS, *extra], extrasaction="ignore")
+        writer.writeheader()
+        for r in records:
+            writer.writerow({k: "" if v is None else v for k, v in r.items()})
+
+    _atomic_write(path, write)
+
+
+def read_json(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(meta, records) of a results.json; ValueError naming the file when it is not one."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not a JSON file ({err})") from None
+    if not isinstance(data, dict) or "records" not in data or "meta" not in data:
+        raise ValueError(f"{path}: not a clspmv results file (no 'meta' and 'records')")
+    return data["meta"], data["records"]
+
+
+class Results:
+    """The records of one run and its meta data, saved after every change."""
+
+    def __init__(self, out_dir: Path, meta: dict[str, Any]) -> None:
+        self.out_dir = Path(out_dir)
+        self.meta = meta
+        self.records: list[Record] = []
+
+    @property
+    def json_path(self) -> Path:
+        return self.out_dir / "results.json"
+
+    @property
+    def csv_path(self) -> Path:
+        return self.out_dir / "results.csv"
+
+    def add(self, record: Record) -> Record:
+        """Append ``record`` and save."""
+        self.records.append(record)
+        self.save()
+        return record
+
+    def save(self) -> None:
+        """Rewrite results.json and results.csv (atomically, each)."""
+        rows = [r.as_dict() for r in self.records]
+        write_json(self.json_path, self.meta, rows)
+        write_csv(self.csv_path, rows)

@@ -1,0 +1,164 @@
+"""Where the benchmark matrices come from: a MATRIX argument of ``clspmv bench`` is
+
+* a Matrix Market file, ``.mtx`` or ``.mtx.gz``;
+* a generator spec ``gen:NAME:key=val,...`` (:mod:`clspmv.bench.generators`);
+* ``ss:GROUP/NAME``, a matrix of the SuiteSparse Matrix Collection: downloaded once (with a
+  progress bar) from ``$CLSPMV_SUITESPARSE_URL/GROUP/NAME.tar.gz`` (default
+  :data:`DEFAULT_URL`), whose archive holds ``NAME/NAME.mtx``, into the cache folder
+  ``$CLSPMV_CACHE`` (default: ``platformdirs.user_cache_dir("clspmv")``) as
+  ``suitesparse/GROUP/NAME.mtx``, and read from there afterwards.
+
+:func:`resolve` checks an argument without loading anything; :meth:`Source.load` reads or
+generates the matrix.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import scipy.sparse as sp
+
+from .. import io
+from . import generators
+
+DEFAULT_URL = "https://suitesparse-collection-website.herokuapp.com/MM"
+"""The collection's Matrix Market folder: GROUP/NAME.tar.gz below it."""
+
+SS_PREFIX = "ss:"
+_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
+class SourceError(ValueError):
+    """A MATRIX argument that names no readable matrix; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A benchmark matrix: its display name, what kind of source it is, and how to load it."""
+
+    name: str
+    kind: str  # "file", "generator" or "suitesparse"
+    argument: str
+    _load: Callable[[], sp.spmatrix]
+
+    def load(self) -> sp.spmatrix:
+        """The matrix (read, generated or downloaded-then-read)."""
+        return self._load()
+
+
+def cache_dir() -> Path:
+    """``$CLSPMV_CACHE``, else the user cache folder of clspmv."""
+    if os.environ.get("CLSPMV_CACHE"):
+        return Path(os.environ["CLSPMV_CACHE"])
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("clspmv"))
+
+
+def base_url() -> str:
+    """``$CLSPMV_SUITESPARSE_URL``, else :data:`DEFAULT_URL` (no trailing slash)."""
+    return (os.environ.get("CLSPMV_SUITESPARSE_URL") or DEFAULT_URL).rstrip("/")
+
+
+def file_name(path: str) -> str:
+    """The file name without ``.mtx`` / ``.mtx.gz``."""
+    name = Path(path).name
+    for suffix in (".gz", ".mtx"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def parse_suitesparse(argument: str) -> tuple[str, str]:
+    """``ss:GROUP/NAME`` -> (GROUP, NAME); SourceError for anything else."""
+    group, slash, name = argument.removeprefix(SS_PREFIX).partition("/")
+    if not slash or not _NAME.fullmatch(group) or not _NAME.fullmatch(name):
+        raise SourceError(f"{argument!r}: expected ss:GROUP/NAME, e.g. ss:HB/bcsstk24 "
+                          "(letters, digits, '_', '.', '+', '-')")
+    return group, name
+
+
+def suitesparse_file(group: str, name: str, *, progress: bool = True) -> Path:
+    """The cached ``NAME.mtx`` of SuiteSparse matrix GROUP/NAME, downloaded first if absent.
+
+    The archive is downloaded to a temporary file in the cache folder, ``NAME/NAME.mtx`` is
+    extracted from it to a temporary file, and that is renamed into place: an interrupted
+    download leaves nothing half-written under the final name.
+    """
+    folder = cache_dir() / "suitesparse" / group
+    target = folder / f"{name}.mtx"
+    if target.is_file():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    url = f"{base_url()}/{group}/{name}.tar.gz"
+    fd, archive = tempfile.mkstemp(prefix=f".{name}.", suffix=".tar.gz", dir=folder)
+    fd2, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=".mtx", dir=folder)
+    os.close(fd2)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            _download(url, out, f"{group}/{name}", progress)
+        member = f"{name}/{name}.mtx"
+        try:
+            with tarfile.open(archive, "r:gz") as tar:
+                source = tar.extractfile(member)
+                if source is None:
+                    raise KeyError(member)
+                with open(partial, "wb") as dest, source:
+                    shutil.copyfileobj(source, dest, 1 << 20)
+        except (KeyError, tarfile.TarError, EOFError, OSError) as err:
+            raise SourceError(f"{url}: the download is not a .tar.gz holding {member} "
+                              f"({type(err).__name__}: {err})") from None
+        os.replace(partial, target)
+    finally:
+        Path(archive).unlink(missing_ok=True)
+        Path(partial).unlink(missing_ok=True)
+    return target
+
+
+def _download(url: str, out, label: str, progress: bool) -> None:
+    from tqdm import tqdm
+
+    try:
+        response = urllib.request.urlopen(url, timeout=60)
+    except urllib.error.HTTPError as err:
+        hint = " (no such matrix? names are listed at https://sparse.tamu.edu)" \
+            if err.code == 404 else ""
+        raise SourceError(f"cannot download {url}: HTTP {err.code} {err.reason}{hint}") from None
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        raise SourceError(f"cannot download {url}: {reason}; check the network, or set "
+                          "CLSPMV_SUITESPARSE_URL to a mirror") from None
+    with response, tqdm(total=int(response.headers.get("Content-Length") or 0) or None,
+                        unit="B", unit_scale=True, desc=f"download {label}",
+                        disable=not progress, leave=False) as bar:
+        while chunk := response.read(1 << 20):
+            out.write(chunk)
+            bar.update(len(chunk))
+
+
+def resolve(argument: str, *, progress: bool = True) -> Source:
+    """The :class:`Source` of a MATRIX argument; SourceError when it cannot be one."""
+    if argument.startswith(generators.PREFIX):
+        try:
+            name, params = generators.parse_spec(argument)
+        except ValueError as err:
+            raise SourceError(str(err)) from None
+        spec = generators.canonical_spec(name, params)
+        return Source(spec, "generator", argument, lambda: generators.generate(spec))
+    if argument.startswith(SS_PREFIX):
+        group, name = parse_suitesparse(argument)
+        return Source(f"{group}/{name}", "suitesparse", argument,
+                      lambda: io.read(suitesparse_file(group, name, progress=progress)))
+    path = Path(argument)
+    if not path.is_file():
+        raise SourceError(f"{argument}: no such file; a MATRIX is a .mtx/.mtx.gz file, "
+                          "gen:NAME:key=val,... or ss:GROUP/NAME")
+    return Source(file_name(argument), "file", argument, lambda: io.read(path))

@@ -1,0 +1,53 @@
+"""Named lists of generated matrices (``clspmv bench --suite NAME``).
+
+* ``demo`` (the default of ``clspmv bench``): small matrices, one per generator family, sized
+  so that every format in both value types finishes in a few minutes on a 2-core CPU.
+* ``cpu``: 1 to 30 million entries, one matrix per generator family, for CPUs (PoCL vs scipy
+  vs MKL) and as the small end of GPU comparisons.
+* ``anchors``: six families at 25 to 125 million entries, for GPUs (larger than any GPU
+  cache; the H200's L2 is tens of MB).
+
+Entry counts are those of the generated matrices (``clspmv stats`` / the reports' Table I).
+"""
+
+from __future__ import annotations
+
+SUITES: dict[str, tuple[str, ...]] = {
+    "demo": (
+        "gen:poisson2d:k=300",                       # 0.45 M entries
+        "gen:stencil27:k=30",                        # 0.68 M
+        "gen:block:k=16,b=4",                        # 0.43 M
+        "gen:random:n=60000,k=8",                    # 0.48 M
+        "gen:rmat:scale=15,edges=16",                # 0.47 M
+        "gen:denserows:n=60000,w=3,count=8,long=5000",  # 0.46 M
+        "gen:banded:n=60000,diags=7,spread=200",     # 0.42 M
+        "gen:constrows:n=12000,k=39,spread=500",     # 0.47 M
+    ),
+    "cpu": (
+        "gen:poisson2d:k=450",                       # 1.0 M entries
+        "gen:banded:n=400000,diags=5,spread=1000",   # 2.0 M
+        "gen:random:n=400000,k=10",                  # 4.0 M
+        "gen:rmat:scale=19,edges=16",                # 8.0 M
+        "gen:constrows:n=300000,k=39,spread=2000",   # 11.7 M
+        "gen:denserows:n=1500000,w=4,count=16,long=100000",  # 15 M
+        "gen:block:k=48,b=5",                        # 19 M
+        "gen:stencil27:k=104",                       # 30 M
+    ),
+    "anchors": (
+        "gen:rmat:scale=21,edges=16",                # 32 M entries, power law
+        "gen:denserows:n=4000000,w=4,count=16,long=400000",  # 42 M, a few very long rows
+        "gen:random:n=6000000,k=10",                 # 60 M, uniform columns
+        "gen:constrows:n=2000000,k=39,spread=20000",  # 78 M, equal row lengths (QCD-like)
+        "gen:block:k=83,b=5",                        # 99 M, dense 5x5 blocks (DLR2-like)
+        "gen:stencil27:k=166",                       # 122 M, 3-D 27-point stencil
+    ),
+}
+"""Suite name -> generator specs, in increasing size."""
+
+
+def suite(name: str) -> tuple[str, ...]:
+    """The specs of suite ``name``; ValueError listing the suites for an unknown one."""
+    try:
+        return SUITES[name]
+    except KeyError:
+        raise ValueError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}") from None

@@ -1,0 +1,151 @@
+"""The one timing path of the benchmarks.
+
+* Kernel time: the OpenCL profiling events of :attr:`clspmv.DeviceMatrix.last_events` (start to
+  end of each kernel of one product, summed), after warm-up products, over repeated products on
+  device-resident vectors: median, minimum and maximum.
+* Wall time of one product including the host -> device copy of x and the device -> host copy of
+  y (``M.matvec(numpy x)``), by ``time.perf_counter``: the scenario of the pJDS paper's PCIe
+  transfer model (``pjds-multigpu.txt`` section 2.2).
+* Conversion time: host layout (``Format.from_csr`` from the canonical CSR) plus upload, kernel
+  compilation excluded (it is cached per process and not a property of the format).
+* Host baselines (scipy, MKL) are timed by :func:`time_host` with the same warm-up / repeat
+  scheme; cuSPARSE by CUDA events in :mod:`clspmv.bench.baselines`, summarised by
+  :func:`summarize`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cl_array
+import scipy.sparse as sp
+
+from ..device import Device
+from ..errors import DeviceError
+from ..formats import FORMAT_CLASSES, Layout
+from ..matrix import DeviceMatrix
+
+DEFAULT_MAX_SECONDS = 10.0
+"""Time allowed for the repeats of one measurement; fewer repeats (at least MIN_REPEATS) are run
+when the warm-up shows that ``repeat`` products would take longer."""
+MIN_REPEATS = 3
+
+
+def kernel_ns(events: list[cl.Event]) -> int:
+    """Nanoseconds the device spent in ``events`` (start to end of each, summed); waits for them."""
+    total = 0
+    for ev in events:
+        ev.wait()
+        total += ev.profile.end - ev.profile.start
+    return total
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Summary of repeated timings, in milliseconds."""
+
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    repeats: int
+
+
+def summarize(samples_ns: list[float] | np.ndarray) -> Timing:
+    """Median, minimum and maximum of nanosecond samples, in milliseconds."""
+    a = np.asarray(samples_ns, dtype=np.float64)
+    if a.size == 0:
+        raise ValueError("no timing samples")
+    return Timing(float(np.median(a)) / 1e6, float(a.min()) / 1e6, float(a.max()) / 1e6, a.size)
+
+
+def repeats_within(first_seconds: float, repeat: int,
+                   max_seconds: float = DEFAULT_MAX_SECONDS) -> int:
+    """``repeat``, or fewer (at least MIN_REPEATS) if ``repeat`` runs of ``first_seconds`` each
+    would exceed ``max_seconds``."""
+    if first_seconds <= 0 or repeat * first_seconds <= max_seconds:
+        return repeat
+    return max(min(MIN_REPEATS, repeat), int(max_seconds / first_seconds))
+
+
+def time_kernels(M: DeviceMatrix, x: np.ndarray, *, warmup: int = 2, repeat: int = 10,
+                 max_seconds: float = DEFAULT_MAX_SECONDS) -> Timing:
+    """Kernel time of ``y = A x`` with x and y resident on ``M``'s device (beta = 0)."""
+    queue = M.device.queue
+    x_dev = cl_array.to_device(queue, np.asarray(x, M.dtype))
+    y_dev = cl_array.empty(queue, M.shape[0], M.dtype)
+    start = time.perf_counter()
+    for _ in range(max(warmup, 1)):
+        M.matvec(x_dev, y_dev)
+        kernel_ns(M.last_events)
+    per_product = (time.perf_counter() - start) / max(warmup, 1)
+    samples = []
+    for _ in range(repeats_within(per_product, repeat, max_seconds)):
+        M.matvec(x_dev, y_dev)
+        samples.append(kernel_ns(M.last_events))
+    return summarize(samples)
+
+
+def time_host(product: Callable[[], object], *, warmup: int = 2, repeat: int = 10,
+              max_seconds: float = DEFAULT_MAX_SECONDS) -> Timing:
+    """Wall-clock time of a host call (``time.perf_counter``), after ``warmup`` calls."""
+    start = time.perf_counter()
+    for _ in range(max(warmup, 1)):
+        product()
+    per_call = (time.perf_counter() - start) / max(warmup, 1)
+    samples = []
+    for _ in range(repeats_within(per_call, repeat, max_seconds)):
+        t0 = time.perf_counter_ns()
+        product()
+        samples.append(time.perf_counter_ns() - t0)
+    return summarize(samples)
+
+
+def time_wall(M: DeviceMatrix, x: np.ndarray, *, repeat: int = 3,
+              max_seconds: float = DEFAULT_MAX_SECONDS) -> Timing:
+    """Wall time of one product from a numpy x to a numpy y: copy x in, kernels, copy y out."""
+    x_host = np.ascontiguousarray(x, M.dtype)
+    return time_host(lambda: M.matvec(x_host), warmup=1, repeat=repeat, max_seconds=max_seconds)
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A matrix converted and uploaded, with the time of each step in milliseconds."""
+
+    matrix: DeviceMatrix
+    host_ms: float
+    upload_ms: float
+
+    @property
+    def total_ms(self) -> float:
+        """Host conversion plus upload: what a single product must pay before it starts."""
+        return self.host_ms + self.upload_ms
+
+
+def convert(csr: sp.csr_matrix, format: str, device: Device,
+            work_group_size: int | None = None) -> Conversion:
+    """Lay out ``csr`` (canonical: :func:`clspmv.matrix.canonical_csr`) in ``format`` and upload
+    it to ``device``, timing the host conversion and the upload (until the queue is idle)
+    separately. The kernels are compiled before the upload is timed.
+
+    Raises what :meth:`clspmv.DeviceMatrix.from_scipy` raises: UnsuitableFormatError,
+    DeviceError (no fp64, too large, out of memory), IndexOverflowError.
+    """
+    if not device.supports(csr.dtype):
+        raise DeviceError(f"{device.name} has no float64 support (cl_khr_fp64)")
+    layout = Layout.for_device(device, work_group_size)
+    t0 = time.perf_counter()
+    fmt = FORMAT_CLASSES[format].from_csr(csr, layout)
+    host_s = time.perf_counter() - t0
+    fmt.device = device
+    fmt.prepare_kernels()  # compile (or fetch from the program cache) outside the timing
+    fmt.device = None
+    device.queue.finish()
+    t0 = time.perf_counter()
+    fmt.upload(device)
+    device.queue.finish()
+    upload_s = time.perf_counter() - t0
+    return Conversion(DeviceMatrix(fmt, device), host_s * 1e3, upload_s * 1e3)

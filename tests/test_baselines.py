@@ -1,0 +1,253 @@
+"""Baselines (scipy, MKL, cuSPARSE through a stand-in cupy) and ``--formats auto``."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import clspmv
+from clspmv.bench import autoselect, bandwidth, baselines
+from clspmv.bench import generators as g
+from clspmv.cli import main
+from clspmv.matrix import canonical_csr
+from clspmv.stats import stats
+
+HAVE_MKL = importlib.util.find_spec("sparse_dot_mkl") is not None
+needs_mkl = pytest.mark.skipif(not HAVE_MKL, reason='sparse_dot_mkl absent: pip install '
+                                                   '".[mkl]"')
+
+
+@pytest.fixture
+def problem() -> tuple[sp.csr_matrix, np.ndarray]:
+    A = canonical_csr(g.random(3000, 7, seed=1), np.float64)
+    return A, np.random.default_rng(2).standard_normal(3000)
+
+
+def test_scipy(problem) -> None:
+    A, x = problem
+    r = baselines.scipy_product(A, x, warmup=1, repeat=4)
+    assert r.status == "ok" and r.threads == 1 and "(scipy, 1 thread)" in r.device
+    assert r.timing.repeats == 4 and r.timing.min_ms <= r.timing.median_ms <= r.timing.max_ms
+    assert np.array_equal(r.y, A @ x)
+
+
+# -- MKL ------------------------------------------------------------------------------------------
+@needs_mkl
+def test_libmkl_rt_of_the_pip_package_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MKL_RT", raising=False)
+    path = baselines.find_mkl_rt()
+    assert path is not None and Path(path).is_file() and "libmkl_rt" in Path(path).name
+    assert Path(path).parent.name == "lib"
+
+
+@needs_mkl
+def test_mkl_loads_without_paths_set(tmp_path: Path) -> None:
+    """In a fresh interpreter with neither MKL_RT nor LD_LIBRARY_PATH, the baseline runs."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MKL_RT", "LD_LIBRARY_PATH")}
+    program = (
+        "import numpy as np, scipy.sparse as sp\n"
+        "from clspmv.bench import baselines\n"
+        "A = sp.random(200, 200, density=0.05, format='csr', random_state=0)\n"
+        "A.indices = A.indices.astype(np.int32); A.indptr = A.indptr.astype(np.int32)\n"
+        "x = np.ones(200)\n"
+        "r = baselines.mkl_product(A, x, threads=1, repeat=3)\n"
+        "assert r.status == 'ok', r.reason\n"
+        "assert np.allclose(r.y, A @ x)\n"
+        "print(r.device)\n")
+    done = subprocess.run([sys.executable, "-c", program], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "(MKL, 1 thread)" in done.stdout
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mkl_product(problem, dtype) -> None:
+    A, x = problem
+    A, x = canonical_csr(A, dtype), x.astype(dtype)
+    r = baselines.mkl_product(A, x, threads=2, warmup=1, repeat=3)
+    assert r.status == "ok" and r.threads == 2 and "(MKL, 2 threads)" in r.device
+    assert r.y.dtype == dtype
+    np.testing.assert_allclose(r.y, A.astype(np.float64) @ x.astype(np.float64),
+                               rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
+
+
+def test_mkl_absent(problem, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "sparse_dot_mkl", None)
+    r = baselines.mkl_product(*problem)
+    assert r.status == "absent" and r.timing is None
+    assert r.reason.startswith("sparse_dot_mkl cannot be imported")
+    assert 'pip install "clspmv[mkl]"' in r.reason
+
+
+# -- cuSPARSE through a stand-in for cupy ---------------------------------------------------------
+class FakeCupy:
+    """What cusparse_product uses of cupy and cupyx, on the CPU: every product takes 0.25 ms."""
+
+    def __init__(self, devices: int = 1, oom: bool = False) -> None:
+        self.clock = 0.0
+        self.freed = 0
+        fake = self
+
+        class OutOfMemoryError(Exception):
+            pass
+
+        class Event:
+            def record(self) -> None:
+                self.t = fake.clock
+                fake.clock += 0.25
+
+            def synchronize(self) -> None:
+                pass
+
+        class Device:
+            def __init__(self, index: int) -> None:
+                assert index == 0
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc) -> None:
+                pass
+
+        class Pool:
+            def free_all_blocks(self) -> None:
+                fake.freed += 1
+
+        def csr_matrix(A):
+            if oom:
+                raise OutOfMemoryError("out of memory allocating 1 GB")
+            return sp.csr_matrix(A)
+
+        def get_device_count() -> int:
+            if devices < 0:
+                raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
+            return devices
+
+        self.cupy = types.ModuleType("cupy")
+        self.cupy.cuda = types.SimpleNamespace(
+            runtime=types.SimpleNamespace(
+                getDeviceCount=get_device_count,
+                getDeviceProperties=lambda i: {"name": b"Fake GPU"}),
+            Device=Device, Event=Event,
+            get_elapsed_time=lambda a, b: b.t - a.t,
+            memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError))
+        self.cupy.asarray = np.asarray
+        self.cupy.asnumpy = np.asarray
+        self.cupy.get_default_memory_pool = Pool
+        self.sparse = types.ModuleType("cupyx.scipy.sparse")
+        self.sparse.csr_matrix = csr_matrix
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        cupyx, scipy_ = types.ModuleType("cupyx"), types.ModuleType("cupyx.scipy")
+        cupyx.scipy, scipy_.sparse = scipy_, self.sparse
+        for name, module in (("cupy", self.cupy), ("cupyx", cupyx), ("cupyx.scipy", scipy_),
+                             ("cupyx.scipy.sparse", self.sparse)):
+            monkeypatch.setitem(sys.modules, name, module)
+
+
+def test_cusparse(problem, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeCupy()
+    fake.install(monkeypatch)
+    A, x = problem
+    r = baselines.cusparse_product(A, x, warmup=2, repeat=5)
+    assert r.status == "ok" and r.device == "Fake GPU (cuSPARSE)" and r.device_type == "gpu"
+    assert r.timing.repeats == 5 and r.timing.median_ms == pytest.approx(0.25)
+    assert np.array_equal(r.y, A @ x) and fake.freed == 1
+
+
+@pytest.mark.parametrize("fake, reason", [
+    (FakeCupy(devices=0), "cupy finds no CUDA device"),
+    (FakeCupy(devices=-1), "cupy finds no CUDA device: cudaErrorNoDevice"),
+    (FakeCupy(oom=True), "out of GPU memory: out of memory allocating 1 GB"),
+])
+def test_cusparse_absent(problem, monkeypatch: pytest.MonkeyPatch, fake: FakeCupy,
+                         reason: str) -> None:
+    fake.install(monkeypatch)
+    r = baselines.cusparse_product(*problem)
+    assert r.status == "absent" and r.reason.startswith(reason) and r.timing is None
+
+
+def _cuda_device_count() -> int:
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:
+        return 0
+
+
+@pytest.mark.skipif(_cuda_device_count() < 1, reason="no cupy with a CUDA device here")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cusparse_on_a_real_gpu(problem, dtype) -> None:
+    A, x = problem
+    A, x = canonical_csr(A, dtype), x.astype(dtype)
+    r = baselines.cusparse_product(A, x, warmup=1, repeat=5)
+    assert r.status == "ok" and r.device.endswith("(cuSPARSE)") and r.timing.median_ms > 0
+    np.testing.assert_allclose(r.y, A.astype(np.float64) @ x.astype(np.float64),
+                               rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
+
+
+def test_cusparse_without_cupy(problem, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    r = baselines.cusparse_product(*problem)
+    assert r.status == "absent" and "cupy cannot be imported" in r.reason
+    assert "pip install cupy-cuda12x" in r.reason
+
+
+def test_cusparse_in_a_run_gives_gpu_speedups_and_a_crossover(
+        device: clspmv.Device, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    FakeCupy().install(monkeypatch)
+    monkeypatch.setattr(bandwidth, "buffer_bytes", lambda d: 4 << 20)
+    out = tmp_path / "run"
+    argv = ["bench", "gen:poisson2d:k=10", "gen:random:n=5000,k=6", "--formats", "csr-scalar",
+            "--dtype", "float32", "--baselines", "scipy,cusparse", "--repeat", "3",
+            "--device", f"{device.index[0]}:{device.index[1]}", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    records = json.loads((out / "results.json").read_text())["records"]
+    (cusparse,) = [r for r in records if r["format"] == "cusparse" and r["nnz"] == 460]
+    assert cusparse["status"] == "ok" and cusparse["kernel_ms"] == pytest.approx(0.25)
+    for r in records:
+        if r["status"] == "ok":
+            assert r["speedup_vs_cusparse"] == pytest.approx(0.25 / r["kernel_ms"])
+    report = (out / "report.md").read_text()
+    crossover = report.split("## CPU vs GPU crossover")[1].split("\n## ")[0]
+    assert "Fake GPU cusparse" in crossover and "| matrix" in crossover
+    if device.type == "cpu":
+        assert "Only" not in crossover.split("###")[1]
+
+
+# -- --formats auto -------------------------------------------------------------------------------
+@pytest.mark.parametrize("spec, on_gpu", [
+    ("gen:banded:n=5000,diags=5,spread=50", "dia"),
+    ("gen:stencil27:k=6", "dia"),  # 27 diagonals, 8..27 entries per row
+    ("gen:random:n=5000,k=8", "ellr"),
+    ("gen:constrows:n=3000,k=39,spread=400", "ellr-t"),
+    ("gen:rmat:scale=12,edges=8", "csr-vector"),
+    ("gen:denserows:n=20000,w=2,count=1,long=20000", "hyb"),
+    ("gen:denserows:n=5000,w=3,count=50,long=20", "sell"),  # longest > 2 Av
+])
+def test_autoselect(device: clspmv.Device, spec: str, on_gpu: str) -> None:
+    A = canonical_csr(g.generate(spec), np.float64)
+    s = stats(A)
+    gpu, cpu = (dataclasses.replace(device, type=t) for t in ("gpu", "cpu"))
+    assert autoselect.choose(A, s, gpu)[0] == on_gpu
+    assert autoselect.choose(A, s, cpu) == ("csr-scalar", "cpu device: csr-scalar")
+    assert autoselect.choose(sp.csr_matrix((4, 4)), stats(sp.csr_matrix((4, 4))), gpu) == (
+        "csr-scalar", "no entries")
+
+
+def test_diagonal_count() -> None:
+    assert autoselect.diagonal_count(g.poisson2d(6)) == 5
+    assert autoselect.diagonal_count(sp.csr_matrix(np.ones((3, 4)))) == 6
+    assert autoselect.diagonal_count(sp.csr_matrix((3, 3))) == 0

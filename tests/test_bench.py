@@ -1,0 +1,439 @@
+"""``clspmv bench`` and ``clspmv report`` end to end on tiny matrices, run in-process.
+
+The numbers in the records must be consistent with each other (GFLOP/s from nnz and kernel time,
+speedups as ratios of recorded times, break-even counts from the recorded conversion and kernel
+times); formats that cannot run and baselines that are absent must be recorded with the reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import math
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pyopencl as cl
+import pytest
+
+import clspmv
+from clspmv.bench import bandwidth, runner, timing
+from clspmv.bench.records import BASELINES, FIELDS
+from clspmv.cli import main
+
+REQUIRED = ("matrix rows cols nnz device format dtype status reason kernel_ms kernel_ms_min "
+            "kernel_ms_max wall_ms conversion_ms breakeven_products gflops gbps pct_copy_bw "
+            "device_bytes speedup_vs_scipy speedup_vs_mkl speedup_vs_cusparse").split()
+
+POISSON = "gen:poisson2d:k=12"  # 144 rows, 672 entries
+DENSE_ROW = "gen:denserows:n=20000,w=2,count=1,long=20000"  # ELL would pad every row to 20000
+FORMATS = "csr-scalar,ell,sell,hyb"
+HAVE_MKL = importlib.util.find_spec("sparse_dot_mkl") is not None
+BUFFER_BYTES = bandwidth.buffer_bytes  # the rule itself; tests run with smaller buffers
+
+
+def spec(device: clspmv.Device) -> str:
+    return f"{device.index[0]}:{device.index[1]}"
+
+
+@pytest.fixture(autouse=True)
+def small_streams(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Bandwidth buffers of 8 MiB (the real ones are >= 256 MiB) and a private cache folder."""
+    monkeypatch.setattr(bandwidth, "buffer_bytes", lambda device: 8 << 20)
+    monkeypatch.setenv("CLSPMV_CACHE", str(tmp_path / "cache"))
+
+
+def bench(out: Path, device: clspmv.Device, *extra: str) -> tuple[int, list[str]]:
+    argv = ["bench", POISSON, DENSE_ROW, "--formats", FORMATS, "--repeat", "3", "--warmup",
+            "1", "--device", spec(device), "--out", str(out), "--quiet", *extra]
+    return main(argv), argv
+
+
+def load(out: Path) -> tuple[dict, list[dict]]:
+    data = json.loads((out / "results.json").read_text())
+    return data["meta"], data["records"]
+
+
+def pick(records: list[dict], **match: object) -> list[dict]:
+    return [r for r in records if all(r[k] == v for k, v in match.items())]
+
+
+def test_bench_end_to_end(device: clspmv.Device, tmp_path: Path,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    code, argv = bench(out, device, "--dtype", "both", "--note", "a quiet machine")
+    assert code == 0, capsys.readouterr().err
+    assert (out / "report.md").is_file() and (out / "results.csv").is_file()
+    if importlib.util.find_spec("matplotlib"):
+        for kind in ("gflops", "speedup", "bandwidth"):
+            for dtype in ("float32", "float64"):
+                png = out / f"{kind}_{dtype}.png"
+                assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
+    meta, records = load(out)
+    stdout = capsys.readouterr().out
+    assert f"{len(records)} records" in stdout and str(out / "report.md") in stdout
+
+    # meta: the exact command, the devices with drivers and measured bandwidth, host, versions
+    assert meta["command"] == shlex.join(["clspmv", *argv])
+    (dev,) = meta["devices"]
+    assert dev["name"] == device.name and dev["driver_version"] == device.driver_version
+    assert dev["bandwidth"]["copy_gbps"] > 0 and dev["bandwidth"]["read_gbps"] > 0
+    assert meta["host"]["cpu"] and meta["host"]["cores"] >= 1
+    assert {"numpy", "scipy", "pyopencl", "clspmv"} <= set(meta["versions"])
+    assert meta["git"] is None or len(meta["git"]["commit"]) == 40
+    assert not meta["interrupted"] and meta["finished"]
+
+    dtypes = ["float64", "float32"] if device.fp64 else ["float32"]
+    per_matrix = len(BASELINES) + len(FORMATS.split(","))
+    assert len(records) == 2 * len(["float64", "float32"]) * per_matrix
+    for r in records:
+        assert set(REQUIRED) <= set(r) and list(r) == list(FIELDS)
+    for matrix in ("gen:poisson2d:k=12", "gen:denserows:n=20000,w=2,count=1,long=20000"):
+        for dtype in dtypes:
+            check_group(pick(records, matrix=matrix, dtype=dtype), device)
+
+    # the skipped path: ELL refuses the row of 20000 entries; the run went on
+    (ell,) = pick(records, matrix=DENSE_ROW, format="ell", dtype=dtypes[0])
+    assert ell["status"] == "skipped" and "'ell' would need" in ell["reason"]
+    assert ell["kernel_ms"] is None and ell["gflops"] is None
+    (hyb,) = pick(records, matrix=DENSE_ROW, format="hyb", dtype=dtypes[0])
+    assert hyb["status"] == "ok"
+
+    # results.csv holds the same records
+    with open(out / "results.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == len(records)
+    for row, r in zip(rows, records, strict=True):
+        assert (row["matrix"], row["format"], row["dtype"], row["status"]) == (
+            r["matrix"], r["format"], r["dtype"], r["status"])
+        assert row["kernel_ms"] == ("" if r["kernel_ms"] is None else str(r["kernel_ms"]))
+
+    report = (out / "report.md").read_text()
+    assert meta["command"] in report and "- note: a quiet machine" in report
+    assert "| Matrix" in report and "%ELL(HYB)" in report
+    assert "would need" in report  # the skipped format's reason
+    assert report.count(f"## {runner.device_label(device)} — ") == len(dtypes)
+    # `clspmv report` rebuilds the same report from results.json alone
+    again = tmp_path / "again"
+    assert main(["report", str(out / "results.json"), "--out", str(again)]) == 0
+    assert (again / "report.md").read_text() == report
+
+
+def check_group(records: list[dict], device: clspmv.Device) -> None:
+    """The numbers of one matrix and dtype agree with each other."""
+    base = {r["format"]: r for r in records if r["kind"] == "baseline"}
+    fmts = {r["format"]: r for r in records if r["kind"] == "format"}
+    assert set(base) == set(BASELINES)
+    scipy = base["scipy"]
+    assert scipy["status"] == "ok" and scipy["threads"] == 1 and scipy["error_ratio"] <= 1
+    assert base["mkl"]["status"] == ("ok" if HAVE_MKL else "absent")
+    if base["cusparse"]["status"] == "absent":
+        assert "cupy" in base["cusparse"]["reason"]
+    nnz, rows, cols = scipy["nnz"], scipy["rows"], scipy["cols"]
+    value = 8 if scipy["dtype"] == "float64" else 4
+    for r in fmts.values():
+        assert (r["nnz"], r["rows"], r["cols"]) == (nnz, rows, cols)
+        assert r["device"] == runner.device_label(device) and r["device_type"] == device.type
+        assert r["min_bytes"] == nnz * (value + 4) + 4 * (rows + 1) + value * (cols + rows)
+        if r["status"] != "ok":
+            continue
+        assert r["error_ratio"] <= 1
+        assert r["kernel_ms_min"] <= r["kernel_ms"] <= r["kernel_ms_max"]
+        assert r["repeats"] == 3 and r["wall_ms"] > 0
+        assert r["gflops"] == pytest.approx(2 * nnz / r["kernel_ms"] / 1e6)
+        assert r["gbps"] == pytest.approx(r["min_bytes"] / r["kernel_ms"] / 1e6)
+        assert r["pct_copy_bw"] == pytest.approx(100 * r["gbps"] / r["copy_gbps"])
+        assert r["conversion_ms"] == pytest.approx(r["host_conversion_ms"] + r["upload_ms"])
+        assert r["device_bytes"] > 0 and r["fits_cache"] == (r["min_bytes"] <= r["cache_bytes"])
+        assert r["speedup_vs_scipy"] == pytest.approx(scipy["kernel_ms"] / r["kernel_ms"])
+        if HAVE_MKL:
+            assert r["speedup_vs_mkl"] == pytest.approx(base["mkl"]["kernel_ms"] / r["kernel_ms"])
+        else:
+            assert r["speedup_vs_mkl"] is None
+        if base["cusparse"]["status"] != "ok":
+            assert r["speedup_vs_cusparse"] is None
+        ref = fmts["csr-scalar"]
+        n = r["breakeven_products"]
+        if r["format"] == "csr-scalar":
+            assert n == 0
+        elif n is None:
+            assert r["kernel_ms"] >= ref["kernel_ms"]
+        else:  # n products pay for the conversion, n - 1 do not
+            def total(rec: dict, k: int) -> float:
+                return rec["conversion_ms"] + k * rec["kernel_ms"]
+
+            assert total(r, n) <= total(ref, n) * (1 + 1e-12)
+            assert n == 0 or total(r, n - 1) > total(ref, n - 1)
+    # the plain-ELLPACK footprint the reductions refer to
+    ell = fmts["ell"]
+    if ell["status"] == "ok":
+        assert ell["ell_bytes"] == ell["device_bytes"] and ell["reduction_vs_ell_pct"] == 0
+
+
+# -- failure paths --------------------------------------------------------------------------------
+def test_missing_baselines(device: clspmv.Device, tmp_path: Path,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sparse_dot_mkl", None)  # import fails
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    monkeypatch.delenv("MKL_RT", raising=False)
+    out = tmp_path / "run"
+    assert bench(out, device, "--dtype", "float32", "--formats", "csr-scalar")[0] == 0
+    _, records = load(out)
+    for name, hint in (("mkl", 'pip install "clspmv[mkl]"'), ("cusparse", "cupy")):
+        for r in pick(records, format=name):
+            assert r["status"] == "absent" and hint in r["reason"]
+            assert r["kernel_ms"] is None
+    for r in pick(records, kind="format"):
+        assert r["speedup_vs_mkl"] is None and r["speedup_vs_cusparse"] is None
+        assert r["speedup_vs_scipy"] > 0
+    report = (out / "report.md").read_text()
+    assert "## Baselines absent" in report and 'pip install "clspmv[mkl]"' in report
+
+
+def test_a_failing_baseline_is_recorded(device: clspmv.Device, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from clspmv.bench import baselines
+
+    def broken(A, x, **kwargs):
+        raise RuntimeError("CUSPARSE_STATUS_INTERNAL_ERROR")
+
+    monkeypatch.setitem(baselines.PRODUCTS, "cusparse", broken)
+    out = tmp_path / "run"
+    argv = ["bench", POISSON, "--formats", "csr-scalar", "--dtype", "float32", "--repeat", "3",
+            "--device", spec(device), "--out", str(out), "--quiet", "--baselines",
+            "scipy,cusparse"]
+    assert main(argv) == 0
+    _, records = load(out)
+    assert [(r["format"], r["status"]) for r in records] == [
+        ("scipy", "ok"), ("cusparse", "failed"), ("csr-scalar", "ok")]
+    assert records[1]["reason"] == "RuntimeError: CUSPARSE_STATUS_INTERNAL_ERROR"
+    assert records[2]["speedup_vs_cusparse"] is None
+
+
+def test_out_of_memory_and_driver_errors(device: clspmv.Device, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    real = timing.convert
+
+    def convert(csr, fmt, dev, work_group_size=None):
+        if fmt == "ell":
+            raise clspmv.DeviceError("out of device memory uploading format 'ell'")
+        if fmt == "sell":
+            raise MemoryError("Unable to allocate 9 GiB")
+        if fmt == "hyb":
+            raise cl.RuntimeError("clEnqueueNDRangeKernel failed: INVALID_VALUE")
+        return real(csr, fmt, dev, work_group_size)
+
+    monkeypatch.setattr(timing, "convert", convert)
+    out = tmp_path / "run"
+    argv = ["bench", POISSON, "--formats", FORMATS, "--dtype", "float32", "--repeat", "3",
+            "--device", spec(device), "--out", str(out), "--quiet", "--baselines", "scipy"]
+    assert main(argv) == 0
+    _, records = load(out)
+    status = {r["format"]: (r["status"], r["reason"]) for r in records}
+    assert status["ell"] == ("skipped", "out of device memory uploading format 'ell'")
+    assert status["sell"] == ("skipped", "out of memory converting: Unable to allocate 9 GiB")
+    assert status["hyb"][0] == "failed" and "INVALID_VALUE" in status["hyb"][1]
+    assert status["csr-scalar"] == ("ok", "")
+
+
+def test_interrupt_keeps_valid_results(device: clspmv.Device, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    calls = []
+    real = runner.Runner.measure
+
+    def measure(self, rec, problem, dev, fmt):
+        calls.append(fmt)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, rec, problem, dev, fmt)
+
+    monkeypatch.setattr(runner.Runner, "measure", measure)
+    out = tmp_path / "run"
+    assert bench(out, device, "--dtype", "float32", "--baselines", "scipy")[0] == 130
+    meta, records = load(out)
+    assert meta["interrupted"] is True and meta["finished"]
+    # the scipy baseline and the two formats measured before the interrupt
+    assert [r["format"] for r in records] == ["scipy", "csr-scalar", "ell"]
+    assert all(r["status"] == "ok" for r in records)
+    assert "interrupted" in capsys.readouterr().err
+    assert not (out / "report.md").exists()
+    assert main(["report", str(out / "results.json")]) == 0
+    assert "**interrupted**" in (out / "report.md").read_text()
+
+
+def test_time_budget(device: clspmv.Device, tmp_path: Path,
+                     monkeypatch: pytest.MonkeyPatch) -> None:
+    checks = []
+
+    def out_of_time(self) -> bool:
+        checks.append(1)
+        return len(checks) > 3  # matrix 1 starts, then two formats, then the budget is spent
+
+    monkeypatch.setattr(runner.Runner, "out_of_time", out_of_time)
+    out = tmp_path / "run"
+    code, _ = bench(out, device, "--dtype", "float32", "--baselines", "none",
+                    "--max-seconds", "60")
+    assert code == 0
+    meta, records = load(out)
+    assert [r["status"] for r in records] == ["ok", "ok", "skipped", "skipped"]
+    assert records[2]["reason"] == "time budget of 60 s (--max-seconds) spent"
+    assert meta["not_run"] == [f"{DENSE_ROW} (time budget spent)"]
+    assert f"- not run: {DENSE_ROW} (time budget spent)" in (out / "report.md").read_text()
+
+
+def test_matrices_that_cannot_run_are_listed(device: clspmv.Device, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "complex.mtx").write_text(
+        "%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1.0 2.0\n")
+    real = runner.canonical_csr
+
+    def canonical_csr(A, dtype=None):
+        if A.shape == (7, 7):
+            raise clspmv.IndexOverflowError("does not fit the 32-bit indices")
+        return real(A, dtype)
+
+    monkeypatch.setattr(runner, "canonical_csr", canonical_csr)
+    out = tmp_path / "run"
+    argv = ["bench", str(tmp_path / "complex.mtx"), "gen:random:n=7,k=2", POISSON,
+            "--formats", "csr-scalar", "--dtype", "float32", "--baselines", "scipy",
+            "--repeat", "3", "--device", spec(device), "--out", str(out)]
+    assert main(argv) == 0
+    meta, records = load(out)
+    assert meta["not_run"][0].startswith("complex (") and "complex" in meta["not_run"][0][9:]
+    assert meta["not_run"][1] == ("gen:random:n=7,k=2 float32 (does not fit the 32-bit "
+                                  "indices)")
+    assert {r["matrix"] for r in records} == {POISSON}  # the run went on
+    assert "clspmv: not run: complex" in capsys.readouterr().err
+
+
+def test_auto_formats(device: clspmv.Device, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    code, _ = bench(out, device, "--dtype", "float32", "--baselines", "none", "--formats",
+                    "auto")
+    assert code == 0
+    _, records = load(out)
+    for matrix in (POISSON, DENSE_ROW):
+        chosen = pick(records, matrix=matrix)
+        assert chosen[-1]["format"] == "csr-scalar" or len(chosen) == 1
+        assert "auto: " in chosen[0]["params"]
+    # the row of 20000 entries makes DENSE_ROW very uneven
+    assert pick(records, matrix=DENSE_ROW)[0]["format"] == (
+        "csr-scalar" if device.type == "cpu" else "hyb")
+
+
+# -- argument errors ------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "gen:nosuch"], "unknown generator 'nosuch'"),
+    (["bench", "missing.mtx"], "missing.mtx: no such file"),
+    (["bench", "ss:bcsstk24"], "expected ss:GROUP/NAME"),
+])
+def test_bench_bad_matrix(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+                          ) -> None:
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "--formats", "csr"], "unknown format 'csr'"),
+    (["bench", "--baselines", "scipy,matlab"], "unknown baseline 'matlab'"),
+    (["bench", "--repeat", "0"], "--repeat: expected a positive integer, got '0'"),
+    (["bench", "--suite", "big"], "invalid choice: 'big'"),
+    (["bench", "--dtype", "float16"], "invalid choice: 'float16'"),
+])
+def test_bench_bad_options(argv: list[str], message: str,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bench_unknown_device(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", POISSON, "--device", "no-such-device-anywhere"]) == 1
+    assert "no OpenCL device matches 'no-such-device-anywhere'" in capsys.readouterr().err
+
+
+def test_report_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(tmp_path / "none.json")]) == 2
+    assert "none.json: No such file" in capsys.readouterr().err
+    (tmp_path / "x.json").write_text('{"a": 1}')
+    assert main(["report", str(tmp_path / "x.json")]) == 2
+    assert "not a clspmv results file" in capsys.readouterr().err
+
+
+# -- pieces ---------------------------------------------------------------------------------------
+def test_breakeven() -> None:
+    assert runner.breakeven(10.0, 1.0, 2.0, 2.0) == 8  # 10 + 8 = 18 <= 2 + 16
+    assert runner.breakeven(10.0, 1.0, 2.0, 3.0) == 4
+    assert runner.breakeven(1.0, 1.0, 2.0, 3.0) == 0  # cheaper and faster
+    assert runner.breakeven(10.0, 3.0, 2.0, 3.0) is None  # never faster
+    assert runner.breakeven(1.0, 4.0, 2.0, 3.0) is None
+
+
+def test_repeats_within_the_time_limit() -> None:
+    assert timing.repeats_within(0.001, 10) == 10
+    assert timing.repeats_within(2.0, 10, max_seconds=10) == 5
+    assert timing.repeats_within(60.0, 10, max_seconds=10) == 3  # never fewer than 3
+    assert timing.repeats_within(60.0, 2, max_seconds=10) == 2
+
+
+def test_summarize() -> None:
+    t = timing.summarize([3e6, 1e6, 2e6, 10e6])
+    assert (t.median_ms, t.min_ms, t.max_ms, t.repeats) == (2.5, 1.0, 10.0, 4)
+    with pytest.raises(ValueError, match="no timing samples"):
+        timing.summarize([])
+
+
+def test_bandwidth_kernels_copy_and_read(device: clspmv.Device) -> None:
+    bw = bandwidth.measure(device, repeat=2, nbytes=1 << 20)
+    assert bw.copy_gbps == max(v for k, v in bw.variants.items() if not k.startswith("read"))
+    assert "enqueue_copy" in bw.variants and any(k.startswith("copy float4") for k in bw.variants)
+    assert bw.read_gbps > 0 and bw.buffer_bytes == 1 << 20
+    # the copy kernel really copies, the read kernel writes nothing
+    src = np.arange(1 << 12, dtype=np.float32)
+    mf = cl.mem_flags
+    a = cl.Buffer(device.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=src)
+    b = cl.Buffer(device.context, mf.READ_WRITE, src.nbytes)
+    found = cl.Buffer(device.context, mf.READ_WRITE | mf.COPY_HOST_PTR,
+                      hostbuf=np.zeros(1, np.int32))
+    from clspmv import build
+
+    q = device.queue
+    build.kernel(device, "copy.cl", "copy_vec", np.float32, WG=64, VEC=4)(
+        q, (1024,), (64,), np.int64(1024), a, b)
+    build.kernel(device, "copy.cl", "read_vec", np.float32, WG=64, VEC=4)(
+        q, (1024,), (64,), np.int64(1024), a, found, np.float32(-1))
+    out, flag = np.empty_like(src), np.empty(1, np.int32)
+    cl.enqueue_copy(q, out, b)
+    cl.enqueue_copy(q, flag, found)
+    assert np.array_equal(out, src) and flag[0] == 0
+    build.kernel(device, "copy.cl", "read_vec", np.float32, WG=64, VEC=4)(
+        q, (1024,), (64,), np.int64(1024), a, found, np.float32(77))
+    cl.enqueue_copy(q, flag, found)
+    assert flag[0] == 1  # 77 is in the buffer
+
+
+def test_buffer_size_rule(device: clspmv.Device) -> None:
+    size = BUFFER_BYTES(device)
+    assert size % 4096 == 0 and size <= device.max_allocation // 2
+    assert size == min(max(256 << 20, 4 * device.cache_bytes), device.max_allocation // 2,
+                       device.global_memory // 4) // 4096 * 4096
+
+
+def test_records_are_json_clean(tmp_path: Path) -> None:
+    from clspmv.bench.records import Record, Results
+
+    rec = Record("m", 1, 1, 1, "d", "cpu", "coo", "float32", kernel_ms=math.nan,
+                 gflops=np.float64(2.5))
+    assert rec.as_dict()["kernel_ms"] is None and type(rec.as_dict()["gflops"]) is float
+    results = Results(tmp_path / "x", {"command": "c"})
+    results.add(rec)
+    data = json.loads((tmp_path / "x" / "results.json").read_text())
+    assert data["meta"] == {"command": "c"} and data["records"][0]["gflops"] == 2.5
+    assert {p.name for p in (tmp_path / "x").iterdir()} == {"results.json", "results.csv"}

@@ -1,0 +1,206 @@
+"""The matrix generators: sizes, row-length distributions, determinism, specs and suites."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from clspmv.bench import generators as g
+from clspmv.bench import suites
+from clspmv.stats import stats
+
+
+def assert_canonical(A: sp.csr_matrix) -> None:
+    """Sorted, duplicate-free columns within every row, as the flags claim."""
+    assert isinstance(A, sp.csr_matrix) and A.dtype == np.float64
+    B = sp.csr_matrix((A.data.copy(), A.indices.copy(), A.indptr.copy()), shape=A.shape)
+    B.has_canonical_format = False
+    B.sum_duplicates()
+    assert B.nnz == A.nnz, "duplicates were stored"
+    assert np.array_equal(B.indices, A.indices), "columns are not sorted within rows"
+    assert A.indices.min(initial=0) >= 0 and A.indices.max(initial=0) < A.shape[1]
+
+
+def lengths(A: sp.csr_matrix) -> np.ndarray:
+    return np.diff(A.indptr)
+
+
+ALL_SMALL = [
+    "gen:poisson2d:k=7", "gen:stencil27:k=5", "gen:block:k=4,b=3", "gen:random:n=300,k=7",
+    "gen:rmat:scale=9,edges=8", "gen:denserows:n=400,w=2,count=3,long=250",
+    "gen:banded:n=500,diags=6,spread=40", "gen:constrows:n=200,k=9,spread=30",
+]
+
+
+@pytest.mark.parametrize("spec", ALL_SMALL)
+def test_canonical_and_deterministic(spec: str) -> None:
+    A, B = g.generate(spec), g.generate(spec)
+    assert_canonical(A)
+    assert (A != B).nnz == 0 and np.array_equal(A.data, B.data)
+
+
+@pytest.mark.parametrize("spec", [s for s in ALL_SMALL if "seed" in g._keys(
+    g.parse_spec(s)[0]) and not s.startswith(("gen:poisson2d", "gen:stencil27"))])
+def test_seed_changes_the_matrix(spec: str) -> None:
+    A, B = g.generate(spec), g.generate(spec + ",seed=1")
+    assert A.nnz != B.nnz or (A != B).nnz > 0
+
+
+def test_every_generator_is_covered() -> None:
+    assert sorted(g.parse_spec(s)[0] for s in ALL_SMALL) == sorted(g.GENERATORS)
+
+
+def test_poisson2d() -> None:
+    k = 5
+    A = g.poisson2d(k)
+    assert A.shape == (k * k, k * k) and A.nnz == 5 * k * k - 4 * k
+    assert np.all(A.diagonal() == 4) and np.all(A.data != 0)
+    assert (A != A.T).nnz == 0
+    grid = np.arange(k * k).reshape(k, k)
+    # An interior point couples to its four neighbours, a corner to two.
+    assert sorted(A[grid[2, 2]].indices) == sorted(
+        [grid[1, 2], grid[3, 2], grid[2, 1], grid[2, 3], grid[2, 2]])
+    assert A[grid[0, 0]].nnz == 3
+    # The same matrix as the Kronecker-sum definition.
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(k, k))
+    eye = sp.identity(k)
+    assert abs(A - (sp.kron(eye, T) + sp.kron(T, eye))).max() == 0
+    with pytest.raises(ValueError, match="grid size must be >= 1"):
+        g.poisson2d(0)
+
+
+def test_stencil27() -> None:
+    k = 6
+    A = g.stencil27(k)
+    assert A.shape == (k**3, k**3) and A.nnz == (3 * k - 2) ** 3
+    assert lengths(A).max() == 27 and lengths(A).min() == 8  # interior, corner
+    assert np.all(A.diagonal() == 26) and (A != A.T).nnz == 0
+    # Row of the interior point (2,2,2): all 27 points (2+-1, 2+-1, 2+-1).
+    point = (2 * k + 2) * k + 2
+    expected = sorted((z * k + y) * k + x for z in (1, 2, 3) for y in (1, 2, 3) for x in (1, 2, 3))
+    assert list(A[point].indices) == expected
+
+
+def test_block() -> None:
+    k, b = 4, 3
+    A = g.block(k, b, seed=2)
+    assert A.shape == (k**3 * b, k**3 * b)
+    assert A.nnz == b * b * (7 * k**3 - 6 * k**2)  # 7-point stencil nodes, b x b each
+    assert lengths(A).max() == 7 * b and lengths(A).min() == 4 * b
+    # Dense blocks: the b rows of a node have the same columns, in runs of b.
+    rows = A[:b].toarray() != 0
+    assert np.all(rows == rows[0]) and rows[0].sum() % b == 0
+
+
+def test_random_rows_have_exactly_k_distinct_columns() -> None:
+    A = g.random(2000, 13, seed=5)
+    assert A.shape == (2000, 2000) and np.all(lengths(A) == 13)
+    assert_canonical(A)
+    # Columns spread over the whole range: every tenth of it gets 10% +- 2% of the entries.
+    share = np.bincount(A.indices * 10 // 2000, minlength=10) / A.nnz
+    assert np.all(np.abs(share - 0.1) < 0.02)
+    with pytest.raises(ValueError, match="do not fit"):
+        g.random(5, 6)
+
+
+def test_rmat_is_power_law() -> None:
+    A = g.rmat(scale=12, edges=8, seed=3)
+    n = 2**12
+    assert A.shape == (n, n) and 0.8 * 8 * n < A.nnz <= 8 * n  # repeats merged
+    s = stats(A)
+    assert s.pct_sigma_over_av > 100 and s.max_minus_av > 10 * s.av  # heavy tail
+    assert np.count_nonzero(lengths(A) == 0) > 0.1 * n  # many empty rows
+    uniform = g.rmat(scale=12, edges=8, a=0.25, b=0.25, c=0.25, seed=3)
+    assert stats(uniform).pct_sigma_over_av < 50  # a = b = c = d: no skew
+    with pytest.raises(ValueError, match="a \\+ b \\+ c <= 1"):
+        g.rmat(scale=4, a=0.5, b=0.5, c=0.5)
+
+
+def test_denserows() -> None:
+    A = g.denserows(n=1000, w=2, count=4, long=600, seed=1)
+    row_len = lengths(A)
+    dense = np.flatnonzero(row_len == 600)
+    assert list(dense) == [0, 333, 666, 999]
+    others = np.delete(row_len, dense)
+    # Band rows: 5 entries inside, 4 in rows 1 and 998 (rows 0 and 999 are dense ones).
+    assert set(others) == {4, 5} and np.count_nonzero(others == 4) == 2
+    assert A.nnz == 4 * 600 + others.sum()
+    assert list(A[500].indices) == [498, 499, 500, 501, 502]
+    assert g.denserows(n=1000).getrow(0).nnz == 100  # default: n / 10
+
+
+def test_banded_has_few_diagonals() -> None:
+    A = g.banded(n=3000, diags=5, spread=100, seed=4)
+    offsets = np.unique(A.indices - np.repeat(np.arange(3000), lengths(A)))
+    assert offsets.size == 5 and 0 in offsets and np.abs(offsets).max() <= 100
+    assert lengths(A).max() == 5
+    with pytest.raises(ValueError, match="cannot place 9 distinct offsets within \\+-3"):
+        g.banded(n=100, diags=9, spread=3)
+
+
+def test_constrows() -> None:
+    A = g.constrows(n=500, k=11, spread=40, seed=2)
+    assert np.all(lengths(A) == 11)
+    # The same offsets (mod n) in every row: a periodic pattern.
+    offsets = (A.indices.reshape(500, 11) - np.arange(500)[:, None]) % 500
+    assert np.all(np.sort(offsets, axis=1) == np.sort(offsets[0]))
+    with pytest.raises(ValueError, match="wraps around"):
+        g.constrows(n=50, k=3, spread=30)
+
+
+# -- specs ----------------------------------------------------------------------------------------
+def test_parse_spec() -> None:
+    assert g.parse_spec("gen:random:n=1000,k=12") == ("random", {"n": 1000, "k": 12})
+    assert g.parse_spec("gen:rmat:scale=10,a=0.6") == ("rmat", {"scale": 10, "a": 0.6})
+    assert g.parse_spec("gen:stencil27") == ("stencil27", {})
+    assert g.parse_spec("gen:random:n=1e5") == ("random", {"n": 100000})
+    assert g.canonical_spec("random", {"k": 3, "n": 10}) == "gen:random:n=10,k=3"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("gen:nosuch:k=1", "unknown generator 'nosuch'"),
+    ("gen:random:m=5", "bad argument 'm=5' in 'gen:random:m=5': random takes n=<int>"),
+    ("gen:random:n", "bad argument 'n'"),
+    ("gen:random:n=many", "bad value 'many' for n"),
+])
+def test_bad_specs(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("+", "\\+").replace("(", "\\(")):
+        g.parse_spec(spec)
+
+
+# -- suites ---------------------------------------------------------------------------------------
+def test_suites_parse() -> None:
+    assert set(suites.SUITES) == {"demo", "cpu", "anchors"}
+    for specs in suites.SUITES.values():
+        for spec in specs:
+            g.parse_spec(spec)
+    with pytest.raises(ValueError, match="unknown suite 'big'; choose one of demo, cpu, anchors"):
+        suites.suite("big")
+
+
+def test_demo_suite_is_small_and_covers_every_generator() -> None:
+    sizes = [g.generate(spec).nnz for spec in suites.SUITES["demo"]]
+    assert all(3e5 < n < 1e6 for n in sizes)
+    assert sorted(g.parse_spec(s)[0] for s in suites.SUITES["demo"]) == sorted(g.GENERATORS)
+
+
+def expected_nnz(spec: str) -> int | None:
+    """Entry counts that follow from the parameters alone (None for the random-pattern ones)."""
+    name, p = g.parse_spec(spec)
+    if name == "stencil27":
+        return (3 * p["k"] - 2) ** 3
+    if name == "block":
+        return p["b"] ** 2 * (7 * p["k"] ** 3 - 6 * p["k"] ** 2)
+    if name in ("random", "constrows"):
+        return p["n"] * p["k"]
+    if name == "poisson2d":
+        return 5 * p["k"] ** 2 - 4 * p["k"]
+    return None
+
+
+@pytest.mark.parametrize("name, low, high", [("cpu", 1e6, 30e6), ("anchors", 25e6, 125e6)])
+def test_suite_sizes(name: str, low: float, high: float) -> None:
+    counts = [expected_nnz(s) for s in suites.SUITES[name]]
+    known = [n for n in counts if n is not None]
+    assert len(known) >= 3 and all(low <= n <= high for n in known), counts
