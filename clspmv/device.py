@@ -18,6 +18,9 @@ _TYPE_NAMES = (
     (cl.device_type.ACCELERATOR, "accelerator"),
 )
 
+SIMULATOR = "Oclgrind"
+"""Platform name of the Oclgrind simulator: listed and selectable by name, never the default."""
+
 _INSTALL_HINT = (
     'pip install "clspmv[pocl]" (or your distribution\'s pocl-opencl-icd) for a CPU device'
 )
@@ -167,7 +170,8 @@ def select_device(spec: str | Device | None = None) -> Device:
     name (``"nvidia"``, ``"pocl"``, case-insensitive); ``"P:D"`` platform and device indices; or
     a :class:`Device`. Without a spec: the environment variable ``CLSPMV_DEVICE`` (same syntax),
     else ``PYOPENCL_CTX`` (PyOpenCL's ``"P:D"`` or ``"P"`` syntax), else the first GPU, else the
-    first CPU, else the first device.
+    first CPU, else the first device. The Oclgrind simulator (a "GPU" thousands of times slower
+    than a real one) is chosen only when a spec names it.
 
     Raises :class:`DeviceError` when no OpenCL platform exists or nothing matches; the message
     lists the devices that do exist.
@@ -180,11 +184,12 @@ def select_device(spec: str | Device | None = None) -> Device:
     if spec is None:
         spec = os.environ.get("CLSPMV_DEVICE") or os.environ.get("PYOPENCL_CTX") or None
     if spec is None:
+        real = [d for d in found if d.platform != SIMULATOR] or found
         for kind in ("gpu", "cpu"):
-            for d in found:
+            for d in real:
                 if d.type == kind:
                     return d
-        return found[0]
+        return real[0]
     match = _match(str(spec).strip(), found)
     if match is None:
         raise DeviceError(

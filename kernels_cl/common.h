@@ -36,23 +36,28 @@
                                    : (VALUE_T)(alpha * (sum) + beta * (y)[i]))
 
 /* Atomic y[i] += v on global memory. OpenCL C 1.2 has no float atomics, so this is a
- * compare-and-swap loop on the integer of the same width (64-bit needs cl_khr_int64_base_atomics). */
+ * compare-and-swap loop on the integer of the same width (64-bit needs cl_khr_int64_base_atomics).
+ * The loop never reads *p non-atomically (a plain read would race with other work-items' swaps):
+ * its first swap guesses that y[i] holds +0.0, which is what scale_y leaves when beta == 0, and
+ * every failed swap returns the value actually there for the next try. */
 inline void atomic_add_value(volatile __global VALUE_T *p, VALUE_T v)
 {
 #if defined(VALUE_IS_DOUBLE)
     volatile __global long *ip = (volatile __global long *)p;
-    long old = *ip, assumed;
-    do {
+    long assumed = 0;
+    long old = atom_cmpxchg(ip, assumed, as_long(as_double(assumed) + v));
+    while (old != assumed) {
         assumed = old;
         old = atom_cmpxchg(ip, assumed, as_long(as_double(assumed) + v));
-    } while (old != assumed);
+    }
 #else
     volatile __global int *ip = (volatile __global int *)p;
-    int old = *ip, assumed;
-    do {
+    int assumed = 0;
+    int old = atomic_cmpxchg(ip, assumed, as_int(as_float(assumed) + v));
+    while (old != assumed) {
         assumed = old;
         old = atomic_cmpxchg(ip, assumed, as_int(as_float(assumed) + v));
-    } while (old != assumed);
+    }
 #endif
 }
 
