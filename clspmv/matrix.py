@@ -40,6 +40,10 @@ def canonical_csr(A: object, dtype: object = None) -> sp.csr_matrix:
     """A copy of ``A`` as CSR with sorted indices, duplicates summed, explicit zeros kept,
     32-bit indices and values of ``dtype`` (default: A's float type, else float64).
 
+    Duplicates are summed before the values are rounded to ``dtype`` (in float64 for anything
+    but COO input of a float type, which scipy sums in that type); values beyond the range of
+    ``dtype`` become ±Inf, with numpy's "overflow encountered in cast" warning.
+
     ``A`` may be any scipy.sparse matrix or array, or a dense 2-D array (whose zeros are dropped).
     Raises :class:`IndexOverflowError` when the matrix does not fit 32-bit indices.
     """
@@ -59,7 +63,13 @@ def canonical_csr(A: object, dtype: object = None) -> sp.csr_matrix:
             f"indices of the kernels (limit {INDEX_LIMIT})"
         )
     if sp.issparse(A):
-        csr = sp.csr_matrix(A, dtype=value_dtype, copy=True)
+        csr = sp.csr_matrix(A, copy=True)  # COO input: scipy sums duplicates in A's dtype
+        if not csr.has_canonical_format:
+            # Duplicates are summed in float64, before rounding to dtype: rounding first would
+            # lose what cancels (1 + 2**-30 and -1 would sum to 0 in float32).
+            csr = csr.astype(np.float64, copy=False)
+            csr.sum_duplicates()
+        csr = csr.astype(value_dtype, copy=False)
     else:
         csr = sp.csr_matrix(dense.astype(value_dtype, copy=False))
     csr.sum_duplicates()  # sorts indices; keeps explicit zeros

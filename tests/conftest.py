@@ -26,7 +26,7 @@ settings.register_profile(
     "ci",
     derandomize=True,
     database=None,
-    max_examples=12,
+    max_examples=40,
     deadline=None,
     print_blob=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
@@ -36,7 +36,7 @@ settings.register_profile(
     "fuzz",
     parent=settings.get_profile("ci"),
     derandomize=False,
-    max_examples=300,
+    max_examples=1000,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
