@@ -80,6 +80,14 @@ def canonical_csr(A: object, dtype: object = None) -> sp.csr_matrix:
     return csr
 
 
+def _check_real(dtype: np.dtype, what: str) -> None:
+    """TypeError unless ``dtype`` holds real numbers (bool, integers, floats)."""
+    if dtype.kind == "c":
+        raise TypeError(f"complex vectors are not supported ({what} has dtype {dtype})")
+    if dtype.kind not in "biuf":
+        raise TypeError(f"{what} has dtype {dtype}; expected real numbers")
+
+
 class DeviceMatrix:
     """A sparse matrix uploaded once to an OpenCL device in one storage format.
 
@@ -181,10 +189,13 @@ class DeviceMatrix:
         """
         m, n = self.shape
         on_device = isinstance(x, cl_array.Array)
-        alpha_v, beta_v = self.dtype.type(alpha), self.dtype.type(beta)
+        alpha_v, beta_v = self._scalar(alpha, "alpha"), self._scalar(beta, "beta")
         if on_device:
-            x_dev = self._device_vector(x, n, "x")
             y_dev = self._device_output(y, m)
+            x_dev = self._device_vector(x, n, "x")
+            if x_dev is not None and x_dev is x and x.base_data == y_dev.base_data:
+                # x and y in one buffer: the kernels would read x while writing y
+                x_dev = x.copy(queue=self._device.queue)
         else:
             x_host = self._host_vector(x, n)
             y_host = self._host_output(y, m)
@@ -195,7 +206,7 @@ class DeviceMatrix:
             if not on_device:
                 x_dev = cl_array.to_device(queue, x_host) if n else None
                 if y_host is not None and beta_v != 0:
-                    y_dev = cl_array.to_device(queue, y_host)
+                    y_dev = cl_array.to_device(queue, np.ascontiguousarray(y_host))
                 else:
                     y_dev = cl_array.empty(queue, m, self.dtype)
             x_buf = x_dev.data if x_dev is not None and n else None
@@ -211,12 +222,18 @@ class DeviceMatrix:
     def __matmul__(self, x: np.ndarray | cl_array.Array) -> np.ndarray | cl_array.Array:
         return self.matvec(x)
 
+    def _scalar(self, value: object, what: str) -> np.generic:
+        if isinstance(value, (complex, np.complexfloating)) or not np.isscalar(value) or (
+                isinstance(value, (str, bytes))):
+            raise TypeError(f"{what} must be a real number, got {value!r}")
+        return self.dtype.type(value)
+
     def _host_vector(self, x: object, n: int) -> np.ndarray:
         arr = np.asarray(x)
         if arr.ndim != 1 or arr.shape[0] != n:
             raise ValueError(f"x has shape {arr.shape}, expected ({n},)")
-        if np.issubdtype(arr.dtype, np.complexfloating):
-            raise TypeError("complex vectors are not supported")
+        _check_real(arr.dtype, "x")
+        # a copy in the matrix's dtype when x is another type, strided, reversed or Fortran-ordered
         return np.ascontiguousarray(arr, dtype=self.dtype)
 
     def _host_output(self, y: object, m: int) -> np.ndarray | None:
@@ -240,11 +257,17 @@ class DeviceMatrix:
         if x.context != self._device.context:
             raise ValueError(f"{what} lives in another OpenCL context than the matrix's device "
                              f"{self._device.name}; copy it there first")
+        _check_real(x.dtype, what)
+        if not x.flags.forc:
+            raise ValueError(
+                f"{what} is a non-contiguous pyopencl array (strides {x.strides}); pass a "
+                "contiguous one (pyopencl cannot copy strided arrays) or a numpy array"
+            )
         if n == 0:
             return None
         if x.dtype != self.dtype:
             return x.astype(self.dtype, queue=self._device.queue)
-        if x.offset or not x.flags.forc:
+        if x.offset:
             return x.copy(queue=self._device.queue)
         return x
 
