@@ -6,7 +6,6 @@ import os
 import re
 import threading
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import pyopencl as cl
 
@@ -20,6 +19,8 @@ _TYPE_NAMES = (
 
 SIMULATOR = "Oclgrind"
 """Platform name of the Oclgrind simulator: listed and selectable by name, never the default."""
+
+_once_lock = threading.RLock()  # reentrant: the queue makes the context under it
 
 _INSTALL_HINT = (
     'pip install "clspmv[pocl]" (or your distribution\'s pocl-opencl-icd) for a CPU device'
@@ -54,17 +55,27 @@ class Device:
     def __str__(self) -> str:
         return f"[{self.index[0]}:{self.index[1]}] {self.name} ({self.platform}, {self.type})"
 
-    @cached_property
+    @property
     def context(self) -> cl.Context:
-        """The one OpenCL context clspmv uses for this device."""
-        return cl.Context([self.cl_device])
+        """The one OpenCL context clspmv uses for this device (made once, also under threads)."""
+        return self._once("_context", lambda: cl.Context([self.cl_device]))
 
-    @cached_property
+    @property
     def queue(self) -> cl.CommandQueue:
         """An in-order command queue with profiling enabled (kernel times come from its events)."""
-        return cl.CommandQueue(
-            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
-        )
+        return self._once("_queue", lambda: cl.CommandQueue(
+            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE))
+
+    def _once(self, name: str, make):
+        """``make()`` stored under ``name`` the first time; threads that race get the same one
+        (functools.cached_property has no lock since Python 3.12)."""
+        value = self.__dict__.get(name)
+        if value is None:
+            with _once_lock:
+                value = self.__dict__.get(name)
+                if value is None:
+                    value = self.__dict__[name] = make()
+        return value
 
     def supports(self, dtype) -> bool:
         """True when kernels in ``dtype`` (float32 or float64) can run on this device."""
