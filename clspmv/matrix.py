@@ -223,10 +223,10 @@ class DeviceMatrix:
         return self.matvec(x)
 
     def _scalar(self, value: object, what: str) -> np.generic:
-        if isinstance(value, (complex, np.complexfloating)) or not np.isscalar(value) or (
-                isinstance(value, (str, bytes))):
+        arr = np.asarray(value)
+        if arr.ndim != 0 or arr.dtype.kind not in "biuf":
             raise TypeError(f"{what} must be a real number, got {value!r}")
-        return self.dtype.type(value)
+        return self.dtype.type(arr)
 
     def _host_vector(self, x: object, n: int) -> np.ndarray:
         arr = np.asarray(x)

@@ -127,7 +127,7 @@ def product_cases() -> st.SearchStrategy[ProductCase]:
         cols=st.integers(0, 3000),
         lengths=st.sampled_from(LENGTHS),
         mean_length=st.floats(0.5, 60.0),
-        empty_rows=st.sampled_from([0.0, 0.0, 0.0, 0.1, 0.5, 1.0]),
+        empty_rows=st.sampled_from([0.0, 0.0, 0.0, 0.0, 0.1, 0.1, 0.5, 1.0]),
         used_cols=st.sampled_from([1.0, 0.5, 0.05]),
         duplicates=st.sampled_from([0.0, 0.0, 0.1, 0.5]),
         zeros=st.sampled_from([0.0, 0.05, 0.5]),

@@ -173,6 +173,10 @@ def test_non_numeric_x_and_scalars_are_type_errors(square) -> None:
         M.matvec(np.ones(25), alpha=1j)
     with pytest.raises(TypeError, match=r"beta must be a real number, got '2'"):
         M.matvec(np.ones(25), beta="2")
+    with pytest.raises(TypeError, match=r"alpha must be a real number, got array\(\[1., 2.\]\)"):
+        M.matvec(np.ones(25), alpha=np.array([1.0, 2.0]))
+    y = M.matvec(np.ones(25), alpha=np.array(2.0), beta=np.int8(0))  # 0-d arrays and numpy ints
+    np.testing.assert_allclose(y, 2 * M.matvec(np.ones(25)), rtol=1e-6)
 
 
 def test_strided_host_y_is_updated_in_place(square) -> None:
