@@ -26,7 +26,7 @@ settings.register_profile(
     "ci",
     derandomize=True,
     database=None,
-    max_examples=40,
+    max_examples=100,
     deadline=None,
     print_blob=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
