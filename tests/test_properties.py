@@ -3,8 +3,8 @@ scipy's product within the oracle's per-row bound (``oracle.py``), or (padded fo
 the matrix with UnsuitableFormatError. Never a silently wrong vector.
 
 The random cases come from ``strategies.py``. Hypothesis profiles (``conftest.py``): ``ci``, the
-default, runs a fixed, derandomized set of examples per format x dtype x device; ``fuzz``
-(``tox -e fuzz``) runs hundreds per combination, freshly random each time.
+default, runs a fixed, derandomized set of 100 cases per format x dtype x device; ``fuzz``
+(``tox -e fuzz``) runs 1000 per combination, freshly random each time.
 """
 
 from __future__ import annotations
