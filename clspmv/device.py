@@ -6,7 +6,6 @@ import os
 import re
 import threading
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import pyopencl as cl
 
@@ -17,6 +16,11 @@ _TYPE_NAMES = (
     (cl.device_type.CPU, "cpu"),
     (cl.device_type.ACCELERATOR, "accelerator"),
 )
+
+SIMULATOR = "Oclgrind"
+"""Platform name of the Oclgrind simulator: listed and selectable by name, never the default."""
+
+_once_lock = threading.RLock()  # reentrant: the queue makes the context under it
 
 _INSTALL_HINT = (
     'pip install "clspmv[pocl]" (or your distribution\'s pocl-opencl-icd) for a CPU device'
@@ -57,17 +61,27 @@ class Device:
     def __str__(self) -> str:
         return f"[{self.index[0]}:{self.index[1]}] {self.name} ({self.platform}, {self.type})"
 
-    @cached_property
+    @property
     def context(self) -> cl.Context:
-        """The one OpenCL context clspmv uses for this device."""
-        return cl.Context([self.cl_device])
+        """The one OpenCL context clspmv uses for this device (made once, also under threads)."""
+        return self._once("_context", lambda: cl.Context([self.cl_device]))
 
-    @cached_property
+    @property
     def queue(self) -> cl.CommandQueue:
         """An in-order command queue with profiling enabled (kernel times come from its events)."""
-        return cl.CommandQueue(
-            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
-        )
+        return self._once("_queue", lambda: cl.CommandQueue(
+            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE))
+
+    def _once(self, name: str, make):
+        """``make()`` stored under ``name`` the first time; threads that race get the same one
+        (functools.cached_property has no lock since Python 3.12)."""
+        value = self.__dict__.get(name)
+        if value is None:
+            with _once_lock:
+                value = self.__dict__.get(name)
+                if value is None:
+                    value = self.__dict__[name] = make()
+        return value
 
     def supports(self, dtype) -> bool:
         """True when kernels in ``dtype`` (float32 or float64) can run on this device."""
@@ -193,6 +207,8 @@ def select_device(spec: str | Device | None = None) -> Device:
     ``"P:D"`` platform and device indices; or a :class:`Device`. Without a spec: the
     environment variable ``CLSPMV_DEVICE`` (same syntax), else ``PYOPENCL_CTX`` (PyOpenCL's
     ``"P:D"`` or ``"P"`` syntax), else the first GPU, else the first CPU, else the first device.
+    The Oclgrind simulator (a "GPU" thousands of times slower than a real one) is chosen only
+    when a spec names it.
 
     Raises :class:`DeviceError` when no OpenCL platform exists or nothing matches; the message
     lists the devices that do exist.
@@ -205,11 +221,12 @@ def select_device(spec: str | Device | None = None) -> Device:
     if spec is None:
         spec = os.environ.get("CLSPMV_DEVICE") or os.environ.get("PYOPENCL_CTX") or None
     if spec is None:
+        real = [d for d in found if d.platform != SIMULATOR] or found
         for kind in ("gpu", "cpu"):
-            for d in found:
+            for d in real:
                 if d.type == kind:
                     return d
-        return found[0]
+        return real[0]
     match = _match(str(spec).strip(), found)
     if match is None:
         raise DeviceError(
@@ -233,5 +250,5 @@ def _search_text(d: Device) -> str:
     """What a name spec is matched against: device and platform names, vendors and versions
     (so that ``"pocl"`` finds PoCL, whose platform is called "Portable Computing Language")."""
     p = d.cl_device.platform
-    parts = (d.name, d.cl_device.vendor, d.cl_device.version, p.name, p.vendor, p.version)
+    parts = (d.name, d.platform, d.cl_device.vendor, d.cl_device.version, p.vendor, p.version)
     return " ".join(parts).lower()

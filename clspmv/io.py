@@ -9,7 +9,9 @@ Only the banner, the comments and the size line are read line by line; the data 
 scanned in bulk with numpy, so a file of a million entries is read in about a second.
 Every problem with a file raises :class:`~clspmv.errors.MatrixFormatError` with a message
 of the form ``"<file>: line <N>: <what is wrong>"``, ``N`` being the 1-based number of the
-offending line of the (decompressed) file.
+offending line of the (decompressed) file. Declared sizes are checked before anything is
+allocated: more than 2**31 - 1 rows or columns (the kernels' 32-bit indices) is an error, and a
+declared entry count is only compared with the entries actually found.
 
 :func:`write` writes ``coordinate real general`` or ``coordinate real symmetric`` files that
 :func:`read` turns back into the same matrix, bit for bit.
@@ -30,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from clspmv.errors import MatrixFormatError
+from clspmv.formats.base import INDEX_LIMIT
 
 __all__ = ["read", "write"]
 
@@ -214,6 +217,14 @@ def _parse_size(src: _Source, fmt: str, symmetry: str) -> tuple[int, int, int]:
             raise src.error(n, f"bad size line: size {value} is too large")
         sizes.append(value)
     rows, cols = sizes[0], sizes[1]
+    for size, what in ((rows, "rows"), (cols, "columns")):
+        # Checked before anything is allocated: scipy would make a row pointer of that size.
+        if size > INDEX_LIMIT:
+            raise src.error(
+                n,
+                f"bad size line: {size} {what} is beyond the {INDEX_LIMIT} that clspmv's "
+                "32-bit kernel indices can address",
+            )
     if fmt == "array":
         return rows, cols, rows * cols
     entries = sizes[2]

@@ -54,6 +54,10 @@ def canonical_csr(A: object, dtype: object = None) -> sp.csr_matrix:
     """A copy of ``A`` as CSR with sorted indices, duplicates summed, explicit zeros kept,
     32-bit indices and values of ``dtype`` (default: A's float type, else float64).
 
+    Duplicates are summed before the values are rounded to ``dtype`` (in float64 for anything
+    but COO input of a float type, which scipy sums in that type); values beyond the range of
+    ``dtype`` become ±Inf, with numpy's "overflow encountered in cast" warning.
+
     ``A`` may be any scipy.sparse matrix or array, or a dense 2-D array (whose zeros are dropped).
     Raises :class:`IndexOverflowError` when the matrix does not fit 32-bit indices.
     """
@@ -73,7 +77,13 @@ def canonical_csr(A: object, dtype: object = None) -> sp.csr_matrix:
             f"indices of the kernels (limit {INDEX_LIMIT})"
         )
     if sp.issparse(A):
-        csr = sp.csr_matrix(A, dtype=value_dtype, copy=True)
+        csr = sp.csr_matrix(A, copy=True)  # COO input: scipy sums duplicates in A's dtype
+        if not csr.has_canonical_format:
+            # Duplicates are summed in float64, before rounding to dtype: rounding first would
+            # lose what cancels (1 + 2**-30 and -1 would sum to 0 in float32).
+            csr = csr.astype(np.float64, copy=False)
+            csr.sum_duplicates()
+        csr = csr.astype(value_dtype, copy=False)
     else:
         csr = sp.csr_matrix(dense.astype(value_dtype, copy=False))
     csr.sum_duplicates()  # sorts indices; keeps explicit zeros
@@ -82,6 +92,15 @@ def canonical_csr(A: object, dtype: object = None) -> sp.csr_matrix:
     csr.indptr = csr.indptr.astype(INDEX_DTYPE, copy=False)
     csr.indices = csr.indices.astype(INDEX_DTYPE, copy=False)
     return csr
+
+
+def _check_real(dtype: np.dtype, what: str, ndim: int = 1) -> None:
+    """TypeError unless ``dtype`` holds real numbers (bool, integers, floats)."""
+    if dtype.kind == "c":
+        kind = "matrices" if ndim == 2 else "vectors"
+        raise TypeError(f"complex {kind} are not supported ({what} has dtype {dtype})")
+    if dtype.kind not in "biuf":
+        raise TypeError(f"{what} has dtype {dtype}; expected real numbers")
 
 
 class DeviceMatrix:
@@ -260,10 +279,13 @@ class DeviceMatrix:
         names = ("X", "Y") if columns else ("x", "y")
         on_device = isinstance(x, cl_array.Array)
         in_shape, out_shape = self._shapes(x, m, n, columns, names[0])
-        alpha_v, beta_v = self.dtype.type(alpha), self.dtype.type(beta)
+        alpha_v, beta_v = self._scalar(alpha, "alpha"), self._scalar(beta, "beta")
         if on_device:
             x_dev = self._device_input(x, in_shape, names[0])
             y_dev = self._device_output(y, out_shape, names[1], x_dev)
+            if x_dev is not None and x_dev is x and x.base_data == y_dev.base_data:
+                # x and y in one buffer: the kernels would read x while writing y
+                x_dev = x.copy(queue=self._device.queue)
         else:
             x_host = self._host_input(x, in_shape, names[0])
             y_host = self._host_output(y, out_shape, names[1])
@@ -406,13 +428,18 @@ class DeviceMatrix:
             )
         return (n, k), (m, k)
 
+    def _scalar(self, value: object, what: str) -> np.generic:
+        arr = np.asarray(value)
+        if arr.ndim != 0 or arr.dtype.kind not in "biuf":
+            raise TypeError(f"{what} must be a real number, got {value!r}")
+        return self.dtype.type(arr)
+
     def _host_input(self, x: object, shape: tuple[int, ...], what: str) -> np.ndarray:
         arr = np.asarray(x)
         if arr.shape != shape:
             raise ValueError(f"{what} has shape {arr.shape}, expected {shape}")
-        if np.issubdtype(arr.dtype, np.complexfloating):
-            kind = "matrices" if arr.ndim == 2 else "vectors"
-            raise TypeError(f"complex {kind} are not supported")
+        _check_real(arr.dtype, what, arr.ndim)
+        # a copy in the matrix's dtype when x is another type, strided, reversed or Fortran-ordered
         if arr.ndim == 2 and _is_fortran(arr):
             return np.asfortranarray(arr, dtype=self.dtype)
         return np.ascontiguousarray(arr, dtype=self.dtype)
@@ -444,10 +471,16 @@ class DeviceMatrix:
         if x.context != self._device.context:
             raise ValueError(f"{what} lives in another OpenCL context than the matrix's device "
                              f"{self._device.name}; copy it there first")
+        _check_real(x.dtype, what, x.ndim)
+        if not x.flags.forc:
+            raise ValueError(
+                f"{what} is a non-contiguous pyopencl array (strides {x.strides}); pass a "
+                "contiguous one (pyopencl cannot copy strided arrays) or a numpy array"
+            )
         if x.size == 0:
             return None
         queue = self._device.queue
-        if x.offset or not x.flags.forc:
+        if x.offset:
             if x.ndim == 2:
                 raise ValueError(f"{what} must be a C- or F-contiguous array without offset")
             x = x.copy(queue=queue)

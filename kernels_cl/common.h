@@ -42,7 +42,10 @@
  * -cl-std=CL3.0) and the compiler's feature macro for this value type, the extension's
  * atomic_fetch_add_explicit is used. Otherwise (OpenCL C 1.2 has no float atomics) it is a
  * compare-and-swap loop on the integer of the same width; 64-bit needs cl_khr_int64_base_atomics.
- * The CAS loop compares integers, so NaN values do not make it spin. */
+ * The CAS loop compares integers, so NaN values do not make it spin. It never reads *p
+ * non-atomically (a plain read would race with other work-items' swaps): its first swap guesses
+ * that y[i] holds +0.0, which is what scale_y leaves when beta == 0, and every failed swap returns
+ * the value actually there for the next try. */
 #if defined(NATIVE_ATOMICS) && defined(VALUE_IS_DOUBLE) && defined(__opencl_c_ext_fp64_global_atomic_add)
 #define CLSPMV_NATIVE_ATOMIC_ADD 1
 #elif defined(NATIVE_ATOMICS) && !defined(VALUE_IS_DOUBLE) && defined(__opencl_c_ext_fp32_global_atomic_add)
@@ -59,18 +62,20 @@ inline void atomic_add_value(volatile __global VALUE_T *p, VALUE_T v)
                               memory_scope_device);
 #elif defined(VALUE_IS_DOUBLE)
     volatile __global long *ip = (volatile __global long *)p;
-    long old = *ip, assumed;
-    do {
+    long assumed = 0;
+    long old = atom_cmpxchg(ip, assumed, as_long(as_double(assumed) + v));
+    while (old != assumed) {
         assumed = old;
         old = atom_cmpxchg(ip, assumed, as_long(as_double(assumed) + v));
-    } while (old != assumed);
+    }
 #else
     volatile __global int *ip = (volatile __global int *)p;
-    int old = *ip, assumed;
-    do {
+    int assumed = 0;
+    int old = atomic_cmpxchg(ip, assumed, as_int(as_float(assumed) + v));
+    while (old != assumed) {
         assumed = old;
         old = atomic_cmpxchg(ip, assumed, as_int(as_float(assumed) + v));
-    } while (old != assumed);
+    }
 #endif
 }
 

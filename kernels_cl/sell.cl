@@ -19,7 +19,10 @@ void sell_spmv(const INDEX_T n_rows,
     if (i >= n_rows)
         return;
     const INDEX_T len = row_len[i];
-    INDEX_T idx = slice_ptr[i / C] + i % C;
+    /* i - slice * C rather than i % C: the div/rem pair would become LLVM's `freeze`, which
+     * Oclgrind's checker cannot simulate. */
+    const INDEX_T slice = i / C;
+    INDEX_T idx = slice_ptr[slice] + (i - slice * C);
     ACC_T sum = 0;
     for (INDEX_T j = 0; j < len; ++j, idx += C)
         sum += val[idx] * x[col[idx]];

@@ -1,7 +1,12 @@
 """Shared fixtures: every test that takes ``device`` runs once per OpenCL device found.
 
 ``CLSPMV_TEST_DEVICES`` narrows the devices: ``all`` (default), ``cpu``, ``gpu``, or any
-``clspmv.select_device`` spec such as ``nvidia`` or ``0:0``.
+``clspmv.select_device`` spec such as ``nvidia`` or ``0:0``. The Oclgrind simulator (installed by
+the ``oclgrind`` extra) is too slow for the whole suite: it is left out unless the spec names it
+(``CLSPMV_TEST_DEVICES=oclgrind``); ``tests/test_oclgrind.py`` runs the kernels on it.
+
+Hypothesis profiles: ``ci`` (default; derandomized, bounded) and ``fuzz`` (thousands of cases,
+``tox -e fuzz``), chosen by ``HYPOTHESIS_PROFILE``.
 """
 
 from __future__ import annotations
@@ -10,15 +15,38 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 import clspmv
+from clspmv.device import SIMULATOR
 
 from shared_data import MATRICES
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    max_examples=100,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                           HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "fuzz",
+    parent=settings.get_profile("ci"),
+    derandomize=False,
+    max_examples=1000,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def _test_devices() -> list[clspmv.Device]:
     found = clspmv.devices()
     spec = os.environ.get("CLSPMV_TEST_DEVICES", "all").strip()
+    if spec.lower() in ("oclgrind", SIMULATOR.lower()):
+        return [d for d in found if d.platform == SIMULATOR]
+    found = [d for d in found if d.platform != SIMULATOR]
     if spec in ("", "all"):
         return found
     if spec in ("cpu", "gpu", "accelerator"):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 import clspmv
 from clspmv import device as device_module
+from clspmv.device import SIMULATOR
 
 
 def test_devices_have_facts() -> None:
@@ -41,11 +44,23 @@ def test_pocl_by_name() -> None:
 def test_default_prefers_gpu_then_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLSPMV_DEVICE", raising=False)
     monkeypatch.delenv("PYOPENCL_CTX", raising=False)
-    found = clspmv.devices()
+    found = [d for d in clspmv.devices() if d.platform != SIMULATOR] or clspmv.devices()
     chosen = clspmv.select_device()
     gpus = [d for d in found if d.type == "gpu"]
     cpus = [d for d in found if d.type == "cpu"]
     assert chosen is (gpus or cpus or found)[0]
+
+
+def test_simulator_is_never_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CLSPMV_DEVICE", raising=False)
+    monkeypatch.delenv("PYOPENCL_CTX", raising=False)
+    real = next(d for d in clspmv.devices() if d.platform != SIMULATOR)
+    simulator = dataclasses.replace(real, platform=SIMULATOR, type="gpu", index=(9, 0))
+    monkeypatch.setattr(device_module, "_devices", [simulator, real])
+    assert clspmv.select_device() is real  # a CPU beats the simulated GPU
+    assert clspmv.select_device("oclgrind") is simulator
+    monkeypatch.setattr(device_module, "_devices", [simulator])
+    assert clspmv.select_device() is simulator  # the only device there is
 
 
 def test_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,8 @@ import scipy.sparse as sp
 import clspmv
 from clspmv import build
 
+from oracle import assert_matches
+
 
 @pytest.fixture
 def small(device) -> clspmv.DeviceMatrix:
@@ -132,3 +134,129 @@ def test_second_matrix_builds_nothing(device) -> None:
 def test_build_error_carries_compiler_log(device) -> None:
     with pytest.raises(clspmv.BuildError, match=r"building csr.cl .* failed:(.|\n)*VALUE_T"):
         build.program(device, "csr.cl", ("-DVALUE_T=not_a_type", "-DWG=64"))
+
+
+# -- awkward vectors: converted (copied) when that is safe, a clear error otherwise --------------
+@pytest.fixture
+def square(device) -> tuple[sp.csr_matrix, clspmv.DeviceMatrix]:
+    A = sp.random(25, 25, density=0.3, format="csr", random_state=3)
+    return A, clspmv.DeviceMatrix.from_scipy(A, format="sell", device=device, dtype=np.float32)
+
+
+def test_host_x_of_any_real_dtype_and_layout_is_converted(square) -> None:
+    A, M = square
+    base = np.random.default_rng(0).standard_normal((25, 3))
+    fortran = np.asfortranarray(base)
+    cases = {
+        "int64": np.arange(25),
+        "bool": np.arange(25) % 3 == 0,
+        "float16": base[:, 0].astype(np.float16),
+        "strided column of a C array": base[:, 1],
+        "column of a Fortran array": fortran[:, 2],
+        "reversed": base[::-1, 0],
+        "every other of 50": np.repeat(base[:, 0], 2)[::2],
+        "read-only": np.frombuffer(base[:, 0].copy().tobytes()),
+        "list": base[:, 0].tolist(),
+    }
+    for name, x in cases.items():
+        want = np.asarray(x).astype(np.float32)
+        assert_matches(M.matvec(x), A, want, np.float32), name
+
+
+def test_non_numeric_x_and_scalars_are_type_errors(square) -> None:
+    _, M = square
+    with pytest.raises(TypeError, match=r"x has dtype <U1; expected real numbers"):
+        M.matvec(np.array(["a"] * 25))
+    with pytest.raises(TypeError, match=r"complex vectors are not supported \(x has dtype"):
+        M.matvec(np.ones(25, np.complex64))
+    with pytest.raises(TypeError, match=r"alpha must be a real number, got 1j"):
+        M.matvec(np.ones(25), alpha=1j)
+    with pytest.raises(TypeError, match=r"beta must be a real number, got '2'"):
+        M.matvec(np.ones(25), beta="2")
+    with pytest.raises(TypeError, match=r"alpha must be a real number, got array\(\[1., 2.\]\)"):
+        M.matvec(np.ones(25), alpha=np.array([1.0, 2.0]))
+    y = M.matvec(np.ones(25), alpha=np.array(2.0), beta=np.int8(0))  # 0-d arrays and numpy ints
+    np.testing.assert_allclose(y, 2 * M.matvec(np.ones(25)), rtol=1e-6)
+
+
+def test_strided_host_y_is_updated_in_place(square) -> None:
+    A, M = square
+    x = np.linspace(-1, 1, 25)
+    storage = np.full(50, 7.0, np.float32)
+    y = storage[::2]
+    y0 = y.copy()
+    out = M.matvec(x, y, alpha=2.0, beta=-1.0)
+    assert out is y and np.all(storage[1::2] == 7.0)
+    assert_matches(storage[::2], A, x, np.float32, 2.0, -1.0, y0)
+
+
+def test_host_y_aliasing_x(square) -> None:
+    A, M = square
+    v = np.linspace(-1, 1, 25).astype(np.float32)
+    x0 = v.copy()
+    M.matvec(v, v, alpha=1.0, beta=0.5)  # x is read before y is written
+    assert_matches(v, A, x0, np.float32, 1.0, 0.5, x0)
+
+
+def test_device_vectors(square, device) -> None:
+    A, M = square
+    q = device.queue
+    x = np.linspace(-1, 1, 50).astype(np.float32)
+    big = cl_array.to_device(q, x)
+    # an offset view is copied; a float64 or integer array is converted on the device
+    assert_matches(M.matvec(big[25:]).get(), A, x[25:], np.float32)
+    assert_matches(M.matvec(cl_array.to_device(q, np.arange(25))).get(), A, np.arange(25),
+                   np.float32)
+    with pytest.raises(ValueError, match=r"x is a non-contiguous pyopencl array \(strides"):
+        M.matvec(big[::2])
+    with pytest.raises(TypeError, match="complex vectors are not supported"):
+        M.matvec(cl_array.to_device(q, np.ones(25, np.complex64)))
+    # y in the same buffer as x: x is copied first, or the kernels would read what they write
+    v = cl_array.to_device(q, x[:25].copy())
+    out = M.matvec(v, v, alpha=1.0, beta=0.5)
+    assert out is v
+    assert_matches(v.get(), A, x[:25], np.float32, 1.0, 0.5, x[:25])
+    with pytest.raises(ValueError, match="y must be a contiguous array without offset"):
+        M.matvec(v, big[25:])
+    other = cl.CommandQueue(cl.Context([device.cl_device]))
+    with pytest.raises(ValueError, match="y lives in another OpenCL context"):
+        M.matvec(v, cl_array.zeros(other, 25, np.float32))
+
+
+# -- index overflow, with mocked limits (no terabytes allocated) ---------------------------------
+def test_index_guards_with_a_mocked_limit(device, monkeypatch: pytest.MonkeyPatch) -> None:
+    from clspmv import matrix as matrix_module
+
+    monkeypatch.setattr(matrix_module, "INDEX_LIMIT", 100)
+    with pytest.raises(clspmv.IndexOverflowError, match=r"a 101x5 matrix .* \(limit 100\)"):
+        clspmv.DeviceMatrix.from_scipy(sp.csr_matrix((101, 5)), device=device)
+    with pytest.raises(clspmv.IndexOverflowError, match=r"a 5x101 matrix"):
+        clspmv.DeviceMatrix.from_scipy(sp.csr_matrix((5, 101)), device=device)
+    dup = sp.coo_matrix((np.ones(150), (np.zeros(150, int), np.zeros(150, int))), shape=(5, 5))
+    with pytest.raises(clspmv.IndexOverflowError, match="150 stored entries"):
+        clspmv.DeviceMatrix.from_scipy(dup, device=device)  # counted before summing
+    ok = sp.random(100, 100, density=0.005, format="csr", random_state=0)
+    clspmv.DeviceMatrix.from_scipy(ok, device=device)
+
+
+def test_layout_and_launch_guards(device, monkeypatch: pytest.MonkeyPatch) -> None:
+    from clspmv.formats import base
+    from clspmv.formats.csr import CsrScalar
+
+    layout = base.Layout.for_device(device)
+    # an array of 2**31 elements that takes no memory: a zero-stride view
+    huge = np.broadcast_to(np.float32(0), (2**31,))
+    arrays = {"row_ptr": np.zeros(2, np.int32), "col": np.zeros(1, np.int32), "val": huge}
+    with pytest.raises(clspmv.IndexOverflowError,
+                       match=r"csr-scalar: array 'val' has 2147483648 elements"):
+        CsrScalar((1, 1), np.float32, layout, arrays, threads_per_row=1)
+    # padding alone can overflow: csr-aligned pads every row to 16 entries
+    A = sp.csr_matrix((np.ones(300), (np.arange(300), np.zeros(300, int))), shape=(300, 1))
+    monkeypatch.setattr(base, "INDEX_LIMIT", 4000 + device.simd_width * 32)
+    with pytest.raises(clspmv.IndexOverflowError, match="csr-aligned: array 'col' has 4800"):
+        clspmv.DeviceMatrix.from_scipy(A, format="csr-aligned", device=device)
+    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-vector", device=device,
+                                       threads_per_row=32)
+    monkeypatch.setattr(base, "INDEX_LIMIT", 5000)  # 300 rows x 32 work-items = 9600 > 5000
+    with pytest.raises(clspmv.IndexOverflowError, match="work-items exceed the 32-bit"):
+        M.matvec(np.ones(1))

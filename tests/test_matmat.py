@@ -133,7 +133,7 @@ def test_matmat_errors(device) -> None:
         M.matmat(np.ones((20, 3), complex))
     q = device.queue
     strided = cl_array.zeros(q, (20, 6), np.float32)[:, ::2]
-    with pytest.raises(ValueError, match="X must be a C- or F-contiguous array without offset"):
+    with pytest.raises(ValueError, match=r"X is a non-contiguous pyopencl array \(strides"):
         M.matmat(strided)
     with pytest.raises(ValueError, match=r"Y must be a contiguous array without offset"):
         M.matmat(cl_array.zeros(q, (20, 3), np.float32), cl_array.zeros(q, (30, 6),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl.array as cl_array
 import pytest
+import scipy.sparse as sp
 
 import clspmv
 
@@ -22,7 +23,7 @@ def test_product_matches_scipy(case: Scenario, fmt: str, dtype: np.dtype, device
     assert M.shape == case.csr.shape and M.dtype == dtype and M.format == fmt
     y = M.matvec(case.x)
     assert isinstance(y, np.ndarray) and y.dtype == dtype
-    assert_matches(y, oracle_matrix(fmt, case.csr), case.x, dtype)
+    assert_matches(y, oracle_matrix(fmt, case.csr, dtype), case.x, dtype)
 
 
 @pytest.mark.parametrize("case", SCENARIOS, ids=[s.name for s in SCENARIOS])
@@ -99,5 +100,18 @@ def test_real_matrices(shared_matrices: str, fmt: str, dtype: np.dtype, device) 
             refused.append(path)
             continue
         x = np.random.default_rng(5).standard_normal(A.shape[1])
-        assert_matches(M.matvec(x), oracle_matrix(fmt, A), x, dtype)
+        assert_matches(M.matvec(x), oracle_matrix(fmt, A, dtype), x, dtype)
     assert len(refused) < len(files)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr-with-duplicates"])
+def test_duplicates_summed_before_rounding(layout: str, fmt: str, device) -> None:
+    # 1 + 2**-30 and -1 cancel to 2**-30 in float64; rounded to float32 first they would give 0.
+    vals = np.array([1 + 2.0**-30, -1.0, 3.0, 0.5])
+    if layout == "coo":
+        A = sp.coo_matrix((vals, ([0, 0, 1, 2], [0, 0, 1, 2])), shape=(3, 3))
+    else:
+        A = sp.csr_matrix((vals, np.array([0, 0, 1, 2]), np.array([0, 2, 3, 4])), shape=(3, 3))
+        assert not A.has_canonical_format
+    M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, dtype=np.float32)
+    np.testing.assert_array_equal(M @ np.ones(3), np.float32([2.0**-30, 3.0, 0.5]))

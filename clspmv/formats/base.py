@@ -188,17 +188,18 @@ class Format(ABC):
         self.device = device
         self.prepare_kernels()
         flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
-        try:
-            for key, a in self.host.items():
-                # OpenCL has no empty buffers: an empty array gets one element nobody reads.
-                data = a if a.size else np.zeros(1, a.dtype)
+        for key, a in self.host.items():
+            # OpenCL has no empty buffers: an empty array gets one element nobody reads.
+            data = a if a.size else np.zeros(1, a.dtype)
+            try:
                 self.buffers[key] = cl.Buffer(device.context, flags, hostbuf=data)
-        except cl.MemoryError as err:
-            self.buffers.clear()
-            raise DeviceError(
-                f"out of device memory uploading format {self.name!r} ({self.nbytes} bytes) "
-                f"to {device.name}"
-            ) from err
+            except cl.Error as err:  # MemoryError, or LogicError for a size the driver refuses
+                self.buffers.clear()  # release what was uploaded already
+                raise DeviceError(
+                    f"the OpenCL driver of {device.name} refused a buffer of {data.nbytes} bytes "
+                    f"for {key!r} of format {self.name!r} ({self.nbytes} bytes in all): {err}; "
+                    "free device memory or choose a format that needs less"
+                ) from err
         self.host = None
 
     def download(self) -> dict[str, np.ndarray]:
