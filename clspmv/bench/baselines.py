@@ -326,7 +326,7 @@ def cusparse_product(A: sp.csr_matrix, x: np.ndarray, *, transpose: bool = False
         return _absent("cusparse", device, "gpu", "cupy finds no CUDA device")
     name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
     device = f"{name.decode() if isinstance(name, bytes) else name} (cuSPARSE)"
-    fortran = _is_fortran(x)
+    fortran = x.ndim == 2 and bool(x.flags.f_contiguous)  # a single column is both orders
     try:
         with cupy.cuda.Device(0):
             A_gpu = cusp.csr_matrix(A)

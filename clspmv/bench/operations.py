@@ -275,9 +275,9 @@ def measure_solver(rec: Record, M: DeviceMatrix, problem: Problem, name: str,
     x, info = solve()  # builds the vector kernels
     done = len(history) - 1
     if done != iterations:
-        raise NotApplicable(
-            f"cg stopped after {done} of {iterations} iterations (info {info}): the residual "
-            "stopped being finite, so the matrix is not symmetric positive definite")
+        why = ("the residual stopped being finite: the matrix is not symmetric positive "
+               "definite" if info < 0 else "it converged exactly (b = 0?): nothing to time")
+        raise NotApplicable(f"{name} ran {done} of {iterations} iterations (info {info}): {why}")
     rec.residual = relative_residual(problem.csr, x.get(), b)
     _note(rec, f"clspmv.solvers.{name}, rtol=0, atol=0, maxiter={iterations}, vectors on the "
           "device")

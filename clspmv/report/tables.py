@@ -101,11 +101,25 @@ def runs_section(metas: list[dict[str, Any]]) -> str:
         out.append(f"- settings: suite {settings.get('suite')}, formats {settings.get('formats')}"
                    f", dtypes {settings.get('dtypes')}, baselines {settings.get('baselines')}, "
                    f"repeat {settings.get('repeat')}, warm-up {settings.get('warmup')}, "
-                   f"MKL threads {settings.get('mkl_threads') or 'MKL default'}")
+                   f"MKL threads {settings.get('mkl_threads') or 'MKL default'}"
+                   + _operations_setting(settings))
         if meta.get("not_run"):
             out.append(f"- not run: {'; '.join(meta['not_run'])}")
         out += ["", devices_table(meta.get("devices", [])), ""]
     return "\n".join(out)
+
+
+def _operations_setting(settings: dict[str, Any]) -> str:
+    """', also: ...' naming the operations a run measured besides A x (none: empty)."""
+    parts = []
+    if settings.get("transpose"):
+        parts.append(f"A^T x (copy amortised over {settings.get('amortised_over')} products)")
+    if settings.get("matmat"):
+        parts.append(f"A X for k = {', '.join(map(str, settings['matmat']))}")
+    if settings.get("solvers"):
+        parts.append(f"{', '.join(settings['solvers'])} "
+                     f"({settings.get('solver_iterations')} iterations)")
+    return f"; also {', '.join(parts)}" if parts else ""
 
 
 def devices_table(devices: list[dict[str, Any]]) -> str:
