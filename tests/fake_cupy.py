@@ -1,4 +1,5 @@
-"""A stand-in for cupy and cupyx on the CPU, for the cuSPARSE baseline's code paths."""
+"""A stand-in for cupy and cupyx on the CPU, for the cuSPARSE baseline's code paths, and whether
+the real one can run here."""
 
 from __future__ import annotations
 
@@ -84,3 +85,13 @@ class FakeCupy:
             modules.append(("cupyx.cusparse", cusparse))
         for name, module in modules:
             monkeypatch.setitem(sys.modules, name, module)
+
+
+def cuda_device_count() -> int:
+    """CUDA devices the real cupy sees (0 without cupy or a driver)."""
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:
+        return 0

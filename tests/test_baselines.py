@@ -21,7 +21,7 @@ from clspmv.cli import main
 from clspmv.matrix import canonical_csr
 from clspmv.stats import stats
 
-from fake_cupy import FakeCupy
+from fake_cupy import FakeCupy, cuda_device_count
 
 HAVE_MKL = importlib.util.find_spec("sparse_dot_mkl") is not None
 needs_mkl = pytest.mark.skipif(not HAVE_MKL, reason='sparse_dot_mkl absent: pip install '
@@ -114,16 +114,7 @@ def test_cusparse_absent(problem, monkeypatch: pytest.MonkeyPatch, fake: FakeCup
     assert r.status == "absent" and r.reason.startswith(reason) and r.timing is None
 
 
-def _cuda_device_count() -> int:
-    try:
-        import cupy
-
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:
-        return 0
-
-
-@pytest.mark.skipif(_cuda_device_count() < 1, reason="no cupy with a CUDA device here")
+@pytest.mark.skipif(cuda_device_count() < 1, reason="no cupy with a CUDA device here")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_cusparse_on_a_real_gpu(problem, dtype) -> None:
     A, x = problem

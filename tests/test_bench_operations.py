@@ -28,7 +28,7 @@ from clspmv.cli import main
 from clspmv.matrix import canonical_csr
 from clspmv.stats import stats
 
-from fake_cupy import FakeCupy
+from fake_cupy import FakeCupy, cuda_device_count
 
 ROOT = Path(__file__).resolve().parent.parent
 POISSON = "gen:poisson2d:k=12"  # 144 rows, 672 entries, symmetric positive definite
@@ -318,6 +318,8 @@ def test_problem_transposed_and_columns() -> None:
     np.testing.assert_allclose(wide.reference, A @ wide.x, rtol=1e-13)
     narrow = problem.columns(2, "C")  # the first columns of the same X
     assert narrow.x.flags.c_contiguous and np.array_equal(narrow.x, wide.x[:, :2])
+    first = runner.Problem.build("m", A, stats(A), np.dtype(np.float64), 5).columns(2)
+    assert np.array_equal(first.x, narrow.x)  # the same columns when drawn narrow first
     assert narrow.bound.shape == (30, 2) and np.array_equal(narrow.bound, wide.bound[:, :2])
     lengths = np.diff(A.indptr) + 1
     assert np.all(narrow.bound >= 2 * lengths[:, None] * np.finfo(np.float64).tiny)
@@ -414,6 +416,27 @@ def test_cusparse_transpose_and_matmat(monkeypatch) -> None:
     r = baselines.cusparse_product(A, X, warmup=1, repeat=4)
     np.testing.assert_allclose(r.y, A @ X, rtol=1e-13)
     assert r.params == "csr @ X: cusparseSpMM, column-major X and Y" and fake.freed == 2
+
+
+@pytest.mark.skipif(cuda_device_count() < 1, reason="no cupy with a CUDA device here")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cusparse_transpose_and_matmat_on_a_real_gpu(dtype) -> None:
+    """The real cupy: csr.T @ x runs cuSPARSE's transpose operation, csr @ X its SpMM, in both
+    orders of X, and both agree with scipy."""
+    A = canonical_csr(generators.random(3000, 7, seed=1), dtype)
+    rng = np.random.default_rng(3)
+    tol = {"rtol": 1e-4 if dtype == np.float32 else 1e-12, "atol": 1e-4}
+    xt = rng.standard_normal(3000).astype(dtype)
+    r = baselines.cusparse_product(A, xt, transpose=True, warmup=1, repeat=3)
+    assert r.status == "ok" and r.timing.median_ms > 0, r.reason
+    assert "CUSPARSE_OPERATION_TRANSPOSE" in r.params and "not determined" not in r.params
+    np.testing.assert_allclose(r.y, A.T.astype(np.float64) @ xt, **tol)
+    X = rng.standard_normal((3000, 8)).astype(dtype)
+    for order, ordered in (("C", np.ascontiguousarray(X)), ("F", np.asfortranarray(X))):
+        r = baselines.cusparse_product(A, ordered, warmup=1, repeat=3)
+        assert r.status == "ok" and ("SpMM" in r.params or "csrmm2" in r.params), r.params
+        assert ("copied to column-major" in r.params) == (order == "C")
+        np.testing.assert_allclose(r.y, A.astype(np.float64) @ X, **tol)
 
 
 # -- older results ---------------------------------------------------------------------------------

@@ -121,17 +121,18 @@ def scipy_solver(A: sp.csr_matrix, b: np.ndarray, solver: str = "cg", iterations
     # scipy < 1.12 calls the relative tolerance ``tol``
     rtol = "rtol" if "rtol" in inspect.signature(sla.cg).parameters else "tol"
     count = [0]
+    last: list[np.ndarray] = []
 
     def callback(_xk: np.ndarray) -> None:
         count[0] += 1
 
-    def solve() -> np.ndarray:
+    def solve() -> None:
         count[0] = 0
-        return sla.cg(A, b, **{rtol: 0.0}, atol=0.0, maxiter=iterations, callback=callback)[0]
+        last[:] = [sla.cg(A, b, **{rtol: 0.0}, atol=0.0, maxiter=iterations,
+                          callback=callback)[0]]
 
-    x = solve()
-    done = count[0]
-    timing = time_host(solve, warmup=max(warmup - 1, 0), repeat=repeat, max_seconds=max_seconds)
+    timing = time_host(solve, warmup=warmup, repeat=repeat, max_seconds=max_seconds)
+    x, done = last[0], count[0]
     return BaselineResult("scipy", f"{host_cpu()} (scipy cg: serial CSR products, numpy "
                           "vector operations)", "cpu", "ok", timing=timing, y=x, iterations=done,
                           params=f"scipy.sparse.linalg.cg, {rtol}=0, atol=0, "

@@ -275,12 +275,13 @@ class Problem:
         return self.derived["T"]
 
     def columns(self, k: int, order: str = "C") -> Problem:
-        """A with an n x k random X in ``order`` (the first k columns of one X of seed + 2 for
-        every k asked for so far; its reference and bound likewise)."""
+        """A with an n x k random X in ``order``: the first k columns of the widest X asked for
+        so far (column j is the same for every k: seed + 2, drawn column after column), with
+        its reference and bound. Ask for the widest first to draw it once."""
         widest = self.derived.get("X")
         if widest is None or widest.x.shape[1] < k:
             n = self.csr.shape[1]
-            X = np.random.default_rng(self.seed + 2).uniform(-1.0, 1.0, (n, k))
+            X = np.random.default_rng(self.seed + 2).uniform(-1.0, 1.0, (k, n)).T
             X = X.astype(self.csr.dtype)
             widest = self.derived["X"] = Problem(self.name, self.csr, self.stats, X,
                                                  *reference_and_bound(self.csr, X),
@@ -439,6 +440,8 @@ class Runner:
             except (TypeError, ValueError) as err:  # complex values, beyond 32-bit indices
                 self.not_run(f"{source.name} {dtype.name} ({err})", self.per_dtype())
                 continue
+            if self.plan.matmat:  # X, its reference and bound, for the largest k at once
+                problem.columns(max(self.plan.matmat))
             baseline = self.run_baselines(problem)
             for device in self.plan.devices:
                 self.run_device(problem, device, baseline)
