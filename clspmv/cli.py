@@ -77,6 +77,34 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _column_counts(text: str) -> list[int]:
+    """``K[,K...]``: numbers of right-hand sides, positive, in the order given, no repeats."""
+    counts = []
+    for part in text.split(","):
+        try:
+            k = int(part.strip())
+        except ValueError:
+            k = 0
+        if k < 1:
+            raise argparse.ArgumentTypeError(
+                f"expected positive integers separated by commas (e.g. 1,2,4,8), got {text!r}")
+        counts.append(k)
+    return list(dict.fromkeys(counts))
+
+
+def _solvers(text: str) -> list[str]:
+    """``cg`` (a comma-separated list of solver names)."""
+    from .bench.operations import SOLVERS
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in SOLVERS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown solver {', '.join(map(repr, unknown)) or repr(text)}; choose from "
+            f"{', '.join(SOLVERS)}")
+    return list(dict.fromkeys(names))
+
+
 def _baselines(text: str) -> list[str]:
     """``none`` or a comma-separated list of baseline names."""
     from .bench.baselines import PRODUCTS
@@ -145,7 +173,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         sources=plan_sources, devices=chosen, formats=args.formats, dtypes=DTYPES[args.dtype],
         baselines=args.baselines, repeat=args.repeat, warmup=args.warmup,
         mkl_threads=args.mkl_threads, max_seconds=args.max_seconds, seed=args.seed,
-        progress=not args.quiet, suite=args.suite or (None if args.matrices else "demo"))
+        progress=not args.quiet, suite=args.suite or (None if args.matrices else "demo"),
+        transpose=args.transpose, matmat=args.matmat, solvers=args.solver,
+        solver_iterations=args.solver_iterations)
     out = Path(args.out) if args.out else default_out_dir()
     command = shlex.join(["clspmv", *args.argv])
     results = runner.Results(out, runner.run_meta(plan, command))
@@ -241,6 +271,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-seconds", type=_positive_float, default=None, metavar="S",
                    help="time budget of the whole run: once spent, nothing new starts and what "
                         "is left is recorded as skipped (default: none)")
+    p.add_argument("--transpose", action="store_true",
+                   help="also A^T x of every format by both methods (atomic kernel; transposed "
+                        "copy, with its one-time cost) and of the baselines (scipy A.T @ x, "
+                        "MKL, cuSPARSE's transpose operation)")
+    p.add_argument("--matmat", type=_column_counts, default=[], metavar="K[,K...]",
+                   help="also A X for these numbers of right-hand sides (e.g. 1,2,4,8,16,32,64), "
+                        "row- and column-major, for the formats with a block kernel (others "
+                        "when --formats names them) and the baselines")
+    p.add_argument("--solver", type=_solvers, default=[], metavar="cg",
+                   help="also the time per iteration of this device-resident solver on every "
+                        "format, against scipy's on the host (square matrices; CG needs them "
+                        "symmetric positive definite)")
+    p.add_argument("--solver-iterations", type=_positive_int, default=100, metavar="N",
+                   help="iterations of each solve with --solver: rtol = atol = 0, so exactly "
+                        "N run (default: 100)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random x (default: 0)")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: reports/<date>-<host>/)")

@@ -389,6 +389,13 @@ class DeviceMatrix:
         with self._lock:
             return self._transposed_copy().nbytes
 
+    @property
+    def transpose_copy(self) -> tuple[str, dict[str, int]] | None:
+        """(format, layout parameters) of the transposed copy that ``method="transpose"`` uses,
+        once built (:meth:`prepare_transpose`); None before."""
+        copy = self._copy
+        return None if copy is None else (copy.name, dict(copy.params))
+
     def release_transpose(self) -> None:
         """Drop the transposed copy (its device memory is freed when no product uses it)."""
         with self._lock:

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,8 @@ from clspmv.bench import generators as g
 from clspmv.cli import main
 from clspmv.matrix import canonical_csr
 from clspmv.stats import stats
+
+from fake_cupy import FakeCupy, cuda_device_count
 
 HAVE_MKL = importlib.util.find_spec("sparse_dot_mkl") is not None
 needs_mkl = pytest.mark.skipif(not HAVE_MKL, reason='sparse_dot_mkl absent: pip install '
@@ -91,71 +92,6 @@ def test_mkl_absent(problem, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # -- cuSPARSE through a stand-in for cupy ---------------------------------------------------------
-class FakeCupy:
-    """What cusparse_product uses of cupy and cupyx, on the CPU: every product takes 0.25 ms."""
-
-    def __init__(self, devices: int = 1, oom: bool = False) -> None:
-        self.clock = 0.0
-        self.freed = 0
-        fake = self
-
-        class OutOfMemoryError(Exception):
-            pass
-
-        class Event:
-            def record(self) -> None:
-                self.t = fake.clock
-                fake.clock += 0.25
-
-            def synchronize(self) -> None:
-                pass
-
-        class Device:
-            def __init__(self, index: int) -> None:
-                assert index == 0
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc) -> None:
-                pass
-
-        class Pool:
-            def free_all_blocks(self) -> None:
-                fake.freed += 1
-
-        def csr_matrix(A):
-            if oom:
-                raise OutOfMemoryError("out of memory allocating 1 GB")
-            return sp.csr_matrix(A)
-
-        def get_device_count() -> int:
-            if devices < 0:
-                raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
-            return devices
-
-        self.cupy = types.ModuleType("cupy")
-        self.cupy.cuda = types.SimpleNamespace(
-            runtime=types.SimpleNamespace(
-                getDeviceCount=get_device_count,
-                getDeviceProperties=lambda i: {"name": b"Fake GPU"}),
-            Device=Device, Event=Event,
-            get_elapsed_time=lambda a, b: b.t - a.t,
-            memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError))
-        self.cupy.asarray = np.asarray
-        self.cupy.asnumpy = np.asarray
-        self.cupy.get_default_memory_pool = Pool
-        self.sparse = types.ModuleType("cupyx.scipy.sparse")
-        self.sparse.csr_matrix = csr_matrix
-
-    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        cupyx, scipy_ = types.ModuleType("cupyx"), types.ModuleType("cupyx.scipy")
-        cupyx.scipy, scipy_.sparse = scipy_, self.sparse
-        for name, module in (("cupy", self.cupy), ("cupyx", cupyx), ("cupyx.scipy", scipy_),
-                             ("cupyx.scipy.sparse", self.sparse)):
-            monkeypatch.setitem(sys.modules, name, module)
-
-
 def test_cusparse(problem, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeCupy()
     fake.install(monkeypatch)
@@ -178,16 +114,7 @@ def test_cusparse_absent(problem, monkeypatch: pytest.MonkeyPatch, fake: FakeCup
     assert r.status == "absent" and r.reason.startswith(reason) and r.timing is None
 
 
-def _cuda_device_count() -> int:
-    try:
-        import cupy
-
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:
-        return 0
-
-
-@pytest.mark.skipif(_cuda_device_count() < 1, reason="no cupy with a CUDA device here")
+@pytest.mark.skipif(cuda_device_count() < 1, reason="no cupy with a CUDA device here")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_cusparse_on_a_real_gpu(problem, dtype) -> None:
     A, x = problem

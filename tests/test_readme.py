@@ -35,3 +35,17 @@ def test_readme_names_every_format() -> None:
     table = (ROOT / "README.md").read_text()
     missing = [f for f in clspmv.FORMATS if f"| `{f}` |" not in table]
     assert not missing, f"the README's format table lacks {missing}"
+
+
+def test_gpu_commands_are_the_same_in_both_readmes() -> None:
+    """The GPU node commands of the transpose / matmat / solver numbers: README.md repeats
+    those of reports/README.md, character for character."""
+    def gpu_lines(path: Path) -> list[str]:
+        return [line for line in code_lines(path.read_text())
+                if line.startswith("source .whl/gpu-env.sh")
+                and any(flag in line for flag in ("--transpose", "--matmat", "--solver"))]
+
+    readme, reports = gpu_lines(ROOT / "README.md"), gpu_lines(ROOT / "reports" / "README.md")
+    assert len(reports) == 3 and readme == reports
+    assert all(len(line) < 2000 and "--max-seconds" in line and "$OUT/" in line
+               for line in readme)

@@ -12,6 +12,23 @@
   timed with CUDA events around each product: kernel time, as for the OpenCL formats. Only when
   ``import cupy`` works and a CUDA device exists.
 
+Every baseline also runs the other operations of ``clspmv bench``, with ``transpose=True``
+(A^T x) or a 2-D x (A X for several right-hand sides, in x's order):
+
+* scipy: ``A.T @ x``, where ``A.T`` of a CSR matrix is a CSC view of the same arrays (nothing is
+  copied; the product scatters into y, serially); ``A @ X`` by scipy's serial ``csr_matvecs``
+  (a column-major X is copied to row-major inside the call, and that copy is timed).
+* MKL: ``mkl_sparse_?_mv`` with ``SPARSE_OPERATION_TRANSPOSE`` on the same handle;
+  ``mkl_sparse_?_mm`` with X's layout (row- or column-major) for several right-hand sides.
+* cuSPARSE through cupy: ``csr.T @ x`` is a CSC view whose product cupy runs as cuSPARSE's
+  SpMV of the original CSR arrays with ``CUSPARSE_OPERATION_TRANSPOSE`` (``cusparseSpMV``, or
+  the legacy ``csrmv`` where cupy still has it): no transposed copy is formed by cupy, cuSPARSE
+  chooses internally how to run it. ``csr @ X`` is cuSPARSE SpMM (``cusparseSpMM`` or the
+  legacy ``csrmm2``) on column-major X and Y: cupy copies a row-major X to column-major first
+  (``cupy.asfortranarray``), inside the timed call. Each timed call is the whole cupy call:
+  descriptor creation, the workspace query and allocation (cupy's memory pool) and the kernels.
+  :func:`cusparse_route` states what the installed cupy does; the record's ``params`` holds it.
+
 A baseline that cannot run returns a result with status ``absent`` and the reason; nothing is
 ever estimated in its place.
 """
@@ -45,6 +62,10 @@ class BaselineResult:
     threads: int | None = None
     y: np.ndarray | None = None
     """One product's result, for the error check."""
+    params: str = ""
+    """What exactly was called (the library routine and its operation), where it matters."""
+    iterations: int | None = None
+    """Iterations a solver ran (solver baselines)."""
 
 
 def host_cpu() -> str:
@@ -62,14 +83,60 @@ def _absent(name: str, device: str, device_type: str, reason: str) -> BaselineRe
     return BaselineResult(name, device, device_type, "absent", reason)
 
 
+def _is_fortran(x: np.ndarray) -> bool:
+    """A column-major 2-D array (one that is not also row-major)."""
+    return x.ndim == 2 and bool(x.flags.f_contiguous and not x.flags.c_contiguous)
+
+
 # -- scipy ------------------------------------------------------------------------------------
-def scipy_product(A: sp.csr_matrix, x: np.ndarray, *, warmup: int = 2, repeat: int = 10,
-                  max_seconds: float = DEFAULT_MAX_SECONDS) -> BaselineResult:
-    """scipy's serial CSR product, timed on the host."""
-    y = A @ x
-    timing = time_host(lambda: A @ x, warmup=warmup, repeat=repeat, max_seconds=max_seconds)
+def scipy_product(A: sp.csr_matrix, x: np.ndarray, *, transpose: bool = False, warmup: int = 2,
+                  repeat: int = 10, max_seconds: float = DEFAULT_MAX_SECONDS) -> BaselineResult:
+    """scipy's serial CSR product ``A @ x`` (x a vector or an n x k array), or ``A.T @ x``,
+    timed on the host."""
+    if transpose:
+        def product():
+            return A.T @ x
+        params = "A.T @ x (A.T: a CSC view of the CSR arrays, no copy)"
+    else:
+        def product():
+            return A @ x
+        params = "A @ X (csr_matvecs)" if x.ndim == 2 else ""
+    y = product()
+    timing = time_host(product, warmup=warmup, repeat=repeat, max_seconds=max_seconds)
     return BaselineResult("scipy", f"{host_cpu()} (scipy, 1 thread)", "cpu", "ok",
-                          timing=timing, threads=1, y=y)
+                          timing=timing, threads=1, y=y, params=params)
+
+
+def scipy_solver(A: sp.csr_matrix, b: np.ndarray, solver: str = "cg", iterations: int = 100,
+                 *, warmup: int = 2, repeat: int = 10,
+                 max_seconds: float = DEFAULT_MAX_SECONDS, **_: object) -> BaselineResult:
+    """``scipy.sparse.linalg.cg`` on the host running exactly ``iterations`` iterations
+    (``rtol = atol = 0``), timed as a whole; ``y`` is the last iterate."""
+    import inspect
+
+    import scipy.sparse.linalg as sla
+
+    if solver != "cg":
+        raise ValueError(f"no scipy baseline for solver {solver!r}")
+    # scipy < 1.12 calls the relative tolerance ``tol``
+    rtol = "rtol" if "rtol" in inspect.signature(sla.cg).parameters else "tol"
+    count = [0]
+    last: list[np.ndarray] = []
+
+    def callback(_xk: np.ndarray) -> None:
+        count[0] += 1
+
+    def solve() -> None:
+        count[0] = 0
+        last[:] = [sla.cg(A, b, **{rtol: 0.0}, atol=0.0, maxiter=iterations,
+                          callback=callback)[0]]
+
+    timing = time_host(solve, warmup=warmup, repeat=repeat, max_seconds=max_seconds)
+    x, done = last[0], count[0]
+    return BaselineResult("scipy", f"{host_cpu()} (scipy cg: serial CSR products, numpy "
+                          "vector operations)", "cpu", "ok", timing=timing, y=x, iterations=done,
+                          params=f"scipy.sparse.linalg.cg, {rtol}=0, atol=0, "
+                                 f"maxiter={iterations}")
 
 
 # -- MKL --------------------------------------------------------------------------------------
@@ -106,10 +173,18 @@ def load_sparse_dot_mkl():
     return sparse_dot_mkl
 
 
-class _MklProduct:
-    """An MKL handle of one matrix, created once; each call runs mkl_sparse_?_mv."""
+SPARSE_OPERATION_NON_TRANSPOSE, SPARSE_OPERATION_TRANSPOSE = 10, 11
+SPARSE_LAYOUT_ROW_MAJOR, SPARSE_LAYOUT_COLUMN_MAJOR = 101, 102
+"""MKL's sparse_operation_t and sparse_layout_t values (mkl_spblas.h)."""
 
-    def __init__(self, mkl, A: sp.csr_matrix) -> None:
+
+class _MklProduct:
+    """An MKL handle of one matrix, created once; each call runs mkl_sparse_?_mv (a vector x)
+    or mkl_sparse_?_mm (an n x k x in either layout) with A or, with ``transpose``, A^T."""
+
+    def __init__(self, mkl, A: sp.csr_matrix, transpose: bool = False) -> None:
+        import ctypes
+
         from sparse_dot_mkl._mkl_interface import (
             MKL,
             _create_mkl_sparse,
@@ -122,25 +197,46 @@ class _MklProduct:
         self._handle, double, complex_ = _create_mkl_sparse(A)
         self._destroy = _destroy_mkl_handle
         self._mv = MKL._mkl_sparse_d_mv if double else MKL._mkl_sparse_s_mv
+        self._mm = MKL._mkl_sparse_d_mm if double else MKL._mkl_sparse_s_mm
+        self._pointer = ctypes.POINTER(ctypes.c_double if double else ctypes.c_float)
         self._descr = matrix_descr()
         self._one = _mkl_scalar(1.0, complex_, double)
         self._zero = _mkl_scalar(0.0, complex_, double)
-        self._y = np.zeros(A.shape[0], A.dtype)
+        self._op = SPARSE_OPERATION_TRANSPOSE if transpose else SPARSE_OPERATION_NON_TRANSPOSE
+        self._rows = A.shape[1] if transpose else A.shape[0]
+        self._y: np.ndarray | None = None
+
+    def _out(self, shape: tuple[int, ...], fortran: bool) -> np.ndarray:
+        y = self._y
+        if y is None or y.shape != shape or _is_fortran(y) != fortran:
+            y = self._y = np.zeros(shape, self._A.dtype, order="F" if fortran else "C")
+        return y
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        status = self._mv(10, self._one, self._handle, self._descr, x, self._zero, self._y)
+        if x.ndim == 1:
+            y = self._out((self._rows,), False)
+            status = self._mv(self._op, self._one, self._handle, self._descr, x, self._zero, y)
+        else:
+            k, fortran = x.shape[1], _is_fortran(x)
+            y = self._out((self._rows, k), fortran)
+            layout = SPARSE_LAYOUT_COLUMN_MAJOR if fortran else SPARSE_LAYOUT_ROW_MAJOR
+            ldx, ldy = (x.shape[0], self._rows) if fortran else (k, k)
+            status = self._mm(self._op, self._one, self._handle, self._descr, layout, x, k, ldx,
+                              self._zero, y.ctypes.data_as(self._pointer), ldy)
         if status != 0:
-            raise RuntimeError(f"mkl_sparse_mv returned status {status}")
-        return self._y
+            raise RuntimeError(f"mkl_sparse_{'mv' if x.ndim == 1 else 'mm'} returned status "
+                               f"{status}")
+        return y
 
     def close(self) -> None:
         self._destroy(self._handle)
 
 
-def mkl_product(A: sp.csr_matrix, x: np.ndarray, *, threads: int | None = None,
-                warmup: int = 2, repeat: int = 10,
+def mkl_product(A: sp.csr_matrix, x: np.ndarray, *, transpose: bool = False,
+                threads: int | None = None, warmup: int = 2, repeat: int = 10,
                 max_seconds: float = DEFAULT_MAX_SECONDS) -> BaselineResult:
-    """MKL's CSR product through sparse_dot_mkl on ``threads`` threads (default: MKL's)."""
+    """MKL's CSR product (A x, A^T x with ``transpose``, A X for a 2-D x) through
+    sparse_dot_mkl on ``threads`` threads (default: MKL's)."""
     device = f"{host_cpu()} (MKL)"
     try:
         mkl = load_sparse_dot_mkl()
@@ -150,10 +246,13 @@ def mkl_product(A: sp.csr_matrix, x: np.ndarray, *, threads: int | None = None,
         mkl.mkl_set_num_threads(int(threads))
     used = int(mkl.mkl_get_max_threads())
     device = f"{host_cpu()} (MKL, {used} thread{'s' if used > 1 else ''})"
+    routine = f"mkl_sparse_?_{'mm' if x.ndim == 2 else 'mv'}"
+    params = f"{routine}, SPARSE_OPERATION_TRANSPOSE" if transpose else (
+        routine if x.ndim == 2 else "")
     try:
-        product = _MklProduct(mkl, A)
+        product = _MklProduct(mkl, A, transpose)
     except (ImportError, AttributeError) as err:  # private API moved: time the public call
-        def product(v, A=A):
+        def product(v, A=A.T if transpose else A):
             return mkl.dot_product_mkl(A, v)
         product.close = lambda: None  # type: ignore[attr-defined]
         device += f" (dot_product_mkl per call: {err})"
@@ -163,13 +262,55 @@ def mkl_product(A: sp.csr_matrix, x: np.ndarray, *, threads: int | None = None,
                            max_seconds=max_seconds)
     finally:
         product.close()
-    return BaselineResult("mkl", device, "cpu", "ok", timing=timing, threads=used, y=y)
+    return BaselineResult("mkl", device, "cpu", "ok", timing=timing, threads=used, y=y,
+                          params=params)
 
 
 # -- cuSPARSE ---------------------------------------------------------------------------------
-def cusparse_product(A: sp.csr_matrix, x: np.ndarray, *, warmup: int = 2, repeat: int = 10,
+def cusparse_route(transpose: bool = False, columns: bool = False,
+                   fortran: bool = False) -> str:
+    """What cupy calls for ``csr @ x`` (``csr.T @ x`` with ``transpose``; ``csr @ X`` with
+    ``columns``), as the installed cupy decides (``cusparse.check_availability``)."""
+    try:
+        from cupyx import cusparse
+    except Exception:
+        try:
+            from cupy import cusparse  # older cupy
+        except Exception:
+            cusparse = None
+    check = getattr(cusparse, "check_availability", None)
+
+    def have(name: str) -> bool:
+        try:
+            return bool(check(name)) if check is not None else False
+        except Exception:
+            return False
+
+    if check is None:
+        routine = "cuSPARSE (routine not determined: cupy has no cusparse.check_availability)"
+    elif columns:
+        routine = "csrmm2 (legacy)" if have("csrmm2") else "cusparseSpMM"
+    elif transpose:
+        routine = "csrmv (legacy)" if have("csrmv") else "cusparseSpMV"
+    elif have("csrmvEx"):
+        routine = "csrmvEx (legacy)"
+    else:
+        routine = "csrmv (legacy)" if have("csrmv") else "cusparseSpMV"
+    if transpose:
+        return (f"csr.T @ x: {routine} of the CSR arrays with CUSPARSE_OPERATION_TRANSPOSE "
+                "(csr.T is a CSC view, no copy)")
+    if columns:
+        return (f"csr @ X: {routine}, column-major X and Y" +
+                ("" if fortran else "; the row-major X is copied to column-major first "
+                 "(cupy.asfortranarray, timed)"))
+    return f"csr @ x: {routine}"
+
+
+def cusparse_product(A: sp.csr_matrix, x: np.ndarray, *, transpose: bool = False,
+                     warmup: int = 2, repeat: int = 10,
                      max_seconds: float = DEFAULT_MAX_SECONDS) -> BaselineResult:
-    """cuSPARSE SpMV through cupy on CUDA device 0, kernel time from CUDA events."""
+    """cuSPARSE through cupy on CUDA device 0 (A x, A^T x with ``transpose``, A X for a 2-D x
+    in its order), kernel time from CUDA events around each call."""
     device = "cuSPARSE"
     try:
         import cupy
@@ -186,26 +327,37 @@ def cusparse_product(A: sp.csr_matrix, x: np.ndarray, *, warmup: int = 2, repeat
         return _absent("cusparse", device, "gpu", "cupy finds no CUDA device")
     name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
     device = f"{name.decode() if isinstance(name, bytes) else name} (cuSPARSE)"
+    fortran = x.ndim == 2 and bool(x.flags.f_contiguous)  # a single column is both orders
     try:
         with cupy.cuda.Device(0):
-            y, samples = _cusparse_times(cupy, cusp.csr_matrix(A), cupy.asarray(x), warmup,
-                                         repeat, max_seconds)
+            A_gpu = cusp.csr_matrix(A)
+            x_gpu = cupy.asarray(x, order="F" if fortran else "C")
+            if transpose:
+                def product():
+                    return A_gpu.T @ x_gpu
+            else:
+                def product():
+                    return A_gpu @ x_gpu
+            y, samples = _cusparse_times(cupy, product, warmup, repeat, max_seconds)
     except cupy.cuda.memory.OutOfMemoryError as err:
         return _absent("cusparse", device, "gpu", f"out of GPU memory: {err}")
     finally:
         cupy.get_default_memory_pool().free_all_blocks()
-    return BaselineResult("cusparse", device, "gpu", "ok", timing=summarize(samples), y=y)
+    params = cusparse_route(transpose, x.ndim == 2, fortran) if (
+        transpose or x.ndim == 2) else ""
+    return BaselineResult("cusparse", device, "gpu", "ok", timing=summarize(samples), y=y,
+                          params=params)
 
 
-def _cusparse_times(cupy, A_gpu, x_gpu, warmup: int, repeat: int,
+def _cusparse_times(cupy, product, warmup: int, repeat: int,
                     max_seconds: float) -> tuple[np.ndarray, list[float]]:
     """One checked product, then CUDA-event times (ns) of warm-up and repeated products."""
-    y = cupy.asnumpy(A_gpu @ x_gpu)
+    y = cupy.asnumpy(product())
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
 
     def timed() -> float:
         start.record()
-        A_gpu @ x_gpu
+        product()
         end.record()
         end.synchronize()
         return cupy.cuda.get_elapsed_time(start, end) * 1e6  # ms -> ns
@@ -215,4 +367,5 @@ def _cusparse_times(cupy, A_gpu, x_gpu, warmup: int, repeat: int,
 
 
 PRODUCTS = {"scipy": scipy_product, "mkl": mkl_product, "cusparse": cusparse_product}
-"""Baseline name -> function(A, x, warmup=, repeat=, max_seconds=) -> BaselineResult."""
+"""Baseline name -> function(A, x, transpose=, warmup=, repeat=, max_seconds=) ->
+BaselineResult; x a vector or an n x k array (several right-hand sides)."""

@@ -1,8 +1,12 @@
 """Benchmark records and the results files they are saved in.
 
 A :class:`Record` is one measurement: one matrix, one device, one format (or one baseline:
-``scipy``, ``mkl``, ``cusparse``) and one value type. Records are plain data; the reports
-(:mod:`clspmv.report`) are computed from them alone, so results of several machines merge.
+``scipy``, ``mkl``, ``cusparse``), one value type and one operation: ``spmv`` (A x, every run),
+``transpose`` (A^T x, ``clspmv bench --transpose``), ``matmat`` (A X for k columns,
+``--matmat``) or ``solver`` (time per iteration of a Krylov solver, ``--solver``). Records are
+plain data; the reports (:mod:`clspmv.report`) are computed from them alone, so results of
+several machines merge. Records of runs made before the operations existed have no
+``operation`` field: :func:`read_json` fills in the defaults, so they load as ``spmv``.
 
 ``results.json`` holds ``{"meta": {...}, "records": [...]}`` and is rewritten atomically (a
 temporary file, then ``os.replace``) after every record, so an interrupted run keeps everything
@@ -16,7 +20,7 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +37,9 @@ large, out of memory, no fp64, time budget spent); ``failed`` the driver reporte
 BASELINES = ("scipy", "mkl", "cusparse")
 """Names of the baselines, used as a record's ``format``."""
 
+OPERATIONS = ("spmv", "transpose", "matmat", "solver")
+"""What a record measures: A x; A^T x; A X for k right-hand sides; a solver's iterations."""
+
 
 @dataclass
 class Record:
@@ -47,7 +54,25 @@ class Record:
     * ``fits_cache``: min_bytes <= the device's cache (% of DRAM bandwidth may exceed 100);
     * ``breakeven_products``: products after which conversion to this format has paid for
       itself against ``csr-scalar`` (None: never, the format is not faster per product);
-    * ``speedup_vs_X`` = baseline X's kernel time / this kernel time (same matrix, dtype, run).
+    * ``speedup_vs_X`` = baseline X's kernel time / this kernel time (same matrix, dtype, run,
+      operation, k and order; for ``solver`` records the times per iteration).
+
+    The other operations (``operation`` is not ``spmv``) add:
+
+    * ``transpose``: ``method`` ``atomic`` (the format's transpose kernel) or ``transpose``
+      (the forward kernel of a transposed copy); ``one_time_ms`` the wall time of building the
+      copy (``prepare_transpose``), ``extra_bytes`` its device memory; ``single_ms`` = one_time
+      + kernel, one product from the stored matrix, and ``amortised_ms`` = one_time /
+      amortised_over + kernel (the naive-SpMV paper's Fig. 3, whole operation vs multiplication
+      only); ``breakeven_products`` of the copy: the smallest n with one_time + n kernel(copy)
+      <= n kernel(atomic);
+    * ``matmat``: ``k`` columns in ``order`` C or F, ``method`` ``block`` (the format's block
+      kernel) or ``columns`` (one product per column); gflops = 2 nnz k / kernel_ms;
+    * ``solver``: ``method`` the solver (``cg``), ``iterations`` run, ``ms_per_iteration`` =
+      wall time of the solve / iterations, ``residual`` = |b - A x| / |b| at the end;
+    * ``spmv_ms``: kernel time of A x by the same format (or baseline) in the same run, and
+      ``ratio_to_spmv``: transpose kernel_ms / spmv_ms; matmat kernel_ms / (k spmv_ms) (its
+      inverse is the speed-up over k separate products); solver ms_per_iteration / spmv_ms.
     """
 
     # what was measured
@@ -60,6 +85,10 @@ class Record:
     format: str
     dtype: str
     kind: str = "format"  # "format" or "baseline"
+    operation: str = "spmv"  # one of OPERATIONS
+    method: str = ""  # transpose: atomic | transpose; matmat: block | columns; solver: cg
+    k: int | None = None  # matmat: columns of X
+    order: str = ""  # matmat: C or F (row- or column-major X and Y)
     status: str = "ok"
     reason: str = ""
     host: str = ""
@@ -98,6 +127,17 @@ class Record:
     speedup_vs_cusparse: float | None = None
     threads: int | None = None
     params: str = ""
+    # the other operations (see the class docstring)
+    spmv_ms: float | None = None
+    ratio_to_spmv: float | None = None
+    one_time_ms: float | None = None
+    extra_bytes: int | None = None
+    single_ms: float | None = None
+    amortised_ms: float | None = None
+    amortised_over: int | None = None
+    iterations: int | None = None
+    ms_per_iteration: float | None = None
+    residual: float | None = None
 
     def set_matrix_stats(self, s: MatrixStats) -> None:
         """Copy the Table I statistics of the matrix into the record."""
@@ -109,13 +149,26 @@ class Record:
         return {k: _plain(v) for k, v in asdict(self).items()}
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
-        """(matrix, device, format, dtype): what identifies a measurement across runs."""
-        return (self.matrix, self.device, self.format, self.dtype)
+    def key(self) -> Key:
+        """(matrix, device, format, dtype, operation, method, k, order): what identifies a
+        measurement across runs."""
+        return key_of(asdict(self))
 
+    @property
+    def compared_ms(self) -> float | None:
+        """The time speedups compare: the kernel time, or a solver's time per iteration."""
+        return self.ms_per_iteration if self.operation == "solver" else self.kernel_ms
+
+
+Key = tuple[str, str, str, str, str, str, int | None, str]
+"""What identifies a measurement across runs (:attr:`Record.key`)."""
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Record))
 """Record fields in order: the columns of results.csv."""
+
+DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Record)
+                            if f.default is not MISSING}
+"""Default of every field that has one: what a record of an older run lacks."""
 
 
 def _plain(value: Any) -> Any:
@@ -126,15 +179,25 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def min_bytes(rows: int, cols: int, nnz: int, value_bytes: int) -> int:
+def min_bytes(rows: int, cols: int, nnz: int, value_bytes: int, k: int = 1) -> int:
     """Minimum bytes one product moves: entries (value + int32 column), int32 row pointers,
-    x read once, y written once (beta = 0)."""
-    return nnz * (value_bytes + 4) + 4 * (rows + 1) + value_bytes * (cols + rows)
+    x read once, y written once (beta = 0); with ``k`` right-hand sides X and Y have k
+    columns."""
+    return nnz * (value_bytes + 4) + 4 * (rows + 1) + value_bytes * k * (cols + rows)
 
 
-def key_of(record: dict[str, Any]) -> tuple[str, str, str, str]:
-    """:attr:`Record.key` of a record read back from JSON."""
-    return (record["matrix"], record["device"], record["format"], record["dtype"])
+def key_of(record: dict[str, Any]) -> Key:
+    """:attr:`Record.key` of a record read back from JSON (an older record without the
+    operation fields is an ``spmv`` one)."""
+    return (record["matrix"], record["device"], record["format"], record["dtype"],
+            record.get("operation", "spmv"), record.get("method", ""), record.get("k"),
+            record.get("order", ""))
+
+
+def with_defaults(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with every field it lacks set to its default (older runs' records)."""
+    missing = {k: v for k, v in DEFAULTS.items() if k not in record}
+    return {**record, **missing} if missing else record
 
 
 def _atomic_write(path: Path, write) -> None:
@@ -169,14 +232,15 @@ def write_csv(path: Path, records: list[dict[str, Any]]) -> None:
 
 
 def read_json(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(meta, records) of a results.json; ValueError naming the file when it is not one."""
+    """(meta, records) of a results.json, every record with all fields (:func:`with_defaults`);
+    ValueError naming the file when it is not one."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not a JSON file ({err})") from None
     if not isinstance(data, dict) or "records" not in data or "meta" not in data:
         raise ValueError(f"{path}: not a clspmv results file (no 'meta' and 'records')")
-    return data["meta"], data["records"]
+    return data["meta"], [with_defaults(r) for r in data["records"]]
 
 
 class Results:

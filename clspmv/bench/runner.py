@@ -7,8 +7,15 @@ the reference, warm-up and repeated products (kernel time from profiling events)
 time of a product including the transfers of x and y. Every record is saved as soon as it
 exists (:class:`clspmv.bench.records.Results`), so an interrupted run keeps what it measured.
 
+With ``--transpose``, ``--matmat`` or ``--solver`` every format, right after its A x, measures
+those operations on the same uploaded matrix (:mod:`clspmv.bench.operations`), and every
+baseline runs them too; their records carry ``operation`` ``transpose``, ``matmat`` or
+``solver``.
+
 A format that cannot run (UnsuitableFormatError, too large, out of memory, no fp64) becomes a
-``skipped`` record with the reason and the run goes on; a driver error a ``failed`` one.
+``skipped`` record with the reason and the run goes on; a driver error a ``failed`` one. The
+other operations of a format that could not run A x are recorded with the same status and
+reason.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -40,9 +47,10 @@ from ..errors import (
     UnsuitableFormatError,
 )
 from ..formats.base import round_up
-from ..matrix import FORMATS, canonical_csr
+from ..matrix import FORMATS, DeviceMatrix, canonical_csr
 from ..stats import MatrixStats, stats
-from . import autoselect, bandwidth, baselines, timing
+from . import autoselect, bandwidth, baselines, operations, timing
+from .operations import SPMV, NotApplicable, Operation, check, set_times
 from .records import Record, Results, min_bytes
 from .sources import Source, SourceError
 
@@ -70,6 +78,35 @@ FORMULAS = {
     "error_ratio": "max over rows of |y - y_ref| / (2 (len + 1) (eps (|A||x|) + tiny))",
 }
 
+OPERATION_FORMULAS = {
+    "transpose": {
+        "one_time_ms": "wall time of prepare_transpose() (download, transposition on the host, "
+                       "upload; its kernels compiled before)",
+        "single_ms": "one_time_ms + kernel time: one A^T x from the stored matrix "
+                     "(naive-SpMV paper, Fig. 3, first row)",
+        "amortised_ms": "one_time_ms / amortised_over + kernel time",
+        "breakeven_products (copy)": "smallest n with one_time + n * kernel(copy) <= "
+                                     "n * kernel(atomic), same format",
+        "ratio_to_spmv": "kernel time of A^T x / kernel time of A x, same format or baseline",
+        "extra_bytes": "device memory of the transposed copy (0 for the atomic kernel)",
+    },
+    "matmat": {
+        "gflops": "2 * nnz * k / kernel time",
+        "min_bytes": "nnz * (value + 4) + 4 * (rows + 1) + value * k * (cols + rows)",
+        "ratio_to_spmv": "kernel time of A X / (k * kernel time of A x); its inverse is the "
+                         "speed-up over k separate products",
+    },
+    "solver": {
+        "ms_per_iteration": "wall time of the solve (median of repeats) / iterations; rtol = "
+                            "atol = 0, so every solve runs exactly the iterations asked for",
+        "residual": "|b - A x| / |b| after the iterations (float64 on the host)",
+        "ratio_to_spmv": "ms_per_iteration / kernel time of A x, same format",
+        "error_ratio": "residual / (2 * scipy's residual + 100 eps)",
+        "speedup_vs_scipy": "scipy cg's ms_per_iteration on the host / this ms_per_iteration",
+    },
+}
+"""Formulas of the other operations, written into meta when they run."""
+
 
 @dataclass
 class Plan:
@@ -89,6 +126,22 @@ class Plan:
     seed: int = 0
     progress: bool = True
     suite: str | None = None
+    transpose: bool = False
+    """Also A^T x by both methods (``--transpose``)."""
+    matmat: list[int] = field(default_factory=list)
+    """Also A X for these numbers of columns (``--matmat``)."""
+    solvers: list[str] = field(default_factory=list)
+    """Also these solvers' time per iteration (``--solver``)."""
+    solver_iterations: int = 100
+
+    @property
+    def operations(self) -> list[str]:
+        """The operations measured besides A x."""
+        return ([*(["transpose"] if self.transpose else []), *(["matmat"] if self.matmat else []),
+                 *(["solver"] if self.solvers else [])])
+
+    def settings(self) -> operations.Settings:
+        return operations.Settings(self.warmup, self.repeat, self.solver_iterations)
 
     def formats_for_count(self) -> int:
         if self.formats == "all":
@@ -175,8 +228,13 @@ def run_meta(plan: Plan, command: str) -> dict[str, Any]:
             "baselines": plan.baselines, "repeat": plan.repeat, "warmup": plan.warmup,
             "mkl_threads": plan.mkl_threads, "max_seconds": plan.max_seconds, "seed": plan.seed,
             "beta": 0.0, "alpha": 1.0,
+            **({"operations": plan.operations, "transpose": plan.transpose,
+                "matmat": plan.matmat, "solvers": plan.solvers,
+                "solver_iterations": plan.solver_iterations,
+                "amortised_over": operations.AMORTISED_OVER} if plan.operations else {}),
         },
-        "formulas": FORMULAS,
+        "formulas": {**FORMULAS, **{f"{op}: {name}": text for op in plan.operations
+                                    for name, text in OPERATION_FORMULAS[op].items()}},
         "not_run": [],
     }
 
@@ -190,24 +248,47 @@ class Problem:
     csr: sp.csr_matrix
     stats: MatrixStats
     x: np.ndarray
+    """The input: a vector, or an n x k array for several right-hand sides."""
     reference: np.ndarray
     bound: np.ndarray
+    seed: int = 0
+    derived: dict[Any, Problem] = field(default_factory=dict, repr=False, compare=False)
+    """Problems made from this one (:meth:`transposed`, :meth:`columns`), kept for reuse."""
 
     @classmethod
     def build(cls, name: str, A: sp.spmatrix, s: MatrixStats, dtype: np.dtype,
               seed: int) -> Problem:
         csr = canonical_csr(A, dtype)
         x = np.random.default_rng(seed).uniform(-1.0, 1.0, csr.shape[1]).astype(dtype)
-        x64 = x.astype(np.float64)
-        A64 = sp.csr_matrix((csr.data.astype(np.float64), csr.indices, csr.indptr),
-                            shape=csr.shape)
-        reference = A64 @ x64
-        A64.data = np.abs(A64.data)
-        magnitude = A64 @ np.abs(x64)
-        finfo = np.finfo(dtype)
-        lengths = np.diff(csr.indptr).astype(np.float64) + 1
-        bound = ERROR_FACTOR * lengths * (finfo.eps * magnitude + finfo.tiny)
-        return cls(name, csr, s, x, reference, bound)
+        return cls(name, csr, s, x, *reference_and_bound(csr, x), seed=seed)
+
+    def transposed(self) -> Problem:
+        """A^T with a random x of its own (seed + 1): the check of A^T x. Its ``csr`` is A^T;
+        records are still made from this problem, which describes A."""
+        if "T" not in self.derived:
+            csr_t = self.csr.T.tocsr()
+            csr_t.sort_indices()
+            x = np.random.default_rng(self.seed + 1).uniform(-1.0, 1.0, csr_t.shape[1])
+            x = x.astype(self.csr.dtype)
+            self.derived["T"] = Problem(self.name, csr_t, self.stats, x,
+                                        *reference_and_bound(csr_t, x), seed=self.seed + 1)
+        return self.derived["T"]
+
+    def columns(self, k: int, order: str = "C") -> Problem:
+        """A with an n x k random X in ``order``: the first k columns of the widest X asked for
+        so far (column j is the same for every k: seed + 2, drawn column after column), with
+        its reference and bound. Ask for the widest first to draw it once."""
+        widest = self.derived.get("X")
+        if widest is None or widest.x.shape[1] < k:
+            n = self.csr.shape[1]
+            X = np.random.default_rng(self.seed + 2).uniform(-1.0, 1.0, (k, n)).T
+            X = X.astype(self.csr.dtype)
+            widest = self.derived["X"] = Problem(self.name, self.csr, self.stats, X,
+                                                 *reference_and_bound(self.csr, X),
+                                                 seed=self.seed + 2)
+        as_order = np.asfortranarray if order == "F" else np.ascontiguousarray
+        return Problem(self.name, self.csr, self.stats, as_order(widest.x[:, :k]),
+                       widest.reference[:, :k], widest.bound[:, :k], seed=widest.seed)
 
     def error_ratio(self, y: np.ndarray) -> float:
         """max |y - reference| / bound over the rows (NaN counts as infinitely wrong)."""
@@ -227,22 +308,21 @@ class Problem:
         return rec
 
 
-def _set_times(rec: Record, t: timing.Timing) -> None:
-    rec.kernel_ms, rec.kernel_ms_min, rec.kernel_ms_max = t.median_ms, t.min_ms, t.max_ms
-    rec.repeats = t.repeats
-    if t.median_ms > 0:
-        rec.gflops = 2 * rec.nnz / t.median_ms / 1e6
-        rec.gbps = (rec.min_bytes or 0) / t.median_ms / 1e6
-
-
-def _check(rec: Record, problem: Problem, y: np.ndarray) -> None:
-    rec.error_ratio = problem.error_ratio(y)
-    if not rec.error_ratio <= 1.0:
-        rows = int(np.count_nonzero(~(np.abs(np.asarray(y, np.float64) - problem.reference)
-                                      <= problem.bound)))
-        rec.status = "wrong"
-        rec.reason = (f"product exceeds the error bound in {rows} rows "
-                      f"(max ratio {rec.error_ratio:.3g})")
+def reference_and_bound(csr: sp.csr_matrix, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """scipy's float64 product A x (x a vector or an n x k array) and the per-entry error
+    bound ERROR_FACTOR (len + 1) (eps (|A||x|) + tiny), len the entries of the row."""
+    x64 = x.astype(np.float64)
+    A64 = sp.csr_matrix((csr.data.astype(np.float64), csr.indices, csr.indptr),
+                        shape=csr.shape)
+    reference = A64 @ x64
+    A64.data = np.abs(A64.data)
+    magnitude = A64 @ np.abs(x64)
+    finfo = np.finfo(csr.dtype)
+    lengths = np.diff(csr.indptr).astype(np.float64) + 1
+    if x.ndim == 2:
+        lengths = lengths[:, None]
+    bound = ERROR_FACTOR * lengths * (finfo.eps * magnitude + finfo.tiny)
+    return reference, bound
 
 
 def ell_bytes(rows: int, longest: int, simd_width: int, value_bytes: int) -> int:
@@ -270,11 +350,13 @@ def set_breakeven(group: list[Record]) -> None:
 
 
 def set_speedups(rec: Record, baseline_ms: dict[str, float]) -> None:
-    """speedup_vs_X = baseline X's kernel time / the record's (for baselines that ran)."""
-    if rec.status not in ("ok", "wrong") or not rec.kernel_ms:
+    """speedup_vs_X = baseline X's time / the record's (kernel times, or times per iteration
+    for solvers; for baselines that ran the same operation)."""
+    ms = rec.compared_ms
+    if rec.status not in ("ok", "wrong") or not ms:
         return
-    for name, ms in baseline_ms.items():
-        setattr(rec, f"speedup_vs_{name}", ms / rec.kernel_ms)
+    for name, baseline in baseline_ms.items():
+        setattr(rec, f"speedup_vs_{name}", baseline / ms)
 
 
 # -- the runner ---------------------------------------------------------------------------------
@@ -358,38 +440,83 @@ class Runner:
             except (TypeError, ValueError) as err:  # complex values, beyond 32-bit indices
                 self.not_run(f"{source.name} {dtype.name} ({err})", self.per_dtype())
                 continue
-            baseline_ms = self.run_baselines(problem)
+            if self.plan.matmat:  # X, its reference and bound, for the largest k at once
+                problem.columns(max(self.plan.matmat))
+            baseline = self.run_baselines(problem)
             for device in self.plan.devices:
-                self.run_device(problem, device, baseline_ms)
+                self.run_device(problem, device, baseline)
             del problem
             gc.collect()
 
-    def run_baselines(self, problem: Problem) -> dict[str, float]:
-        times: dict[str, float] = {}
-        recs = []
-        for name in self.plan.baselines:
-            kwargs: dict[str, Any] = {"warmup": self.plan.warmup, "repeat": self.plan.repeat}
-            if name == "mkl":
-                kwargs["threads"] = self.plan.mkl_threads
-            try:
-                result = baselines.PRODUCTS[name](problem.csr, problem.x, **kwargs)
-            except Exception as err:  # a library error: recorded, the run goes on
-                result = baselines.BaselineResult(
-                    name, name, "gpu" if name == "cusparse" else "cpu", "failed",
-                    f"{type(err).__name__}: {_first_lines(err)}")
-            rec = problem.record(result.device, result.device_type, name, kind="baseline")
-            rec.status, rec.reason, rec.threads = result.status, result.reason, result.threads
-            if result.timing is not None:
-                _set_times(rec, result.timing)
-                _check(rec, problem, result.y)
-                if rec.status == "ok":
-                    times[name] = result.timing.median_ms
-            recs.append(rec)
+    def run_baselines(self, problem: Problem) -> BaselineRecords:
+        """Every baseline's A x, then its other operations; their records by operation."""
+        plan = self.plan
+        by_op: BaselineRecords = {}
+        spmv: dict[str, Record] = {}
+        for name in plan.baselines:
+            spmv[name] = self.baseline_record(problem, name, SPMV, None)
+            by_op.setdefault(SPMV.key, {})[name] = spmv[name]
             self._progress(f"{problem.name} {problem.csr.dtype} {name}")
-        for rec in recs:
-            set_speedups(rec, times)
-            self.results.add(rec)
-        return times
+        for op in operations.baseline_operations(plan.transpose, plan.matmat, plan.solvers):
+            for name in plan.baselines:
+                if op.operation == "solver" and name != "scipy":
+                    continue  # the solver baseline is scipy's
+                by_op.setdefault(op.key, {})[name] = self.baseline_record(problem, name, op,
+                                                                          spmv[name])
+        for recs in by_op.values():
+            times = _times(recs)
+            for rec in recs.values():
+                set_speedups(rec, times)
+                self.results.add(rec)
+        return by_op
+
+    def baseline_record(self, problem: Problem, name: str, op: Operation,
+                        spmv: Record | None) -> Record:
+        """Run baseline ``name`` on ``op`` and make its record (``failed`` if it raises)."""
+        kwargs: dict[str, Any] = {"warmup": self.plan.warmup, "repeat": self.plan.repeat}
+        if name == "mkl":
+            kwargs["threads"] = self.plan.mkl_threads
+        target = problem
+        try:
+            if op.operation == "solver":
+                result = baselines.scipy_solver(problem.csr, operations.solver_rhs(problem),
+                                                op.method, self.plan.solver_iterations,
+                                                **kwargs)
+            else:
+                if op.operation == "transpose":
+                    target = problem.transposed()
+                elif op.operation == "matmat":
+                    target = problem.columns(op.k or 1, op.order)
+                result = baselines.PRODUCTS[name](problem.csr, target.x,
+                                                  transpose=op.operation == "transpose",
+                                                  **kwargs)
+        except NotApplicable as err:
+            result = baselines.BaselineResult(name, name, "cpu", "skipped", str(err))
+        except Exception as err:  # a library error: recorded, the run goes on
+            result = baselines.BaselineResult(
+                name, name, "gpu" if name == "cusparse" else "cpu", "failed",
+                f"{type(err).__name__}: {_first_lines(err)}")
+        rec = problem.record(result.device, result.device_type, name, kind="baseline")
+        if op != SPMV:
+            operations.apply(rec, problem, op, spmv)
+        rec.status, rec.reason, rec.threads = result.status, result.reason, result.threads
+        if result.params:
+            rec.params = result.params
+        if result.timing is None:
+            return rec
+        if op.operation == "solver":
+            rec.iterations, rec.repeats = result.iterations, result.timing.repeats
+            rec.wall_ms = result.timing.median_ms
+            rec.ms_per_iteration = result.timing.median_ms / max(result.iterations or 1, 1)
+            rec.residual = operations.relative_residual(
+                problem.csr, result.y, operations.solver_rhs(problem))
+        else:
+            set_times(rec, result.timing)
+            check(rec, target, result.y)
+            if op.operation == "transpose":
+                operations.set_amortised(rec)
+        operations.set_ratio(rec)
+        return rec
 
     def bandwidth_of(self, device: Device) -> bandwidth.Bandwidth:
         label = device_label(device)
@@ -409,7 +536,14 @@ class Runner:
             return list(dict.fromkeys([chosen, REFERENCE_FORMAT])), f"auto: {why}"
         return list(self.plan.formats), ""
 
-    def run_device(self, problem: Problem, device: Device, baseline_ms: dict[str, float]) -> None:
+    def operations_for(self, fmt: str) -> list[Operation]:
+        """The operations besides A x measured for ``fmt``; formats without a block kernel
+        run --matmat only when --formats names them."""
+        plan = self.plan
+        return operations.format_operations(fmt, plan.transpose, plan.matmat, plan.solvers,
+                                            fallback_matmat=isinstance(plan.formats, list))
+
+    def run_device(self, problem: Problem, device: Device, baseline: BaselineRecords) -> None:
         label = device_label(device)
         formats, note = self.formats_for(problem, device)
         if self.plan.formats == "auto" and self.bar is not None and len(formats) == 1:
@@ -429,44 +563,95 @@ class Runner:
             elif not device.supports(problem.csr.dtype):
                 rec.status = "skipped"
                 rec.reason = f"{device.name} has no float64 support (cl_khr_fp64)"
-            else:
-                self.measure(rec, problem, device, fmt)
-            set_speedups(rec, baseline_ms)
+            extras = (self.measure(rec, problem, device, fmt) if rec.status == "ok"
+                      else self.unmeasured(rec, problem, fmt))
+            set_speedups(rec, _times(baseline.get(SPMV.key, {})))
             group.append(self.results.add(rec))
+            for extra in extras:
+                op = Operation(extra.operation, extra.method, extra.k, extra.order)
+                recs = baseline.get(op.key, {})
+                if extra.operation == "solver" and "scipy" in recs:
+                    operations.check_solver(extra, recs["scipy"].residual)
+                set_speedups(extra, _times(recs))
+                self.results.add(extra)
             self._progress(f"{problem.name} {problem.csr.dtype} {device.name[:24]} {fmt}")
             gc.collect()
         set_breakeven(group)
         self.results.save()
 
-    def measure(self, rec: Record, problem: Problem, device: Device, fmt: str) -> None:
-        """Convert, check and time one format; on failure set status and reason."""
+    def measure(self, rec: Record, problem: Problem, device: Device, fmt: str) -> list[Record]:
+        """Convert, check and time one format; on failure set status and reason. Returns the
+        records of the other operations of the plan, measured on the same matrix."""
         plan = self.plan
         try:
             conv = timing.convert(problem.csr, fmt, device)
         except Exception as err:
             rec.status, rec.reason = _classify(err, "converting")
-            return
+            return self.unmeasured(rec, problem, fmt)
         M = conv.matrix
         try:
-            rec.host_conversion_ms, rec.upload_ms = conv.host_ms, conv.upload_ms
-            rec.conversion_ms = conv.total_ms
-            rec.device_bytes = M.nbytes
-            rec.params = ", ".join(f"{k}={v}" for k, v in M.params.items()) + (
-                f"; {rec.params}" if rec.params else "")
-            if rec.ell_bytes:
-                rec.reduction_vs_ell_pct = 100.0 * (1 - M.nbytes / rec.ell_bytes)
-            _check(rec, problem, np.asarray(M.matvec(problem.x)))
-            _set_times(rec, timing.time_kernels(M, problem.x, warmup=plan.warmup,
-                                                repeat=plan.repeat))
-            rec.wall_ms = timing.time_wall(M, problem.x, repeat=min(plan.repeat, 5)).median_ms
-            if rec.copy_gbps and rec.gbps is not None:
-                rec.pct_copy_bw = 100.0 * rec.gbps / rec.copy_gbps
-            if rec.cache_bytes:
-                rec.fits_cache = bool((rec.min_bytes or 0) <= rec.cache_bytes)
-        except Exception as err:
-            rec.status, rec.reason = _classify(err, "running")
+            try:
+                rec.host_conversion_ms, rec.upload_ms = conv.host_ms, conv.upload_ms
+                rec.conversion_ms = conv.total_ms
+                rec.device_bytes = M.nbytes
+                rec.params = ", ".join(f"{k}={v}" for k, v in M.params.items()) + (
+                    f"; {rec.params}" if rec.params else "")
+                if rec.ell_bytes:
+                    rec.reduction_vs_ell_pct = 100.0 * (1 - M.nbytes / rec.ell_bytes)
+                check(rec, problem, np.asarray(M.matvec(problem.x)))
+                set_times(rec, timing.time_kernels(M, problem.x, warmup=plan.warmup,
+                                                   repeat=plan.repeat))
+                rec.wall_ms = timing.time_wall(M, problem.x, repeat=min(plan.repeat, 5)).median_ms
+                if rec.cache_bytes:
+                    rec.fits_cache = bool((rec.min_bytes or 0) <= rec.cache_bytes)
+            except Exception as err:
+                rec.status, rec.reason = _classify(err, "running")
+            if rec.status not in ("ok", "wrong"):
+                return self.unmeasured(rec, problem, fmt)
+            return self.measure_operations(M, rec, problem)
         finally:
             del M, conv
+
+    def measure_operations(self, M: DeviceMatrix, spmv: Record, problem: Problem
+                           ) -> list[Record]:
+        """The plan's other operations of the matrix ``M`` whose A x is ``spmv``."""
+        out = []
+        for op in self.operations_for(spmv.format):
+            rec = problem.record(spmv.device, spmv.device_type, spmv.format)
+            operations.apply(rec, problem, op, spmv)
+            if self.out_of_time():
+                rec.status, rec.reason = "skipped", self._budget_reason()
+            else:
+                try:
+                    operations.measure(rec, M, problem, op, self.plan.settings())
+                except NotApplicable as err:
+                    rec.status, rec.reason = "skipped", str(err)
+                except Exception as err:
+                    rec.status, rec.reason = _classify(err, "running")
+            out.append(rec)
+        operations.set_breakeven(out)
+        return out
+
+    def unmeasured(self, spmv: Record, problem: Problem, fmt: str) -> list[Record]:
+        """Records of the other operations of a format whose A x could not run, with its
+        status and reason."""
+        out = []
+        for op in self.operations_for(fmt):
+            rec = replace(problem.record(spmv.device, spmv.device_type, fmt),
+                          status=spmv.status, reason=spmv.reason)
+            operations.apply(rec, problem, op, spmv)
+            out.append(rec)
+        return out
+
+
+BaselineRecords = dict[tuple[str, int | None, str], dict[str, Record]]
+"""The baselines' records of one matrix and value type: by operation key, then by name."""
+
+
+def _times(recs: dict[str, Record]) -> dict[str, float]:
+    """The compared times (kernel, or per iteration) of the baseline records that ran well."""
+    return {name: r.compared_ms for name, r in recs.items()
+            if r.status == "ok" and r.compared_ms}
 
 
 def _classify(err: Exception, when: str) -> tuple[str, str]:
@@ -477,7 +662,7 @@ def _classify(err: Exception, when: str) -> tuple[str, str]:
     """
     if isinstance(err, BuildError):
         return "failed", _first_lines(err)
-    if isinstance(err, (UnsuitableFormatError, DeviceError, IndexOverflowError)):
+    if isinstance(err, (UnsuitableFormatError, DeviceError, IndexOverflowError, NotApplicable)):
         return "skipped", _first_lines(err)
     if isinstance(err, _OUT_OF_MEMORY):
         return "skipped", f"out of memory {when}: {_first_lines(err)}"

@@ -11,6 +11,10 @@
 * Host baselines (scipy, MKL) are timed by :func:`time_host` with the same warm-up / repeat
   scheme; cuSPARSE by CUDA events in :mod:`clspmv.bench.baselines`, summarised by
   :func:`summarize`.
+* The other operations of :mod:`clspmv.bench.operations` use the same functions: A^T x and A X
+  by :func:`time_events` (any product that leaves its events in ``M.last_events``), the
+  one-time cost of a transposed copy by :func:`time_wall_once`, a solver's iterations (which
+  read a residual norm back every iteration) by :func:`time_host`.
 """
 
 from __future__ import annotations
@@ -71,22 +75,39 @@ def repeats_within(first_seconds: float, repeat: int,
     return max(min(MIN_REPEATS, repeat), int(max_seconds / first_seconds))
 
 
+def time_events(M: DeviceMatrix, product: Callable[[], object], *, warmup: int = 2,
+                repeat: int = 10, max_seconds: float = DEFAULT_MAX_SECONDS) -> Timing:
+    """Kernel time of ``product()``, a product of ``M`` on device-resident arrays: the
+    profiling events it leaves in ``M.last_events``, after ``warmup`` untimed products."""
+    start = time.perf_counter()
+    for _ in range(max(warmup, 1)):
+        product()
+        kernel_ns(M.last_events)
+    per_product = (time.perf_counter() - start) / max(warmup, 1)
+    samples = []
+    for _ in range(repeats_within(per_product, repeat, max_seconds)):
+        product()
+        samples.append(kernel_ns(M.last_events))
+    return summarize(samples)
+
+
 def time_kernels(M: DeviceMatrix, x: np.ndarray, *, warmup: int = 2, repeat: int = 10,
                  max_seconds: float = DEFAULT_MAX_SECONDS) -> Timing:
     """Kernel time of ``y = A x`` with x and y resident on ``M``'s device (beta = 0)."""
     queue = M.device.queue
     x_dev = cl_array.to_device(queue, np.asarray(x, M.dtype))
     y_dev = cl_array.empty(queue, M.shape[0], M.dtype)
-    start = time.perf_counter()
-    for _ in range(max(warmup, 1)):
-        M.matvec(x_dev, y_dev)
-        kernel_ns(M.last_events)
-    per_product = (time.perf_counter() - start) / max(warmup, 1)
-    samples = []
-    for _ in range(repeats_within(per_product, repeat, max_seconds)):
-        M.matvec(x_dev, y_dev)
-        samples.append(kernel_ns(M.last_events))
-    return summarize(samples)
+    return time_events(M, lambda: M.matvec(x_dev, y_dev), warmup=warmup, repeat=repeat,
+                       max_seconds=max_seconds)
+
+
+def time_wall_once(work: Callable[[], object], finish: Callable[[], object]) -> float:
+    """Milliseconds of one call of ``work`` until ``finish()`` returns (the queue is idle): a
+    one-time cost such as building a transposed copy."""
+    t0 = time.perf_counter()
+    work()
+    finish()
+    return (time.perf_counter() - t0) * 1e3
 
 
 def time_host(product: Callable[[], object], *, warmup: int = 2, repeat: int = 10,

@@ -3,7 +3,9 @@
 Per value type: ``gflops_<dtype>.png`` (GFLOP/s of every format per matrix, one panel per
 device), ``speedup_<dtype>.png`` (each device's best format over each baseline, log scale) and
 ``bandwidth_<dtype>.png`` (the best format's % of the device's copy bandwidth; hatched bars:
-matrices that fit in the device's cache). Like the tables, a pure function of the records.
+matrices that fit in the device's cache); with ``--matmat`` records ``matmat_<dtype>.png``
+(GFLOP/s against the number of right-hand sides k, one panel per matrix). Like the tables, a
+pure function of the records.
 """
 
 from __future__ import annotations
@@ -139,6 +141,60 @@ def bandwidth(plt, records: list[Rec], dtype: str, path: Path) -> None:
     plt.close(fig)
 
 
+def matmat(plt, records: list[Rec], dtype: str, path: Path) -> None:
+    """GFLOP/s against k, one panel per matrix: a colour per device and format (or baseline),
+    solid / dotted for row- / column-major X (baselines dashed / dash-dotted), log2 k axis."""
+    import matplotlib
+
+    recs = [r for r in records if r.get("operation") == "matmat" and r["dtype"] == dtype
+            and r["status"] == "ok" and r.get("gflops")]
+    matrices = matrices_by_size(recs)
+    devices = _unique(r["device"] for r in recs if r["kind"] == "format")
+    series = _unique((r["kind"], r["device"], r["format"]) for r in recs)
+    palette = matplotlib.colormaps["tab20" if len(series) > 10 else "tab10"].colors
+    colour = {s: palette[i % len(palette)] for i, s in enumerate(series)}
+    styles = {("format", "C"): "-", ("format", "F"): ":", ("baseline", "C"): "--",
+              ("baseline", "F"): "-."}
+    cols = min(len(matrices), 3)
+    rows = -(-len(matrices) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.6 * rows + 1.2),
+                             squeeze=False)
+    handles: dict[str, Any] = {}
+    for ax, m in zip(axes.flat, matrices, strict=False):
+        here = [r for r in recs if r["matrix"] == m]
+        for kind, device, fmt in series:
+            for order in ("C", "F"):
+                points = sorted((r["k"], r["gflops"]) for r in here if r["kind"] == kind
+                                and r["device"] == device and r["format"] == fmt
+                                and r["order"] == order)
+                if not points:
+                    continue
+                name = fmt if kind == "baseline" or len(devices) == 1 else (
+                    f"{short_device(device)} {fmt}")
+                (line,) = ax.plot([k for k, _ in points], [g for _, g in points],
+                                  marker="o", markersize=3, color=colour[(kind, device, fmt)],
+                                  linestyle=styles[(kind, order)])
+                handles.setdefault(f"{name} {order}", line)
+        ks = sorted({r["k"] for r in here})
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ks, [str(k) for k in ks])
+        ax.set_xlabel("right-hand sides k")
+        ax.set_ylabel("GFLOP/s")
+        ax.set_title(_labels([m])[0].replace("\n", " "), fontsize=8)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(matrices):]:
+        ax.set_visible(False)
+    where = f" on {short_device(devices[0])}" if len(devices) == 1 else ""
+    fig.suptitle(f"A X: GFLOP/s (2 nnz k / kernel time) against k{where}, {dtype}\n"
+                 "solid / dotted: row- / column-major X; baselines dashed / dash-dotted",
+                 fontsize=9)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", fontsize=6,
+               ncol=min(6, max(len(handles), 1)), frameon=False)
+    fig.tight_layout(rect=(0, 0.04 + 0.018 * -(-len(handles) // 6), 1, 0.94))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def draw(records: list[Rec], out_dir: Path) -> list[str]:
     """Write the plots into ``out_dir``; returns their file names. ImportError without
     matplotlib."""
@@ -150,4 +206,9 @@ def draw(records: list[Rec], out_dir: Path) -> list[str]:
             name = f"{kind}_{dtype}.png"
             if function(plt, records, dtype, Path(out_dir) / name) is not False:
                 names.append(name)
+    for dtype in _unique(r["dtype"] for r in records if r.get("operation") == "matmat"
+                         and r["status"] == "ok" and r.get("gflops")):
+        name = f"matmat_{dtype}.png"
+        matmat(plt, records, dtype, Path(out_dir) / name)
+        names.append(name)
     return names

@@ -5,7 +5,10 @@ Markdown: the runs (exact command lines, hosts, devices and their measured bandw
 numbers are made, Table I statistics of the matrices, per device and value type the GFLOP/s of
 every format with the best in bold, the best format's times, rates, conversion cost, memory and
 speedups, conversion / break-even and memory tables, the baselines, the CPU-vs-GPU crossover by
-number of entries, and every skipped format and absent baseline with its reason.
+number of entries, and every skipped format and absent baseline with its reason. These are
+computed from the A x records (``operation`` ``spmv``); the sections of the other operations
+(transpose products, several right-hand sides, solvers) come from :mod:`.operations` and appear
+only when such records exist.
 """
 
 from __future__ import annotations
@@ -47,12 +50,19 @@ def matrices_by_size(records: list[Rec]) -> list[str]:
     return sorted(sizes, key=lambda m: (sizes[m], m))
 
 
+def spmv_records(records: list[Rec]) -> list[Rec]:
+    """The A x records (those of runs older than the other operations are all A x)."""
+    return [r for r in records if r.get("operation", "spmv") == "spmv"]
+
+
 def format_records(records: list[Rec]) -> list[Rec]:
-    return [r for r in records if r.get("kind", "format") == "format"]
+    """The A x records of the formats."""
+    return [r for r in spmv_records(records) if r.get("kind", "format") == "format"]
 
 
 def baseline_records(records: list[Rec]) -> list[Rec]:
-    return [r for r in records if r.get("kind") == "baseline"]
+    """The A x records of the baselines."""
+    return [r for r in spmv_records(records) if r.get("kind") == "baseline"]
 
 
 def best(records: list[Rec]) -> Rec | None:
@@ -91,11 +101,25 @@ def runs_section(metas: list[dict[str, Any]]) -> str:
         out.append(f"- settings: suite {settings.get('suite')}, formats {settings.get('formats')}"
                    f", dtypes {settings.get('dtypes')}, baselines {settings.get('baselines')}, "
                    f"repeat {settings.get('repeat')}, warm-up {settings.get('warmup')}, "
-                   f"MKL threads {settings.get('mkl_threads') or 'MKL default'}")
+                   f"MKL threads {settings.get('mkl_threads') or 'MKL default'}"
+                   + _operations_setting(settings))
         if meta.get("not_run"):
             out.append(f"- not run: {'; '.join(meta['not_run'])}")
         out += ["", devices_table(meta.get("devices", [])), ""]
     return "\n".join(out)
+
+
+def _operations_setting(settings: dict[str, Any]) -> str:
+    """', also: ...' naming the operations a run measured besides A x (none: empty)."""
+    parts = []
+    if settings.get("transpose"):
+        parts.append(f"A^T x (copy amortised over {settings.get('amortised_over')} products)")
+    if settings.get("matmat"):
+        parts.append(f"A X for k = {', '.join(map(str, settings['matmat']))}")
+    if settings.get("solvers"):
+        parts.append(f"{', '.join(settings['solvers'])} "
+                     f"({settings.get('solver_iterations')} iterations)")
+    return f"; also {', '.join(parts)}" if parts else ""
 
 
 def devices_table(devices: list[dict[str, Any]]) -> str:
@@ -318,6 +342,7 @@ def crossover_section(records: list[Rec]) -> str:
            "Best kernel time on any CPU (PoCL formats, scipy, MKL) against the best on any GPU "
            "(OpenCL formats, cuSPARSE), matrices in order of entries, as in the OpenMP-vs-CUDA "
            "paper (openmp-vs-cuda.txt). `GPU wall` adds the PCIe copies of x and y.", ""]
+    records = spmv_records(records)
     for dtype in _unique(r["dtype"] for r in records):
         here = [r for r in records if r["dtype"] == dtype and r["status"] == "ok"]
         if not any(r["device_type"] == "gpu" for r in here) or not any(
@@ -396,8 +421,11 @@ def render(metas: list[dict[str, Any]], records: list[Rec],
              f"{len(records)} records from {len(metas)} run{'s' if len(metas) != 1 else ''}.",
              "", "## Runs", "", runs_section(metas), method_section(metas), ""]
     if records:
+        from .operations import sections
+
         parts += [matrices_section(records), "", device_sections(records),
                   baselines_section(records), "", speedup_section(records),
-                  crossover_section(records), problems_section(records), ""]
+                  crossover_section(records), *sections(records, plots),
+                  problems_section(records), ""]
     parts.append(plots_section(plots))
     return "\n".join(parts).rstrip() + "\n"
