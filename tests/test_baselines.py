@@ -149,7 +149,9 @@ def test_cusparse_in_a_run_gives_gpu_speedups_and_a_crossover(
             assert r["speedup_vs_cusparse"] == pytest.approx(0.25 / r["kernel_ms"])
     report = (out / "report.md").read_text()
     crossover = report.split("## CPU vs GPU crossover")[1].split("\n## ")[0]
-    assert "Fake GPU cusparse" in crossover and "| matrix" in crossover
+    assert "| matrix" in crossover
+    if device.type != "gpu":  # with a real GPU in the run, its own formats may be the best GPU
+        assert "Fake GPU cusparse" in crossover
     if device.type == "cpu":
         assert "Only" not in crossover.split("###")[1]
 
