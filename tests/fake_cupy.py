@@ -60,6 +60,8 @@ class FakeCupy:
             return devices
 
         self.cupy = types.ModuleType("cupy")
+        # scipy >= 1.18 asks sys.modules["cupy"].ndarray whether an input is a cupy array
+        self.cupy.ndarray = type("ndarray", (), {})
         self.cupy.cuda = types.SimpleNamespace(
             runtime=types.SimpleNamespace(
                 getDeviceCount=get_device_count,
