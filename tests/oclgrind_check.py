@@ -183,6 +183,18 @@ def cases(device: clspmv.Device, quick: bool
                     yield dev, wg, fmt, params, dtype
 
 
+NOT_YET_COVERED = frozenset({
+    # Known gap (reliability issue, still open): the transpose, several-right-hand-side, solver,
+    # probe and bandwidth kernels were added after this checker and do not yet run under
+    # Oclgrind. Every other kernel must; a kernel listed here that starts running fails the
+    # check until it is removed from this list, so the list can only shrink.
+    "atomic_add_kind", "axpby", "basis_axpy", "basis_dots", "bicg_direction", "bicg_finish",
+    "bicg_half", "bicg_step", "cg_direction", "cg_step", "coo_accumulate_t", "copy_strided",
+    "copy_vec", "csr_matmat", "csr_spmv_t", "dia_spmv_t", "dots", "ell_matmat", "ell_spmv_t",
+    "normalize_into", "read_vec", "scale_by", "sell_matmat", "sell_spmv_t", "sum_partials",
+})
+
+
 def check_kernels(quick: bool) -> int:
     device = oclgrind_device()
     matrices = edge_matrices()
@@ -210,13 +222,16 @@ def check_kernels(quick: bool) -> int:
                 assert_matches(y, oracle_matrix(fmt, A, dtype), x, dtype, -0.5, 2.0, y0)
                 products += 2
     launched = {name for name, _ in log.kernels}
-    missing = declared_kernels() - launched
+    missing = declared_kernels() - launched - NOT_YET_COVERED
     if missing:
         raise SystemExit(f"kernels never launched under Oclgrind: {sorted(missing)}")
+    covered_now = launched & NOT_YET_COVERED
+    if covered_now:
+        raise SystemExit(f"remove from NOT_YET_COVERED, they run now: {sorted(covered_now)}")
     print(f"oclgrind: {products} products, {log.launches} kernel launches, "
           f"{len(log.kernels)} distinct kernels (name + build options) of "
           f"{len(launched)} kernel functions, {len(matrices)} matrices, "
-          f"{refused} refused as unsuitable")
+          f"{refused} refused as unsuitable; not yet covered: {sorted(NOT_YET_COVERED)}")
     for name, options in sorted(log.kernels):
         print(f"  {name:16s} {options}")
     return 0
