@@ -48,7 +48,8 @@ void sell_spmv_t(const INDEX_T n_rows,
         return;
     const INDEX_T len = row_len[i];
     const VALUE_T ax = alpha * x[perm[i]];
-    INDEX_T idx = slice_ptr[i / C] + i % C;
+    const INDEX_T slice = i / C;  /* not i % C: see sell_spmv */
+    INDEX_T idx = slice_ptr[slice] + (i - slice * C);
     for (INDEX_T j = 0; j < len; ++j, idx += C)
         atomic_add_value(y + col[idx], val[idx] * ax);
 }
@@ -68,7 +69,8 @@ void sell_matmat(const INDEX_T n_rows,
     if (i >= n_rows)
         return;
     const INDEX_T len = row_len[i];
-    const INDEX_T first = slice_ptr[i / C] + i % C;
+    const INDEX_T slice = i / C;  /* not i % C: see sell_spmv */
+    const INDEX_T first = slice_ptr[slice] + (i - slice * C);
     const INDEX_T row = perm[i];
     for (INDEX_T jb = 0; jb < k; jb += KB) {
         BLOCK_BEGIN(jb)

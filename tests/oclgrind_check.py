@@ -6,14 +6,30 @@ Run as a script (``tests/test_oclgrind.py`` does, in a subprocess, with Oclgrind
         python tests/oclgrind_check.py [--quick]
     python tests/oclgrind_check.py --planted oob-read     # a deliberately broken kernel
 
-The kernel run launches every format (with each kernel variant its parameters select: threads per
-row, sigma, HYB widths) in both value types on small matrices with edge shapes, under several
-device layouts (SIMD width 1, 8 and 32; work-groups of 256 and 64), with beta = 0 on an
-uninitialised output (BLAS semantics: y must not be read) and beta != 0. Each product is also
-checked against scipy. It fails when some kernel of ``kernels_cl/`` was never launched.
-Oclgrind writes what it finds to stderr; :func:`diagnostics` picks out every report that is not
-one of the known, harmless host-API probes of PyOpenCL. ``--quick`` runs one layout (SIMD width 32,
-work-groups of 64) and fewer HYB widths (CI); the full run is ``tox -e oclgrind``.
+The kernel run launches, under several device layouts (SIMD width 1, 8 and 32; work-groups of 256
+and 64, also for the kernels that size their work-groups from the device), in both value types:
+
+* every format, with each kernel variant its parameters select (threads per row, sigma, HYB
+  widths), on small matrices with edge shapes: the product A x and the transpose product A^T x
+  with the format's own transpose kernel (``method="atomic"``), each with beta = 0 on an
+  uninitialised output (BLAS semantics: y must not be read) and with beta != 0; the transposed
+  copy (``method="transpose"``) once per value type;
+* several right-hand sides: the block kernels of every format that has them for each column-block
+  width KB clspmv can choose, with row- and column-major X and Y, and the column-by-column
+  fallback (strided copies) of the formats without them and of A^T X;
+* a few iterations of CG, BiCGStab and GMRES, without and with Jacobi preconditioning, on small
+  SPD and nonsymmetric matrices (the vector kernels of ``vector.cl``);
+* the probe of the atomic add kind and the bandwidth kernels of ``clspmv.bench.bandwidth``.
+
+Each product is checked against scipy (``oracle.py``); each solution by its residual. Every
+launch is recorded (:class:`LaunchLog`); the run fails when some kernel of ``kernels_cl/`` was never
+launched, or some block width never chosen. Each case runs in an OpenCL context of its own, in
+which no buffer is freed (:class:`SimulatorMemory`: Oclgrind's record of initialised memory goes
+wrong otherwise). Oclgrind writes what it finds to stderr; :func:`diagnostics` picks out every
+report that is not one of the known, harmless host-API probes of PyOpenCL. ``--quick`` (CI) runs
+one layout (SIMD width 32, work-groups of 64), fewer HYB widths and a representative subset of
+the several-right-hand-sides and solver runs, still launching every kernel function and block
+width; the full run is ``tox -e oclgrind``.
 """
 
 from __future__ import annotations
@@ -22,18 +38,22 @@ import argparse
 import dataclasses
 import re
 import sys
+import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pyopencl as cl
+import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 import clspmv
-from clspmv import build
+from clspmv import build, solvers
+from clspmv.bench import bandwidth
 from clspmv.device import SIMULATOR
-from clspmv.formats import base
+from clspmv.formats import FORMAT_CLASSES
+from clspmv.formats.base import MATMAT_BLOCKS, atomic_add_kind
 from clspmv.formats.csr import VECTOR_WIDTHS
 from clspmv.formats.ell import ELLR_T_WIDTHS
 
@@ -72,6 +92,135 @@ def oclgrind_device() -> clspmv.Device:
     )
 
 
+# -- the simulator's shadow memory ----------------------------------------------------------------
+class SimulatorMemory:
+    """Keeps Oclgrind's record of which bytes are initialised exact, for this process only.
+
+    Oclgrind's uninitialised-value check keeps a shadow copy of every buffer. Two host-side
+    operations leave that shadow wrong, which would make the check report reads that are fine
+    and miss reads that are not:
+
+    * A released buffer's slot is reused by the next allocation in the same OpenCL context, but
+      its shadow is not dropped: the new buffer inherits the old one's size and state, so reads
+      past the old size look uninitialised and a never-written output looks written if the old
+      buffer was. While this is active, no buffer is freed while its OpenCL context is in use:
+      every buffer created (and every explicit ``release()``) is kept, and the run moves to a
+      fresh OpenCL context (:meth:`fresh`) before it lets them go. Each allocation thus gets a
+      fresh slot with a fresh shadow. (Fresh contexts also keep the simulation fast: Oclgrind's
+      race detector visits every live byte of a context at the end of each kernel.)
+    * ``clEnqueueFillBuffer`` is simulated as one host store per pattern, and each host store
+      re-creates the buffer's shadow at the size of that store: a filled buffer looks
+      uninitialised. A fill of a whole buffer (``cl_array.zeros``, the bandwidth buffers) is done
+      as one host write of the same bytes instead, which Oclgrind records correctly.
+
+    Neither changes what a kernel reads or writes; kernels reading memory that nobody wrote are
+    still reported (``--planted stale-output`` proves it).
+    """
+
+    def __init__(self) -> None:
+        self.kept: list[cl.MemoryObject] = []
+        self.buffers = 0
+        """Buffers created inside the context."""
+
+    def fresh(self, device: clspmv.Device) -> clspmv.Device:
+        """A copy of ``device`` with an OpenCL context of its own, after letting go of every
+        buffer kept so far (they belong to contexts the caller no longer uses)."""
+        self.kept.clear()
+        return dataclasses.replace(device)
+
+    def __enter__(self) -> SimulatorMemory:
+        memory = self
+        self._saved = (cl.Buffer, cl.MemoryObject.release, cl.enqueue_fill_buffer)
+        buffer_type, _, fill = self._saved
+
+        class KeptBuffer(buffer_type):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: object, **kwargs: object) -> None:
+                super().__init__(*args, **kwargs)
+                memory.kept.append(self)
+                memory.buffers += 1
+
+        def release(mem: cl.MemoryObject) -> None:
+            memory.kept.append(mem)
+
+        def fill_buffer(queue: cl.CommandQueue, mem: cl.Buffer, pattern: object, offset: int,
+                        size: int, wait_for: object = None) -> cl.Event:
+            if offset != 0 or size != mem.size:
+                return fill(queue, mem, pattern, offset, size, wait_for)
+            unit = np.frombuffer(np.ascontiguousarray(pattern).tobytes(), np.uint8)
+            return cl.enqueue_copy(queue, mem, np.resize(unit, size), wait_for=wait_for)
+
+        cl.Buffer = KeptBuffer  # pyopencl.array and clspmv allocate through cl.Buffer
+        cl.MemoryObject.release = release  # type: ignore[method-assign]
+        cl.enqueue_fill_buffer = fill_buffer  # cl.enqueue_fill (cl_array.zeros) calls this one
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        cl.Buffer, cl.MemoryObject.release, cl.enqueue_fill_buffer = self._saved  # type: ignore
+
+
+# -- which kernels ran ----------------------------------------------------------------------------
+def declared_kernels() -> set[str]:
+    """The names of all ``__kernel`` functions in ``kernels_cl/``."""
+    pattern = re.compile(r"__kernel\b[^{;]*?\bvoid\s+(\w+)\s*\(", re.S)
+    files = build.kernel_dir().glob("*.cl")
+    return {name for path in files for name in pattern.findall(path.read_text())}
+
+
+class LaunchLog:
+    """Records every launch of a clspmv kernel (one built by :mod:`clspmv.build`): its name and
+    build options.
+
+    Every launch, whether through ``Format.run``, :class:`clspmv.vectors.DeviceVectors`, the
+    bandwidth kernels or the atomic-add probe, is a call of a ``pyopencl.Kernel``; this wraps
+    ``pyopencl.Kernel.__call__`` for the duration of the context. PyOpenCL's own kernels
+    (``cl_array`` arithmetic) are not clspmv's and are not counted.
+    """
+
+    def __init__(self) -> None:
+        self.launches = 0
+        self.kernels: set[tuple[str, str]] = set()
+        self._options: dict[int, str] = {}
+
+    def __enter__(self) -> LaunchLog:
+        log = self
+        self._call = call = cl.Kernel.__call__
+
+        def launch(kern: cl.Kernel, *args: object, **kwargs: object) -> cl.Event:
+            event = call(kern, *args, **kwargs)
+            options = log.options(kern.program)
+            if options is not None:
+                log.launches += 1
+                log.kernels.add((kern.function_name, options))
+            return event
+
+        cl.Kernel.__call__ = launch  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        cl.Kernel.__call__ = self._call  # type: ignore[method-assign]
+
+    def options(self, program: cl.Program) -> str | None:
+        """The build options of a program from clspmv's cache (without INDEX_T), else None."""
+        found = self._options.get(program.int_ptr)
+        if found is None:
+            self._options = {prg.int_ptr: _short(key[2]) for key, prg in build._cache.items()}
+            found = self._options.get(program.int_ptr)
+        return found
+
+    def functions(self) -> set[str]:
+        return {name for name, _ in self.kernels}
+
+    def defines(self, name: str, key: str) -> set[str]:
+        """The values of ``-D{key}=...`` the kernel ``name`` was launched with."""
+        prefix = f"-D{key}="
+        return {o[len(prefix):] for n, opts in self.kernels if n == name
+                for o in opts.split() if o.startswith(prefix)}
+
+
+def _short(options: tuple[str, ...]) -> str:
+    return " ".join(o for o in options if not o.startswith("-DINDEX_T"))
+
+
 # -- matrices with edge shapes --------------------------------------------------------------------
 def _random(rows: int, cols: int, lengths: np.ndarray, seed: int) -> sp.csr_matrix:
     """A rows x cols matrix whose row i has min(lengths[i], cols) distinct random columns."""
@@ -106,6 +255,15 @@ def edge_matrices() -> dict[str, sp.csr_matrix]:
     }
 
 
+MATMAT_MATRICES = ("0x5", "5x0", "empty-rows", "long-row", "wide")
+"""The edge matrices of the several-right-hand-sides products: no rows, no columns, empty rows,
+a long row and a row count that is not a multiple of the SIMD width, a few long rows."""
+
+QUICK_MATMAT_MATRICES = ("5x0", "empty-rows", "long-row")
+"""The quick run's: no columns, empty rows, row counts that are not a multiple of the SIMD width, a
+long row."""
+
+
 def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     """The format parameters that select each kernel variant of ``fmt``."""
     if fmt == "csr-vector":
@@ -130,108 +288,306 @@ def layouts(device: clspmv.Device, quick: bool) -> list[tuple[clspmv.Device, int
     return [(device, None), (wide, 64), (dataclasses.replace(device, simd_width=8), None)]
 
 
-# -- which kernels ran ----------------------------------------------------------------------------
-def declared_kernels() -> set[str]:
-    """The names of all ``__kernel`` functions in ``kernels_cl/``."""
-    pattern = re.compile(r"__kernel\b[^{;]*?\bvoid\s+(\w+)\s*\(", re.S)
-    files = build.kernel_dir().glob("*.cl")
-    return {name for path in files for name in pattern.findall(path.read_text())}
+DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-class LaunchLog:
-    """Records every kernel launched through ``Format.run``: name and build options."""
-
-    def __init__(self) -> None:
-        self.launches = 0
-        self.kernels: set[tuple[str, str]] = set()
-        self._run = base.Format.run
-
-    def __enter__(self) -> LaunchLog:
-        log = self
-
-        def run(fmt, queue, kern, work_items, *args, wait_for=None):
-            event = log._run(fmt, queue, kern, work_items, *args, wait_for=wait_for)
-            if event is not None:
-                log.launches += 1
-                options = next(
-                    (" ".join(k[2]) for k, prg in build._cache.items()
-                     if prg.int_ptr == kern.program.int_ptr),
-                    "?",
-                )
-                log.kernels.add((kern.function_name, _short(options)))
-            return event
-
-        base.Format.run = run  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        base.Format.run = self._run  # type: ignore[method-assign]
-
-
-def _short(options: str) -> str:
-    return " ".join(o for o in options.split() if not o.startswith("-DINDEX_T"))
-
-
-# -- the run --------------------------------------------------------------------------------------
 def cases(device: clspmv.Device, quick: bool
           ) -> Iterator[tuple[clspmv.Device, int | None, str, dict[str, int], np.dtype]]:
     """(device, work-group size, format, format parameters, dtype) of every run."""
     for dev, wg in layouts(device, quick):
         for fmt in clspmv.FORMATS:
-            for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
+            for dtype in DTYPES:
                 for params in variants(fmt, quick):
                     yield dev, wg, fmt, params, dtype
 
 
-NOT_YET_COVERED = frozenset({
-    # Known gap (reliability issue, still open): the transpose, several-right-hand-side, solver,
-    # probe and bandwidth kernels were added after this checker and do not yet run under
-    # Oclgrind. Every other kernel must; a kernel listed here that starts running fails the
-    # check until it is removed from this list, so the list can only shrink.
-    "atomic_add_kind", "axpby", "basis_axpy", "basis_dots", "bicg_direction", "bicg_finish",
-    "bicg_half", "bicg_step", "cg_direction", "cg_step", "coo_accumulate_t", "copy_strided",
-    "copy_vec", "csr_matmat", "csr_spmv_t", "dia_spmv_t", "dots", "ell_matmat", "ell_spmv_t",
-    "normalize_into", "read_vec", "scale_by", "sell_matmat", "sell_spmv_t", "sum_partials",
-})
+# -- the run --------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Run:
+    """One kernel run: the simulator device, quick or full, its shadow-memory keeper, and what it
+    did."""
+
+    device: clspmv.Device
+    quick: bool
+    memory: SimulatorMemory
+    matrices: dict[str, sp.csr_matrix] = dataclasses.field(default_factory=edge_matrices)
+    rng: np.random.Generator = dataclasses.field(
+        default_factory=lambda: np.random.default_rng(42))
+    products: int = 0
+    solves: int = 0
+    refused: int = 0
+
+    def cases(self) -> Iterator[tuple[clspmv.Device, int | None, str, dict[str, int], np.dtype]]:
+        """:func:`cases`, each on a fresh OpenCL context (:meth:`SimulatorMemory.fresh`)."""
+        for dev, wg, fmt, params, dtype in cases(self.device, self.quick):
+            yield self.memory.fresh(dev), wg, fmt, params, dtype
+
+    def upload(self, A: sp.csr_matrix, fmt: str, dev: clspmv.Device, dtype: np.dtype,
+               wg: int | None, **params: int) -> clspmv.DeviceMatrix | None:
+        """``A`` in ``fmt`` on ``dev``; None (counted) when the format refuses it."""
+        try:
+            return clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=dev, dtype=dtype,
+                                                  work_group_size=wg, **params)
+        except clspmv.UnsuitableFormatError:
+            self.refused += 1
+            return None
+
+
+# -- products with one vector ---------------------------------------------------------------------
+def vector_products(M: clspmv.DeviceMatrix, Aor: sp.csr_matrix, dtype: np.dtype,
+                    rng: np.random.Generator, transposed: bool, method: str = "auto") -> int:
+    """y = alpha op(A) x (beta = 0: the output is uninitialised and must never be read) and
+    y = alpha op(A) x + beta y0, against scipy; op is the transpose when ``transposed``."""
+    product = M.rmatvec if transposed else M.matvec
+    A = Aor.T.tocsr() if transposed else Aor
+    x = rng.uniform(-1, 1, A.shape[1])
+    assert_matches(product(x, alpha=1.5, method=method), A, x, dtype, 1.5)
+    y0 = rng.uniform(-1, 1, A.shape[0]).astype(dtype)
+    y = product(x, y0.copy(), alpha=-0.5, beta=2.0, method=method)
+    assert_matches(y, A, x, dtype, -0.5, 2.0, y0)
+    return 2
+
+
+def check_products(run: Run) -> None:
+    """A x and, with the format's transpose kernel, A^T x for every case and edge matrix."""
+    for dev, wg, fmt, params, dtype in run.cases():
+        for A in run.matrices.values():
+            M = run.upload(A, fmt, dev, dtype, wg, **params)
+            if M is None:
+                continue
+            Aor = oracle_matrix(fmt, A, dtype)
+            run.products += vector_products(M, Aor, dtype, run.rng, transposed=False)
+            run.products += vector_products(M, Aor, dtype, run.rng, transposed=True,
+                                            method="atomic")
+
+
+TRANSPOSED_COPY_FORMAT = "ell"
+"""The format whose transposed copy (``method="transpose"``) is checked: the copy runs the format's
+normal kernel, which the products check for every format; this checks the copy's layout."""
+
+
+def check_transposed_copy(run: Run) -> None:
+    """A^T x through the transposed copy, once per dtype."""
+    layout, wg = layouts(run.device, quick=True)[0]
+    for dtype in DTYPES:
+        dev = run.memory.fresh(layout)
+        for A in run.matrices.values():
+            M = run.upload(A, TRANSPOSED_COPY_FORMAT, dev, dtype, wg)
+            if M is not None:
+                run.products += vector_products(M, oracle_matrix(M.format, A, dtype), dtype,
+                                                run.rng, transposed=True, method="transpose")
+
+
+# -- several right-hand sides ---------------------------------------------------------------------
+def matmat_columns() -> list[int]:
+    """Column counts k that make clspmv choose each block width KB (the smallest block holding k
+    columns) with surplus columns in the last block; the widest in two blocks, the second
+    partial."""
+    widths = sorted(MATMAT_BLOCKS)
+    return [widths[0]] + [w // 2 + 1 for w in widths[1:-1]] + [widths[-1] + 1]
+
+
+FALLBACK_COLUMNS = (3, 2)
+"""Column counts of the column-by-column products (each column is one product)."""
+
+LAYOUT_COMBOS = (("C", 0.0, "C"), ("F", 2.0, "C"), ("F", 0.0, "F"), ("C", 2.0, "F"))
+"""(order of X, beta, order of Y): beta = 0 writes a new Y in X's order; beta != 0 updates a given
+Y, here in either order."""
+
+
+def matrix_products(M: clspmv.DeviceMatrix, Aor: sp.csr_matrix, dtype: np.dtype, k: int,
+                    combos: tuple[tuple[str, float, str], ...], rng: np.random.Generator,
+                    transposed: bool = False) -> int:
+    """Y = alpha op(A) X + beta Y for X of k columns in each (X order, beta, Y order) of
+    ``combos``, every column against scipy."""
+    product = M.rmatmat if transposed else M.matmat
+    A = Aor.T.tocsr() if transposed else Aor
+    for x_order, beta, y_order in combos:
+        X = np.asarray(rng.uniform(-1, 1, (A.shape[1], k)), order=x_order)
+        if beta == 0:
+            Y0 = np.zeros((A.shape[0], k), dtype)
+            Y = product(X, alpha=1.5)
+        else:
+            Y0 = np.asarray(rng.uniform(-1, 1, (A.shape[0], k)), dtype, order=y_order)
+            Y = product(X, Y0.copy(order=y_order), alpha=1.5, beta=beta)
+        for j in range(k):
+            assert_matches(Y[:, j], A, X[:, j], dtype, 1.5, beta, Y0[:, j])
+    return len(combos)
+
+
+def check_matmat(run: Run) -> None:
+    """The block kernels (every format that has them, every variant, every KB) and the
+    column-by-column fallback (formats without them, and A^T X), on :data:`MATMAT_MATRICES`; over
+    the matrices, each column count meets every (X order, beta, Y order) of
+    :data:`LAYOUT_COMBOS`.
+
+    The quick run takes each format's first and last variant (the fewest and the most threads
+    per row), :data:`QUICK_MATMAT_MATRICES`, one dtype per column count (alternating, so that
+    each format meets both) and of the fallback formats only ``hyb``."""
+    quick = run.quick
+    names = QUICK_MATMAT_MATRICES if quick else MATMAT_MATRICES
+    for dev, wg, fmt, params, dtype in run.cases():
+        block = FORMAT_CLASSES[fmt].has_matmat
+        extremes = (variants(fmt, quick)[0], variants(fmt, quick)[-1])
+        if quick and (params not in extremes or (not block and fmt != "hyb")):
+            continue
+        parity = (clspmv.FORMATS.index(fmt) + DTYPES.index(dtype)) % 2
+        for i, name in enumerate(names):
+            A = run.matrices[name]
+            M = run.upload(A, fmt, dev, dtype, wg, **params)
+            if M is None:
+                continue
+            Aor = oracle_matrix(fmt, A, dtype)
+            for j, k in enumerate(matmat_columns() if block else FALLBACK_COLUMNS):
+                if not quick or j % 2 == parity:
+                    combo = LAYOUT_COMBOS[(i + j) % len(LAYOUT_COMBOS)]
+                    run.products += matrix_products(M, Aor, dtype, k, (combo,), run.rng)
+        if fmt == "csr-scalar" and (not quick or parity == 0):
+            # A^T X: one transpose product per column, through strided copies
+            A = run.matrices["37-rows"]
+            M = run.upload(A, fmt, dev, dtype, wg)
+            assert M is not None
+            run.products += matrix_products(M, oracle_matrix(fmt, A, dtype), dtype, 3,
+                                            LAYOUT_COMBOS, run.rng, transposed=True)
+
+
+# -- solvers --------------------------------------------------------------------------------------
+def solver_matrices(n: int = 24) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """A small SPD matrix and a small nonsymmetric one, both diagonally dominant, with uneven
+    diagonals (so that Jacobi preconditioning is not a multiple of the identity)."""
+    diagonal = 4.0 + np.arange(n) % 3
+    spd = sp.diags([-1.0, diagonal, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
+    nonsymmetric = sp.diags([-1.5, diagonal, -0.5, 0.25], [-1, 0, 1, 3], shape=(n, n),
+                            format="csr")
+    return spd, nonsymmetric
+
+
+SOLVER_RTOL = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-10}
+
+
+def vector_devices(device: clspmv.Device, quick: bool) -> list[clspmv.Device]:
+    """Devices for the kernels that size their work-groups from the device (vector kernels,
+    probe, bandwidth): work-groups of 256 and, as a device allowing no more, of 64 (quick: 64,
+    the quick layout's size)."""
+    small = dataclasses.replace(device, max_work_group_size=64)
+    return [small] if quick else [device, small]
+
+
+def check_solvers(run: Run) -> None:
+    """CG, BiCGStab and GMRES to convergence (a few iterations), each solution checked by its
+    residual on the host: ||b - A x|| <= 1.01 rtol ||b|| (1.01: rounding of the residual
+    recurrence). Covers x0, restarts, Jacobi and a general preconditioner, and BiCGStab's exit
+    after half a step (A = 2 I). The quick run leaves out the general preconditioner."""
+    spd, nonsymmetric = solver_matrices()
+    n = spd.shape[0]
+    twice = 2 * sp.identity(n, format="csr")
+    rng = np.random.default_rng(7)
+    b = rng.uniform(-1, 1, n)
+    x0 = rng.uniform(-1, 1, n)
+    for layout in vector_devices(run.device, run.quick):
+        for dtype in DTYPES:
+            dev = run.memory.fresh(layout)
+
+            def upload(A: sp.csr_matrix, dev: clspmv.Device = dev, dtype: np.dtype = dtype
+                       ) -> clspmv.DeviceMatrix:
+                return clspmv.DeviceMatrix.from_scipy(A, format="csr-vector", device=dev,
+                                                      dtype=dtype)
+
+            S, N = upload(spd), upload(nonsymmetric)
+            runs: list[tuple[Callable, sp.csr_matrix, clspmv.DeviceMatrix, dict]] = [
+                (solvers.cg, spd, S, {}),
+                (solvers.cg, spd, S, {"M": "jacobi", "x0": x0}),
+                (solvers.bicgstab, nonsymmetric, N, {}),
+                (solvers.bicgstab, nonsymmetric, N, {"M": "jacobi", "x0": x0}),
+                (solvers.bicgstab, twice, upload(twice), {}),
+                (solvers.gmres, nonsymmetric, N, {"restart": 4}),
+                (solvers.gmres, nonsymmetric, N, {"restart": 4, "M": "jacobi"}),
+            ]
+            if not run.quick:  # a general preconditioner: a DeviceMatrix between the kernels
+                S_inv = upload(sp.diags(1 / spd.diagonal(), format="csr"))
+                N_inv = upload(sp.diags(1 / nonsymmetric.diagonal(), format="csr"))
+                runs += [(solvers.cg, spd, S, {"M": S_inv}),
+                         (solvers.bicgstab, nonsymmetric, N, {"M": N_inv}),
+                         (solvers.gmres, nonsymmetric, N, {"M": N_inv, "x0": x0})]
+            for solve, A, M, options in runs:
+                x, info = solve(M, b, rtol=SOLVER_RTOL[dtype], **options)
+                what = f"{solve.__name__} {dtype} {options}"
+                assert info == 0, f"{what}: info {info}"
+                rhs = b.astype(dtype).astype(np.float64)
+                residual = np.linalg.norm(rhs - A @ np.asarray(x, np.float64))
+                assert residual <= 1.01 * SOLVER_RTOL[dtype] * np.linalg.norm(rhs), (
+                    f"{what}: residual {residual:.3e}")
+                run.solves += 1
+
+
+# -- the probe and the bandwidth kernels ----------------------------------------------------------
+BANDWIDTH_BYTES = 4096
+"""Buffer size for ``bandwidth.measure`` under the simulator (its smallest buffer)."""
+
+
+def check_probe_and_bandwidth(run: Run) -> None:
+    """``atomic_add_kind`` (Oclgrind has no float atomics: compare-and-swap) and
+    ``bandwidth.measure`` on a small buffer, whose copy and read kernels are then checked on
+    known data."""
+    for layout in vector_devices(run.device, run.quick):
+        dev = run.memory.fresh(layout)
+        for dtype in DTYPES:
+            kind = atomic_add_kind(dev, dtype)
+            expected = {"compare-and-swap"} if dev.float_atomics_std is None else {
+                "native", "compare-and-swap"}
+            assert kind in expected, f"atomic_add_kind {dtype}: {kind}"
+        bw = bandwidth.measure(dev, repeat=1, nbytes=BANDWIDTH_BYTES)
+        assert bw.buffer_bytes == BANDWIDTH_BYTES and bw.copy_gbps > 0 and bw.read_gbps > 0
+        wg = min(256, dev.max_work_group_size)
+        expected_copies = {f"copy {build.c_type(t)}{v if v > 1 else ''} wg={wg}"
+                           for t, v in bandwidth.COPY_VECTORS}
+        assert expected_copies <= set(bw.variants), sorted(bw.variants)
+    # the kernels on known data: the copy copies, the read finds a value only where it is
+    dev = run.memory.fresh(run.device)
+    queue = dev.queue
+    src = cl_array.to_device(queue, np.arange(1024, dtype=np.float32))
+    dst = cl_array.empty_like(src)
+    found = cl_array.zeros(queue, 1, np.int32)
+    copy = build.kernel(dev, "copy.cl", "copy_vec", np.float32, WG=64, VEC=4)
+    read = build.kernel(dev, "copy.cl", "read_vec", np.float32, WG=64, VEC=4)
+    copy(queue, (256,), (64,), np.int64(256), src.data, dst.data)
+    read(queue, (256,), (64,), np.int64(256), src.data, found.data, np.float32(-1))
+    assert np.array_equal(dst.get(), src.get()) and found.get()[0] == 0
+    read(queue, (256,), (64,), np.int64(256), src.data, found.data, np.float32(77))
+    assert found.get()[0] == 1
+
+
+SECTIONS: tuple[tuple[str, Callable[[Run], None]], ...] = (
+    ("products", check_products),
+    ("transposed copy", check_transposed_copy),
+    ("matmat", check_matmat),
+    ("solvers", check_solvers),
+    ("probe, bandwidth", check_probe_and_bandwidth),
+)
 
 
 def check_kernels(quick: bool) -> int:
-    device = oclgrind_device()
-    matrices = edge_matrices()
-    refused = products = 0
-    rng = np.random.default_rng(42)
-    # Oclgrind 21.10 reports false "uninitialized value" errors in kernels that reuse the memory of
-    # released buffers, so every matrix is kept alive until the end (they are small).
-    keep: list[clspmv.DeviceMatrix] = []
-    with LaunchLog() as log:
-        for dev, wg, fmt, params, dtype in cases(device, quick):
-            for A in matrices.values():
-                try:
-                    M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=dev, dtype=dtype,
-                                                       work_group_size=wg, **params)
-                except clspmv.UnsuitableFormatError:
-                    refused += 1
-                    continue
-                keep.append(M)
-                x = rng.uniform(-1, 1, A.shape[1])
-                # beta = 0: the output buffer is uninitialised and must never be read
-                y = M.matvec(x, alpha=1.5)
-                assert_matches(y, oracle_matrix(fmt, A, dtype), x, dtype, 1.5)
-                y0 = rng.uniform(-1, 1, A.shape[0]).astype(dtype)
-                y = M.matvec(x, y0.copy(), alpha=-0.5, beta=2.0)
-                assert_matches(y, oracle_matrix(fmt, A, dtype), x, dtype, -0.5, 2.0, y0)
-                products += 2
-    launched = {name for name, _ in log.kernels}
-    missing = declared_kernels() - launched - NOT_YET_COVERED
+    seconds: dict[str, float] = {}
+    with SimulatorMemory() as memory, LaunchLog() as log:
+        run = Run(oclgrind_device(), quick, memory)
+        for name, section in SECTIONS:
+            start = time.perf_counter()
+            section(run)
+            seconds[name] = time.perf_counter() - start
+    launched = log.functions()
+    missing = declared_kernels() - launched
     if missing:
         raise SystemExit(f"kernels never launched under Oclgrind: {sorted(missing)}")
-    covered_now = launched & NOT_YET_COVERED
-    if covered_now:
-        raise SystemExit(f"remove from NOT_YET_COVERED, they run now: {sorted(covered_now)}")
-    print(f"oclgrind: {products} products, {log.launches} kernel launches, "
-          f"{len(log.kernels)} distinct kernels (name + build options) of "
-          f"{len(launched)} kernel functions, {len(matrices)} matrices, "
-          f"{refused} refused as unsuitable; not yet covered: {sorted(NOT_YET_COVERED)}")
+    blocks = {str(b) for b in MATMAT_BLOCKS}
+    for name in sorted(n for n in launched if n.endswith("_matmat")):
+        if log.defines(name, "KB") != blocks:
+            raise SystemExit(f"{name} launched with KB in {sorted(log.defines(name, 'KB'))}, "
+                             f"not every block width {sorted(blocks)}")
+    print(f"oclgrind: {run.products} products, {run.solves} solver runs, "
+          f"{log.launches} kernel launches, {len(log.kernels)} distinct kernels (name + build "
+          f"options) of {len(launched)} kernel functions, {len(run.matrices)} matrices, "
+          f"{run.refused} refused as unsuitable, {memory.buffers} buffers")
+    print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items()))
     for name, options in sorted(log.kernels):
         print(f"  {name:16s} {options}")
     return 0
@@ -248,19 +604,30 @@ PLANTED = {
     "uninitialized": "__kernel void k(__global const float *a, __global float *b)"
                      "{ __local float s[16]; int i = get_local_id(0); s[i] = a[i];"
                      " b[i] = s[(i + 1) % 16]; }",
+    # a reads a buffer nobody wrote, allocated after a written buffer of its size was released
+    "stale-output": "__kernel void k(__global const float *a, __global float *b)"
+                    "{ int i = get_global_id(0); b[i] = a[i]; }",
 }
 
 
 def run_planted(name: str) -> int:
+    """Run a planted bug in the same simulator setting as the kernel run."""
     device = oclgrind_device()
-    ctx = cl.Context([device.cl_device])
-    queue = cl.CommandQueue(ctx)
-    kern = cl.Kernel(cl.Program(ctx, PLANTED[name]).build(), "k")
-    mf = cl.mem_flags
-    a = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ones(16, np.float32))
-    b = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(16, np.float32))
-    kern(queue, (16,), (16,), a, b)
-    queue.finish()
+    with SimulatorMemory():
+        ctx = cl.Context([device.cl_device])
+        queue = cl.CommandQueue(ctx)
+        kern = cl.Kernel(cl.Program(ctx, PLANTED[name]).build(), "k")
+        mf = cl.mem_flags
+        ones = np.ones(16, np.float32)
+        if name == "stale-output":
+            written = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=ones)
+            written.release()
+            a = cl.Buffer(ctx, mf.READ_WRITE, ones.nbytes)
+        else:
+            a = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=ones)
+        b = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(16, np.float32))
+        kern(queue, (16,), (16,), a, b)
+        queue.finish()
     print(f"planted {name}: ran")
     return 0
 

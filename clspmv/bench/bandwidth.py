@@ -73,8 +73,11 @@ class Bandwidth:
 
 
 def _median_ns(enqueue, repeat: int) -> float:
+    """Median device time of ``repeat`` runs after a warm-up, at least 1 ns: a clock that reports
+    no time at all for a small buffer (a simulator's, or a coarse one) gives a huge rate, not a
+    ZeroDivisionError."""
     kernel_ns([enqueue()])  # warm-up
-    return float(np.median([kernel_ns([enqueue()]) for _ in range(max(repeat, 1))]))
+    return max(1.0, float(np.median([kernel_ns([enqueue()]) for _ in range(max(repeat, 1))])))
 
 
 class _Stream:
