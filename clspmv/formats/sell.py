@@ -21,8 +21,44 @@ from .base import (
     scalar,
 )
 
-DEFAULT_SIGMA_SLICES = 8
-"""Default sorting window of ``sell``: this many slices."""
+SIGMA_PADDING_SLACK = 0.05
+"""``sell`` picks the smallest sorting window whose padding is within this share of the entries of
+the least padding any window gives (that of pJDS, sigma = n)."""
+
+
+def slice_padding(lengths: np.ndarray, c: int, sigma: int) -> int:
+    """Padding slots of SELL-C-sigma for these row lengths (sorting only, no permutation kept)."""
+    n = lengths.size
+    if n == 0:
+        return 0
+    window = min(sigma, n)
+    windows = np.zeros(round_up(n, window), np.int64)
+    windows[:n] = lengths
+    ordered = -np.sort(-windows.reshape(-1, window), axis=1).ravel()[:n]
+    slices = np.zeros(round_up(n, c), np.int64)
+    slices[:n] = ordered
+    return int((slices.reshape(-1, c).max(axis=1) * c).sum() - lengths.sum())
+
+
+def choose_sigma(lengths: np.ndarray, c: int) -> int:
+    """The sorting window for SELL-C-sigma, from the spread of the row lengths.
+
+    Sorting removes padding but scatters neighbouring rows over the slices (y is written, and x
+    often read, with less locality), so the window should be as small as the row lengths allow.
+    Rows of equal length need none (sigma = 1). Otherwise the candidates are 1, C, 2C, 4C, ...,
+    and the first whose padding is within :data:`SIGMA_PADDING_SLACK` of the entries of pJDS's
+    padding (sigma = n, the least possible) is taken. Only row statistics decide; the sorts cost
+    O(n log sigma) each and stop at the first window that is good enough.
+    """
+    n = lengths.size
+    if n <= 1 or lengths.min() == lengths.max():
+        return 1
+    least = slice_padding(lengths, c, n)
+    allowed = least + SIGMA_PADDING_SLACK * max(int(lengths.sum()), 1)
+    sigma = 1
+    while sigma < n and slice_padding(lengths, c, sigma) > allowed:
+        sigma = c if sigma == 1 else 2 * sigma
+    return min(sigma, round_up(n, c))
 
 
 def sort_rows(lengths: np.ndarray, sigma: int) -> np.ndarray:
@@ -33,7 +69,8 @@ def sort_rows(lengths: np.ndarray, sigma: int) -> np.ndarray:
 
 
 class Sell(RowKernels):
-    """SELL-C-sigma with C = SIMD width and a sorting window sigma (a multiple of C, or 1)."""
+    """SELL-C-sigma with C = SIMD width and a sorting window sigma (a multiple of C, or 1;
+    by default chosen from the row lengths by :func:`choose_sigma`)."""
 
     name = "sell"
     kernel_file = "sell.cl"
@@ -43,7 +80,7 @@ class Sell(RowKernels):
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, sigma: int | None = None) -> Sell:
         c = layout.simd_width
         if sigma is None:
-            sigma = DEFAULT_SIGMA_SLICES * c
+            sigma = choose_sigma(row_lengths(csr), c)
         if sigma < 1 or (sigma != 1 and sigma % c):
             raise ValueError(f"sigma must be 1 or a positive multiple of C={c}, got {sigma}")
         return cls._build(csr, layout, sigma)
