@@ -145,8 +145,9 @@ class DeviceMatrix:
         ``device`` is a :class:`Device`, a :func:`select_device` spec, or None for the default.
         ``dtype`` is float32 or float64 (default: A's float type, else float64). ``params`` are
         the format's own parameters: ``threads_per_row`` (csr-vector, ellr-t), ``sigma`` (sell),
-        ``width`` (hyb). A CSC matrix (``csc_matrix`` or ``csc_array``) is not converted: its
-        arrays are stored as the CSR arrays of its transpose.
+        ``width`` (hyb), ``block_entries`` (csr-adaptive). A CSC matrix (``csc_matrix`` or
+        ``csc_array``) is not converted: its arrays are stored as the CSR arrays of its
+        transpose.
 
         Raises ValueError for an unknown format, :class:`UnsuitableFormatError` when the format
         would pad absurdly, :class:`DeviceError` for float64 on a device without fp64 or data the

@@ -79,19 +79,25 @@ inline void atomic_add_value(volatile __global VALUE_T *p, VALUE_T v)
 #endif
 }
 
-/* Sum the T partial sums of each group of T consecutive work-items in local memory.
- * Every work-item of the work-group must call it (it contains barriers). The total of the
- * group that item `lid` belongs to is left in scratch[lid - lane] for lane 0. */
-inline ACC_T reduce_lanes(__local ACC_T *scratch, int lid, int lane, ACC_T partial)
+/* Sum the partial sums of each group of `lanes` consecutive work-items (a power of two) in
+ * local memory; `lane` is the item's position in its group. Every work-item of the work-group
+ * must call it with the same `lanes` (it contains barriers). Each item gets its group's total. */
+inline ACC_T reduce_width(__local ACC_T *scratch, int lid, int lane, int lanes, ACC_T partial)
 {
     scratch[lid] = partial;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int step = T / 2; step > 0; step >>= 1) {
+    for (int step = lanes / 2; step > 0; step >>= 1) {
         if (lane < step)
             scratch[lid] += scratch[lid + step];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     return scratch[lid - lane];
+}
+
+/* reduce_width over groups of T work-items. */
+inline ACC_T reduce_lanes(__local ACC_T *scratch, int lid, int lane, ACC_T partial)
+{
+    return reduce_width(scratch, lid, lane, T, partial);
 }
 
 #ifdef KB

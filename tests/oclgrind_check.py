@@ -10,10 +10,11 @@ The kernel run launches, under several device layouts (SIMD width 1, 8 and 32; w
 and 64, also for the kernels that size their work-groups from the device), in both value types:
 
 * every format, with each kernel variant its parameters select (threads per row, sigma, HYB
-  widths), on small matrices with edge shapes: the product A x and the transpose product A^T x
-  with the format's own transpose kernel (``method="atomic"``), each with beta = 0 on an
-  uninitialised output (BLAS semantics: y must not be read) and with beta != 0; the transposed
-  copy (``method="transpose"``) once per value type;
+  widths, csr-adaptive's block size: chunks of long rows), on small matrices with edge shapes:
+  the product A x and the transpose product A^T x with the format's own transpose kernel
+  (``method="atomic"``), each with beta = 0 on an uninitialised output (BLAS semantics: y must
+  not be read) and with beta != 0; the transposed copy (``method="transpose"``) once per
+  value type;
 * several right-hand sides: the block kernels of every format that has them for each column-block
   width KB clspmv can choose, with row- and column-major X and Y, and the column-by-column
   fallback (strided copies) of the formats without them and of A^T X;
@@ -264,6 +265,12 @@ QUICK_MATMAT_MATRICES = ("5x0", "empty-rows", "long-row")
 long row."""
 
 
+ADAPTIVE_SMALL_BLOCK = 8
+"""``block_entries`` of the second csr-adaptive variant: below the work-group size, so that the
+edge matrices have rows of more than one block (chunks and their combination), rows of exactly a
+block and rows alone in their block."""
+
+
 def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     """The format parameters that select each kernel variant of ``fmt``."""
     if fmt == "csr-vector":
@@ -272,6 +279,8 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
         return [{"threads_per_row": t} for t in ELLR_T_WIDTHS]
     if fmt == "sell":
         return [{}, {"sigma": 1}]
+    if fmt == "csr-adaptive":  # tiny blocks: rows longer than 8 entries are split into chunks
+        return [{}, {"block_entries": ADAPTIVE_SMALL_BLOCK}]
     if fmt == "hyb":
         return [{}, {"width": 0}, {"width": 2}] if not quick else [{}, {"width": 0}]
     return [{}]

@@ -162,7 +162,7 @@ def test_cusparse_in_a_run_gives_gpu_speedups_and_a_crossover(
     ("gen:stencil27:k=6", "dia"),  # 27 diagonals, 8..27 entries per row
     ("gen:random:n=5000,k=8", "ellr"),
     ("gen:constrows:n=3000,k=39,spread=400", "ellr-t"),
-    ("gen:rmat:scale=12,edges=8", "csr-vector"),
+    ("gen:rmat:scale=12,edges=8", "csr-adaptive"),
     ("gen:denserows:n=20000,w=2,count=1,long=20000", "hyb"),
     ("gen:denserows:n=5000,w=3,count=50,long=20", "sell"),  # longest > 2 Av
 ])

@@ -15,8 +15,9 @@ standard deviation of the row lengths, %ELL(HYB) = share of the entries in HYB's
 2. Banded: when the occupied diagonals, padded to whole diagonals, hold at most 1.5 times the
    entries (and there are at most :data:`MAX_DIAGONALS`): ``dia`` (no column indices to read).
 3. Very uneven rows (%σ/Av > 100, or the longest row more than 32 times Av): ``hyb`` when
-   %ELL(HYB) >= 50 (a few long rows on top of regular ones), else ``csr-vector`` (several
-   work-items share each row, so long rows do not stall a warp).
+   %ELL(HYB) >= 50 (a few long rows on top of regular ones), else ``csr-adaptive`` (row blocks
+   of equal entry counts per work-group, long rows split over several work-groups: CSR-Adaptive,
+   whose speed does not depend on the row-length distribution).
 4. Regular rows (%σ/Av <= 25 and the longest row at most twice Av): ``ellr`` for Av <= 32, else
    ``ellr-t`` (ELLPACK-R paper: coalesced column-major reads; ELLR-T splits long rows over
    threads).
@@ -64,7 +65,7 @@ def choose(csr: sp.csr_matrix, s: MatrixStats, device: Device) -> tuple[str, str
         why = f"uneven rows (%σ/Av {s.pct_sigma_over_av:.0f}, longest {longest:.0f})"
         if s.pct_ell_hyb >= 50:
             return "hyb", why + f", %ELL(HYB) {s.pct_ell_hyb:.0f} >= 50"
-        return "csr-vector", why + f", %ELL(HYB) {s.pct_ell_hyb:.0f} < 50"
+        return "csr-adaptive", why + f", %ELL(HYB) {s.pct_ell_hyb:.0f} < 50"
     if s.pct_sigma_over_av <= 25 and longest <= 2 * s.av:
         why = f"regular rows (%σ/Av {s.pct_sigma_over_av:.0f}, Av {s.av:.1f})"
         return ("ellr", why) if s.av <= 32 else ("ellr-t", why + " > 32")

@@ -105,11 +105,13 @@ def atomic_add_kind(device: Device, dtype: np.dtype) -> str:
 
 @dataclass(frozen=True)
 class Layout:
-    """Device facts that shape a layout: SIMD width for padding, work-group size for launches."""
+    """Device facts that shape a layout: SIMD width for padding, work-group size for launches,
+    local memory (bytes per work-group) for the formats that stage entries there."""
 
     simd_width: int
     work_group_size: int
     compute_units: int
+    local_memory: int
 
     @classmethod
     def for_device(cls, device: Device, work_group_size: int | None = None) -> Layout:
@@ -119,7 +121,7 @@ class Layout:
             raise ValueError(
                 f"work_group_size must be a power of two <= {device.max_work_group_size}, got {wg}"
             )
-        return cls(device.simd_width, wg, device.compute_units)
+        return cls(device.simd_width, wg, device.compute_units, device.local_memory)
 
 
 Triplets = tuple[np.ndarray, np.ndarray, np.ndarray]

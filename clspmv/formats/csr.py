@@ -29,6 +29,22 @@ def threads_for_mean_length(mean: float, choices: tuple[int, ...] = VECTOR_WIDTH
     return next((t for t in choices if t >= mean), choices[-1])
 
 
+def csr_arrays(csr: sp.csr_matrix) -> dict[str, np.ndarray]:
+    """The plain CSR arrays ``row_ptr``, ``col``, ``val`` in the kernels' index type."""
+    return {
+        "row_ptr": csr.indptr.astype(INDEX_DTYPE),
+        "col": csr.indices.astype(INDEX_DTYPE),
+        "val": csr.data,
+    }
+
+
+def mean_row_threads(csr: sp.csr_matrix) -> int:
+    """Work-items per row for the ``csr_*`` kernels from the mean row length (csr-vector's
+    default)."""
+    mean = csr.nnz / csr.shape[0] if csr.shape[0] else 0.0
+    return threads_for_mean_length(mean)
+
+
 class _CsrKernel(RowKernels):
     """CSR arrays ``row_ptr``, ``col``, ``val`` and the ``csr_*`` kernels with T lanes per row."""
 
@@ -55,12 +71,7 @@ class _CsrKernel(RowKernels):
 
     @classmethod
     def _plain(cls, csr: sp.csr_matrix, layout: Layout, threads: int) -> _CsrKernel:
-        arrays = {
-            "row_ptr": csr.indptr.astype(INDEX_DTYPE),
-            "col": csr.indices.astype(INDEX_DTYPE),
-            "val": csr.data,
-        }
-        return cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=threads)
+        return cls(csr.shape, csr.dtype, layout, csr_arrays(csr), threads_per_row=threads)
 
 
 class CsrScalar(_CsrKernel):
@@ -83,8 +94,7 @@ class CsrVector(_CsrKernel):
         cls, csr: sp.csr_matrix, layout: Layout, threads_per_row: int | None = None
     ) -> CsrVector:
         if threads_per_row is None:
-            mean = csr.nnz / csr.shape[0] if csr.shape[0] else 0.0
-            threads_per_row = threads_for_mean_length(mean)
+            threads_per_row = mean_row_threads(csr)
         if threads_per_row not in VECTOR_WIDTHS or threads_per_row > layout.work_group_size:
             raise ValueError(
                 f"threads_per_row must be one of {VECTOR_WIDTHS} and at most the work-group "

@@ -1,0 +1,147 @@
+"""csr-adaptive: plain CSR arrays plus a host-made partition of the rows into balanced work.
+
+The idea is CSR-Adaptive (J. L. Greathouse and M. Daga, "Efficient Sparse Matrix-Vector
+Multiplication on GPUs using the CSR Storage Format", SC 2014): the speed of a CSR kernel that
+maps rows to threads depends on how long the rows are, so instead the work is cut into pieces of
+about equal size on the host, once, and each piece gets one work-group.
+
+* **Row blocks.** Runs of consecutive rows holding at most ``CAP`` entries (and at most ``CAP``
+  rows). ``CAP`` is the number of products one work-group can keep in local memory: the largest
+  multiple of the work-group size (at most 8 of them) whose products, plus the reduction's
+  scratch, take at most half the device's local memory per work-group (so that two groups can
+  share one compute unit's). A work-group streams its block's ``val[e] * x[col[e]]`` into local
+  memory with consecutive, coalesced loads whatever the row lengths, then sums each row from
+  there with a number of work-items per row chosen for that block alone: the smallest power of
+  two reaching the block's mean row length, as long as all its rows fit the work-group at once
+  (one work-item per row, serially, for blocks of many short rows; a tree reduction over 2, 4,
+  ... work-items for blocks of few longer rows).
+* **Long rows** (more than ``CAP`` entries) are cut into chunks of ``CAP`` entries, one
+  work-group each, which write their sums to a small buffer; a second, small kernel adds each
+  row's chunks in order and stores ``alpha * sum + beta * y``. There are no atomic adds: every
+  ``y`` entry is written once and the result is the same on every run.
+
+The partition is vectorised (no loop over rows or blocks): with ``W = CAP // 2``, a block starts
+at the first row starting at or after each multiple of ``W`` entries, at every ``CAP``-th row,
+and before and after every row longer than ``W`` (such a row is a block of its own, or chunks).
+The rows of any other block start within one window of ``W`` entries and none is longer than
+``W``, so the block holds fewer than ``2 W <= CAP`` entries; blocks hold about ``W`` entries on
+average.
+
+Transpose products and several right-hand sides run the ``csr`` kernels (``csr_spmv_t``,
+``csr_matmat``) on the same arrays, with ``threads_per_row`` from the mean row length as in
+``csr-vector``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import scipy.sparse as sp
+
+from ..device import Device
+from .base import INDEX_DTYPE, Layout, scalar
+from .csr import _CsrKernel, csr_arrays, mean_row_threads
+
+MAX_GROUPS_PER_BLOCK = 8
+"""A row block holds at most this many work-groups' worth of entries (one to eight per item)."""
+
+
+def max_block_entries(layout: Layout, itemsize: int) -> int:
+    """The largest ``CAP``: ``m * WG`` entries with m a power of two <= MAX_GROUPS_PER_BLOCK whose
+    products and the ``WG`` reduction values take at most half the local memory (m >= 1)."""
+    wg = layout.work_group_size
+    m = MAX_GROUPS_PER_BLOCK
+    while m > 1 and (m + 1) * wg * itemsize > layout.local_memory // 2:
+        m //= 2
+    return m * wg
+
+
+def partition(row_ptr: np.ndarray, cap: int) -> dict[str, np.ndarray]:
+    """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring).
+
+    Returns int32 arrays: ``blocks`` (first row and end row of each block, interleaved),
+    ``chunks`` (first entry and end entry of each chunk, interleaved, grouped by long row in
+    row order), ``long_rows`` (the rows longer than ``cap``) and ``long_ptr`` (chunks
+    ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``).
+    """
+    if cap < 2:
+        raise ValueError(f"block_entries must be at least 2, got {cap}")
+    row_ptr = np.asarray(row_ptr, np.int64)
+    n = row_ptr.size - 1
+    nnz = int(row_ptr[-1])
+    lengths = np.diff(row_ptr)
+    window = cap // 2
+    alone = np.flatnonzero(lengths > window)
+    starts = np.searchsorted(row_ptr[:-1], np.arange(0, nnz, window, dtype=np.int64), "left")
+    bounds = np.unique(np.concatenate([
+        [0, n], starts, np.arange(0, n, cap, dtype=np.int64), alone, alone + 1]))
+    first, end = bounds[:-1], bounds[1:]
+    short = lengths[first] <= cap
+    long_rows = first[~short]
+    counts = -(-lengths[long_rows] // cap)
+    long_ptr = np.zeros(long_rows.size + 1, np.int64)
+    np.cumsum(counts, out=long_ptr[1:])
+    chunk_rows = np.repeat(long_rows, counts)
+    chunk_start = row_ptr[chunk_rows] + cap * (
+        np.arange(chunk_rows.size, dtype=np.int64) - np.repeat(long_ptr[:-1], counts))
+    chunk_end = np.minimum(chunk_start + cap, row_ptr[chunk_rows + 1])
+
+    def pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.stack([a, b], axis=1).ravel().astype(INDEX_DTYPE)
+
+    return {"blocks": pairs(first[short], end[short]),
+            "chunks": pairs(chunk_start, chunk_end),
+            "long_rows": long_rows.astype(INDEX_DTYPE),
+            "long_ptr": long_ptr.astype(INDEX_DTYPE)}
+
+
+class CsrAdaptive(_CsrKernel):
+    """CSR with row blocks of at most ``block_entries`` entries per work-group and long rows
+    split across work-groups (CSR-Adaptive)."""
+
+    name = "csr-adaptive"
+    adaptive_file = "csr_adaptive.cl"
+
+    @classmethod
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, block_entries: int | None = None
+                 ) -> CsrAdaptive:
+        limit = max_block_entries(layout, csr.dtype.itemsize)
+        cap = limit if block_entries is None else int(block_entries)
+        if not 2 <= cap <= limit:
+            raise ValueError(
+                f"block_entries must be between 2 and {limit} (the products of a row block must "
+                f"fit half the {layout.local_memory} bytes of local memory with work-groups of "
+                f"{layout.work_group_size}), got {block_entries}")
+        arrays = csr_arrays(csr)
+        parts = partition(csr.indptr, cap)
+        arrays.update(parts)
+        fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
+                  block_entries=cap, blocks=parts["blocks"].size // 2,
+                  chunks=parts["chunks"].size // 2, long_rows=parts["long_rows"].size)
+        fmt.nbytes += fmt.partial_bytes()
+        return fmt
+
+    def partial_bytes(self) -> int:
+        """Bytes of the device buffer receiving the chunks' sums (at least one value)."""
+        return max(1, self.params["chunks"]) * self.dtype.itemsize
+
+    def upload(self, device: Device) -> None:
+        super().upload(device)
+        self.buffers["partial"] = cl.Buffer(device.context, cl.mem_flags.READ_WRITE,
+                                            self.partial_bytes())
+
+    def prepare_kernels(self) -> None:
+        cap = self.params["block_entries"]
+        self._spmv = self.kernel(self.adaptive_file, "csr_adaptive_spmv", CAP=cap)
+        self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", CAP=cap)
+
+    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        p, b = self.params, self.buffers
+        groups = p["blocks"] + p["chunks"]
+        events = [self.run(queue, self._spmv, groups * self.layout.work_group_size,
+                           scalar(p["blocks"]), b["row_ptr"], b["col"], b["val"], b["blocks"],
+                           b["chunks"], x, y, b["partial"], alpha, beta)]
+        if p["long_rows"]:
+            events.append(self.run(queue, self._combine, p["long_rows"], scalar(p["long_rows"]),
+                                   b["long_rows"], b["long_ptr"], b["partial"], y, alpha, beta))
+        return [e for e in events if e is not None]

@@ -1,0 +1,91 @@
+/* csr-adaptive: load-balanced CSR products (formats/csr_adaptive.py describes the layout).
+ *
+ * Build options beyond common.h:
+ *   CAP  entries of one row block (and of one chunk of a long row); CAP values fit local memory
+ *
+ * csr_adaptive_spmv runs n_blocks + n_chunks work-groups. Group g < n_blocks takes row block g
+ * (rows blocks[2g] .. blocks[2g+1]-1, at most CAP entries): its work-items stream the block's
+ * products val * x[col] into local memory with consecutive (coalesced) loads, then sum each row
+ * there, `lanes` work-items per row: the smallest power of two reaching the block's mean row
+ * length, at most what lets every row of the block have its lanes at once. Group n_blocks + c
+ * takes chunk c of a long row (entries chunks[2c] .. chunks[2c+1]-1) and writes its sum to
+ * partial[c]; csr_adaptive_combine then adds the chunks of each long row in order and stores y.
+ * No atomics: every y entry is written once, the result is the same on every run. */
+#include "common.h"
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void csr_adaptive_spmv(const INDEX_T n_blocks,
+                       __global const INDEX_T *restrict row_ptr,
+                       __global const INDEX_T *restrict col,
+                       __global const VALUE_T *restrict val,
+                       __global const INDEX_T *restrict blocks,
+                       __global const INDEX_T *restrict chunks,
+                       __global const VALUE_T *restrict x,
+                       __global VALUE_T *restrict y,
+                       __global ACC_T *restrict partial,
+                       const VALUE_T alpha, const VALUE_T beta)
+{
+    __local ACC_T products[CAP];
+    __local ACC_T scratch[WG];
+    const int lid = (int)get_local_id(0);
+    const INDEX_T group = (INDEX_T)get_group_id(0);
+
+    if (group >= n_blocks) {  /* one chunk of a long row: a strided sum, then a tree */
+        const INDEX_T c = group - n_blocks;
+        const INDEX_T end = chunks[2 * c + 1];
+        ACC_T sum = 0;
+        for (INDEX_T e = chunks[2 * c] + lid; e < end; e += WG)
+            sum += val[e] * x[col[e]];
+        sum = reduce_width(scratch, lid, lid, WG, sum);
+        if (lid == 0)
+            partial[c] = sum;
+        return;
+    }
+
+    const INDEX_T first = blocks[2 * group];
+    const INDEX_T n_rows = blocks[2 * group + 1] - first;
+    const INDEX_T start = row_ptr[first];
+    const INDEX_T n = row_ptr[first + n_rows] - start;
+    for (INDEX_T i = lid; i < n; i += WG)
+        products[i] = val[start + i] * x[col[start + i]];
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    int lanes = 1;  /* the same in every work-item of the group */
+    while (2 * lanes * n_rows <= WG && lanes * n_rows < n)
+        lanes <<= 1;
+    const int lane = lid & (lanes - 1);
+    const int slots = WG / lanes;  /* rows summed at once */
+    for (INDEX_T r0 = 0; r0 < n_rows; r0 += slots) {  /* once when lanes > 1 */
+        const INDEX_T r = r0 + lid / lanes;
+        ACC_T sum = 0;
+        if (r < n_rows) {
+            const INDEX_T end = row_ptr[first + r + 1] - start;
+            for (INDEX_T i = row_ptr[first + r] - start + lane; i < end; i += lanes)
+                sum += products[i];
+        }
+        if (lanes > 1)
+            sum = reduce_width(scratch, lid, lane, lanes, sum);
+        if (lane == 0 && r < n_rows)
+            STORE_Y(y, first + r, sum);
+    }
+}
+
+/* y[long_rows[l]] = alpha * (sum of partial[long_ptr[l] .. long_ptr[l+1]-1]) + beta * y, one
+ * work-item per long row, adding its chunks in order. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void csr_adaptive_combine(const INDEX_T n_long,
+                          __global const INDEX_T *restrict long_rows,
+                          __global const INDEX_T *restrict long_ptr,
+                          __global const ACC_T *restrict partial,
+                          __global VALUE_T *restrict y,
+                          const VALUE_T alpha, const VALUE_T beta)
+{
+    const INDEX_T l = (INDEX_T)get_global_id(0);
+    if (l >= n_long)
+        return;
+    ACC_T sum = 0;
+    const INDEX_T end = long_ptr[l + 1];
+    for (INDEX_T p = long_ptr[l]; p < end; ++p)
+        sum += partial[p];
+    STORE_Y(y, long_rows[l], sum);
+}

@@ -1,0 +1,156 @@
+"""csr-adaptive: the host partition into row blocks and long-row chunks, the choice of the block
+size from local memory, and products at the partition's edges against scipy (``oracle.py``).
+
+The format's ordinary products, transpose products and several right-hand sides are covered by
+the suites parametrised over ``clspmv.FORMATS``; this file checks what is particular to it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import clspmv
+from clspmv.formats.base import Layout
+from clspmv.formats.csr_adaptive import CsrAdaptive, max_block_entries, partition
+
+from oracle import assert_matches
+
+
+def row_ptr_of(lengths) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(np.asarray(lengths, np.int64))])
+
+
+def assert_partition(lengths, cap: int) -> dict[str, np.ndarray]:
+    """Every row in exactly one block or one set of chunks; blocks of at most ``cap`` entries
+    and ``cap`` rows; exactly the rows longer than ``cap`` chunked, each into consecutive
+    non-empty chunks of at most ``cap`` entries covering the row."""
+    lengths = np.asarray(lengths, np.int64)
+    row_ptr = row_ptr_of(lengths)
+    p = partition(row_ptr, cap)
+    assert all(a.dtype == np.int32 for a in p.values())
+    blocks = p["blocks"].reshape(-1, 2).astype(np.int64)
+    chunks = p["chunks"].reshape(-1, 2).astype(np.int64)
+    long_rows, long_ptr = p["long_rows"], p["long_ptr"]
+    seen = np.zeros(lengths.size, np.int64)
+    first, end = blocks[:, 0], blocks[:, 1]
+    assert (end > first).all()
+    assert (end - first <= cap).all()
+    assert (row_ptr[end] - row_ptr[first] <= cap).all()
+    np.add.at(seen, np.repeat(first, end - first) + np.arange(int((end - first).sum()))
+              - np.repeat(np.cumsum(end - first) - (end - first), end - first), 1)
+    np.testing.assert_array_equal(long_rows, np.flatnonzero(lengths > cap))
+    seen[long_rows] += 1
+    assert (seen == 1).all(), "a row is in no block or in two"
+    assert long_ptr[0] == 0 and long_ptr[-1] == chunks.shape[0]
+    for i, row in enumerate(long_rows):
+        mine = chunks[long_ptr[i]:long_ptr[i + 1]]
+        assert mine[0, 0] == row_ptr[row] and mine[-1, 1] == row_ptr[row + 1]
+        np.testing.assert_array_equal(mine[1:, 0], mine[:-1, 1])
+        sizes = mine[:, 1] - mine[:, 0]
+        assert (sizes > 0).all() and (sizes <= cap).all()
+    return p
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 5), st.integers(0, 70)), max_size=300),
+       st.integers(2, 40))
+def test_partition_invariants(lengths: list[int], cap: int) -> None:
+    assert_partition(lengths, cap)
+
+
+@pytest.mark.parametrize("cap", [2, 16, 2048])
+def test_partition_edges(cap: int) -> None:
+    # no rows, all rows empty (blocks of at most cap rows), a row of exactly cap entries (one
+    # block of its own), cap + 1 (two chunks: cap and 1), one huge row among short ones
+    assert partition(row_ptr_of([]), cap)["blocks"].size == 0
+    p = assert_partition(np.zeros(5 * cap + 3, np.int64), cap)
+    assert p["blocks"].size // 2 == -(-(5 * cap + 3) // cap) and p["chunks"].size == 0
+    p = assert_partition([1, cap, 1], cap)
+    assert p["long_rows"].size == 0 and [1, 2] in p["blocks"].reshape(-1, 2).tolist()
+    p = assert_partition([1, cap + 1, 1], cap)
+    np.testing.assert_array_equal(np.diff(p["chunks"].reshape(-1, 2)).ravel(), [cap, 1])
+    huge = np.full(1000, 1)
+    huge[517] = 100_000
+    p = assert_partition(huge, cap)
+    assert p["long_rows"].tolist() == [517] and p["chunks"].size // 2 == -(-100_000 // cap)
+
+
+def test_partition_refuses_tiny_blocks() -> None:
+    with pytest.raises(ValueError, match="block_entries must be at least 2, got 1"):
+        partition(row_ptr_of([1, 2]), 1)
+
+
+def test_block_entries_from_local_memory() -> None:
+    """CAP = m * WG, m a power of two <= 8, with the products plus the reduction's WG values in at
+    most half the local memory."""
+    assert max_block_entries(Layout(32, 256, 132, 48 << 10), 8) == 2048  # 18 KiB <= 24 KiB
+    assert max_block_entries(Layout(32, 256, 132, 48 << 10), 4) == 2048
+    assert max_block_entries(Layout(32, 1024, 132, 48 << 10), 8) == 2048  # (2 + 1) 8 KiB
+    assert max_block_entries(Layout(32, 256, 132, 32 << 10), 8) == 1024  # m = 4
+    assert max_block_entries(Layout(32, 64, 1, 1 << 10), 8) == 64  # never below one group
+
+
+def test_block_entries_checked() -> None:
+    layout = Layout(32, 64, 1, 32 << 10)
+    csr = sp.csr_matrix(np.eye(4))
+    assert CsrAdaptive.from_csr(csr, layout, block_entries=2).params["block_entries"] == 2
+    limit = max_block_entries(layout, 8)
+    for bad in (1, limit + 1):
+        with pytest.raises(ValueError, match=f"block_entries must be between 2 and {limit}"):
+            CsrAdaptive.from_csr(csr, layout, block_entries=bad)
+
+
+def edge_matrix(cap: int) -> sp.csr_matrix:
+    """Short rows around rows of exactly cap, cap + 1 and 3 cap + 5 entries, and empty rows."""
+    rng = np.random.default_rng(cap)
+    lengths = rng.integers(0, 6, 60)
+    lengths[[3, 10, 11, 40]] = [cap, cap + 1, 3 * cap + 5, 0]
+    cols = 4 * cap
+    rows = np.repeat(np.arange(lengths.size), lengths)
+    pos = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return sp.csr_matrix((rng.standard_normal(rows.size), (rows, pos * 3 % cols)),
+                         shape=(lengths.size, cols))
+
+
+def products_match(M: clspmv.DeviceMatrix, A: sp.csr_matrix, dtype: np.dtype) -> None:
+    """beta = 0 on a y of NaN (never read), and beta != 0, against scipy."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, A.shape[1])
+    y = np.full(A.shape[0], np.nan, dtype)
+    assert_matches(M.matvec(x, y, alpha=1.5), A, x, dtype, 1.5)
+    y0 = rng.uniform(-1, 1, A.shape[0]).astype(dtype)
+    assert_matches(M.matvec(x, y0.copy(), alpha=-0.5, beta=2.0), A, x, dtype, -0.5, 2.0, y0)
+
+
+@pytest.mark.parametrize("block_entries", [None, 16])
+def test_rows_at_the_block_size(block_entries: int | None, dtype: np.dtype, device) -> None:
+    cap = block_entries or CsrAdaptive.from_csr(
+        sp.csr_matrix((1, 1)), Layout.for_device(device)).params["block_entries"]
+    A = edge_matrix(cap)
+    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
+                                       block_entries=cap)
+    assert M.params["long_rows"] == 2  # cap + 1 and 3 cap + 5
+    assert M.params["chunks"] == 2 + 4
+    products_match(M, A, dtype)
+
+
+def test_one_huge_row_among_short_rows(dtype: np.dtype, device) -> None:
+    rng = np.random.default_rng(5)
+    n = 100_000
+    rows = np.concatenate([np.full(n, 700), rng.integers(0, 2000, 6000)])
+    cols = np.concatenate([np.arange(n), rng.integers(0, n, 6000)])
+    A = sp.csr_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(2000, n))
+    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype)
+    assert M.params["long_rows"] == 1
+    products_match(M, A, dtype)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 7), (7, 0), (5000, 300)])
+def test_no_entries(shape: tuple[int, int], dtype: np.dtype, device) -> None:
+    A = sp.csr_matrix(shape)
+    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype)
+    assert M.params["chunks"] == 0
+    products_match(M, A, dtype)
