@@ -13,6 +13,23 @@
  * No atomics: every y entry is written once, the result is the same on every run. */
 #include "common.h"
 
+#define LOADS ((CAP + WG - 1) / WG)  /* entries per work-item of a full block */
+
+/* Work-item lid's entries i = lid + it * WG (it < LOADS, i < n <= CAP) of the run starting at
+ * col, val: their column indices and values into registers, with a fixed, unrolled trip count,
+ * so that each work-item has 2 * LOADS independent loads in flight at once, then the LOADS
+ * gathers of x (a strided loop would wait for one load at a time: latency-bound). Slots with
+ * i >= n hold 0 and are never used: the products are masked by i < n again. */
+#define LOAD_ENTRIES(cols, vals, col, val, n, lid) \
+    INDEX_T cols[LOADS]; \
+    VALUE_T vals[LOADS]; \
+    _Pragma("unroll") \
+    for (int it_ = 0; it_ < LOADS; ++it_) { \
+        const INDEX_T i_ = (lid) + it_ * WG; \
+        cols[it_] = i_ < (n) ? (col)[i_] : 0; \
+        vals[it_] = i_ < (n) ? (val)[i_] : (VALUE_T)0; \
+    }
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void csr_adaptive_spmv(const INDEX_T n_blocks,
                        __global const INDEX_T *restrict row_ptr,
@@ -30,12 +47,16 @@ void csr_adaptive_spmv(const INDEX_T n_blocks,
     const int lid = (int)get_local_id(0);
     const INDEX_T group = (INDEX_T)get_group_id(0);
 
-    if (group >= n_blocks) {  /* one chunk of a long row: a strided sum, then a tree */
+    if (group >= n_blocks) {  /* one chunk of a long row: entries in registers, then a tree */
         const INDEX_T c = group - n_blocks;
-        const INDEX_T end = chunks[2 * c + 1];
+        const INDEX_T first = chunks[2 * c];
+        const INDEX_T n = chunks[2 * c + 1] - first;
+        LOAD_ENTRIES(cols, vals, col + first, val + first, n, lid)
         ACC_T sum = 0;
-        for (INDEX_T e = chunks[2 * c] + lid; e < end; e += WG)
-            sum += val[e] * x[col[e]];
+#pragma unroll
+        for (int it = 0; it < LOADS; ++it)
+            if (lid + it * WG < n)
+                sum += vals[it] * x[cols[it]];
         sum = reduce_width(scratch, lid, lid, WG, sum);
         if (lid == 0)
             partial[c] = sum;
@@ -46,8 +67,13 @@ void csr_adaptive_spmv(const INDEX_T n_blocks,
     const INDEX_T n_rows = blocks[2 * group + 1] - first;
     const INDEX_T start = row_ptr[first];
     const INDEX_T n = row_ptr[first + n_rows] - start;
-    for (INDEX_T i = lid; i < n; i += WG)
-        products[i] = val[start + i] * x[col[start + i]];
+    {
+        LOAD_ENTRIES(cols, vals, col + start, val + start, n, lid)
+#pragma unroll
+        for (int it = 0; it < LOADS; ++it)
+            if (lid + it * WG < n)
+                products[lid + it * WG] = vals[it] * x[cols[it]];
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
 
     int lanes = 1;  /* the same in every work-item of the group */
