@@ -6,8 +6,8 @@
  * csr_adaptive_spmv runs n_blocks + n_chunks work-groups. Group g < n_blocks takes row block g
  * (rows blocks[2g] .. blocks[2g+1]-1, at most CAP entries): its work-items stream the block's
  * products val * x[col] into local memory with consecutive (coalesced) loads, then sum each row
- * there, `lanes` work-items per row: the smallest power of two reaching the block's mean row
- * length, at most what lets every row of the block have its lanes at once. Group n_blocks + c
+ * there, block_lanes[g] work-items per row (chosen on the host from the block's row lengths,
+ * WG / lanes rows at a time). Group n_blocks + c
  * takes chunk c of a long row (entries chunks[2c] .. chunks[2c+1]-1) and writes its sum to
  * partial[c]; csr_adaptive_combine then adds the chunks of each long row in order and stores y.
  * No atomics: every y entry is written once, the result is the same on every run. */
@@ -36,6 +36,7 @@ void csr_adaptive_spmv(const INDEX_T n_blocks,
                        __global const INDEX_T *restrict col,
                        __global const VALUE_T *restrict val,
                        __global const INDEX_T *restrict blocks,
+                       __global const INDEX_T *restrict block_lanes,
                        __global const INDEX_T *restrict chunks,
                        __global const VALUE_T *restrict x,
                        __global VALUE_T *restrict y,
@@ -76,9 +77,7 @@ void csr_adaptive_spmv(const INDEX_T n_blocks,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    int lanes = 1;  /* the same in every work-item of the group */
-    while (2 * lanes * n_rows <= WG && lanes * n_rows < n)
-        lanes <<= 1;
+    const int lanes = block_lanes[group];  /* chosen on the host from this block's rows */
     const int lane = lid & (lanes - 1);
     const int slots = WG / lanes;  /* rows summed at once */
     for (INDEX_T r0 = 0; r0 < n_rows; r0 += slots) {  /* once when lanes > 1 */
@@ -89,8 +88,10 @@ void csr_adaptive_spmv(const INDEX_T n_blocks,
             for (INDEX_T i = row_ptr[first + r] - start + lane; i < end; i += lanes)
                 sum += products[i];
         }
-        if (lanes > 1)
+        if (lanes > 1) {
             sum = reduce_width(scratch, lid, lane, lanes, sum);
+            barrier(CLK_LOCAL_MEM_FENCE);  /* all have read scratch before the next pass */
+        }
         if (lane == 0 && r < n_rows)
             STORE_Y(y, first + r, sum);
     }

@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 
 import clspmv
 from clspmv.formats.base import Layout
-from clspmv.formats.csr_adaptive import CsrAdaptive, max_block_entries, partition
+from clspmv.formats.csr_adaptive import (
+    LANE_STEP_COST,
+    PASS_COST,
+    CsrAdaptive,
+    block_lanes,
+    max_block_entries,
+    partition,
+)
 
 from oracle import assert_matches
 
@@ -23,13 +30,13 @@ def row_ptr_of(lengths) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.asarray(lengths, np.int64))])
 
 
-def assert_partition(lengths, cap: int) -> dict[str, np.ndarray]:
+def assert_partition(lengths, cap: int, wg: int = 8) -> dict[str, np.ndarray]:
     """Every row in exactly one block or one set of chunks; blocks of at most ``cap`` entries
     and ``cap`` rows; exactly the rows longer than ``cap`` chunked, each into consecutive
     non-empty chunks of at most ``cap`` entries covering the row."""
     lengths = np.asarray(lengths, np.int64)
     row_ptr = row_ptr_of(lengths)
-    p = partition(row_ptr, cap)
+    p = partition(row_ptr, cap, wg)
     assert all(a.dtype == np.int32 for a in p.values())
     blocks = p["blocks"].reshape(-1, 2).astype(np.int64)
     chunks = p["chunks"].reshape(-1, 2).astype(np.int64)
@@ -38,6 +45,9 @@ def assert_partition(lengths, cap: int) -> dict[str, np.ndarray]:
     first, end = blocks[:, 0], blocks[:, 1]
     assert (end > first).all()
     assert (end - first <= cap).all()
+    lanes = p["block_lanes"]
+    assert lanes.size == first.size and ((lanes & (lanes - 1)) == 0).all()
+    assert ((lanes >= 1) & (lanes <= wg)).all()
     assert (row_ptr[end] - row_ptr[first] <= cap).all()
     np.add.at(seen, np.repeat(first, end - first) + np.arange(int((end - first).sum()))
               - np.repeat(np.cumsum(end - first) - (end - first), end - first), 1)
@@ -65,7 +75,7 @@ def test_partition_invariants(lengths: list[int], cap: int) -> None:
 def test_partition_edges(cap: int) -> None:
     # no rows, all rows empty (blocks of at most cap rows), a row of exactly cap entries (one
     # block of its own), cap + 1 (two chunks: cap and 1), one huge row among short ones
-    assert partition(row_ptr_of([]), cap)["blocks"].size == 0
+    assert partition(row_ptr_of([]), cap, 256)["blocks"].size == 0
     p = assert_partition(np.zeros(5 * cap + 3, np.int64), cap)
     assert p["blocks"].size // 2 == -(-(5 * cap + 3) // cap) and p["chunks"].size == 0
     p = assert_partition([1, cap, 1], cap)
@@ -78,9 +88,42 @@ def test_partition_edges(cap: int) -> None:
     assert p["long_rows"].tolist() == [517] and p["chunks"].size // 2 == -(-100_000 // cap)
 
 
+def lanes_by_brute_force(block_lengths: list[int], wg: int) -> int:
+    """The cost model of ``block_lanes`` written out row by row."""
+    costs = {}
+    lanes, steps = 1, 0
+    while lanes <= wg:
+        slots = wg // lanes
+        passes = [block_lengths[i:i + slots] for i in range(0, len(block_lengths), slots)]
+        costs[lanes] = sum(-(-max(p) // lanes) + LANE_STEP_COST * steps + PASS_COST
+                           for p in passes)
+        lanes, steps = 2 * lanes, steps + 1
+    return min(costs, key=lambda k: (costs[k], k))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.integers(0, 3), st.integers(0, 600)), min_size=1,
+                         max_size=80), min_size=1, max_size=6),
+       st.sampled_from([4, 32, 256]))
+def test_block_lanes_minimise_the_cost_model(blocks: list[list[int]], wg: int) -> None:
+    lengths = np.array([n for b in blocks for n in b], np.int64)
+    sizes = np.array([len(b) for b in blocks])
+    first = np.cumsum(sizes) - sizes
+    got = block_lanes(lengths, first, first + sizes, wg)
+    assert got.tolist() == [lanes_by_brute_force(b, wg) for b in blocks]
+
+
+def test_block_lanes_follow_the_rows() -> None:
+    # 256 rows of one entry: one work-item each; a row of 1000 with three short rows: 64 work-items
+    # a row, so the four go in one pass (16 local adds + 6 tree steps beat 1000 serial adds)
+    lengths = np.array([1] * 256 + [1000] + [2] * 3, np.int64)
+    got = block_lanes(lengths, np.array([0, 256]), np.array([256, 260]), 256)
+    assert got.tolist() == [1, 64]
+
+
 def test_partition_refuses_tiny_blocks() -> None:
     with pytest.raises(ValueError, match="block_entries must be at least 2, got 1"):
-        partition(row_ptr_of([1, 2]), 1)
+        partition(row_ptr_of([1, 2]), 1, 256)
 
 
 def test_block_entries_from_local_memory() -> None:

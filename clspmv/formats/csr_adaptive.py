@@ -56,10 +56,52 @@ def max_block_entries(layout: Layout, itemsize: int) -> int:
     return m * wg
 
 
-def partition(row_ptr: np.ndarray, cap: int) -> dict[str, np.ndarray]:
+LANE_STEP_COST = 2
+"""Cost of one step of a tree reduction (a barrier and a local add), in serial local adds."""
+PASS_COST = 4
+"""Cost of one pass over rows (row pointers, the store of y), in serial local adds."""
+
+
+def block_lanes(lengths: np.ndarray, first: np.ndarray, end: np.ndarray, wg: int) -> np.ndarray:
+    """Work-items per row for each row block (rows ``first[b] .. end[b]-1``), the power of two
+    ``L <= wg`` that minimises the block's estimated summing time.
+
+    The work-group sums ``wg / L`` rows at a time (a pass); a pass lasts as long as its longest
+    row, ``ceil(longest / L)`` local adds, plus ``log2 L`` tree steps when ``L > 1``
+    (:data:`LANE_STEP_COST` each) and :data:`PASS_COST`. One long row among short ones thus gets
+    the block more lanes, many short rows one lane each: the number of work-items per row is
+    chosen per block from its own row lengths (vectorised over blocks, one pass per candidate).
+    """
+    counts = end - first
+    nb = counts.size
+    if nb == 0:
+        return np.zeros(0, np.int64)
+    block_of_row = np.repeat(np.arange(nb, dtype=np.int64), counts)
+    index = np.arange(block_of_row.size, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
+                                                                    counts)
+    row_len = lengths[np.repeat(first, counts) + index]
+    best_cost = np.full(nb, np.inf)
+    best = np.ones(nb, np.int64)
+    lanes, steps = 1, 0
+    while lanes <= wg:
+        pass_of_row = index // (wg // lanes)
+        starts = np.flatnonzero((np.diff(block_of_row, prepend=-1) != 0)
+                                | (np.diff(pass_of_row, prepend=-1) != 0))
+        longest = np.maximum.reduceat(row_len, starts) if starts.size else row_len[:0]
+        cost = -(-longest // lanes) + LANE_STEP_COST * steps + PASS_COST
+        total = np.bincount(block_of_row[starts], weights=cost, minlength=nb)
+        better = total < best_cost
+        best_cost[better], best[better] = total[better], lanes
+        lanes, steps = 2 * lanes, steps + 1
+    return best
+
+
+def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
     """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring).
 
     Returns int32 arrays: ``blocks`` (first row and end row of each block, interleaved),
+    ``block_lanes`` (work-items per row of each block for work-groups of ``wg``, see
+    :func:`block_lanes`),
     ``chunks`` (first entry and end entry of each chunk, interleaved, grouped by long row in
     row order), ``long_rows`` (the rows longer than ``cap``) and ``long_ptr`` (chunks
     ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``).
@@ -86,10 +128,14 @@ def partition(row_ptr: np.ndarray, cap: int) -> dict[str, np.ndarray]:
         np.arange(chunk_rows.size, dtype=np.int64) - np.repeat(long_ptr[:-1], counts))
     chunk_end = np.minimum(chunk_start + cap, row_ptr[chunk_rows + 1])
 
+    blocks_first, blocks_end = first[short], end[short]
+    lanes = block_lanes(lengths, blocks_first, blocks_end, wg)
+
     def pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.stack([a, b], axis=1).ravel().astype(INDEX_DTYPE)
 
-    return {"blocks": pairs(first[short], end[short]),
+    return {"blocks": pairs(blocks_first, blocks_end),
+            "block_lanes": lanes.astype(INDEX_DTYPE),
             "chunks": pairs(chunk_start, chunk_end),
             "long_rows": long_rows.astype(INDEX_DTYPE),
             "long_ptr": long_ptr.astype(INDEX_DTYPE)}
@@ -113,7 +159,7 @@ class CsrAdaptive(_CsrKernel):
                 f"fit half the {layout.local_memory} bytes of local memory with work-groups of "
                 f"{layout.work_group_size}), got {block_entries}")
         arrays = csr_arrays(csr)
-        parts = partition(csr.indptr, cap)
+        parts = partition(csr.indptr, cap, layout.work_group_size)
         arrays.update(parts)
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
                   block_entries=cap, blocks=parts["blocks"].size // 2,
@@ -140,7 +186,7 @@ class CsrAdaptive(_CsrKernel):
         groups = p["blocks"] + p["chunks"]
         events = [self.run(queue, self._spmv, groups * self.layout.work_group_size,
                            scalar(p["blocks"]), b["row_ptr"], b["col"], b["val"], b["blocks"],
-                           b["chunks"], x, y, b["partial"], alpha, beta)]
+                           b["block_lanes"], b["chunks"], x, y, b["partial"], alpha, beta)]
         if p["long_rows"]:
             events.append(self.run(queue, self._combine, p["long_rows"], scalar(p["long_rows"]),
                                    b["long_rows"], b["long_ptr"], b["partial"], y, alpha, beta))
