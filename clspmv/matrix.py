@@ -18,7 +18,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from .device import Device, select_device
 from .errors import DeviceError, IndexOverflowError, UnsuitableFormatError
-from .formats import FORMAT_CLASSES, Format, Layout
+from .formats import FORMAT_CLASSES, Format
 from .formats.base import INDEX_DTYPE, INDEX_LIMIT, Strides
 from .vectors import DeviceVectors
 
@@ -161,7 +161,7 @@ class DeviceMatrix:
         csr = canonical_csr(A.T if transposed else A, dtype)
         if not dev.supports(csr.dtype):
             raise DeviceError(f"{dev.name} has no float64 support (cl_khr_fp64); use dtype=float32")
-        layout = Layout.for_device(dev, work_group_size)
+        layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
         fmt = FORMAT_CLASSES[format].from_csr(csr, layout, **params)
         diagonal = csr.diagonal()  # A's diagonal is its transpose's
         del csr
@@ -204,6 +204,12 @@ class DeviceMatrix:
     def params(self) -> dict[str, int]:
         """Layout parameters chosen for this matrix (threads per row, widths, sigma, ...)."""
         return dict(self._fmt.params)
+
+    @property
+    def work_group_size(self) -> int:
+        """Work-items per work-group the kernels launch with (the caller's choice, else the
+        format's preferred size on this device, else 256 or the device's maximum)."""
+        return self._fmt.layout.work_group_size
 
     def diagonal(self) -> np.ndarray:
         """The main diagonal (``min(m, n)`` values), computed at conversion time (a copy)."""

@@ -126,14 +126,27 @@ def test_partition_refuses_tiny_blocks() -> None:
         partition(row_ptr_of([1, 2]), 1, 256)
 
 
-def test_block_entries_from_local_memory() -> None:
-    """CAP = m * WG, m a power of two <= 8, with the products plus the reduction's WG values in at
-    most half the local memory."""
+def test_block_entries_from_registers_and_local_memory() -> None:
+    """CAP = m * WG: m entries of value + index within MAX_LOAD_BYTES (8 in float64, 16 in
+    float32), halved while the products plus the reduction's WG values would take more than half
+    the local memory."""
     assert max_block_entries(Layout(32, 256, 132, 48 << 10), 8) == 2048  # 18 KiB <= 24 KiB
-    assert max_block_entries(Layout(32, 256, 132, 48 << 10), 4) == 2048
+    assert max_block_entries(Layout(32, 128, 132, 48 << 10), 8) == 1024
+    assert max_block_entries(Layout(32, 128, 132, 48 << 10), 4) == 2048  # 16 float32 entries
+    assert max_block_entries(Layout(32, 256, 132, 48 << 10), 4) == 4096  # 17 KiB
     assert max_block_entries(Layout(32, 1024, 132, 48 << 10), 8) == 2048  # (2 + 1) 8 KiB
     assert max_block_entries(Layout(32, 256, 132, 32 << 10), 8) == 1024  # m = 4
     assert max_block_entries(Layout(32, 64, 1, 1 << 10), 8) == 64  # never below one group
+
+
+def test_gpu_work_group(device) -> None:
+    M = clspmv.DeviceMatrix.from_scipy(sp.eye(40, format="csr"), format="csr-adaptive",
+                                       device=device)
+    expected = 128 if device.type == "gpu" else min(256, device.max_work_group_size)
+    assert M.work_group_size == expected
+    M = clspmv.DeviceMatrix.from_scipy(sp.eye(40, format="csr"), format="csr-adaptive",
+                                       device=device, work_group_size=64)
+    assert M.work_group_size == 64
 
 
 def test_block_entries_checked() -> None:

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from ..device import Device
 from ..errors import DeviceError
-from ..formats import FORMAT_CLASSES, Layout
+from ..formats import FORMAT_CLASSES
 from ..matrix import DeviceMatrix
 
 DEFAULT_MAX_SECONDS = 10.0
@@ -157,7 +157,7 @@ def convert(csr: sp.csr_matrix, format: str, device: Device,
     """
     if not device.supports(csr.dtype):
         raise DeviceError(f"{device.name} has no float64 support (cl_khr_fp64)")
-    layout = Layout.for_device(device, work_group_size)
+    layout = FORMAT_CLASSES[format].layout_for(device, work_group_size)
     t0 = time.perf_counter()
     fmt = FORMAT_CLASSES[format].from_csr(csr, layout)
     host_s = time.perf_counter() - t0

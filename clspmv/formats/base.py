@@ -161,6 +161,18 @@ class Format(ABC):
                     "type of the kernels"
                 )
 
+    @classmethod
+    def preferred_work_group_size(cls, device: Device) -> int | None:
+        """The work-group size this format launches with on ``device`` when the caller names none
+        (None: :meth:`Layout.for_device`'s default)."""
+        return None
+
+    @classmethod
+    def layout_for(cls, device: Device, work_group_size: int | None = None) -> Layout:
+        """The layout this format uses on ``device``: ``work_group_size`` if given, else the
+        format's preferred size, else the device default."""
+        return Layout.for_device(device, work_group_size or cls.preferred_work_group_size(device))
+
     # -- conversion (numpy only) ------------------------------------------------------------
     @classmethod
     @abstractmethod

@@ -42,15 +42,26 @@ from ..device import Device
 from .base import INDEX_DTYPE, Layout, scalar
 from .csr import _CsrKernel, csr_arrays, mean_row_threads
 
-MAX_GROUPS_PER_BLOCK = 8
-"""A row block holds at most this many work-groups' worth of entries (one to eight per item)."""
+MAX_LOAD_BYTES = 128
+"""Bytes of entries (value and 32-bit column index) one work-item holds in registers while its
+loads are in flight: 8 entries in float64, 16 in float32. On the H200, 16 float64 entries a
+work-item (2048 per group of 128, or 4096 per group of 256) ran at half the speed of 8 (register
+pressure), while 16 float32 entries beat 8 on dense-row matrices."""
+
+GPU_WORK_GROUP = 128
+"""Work-group size of csr-adaptive on GPUs: on the H200, groups of 128 beat 256 by 5-10 % on
+power-law matrices and matched it elsewhere; 512 was 10-30 % slower (``clspmv bench --sweep``
+reproduces the comparison)."""
 
 
 def max_block_entries(layout: Layout, itemsize: int) -> int:
-    """The largest ``CAP``: ``m * WG`` entries with m a power of two <= MAX_GROUPS_PER_BLOCK whose
-    products and the ``WG`` reduction values take at most half the local memory (m >= 1)."""
+    """The largest ``CAP``: ``m * WG`` entries, m the largest power of two whose ``m`` entries fit
+    :data:`MAX_LOAD_BYTES`, halved while the products and the ``WG`` reduction values would take
+    more than half the local memory (m >= 1)."""
     wg = layout.work_group_size
-    m = MAX_GROUPS_PER_BLOCK
+    m = 1
+    while 2 * m * (itemsize + INDEX_DTYPE.itemsize) <= MAX_LOAD_BYTES:
+        m *= 2
     while m > 1 and (m + 1) * wg * itemsize > layout.local_memory // 2:
         m //= 2
     return m * wg
@@ -166,6 +177,13 @@ class CsrAdaptive(_CsrKernel):
                   chunks=parts["chunks"].size // 2, long_rows=parts["long_rows"].size)
         fmt.nbytes += fmt.partial_bytes()
         return fmt
+
+    @classmethod
+    def preferred_work_group_size(cls, device: Device) -> int | None:
+        """:data:`GPU_WORK_GROUP` on GPUs (where the device allows it), else the default."""
+        if device.type == "gpu" and device.max_work_group_size >= GPU_WORK_GROUP:
+            return GPU_WORK_GROUP
+        return None
 
     def partial_bytes(self) -> int:
         """Bytes of the device buffer receiving the chunks' sums (at least one value)."""
