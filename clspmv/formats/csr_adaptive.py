@@ -6,15 +6,16 @@ maps rows to threads depends on how long the rows are, so instead the work is cu
 about equal size on the host, once, and each piece gets one work-group.
 
 * **Row blocks.** Runs of consecutive rows holding at most ``CAP`` entries (and at most ``CAP``
-  rows). ``CAP`` is the number of products one work-group can keep in local memory: the largest
-  multiple of the work-group size (at most 8 of them) whose products, plus the reduction's
-  scratch, take at most half the device's local memory per work-group (so that two groups can
-  share one compute unit's). A work-group streams its block's ``val[e] * x[col[e]]`` into local
-  memory with consecutive, coalesced loads whatever the row lengths, then sums each row from
-  there with a number of work-items per row chosen for that block alone: the smallest power of
-  two reaching the block's mean row length, as long as all its rows fit the work-group at once
-  (one work-item per row, serially, for blocks of many short rows; a tree reduction over 2, 4,
-  ... work-items for blocks of few longer rows).
+  rows). ``CAP`` is ``m`` times the work-group size: each work-item loads ``m`` entries (8 in
+  float64, 16 in float32: :data:`MAX_LOAD_BYTES`) into registers before it gathers from x, all
+  loads in flight at once, and the group's products, plus the reduction's scratch, take at most
+  half the device's local memory (so that two groups can share one compute unit's). A
+  work-group streams its block's ``val[e] * x[col[e]]`` into local memory with consecutive,
+  coalesced loads whatever the row lengths, then sums each row from there with a number of
+  work-items per row chosen on the host for that block alone (:func:`block_lanes`: the power of
+  two minimising a cost model of the block's passes, its longest rows and the tree steps; one
+  work-item per row, serially, for blocks of many short rows, many for a long row among short
+  ones). On GPUs the work-groups have :data:`GPU_WORK_GROUP` work-items.
 * **Long rows** (more than ``CAP`` entries) are cut into chunks of ``CAP`` entries, one
   work-group each, which write their sums to a small buffer; a second, small kernel adds each
   row's chunks in order and stores ``alpha * sum + beta * y``. There are no atomic adds: every
