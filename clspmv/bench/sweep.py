@@ -45,6 +45,7 @@ from .operations import check, set_times
 from .records import Record
 
 if TYPE_CHECKING:
+    from ..matrix import DeviceMatrix
     from .runner import Problem, Runner
 
 OPERATION = "sweep"
@@ -198,7 +199,8 @@ def run_group(runner: Runner, problem: Problem, device: Device, group: list[Vari
     del M
 
 
-def measure(runner: Runner, rec: Record, M, problem: Problem, v: Variant) -> None:
+def measure(runner: Runner, rec: Record, M: DeviceMatrix, problem: Problem, v: Variant
+            ) -> None:
     """Retune ``M`` to ``v``, check one product against the reference and time it."""
     from .runner import _classify
 
