@@ -130,6 +130,7 @@ def test_sweep_report(swept, tmp_path: Path) -> None:
     assert winner in TABLE3[1:6]
     assert POISSON in best and "best configuration" in findings
     assert "### Sweep configurations skipped, failed or wrong" in part
+    assert f"also the kernel-parameter sweep ({len(sweep.grid(SIZES))} configurations)" in text
     # the report is a function of results.json alone
     assert main(["report", str(out / "results.json"), "--out", str(tmp_path)]) == 0
     assert (tmp_path / "report.md").read_text() == text
