@@ -175,7 +175,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         mkl_threads=args.mkl_threads, max_seconds=args.max_seconds, seed=args.seed,
         progress=not args.quiet, suite=args.suite or (None if args.matrices else "demo"),
         transpose=args.transpose, matmat=args.matmat, solvers=args.solver,
-        solver_iterations=args.solver_iterations)
+        solver_iterations=args.solver_iterations, sweep=args.sweep)
     out = Path(args.out) if args.out else default_out_dir()
     command = shlex.join(["clspmv", *args.argv])
     results = runner.Results(out, runner.run_meta(plan, command))
@@ -286,6 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solver-iterations", type=_positive_int, default=100, metavar="N",
                    help="iterations of each solve with --solver: rtol = atol = 0, so exactly "
                         "N run (default: 100)")
+    p.add_argument("--sweep", action="store_true",
+                   help="also the kernel-parameter experiments of openmp-vs-cuda.txt on every "
+                        "device: work-group sizes, work-items per row, unroll factors, row- "
+                        "against column-major ELLPACK (clspmv/bench/sweep.py lists the grid)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random x (default: 0)")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: reports/<date>-<host>/)")

@@ -145,9 +145,10 @@ class DeviceMatrix:
         ``device`` is a :class:`Device`, a :func:`select_device` spec, or None for the default.
         ``dtype`` is float32 or float64 (default: A's float type, else float64). ``params`` are
         the format's own parameters: ``threads_per_row`` (csr-vector, ellr-t), ``sigma`` (sell),
-        ``width`` (hyb), ``block_entries`` (csr-adaptive). A CSC matrix (``csc_matrix`` or
-        ``csc_array``) is not converted: its arrays are stored as the CSR arrays of its
-        transpose.
+        ``width`` (hyb), ``block_entries`` (csr-adaptive), ``unroll`` (1, 2, 4 or 8: the inner
+        loop of the CSR and ELLPACK formats), ``row_major`` (ell, ellr, ellr-t: rows stored one
+        after the other instead of column-major). A CSC matrix (``csc_matrix`` or ``csc_array``)
+        is not converted: its arrays are stored as the CSR arrays of its transpose.
 
         Raises ValueError for an unknown format, :class:`UnsuitableFormatError` when the format
         would pad absurdly, :class:`DeviceError` for float64 on a device without fp64 or data the
@@ -210,6 +211,19 @@ class DeviceMatrix:
         """Work-items per work-group the kernels launch with (the caller's choice, else the
         format's preferred size on this device, else 256 or the device's maximum)."""
         return self._fmt.layout.work_group_size
+
+    def retuned(self, work_group_size: int | None = None, **options: int) -> DeviceMatrix:
+        """The same stored matrix launched with another work-group size and/or other kernel
+        options (``unroll``; ``threads_per_row`` of ``csr-vector``), sharing the device buffers:
+        nothing is converted or copied. The transposed copy is not shared.
+
+        Raises ValueError for a format that cannot be retuned, a parameter that would change the
+        stored arrays (e.g. ``row_major``: convert again with :meth:`from_scipy`) or a value the
+        format refuses.
+        """
+        fmt = self._fmt.retuned(work_group_size, **options)
+        return DeviceMatrix(fmt, self._device, transposed_storage=self._transposed_storage,
+                            diagonal=self._diagonal)
 
     def diagonal(self) -> np.ndarray:
         """The main diagonal (``min(m, n)`` values), computed at conversion time (a copy)."""

@@ -8,6 +8,9 @@
  *   WG       work-group size the kernel is launched with
  *   T        work-items that share one row (kernels that split rows), a power of two <= WG
  *   KB       columns of X per block in the several-right-hand-sides kernels (*_matmat)
+ *   UNROLL   entries of a row per loop iteration in the forward products of csr.cl and ell.cl
+ *            (1, 2, 4 or 8; default 1, the plain loop), each into a partial sum of its own
+ *   ROW_MAJOR ell.cl: rows stored one after the other instead of column-major (see ell.cl)
  *   NATIVE_ATOMICS  use cl_ext_float_atomics (set together with -cl-std=CL3.0 or CL2.0)
  */
 #ifndef CLSPMV_COMMON_H
@@ -30,6 +33,9 @@
 #endif
 #ifndef T
 #define T 1
+#endif
+#ifndef UNROLL
+#define UNROLL 1
 #endif
 
 /* y[i] = alpha * sum + beta * y[i], with BLAS semantics: beta == 0 never reads y. */

@@ -2,14 +2,38 @@
  *   csr-scalar  T = 1, one work-item per row.
  *   csr-vector  T in {2,4,8,16,32}, the row's entries strided over T lanes, summed in local memory.
  *   csr-aligned T = 16 (half warp) on rows padded to multiples of 16; SKIP_PADDING marks the padded
- *               slots by a negative column index so they never touch x (0 * Inf would be NaN). */
+ *               slots by a negative column index so they never touch x (0 * Inf would be NaN).
+ * UNROLL (common.h) unrolls the forward product's loop over a row's entries. */
 #include "common.h"
 
 #ifdef SKIP_PADDING
-#define ENTRY(k) { const INDEX_T c_ = col[k]; if (c_ >= 0) sum += val[k] * x[c_]; }
+#define ENTRY(acc, k) { const INDEX_T c_ = col[k]; if (c_ >= 0) (acc) += val[k] * x[c_]; }
 #else
-#define ENTRY(k) sum += val[k] * x[col[k]];
+#define ENTRY(acc, k) (acc) += val[k] * x[col[k]];
 #endif
+
+/* The sum of a lane's entries k = first, first + T, ... < end of one row: UNROLL entries per
+ * iteration, each into its own partial sum (horizontal unrolling), then the rest one by one. */
+inline ACC_T csr_row_sum(__global const INDEX_T *restrict col,
+                         __global const VALUE_T *restrict val,
+                         __global const VALUE_T *restrict x, INDEX_T k, const INDEX_T end)
+{
+    ACC_T sum = 0;
+#if UNROLL > 1
+    ACC_T part[UNROLL];
+    for (int u = 0; u < UNROLL; ++u)
+        part[u] = 0;
+    for (; end - k > (UNROLL - 1) * T; k += UNROLL * T) {
+        for (int u = 0; u < UNROLL; ++u)
+            ENTRY(part[u], k + u * T)
+    }
+    for (int u = 0; u < UNROLL; ++u)
+        sum += part[u];
+#endif
+    for (; k < end; k += T)
+        ENTRY(sum, k)
+    return sum;
+}
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void csr_spmv(const INDEX_T n_rows,
@@ -24,10 +48,7 @@ void csr_spmv(const INDEX_T n_rows,
     const INDEX_T row = (INDEX_T)get_global_id(0);
     if (row >= n_rows)
         return;
-    ACC_T sum = 0;
-    const INDEX_T end = row_ptr[row + 1];
-    for (INDEX_T k = row_ptr[row]; k < end; ++k)
-        ENTRY(k)
+    const ACC_T sum = csr_row_sum(col, val, x, row_ptr[row], row_ptr[row + 1]);
     STORE_Y(y, row, sum);
 #else
     __local ACC_T scratch[WG];
@@ -35,11 +56,8 @@ void csr_spmv(const INDEX_T n_rows,
     const int lane = lid & (T - 1);
     const INDEX_T row = (INDEX_T)(get_global_id(0) / T);
     ACC_T sum = 0;
-    if (row < n_rows) {
-        const INDEX_T end = row_ptr[row + 1];
-        for (INDEX_T k = row_ptr[row] + lane; k < end; k += T)
-            ENTRY(k)
-    }
+    if (row < n_rows)
+        sum = csr_row_sum(col, val, x, row_ptr[row] + lane, row_ptr[row + 1]);
     sum = reduce_lanes(scratch, lid, lane, sum);
     if (lane == 0 && row < n_rows)
         STORE_Y(y, row, sum);

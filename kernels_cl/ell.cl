@@ -1,11 +1,68 @@
-/* ELLPACK family, column-major so that neighbouring work-items read neighbouring addresses.
- * Slot j of row r lives at (j / T) * (n_pad * T) + r * T + j % T, where n_pad is the row count
- * padded to the device's SIMD width; with T = 1 that is the classic j * n_pad + r.
+/* ELLPACK family. Column-major by default, so that neighbouring work-items read neighbouring
+ * addresses: slot j of row r lives at (j / T) * (n_pad * T) + r * T + j % T, where n_pad is the
+ * row count padded to the device's SIMD width; with T = 1 that is the classic j * n_pad + r.
+ * With ROW_MAJOR the rows are stored one after the other, slot j of row r at r * width + j
+ * (the untransposed arrays of the OpenMP-vs-CUDA paper; T lanes then read consecutive slots).
  *   ell     T = 1, no row lengths: padding slots hold column -1 and end the row.
  *   ellr    T = 1, ROW_LENGTHS: the loop stops at each row's own length (ELLPACK-R).
  *   ellr-t  T > 1, ROW_LENGTHS: T work-items per row, partial sums added in local memory.
- *   hyb     uses `ell` for its ELL part. */
+ *   hyb     uses `ell` for its ELL part.
+ * UNROLL (common.h) unrolls the forward product's loop over a row's slots. */
 #include "common.h"
+
+/* Array index of a lane's first slot of `row`, and the distance between its successive slots. */
+#ifdef ROW_MAJOR
+#define SLOT_START(row, lane) ((row) * width + (lane))
+#define SLOT_STEP T
+#else
+#define SLOT_START(row, lane) ((row) * T + (lane))
+#define SLOT_STEP (n_pad * T)
+#endif
+
+/* One slot of an unrolled group. Without row lengths the first slot holding column -1 ends the
+ * row: a group may run past it, and its padding slots add nothing. */
+#ifdef ROW_LENGTHS
+#define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; (acc) += val[idx] * x[c_]; }
+#else
+#define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; if (c_ >= 0) (acc) += val[idx] * x[c_]; }
+#endif
+
+/* The sum of a lane's slots j = lane, lane + T, ... < len of one row, starting at array index
+ * idx: UNROLL slots per iteration, each into its own partial sum (horizontal unrolling), then
+ * the rest one by one. */
+inline ACC_T ell_row_sum(__global const INDEX_T *restrict col,
+                         __global const VALUE_T *restrict val,
+                         __global const VALUE_T *restrict x,
+                         INDEX_T j, INDEX_T idx, const INDEX_T len, const INDEX_T step)
+{
+    ACC_T sum = 0;
+#if UNROLL > 1
+    ACC_T part[UNROLL];
+    for (int u = 0; u < UNROLL; ++u)
+        part[u] = 0;
+    for (; len - j > (UNROLL - 1) * T; j += UNROLL * T, idx += UNROLL * step) {
+        for (int u = 0; u < UNROLL; ++u)
+            SLOT(part[u], idx + u * step)
+#ifndef ROW_LENGTHS
+        if (col[idx + (UNROLL - 1) * step] < 0) {
+            j = len;  /* the row ended in this group: nothing is left for the loop below */
+            break;
+        }
+#endif
+    }
+    for (int u = 0; u < UNROLL; ++u)
+        sum += part[u];
+#endif
+    for (; j < len; j += T, idx += step) {
+        const INDEX_T c = col[idx];
+#ifndef ROW_LENGTHS
+        if (c < 0)
+            break;
+#endif
+        sum += val[idx] * x[c];
+    }
+    return sum;
+}
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void ell_spmv(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
@@ -25,16 +82,7 @@ void ell_spmv(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
 #else
         const INDEX_T len = width;
 #endif
-        const INDEX_T stride = n_pad * T;
-        INDEX_T idx = row * T + lane;
-        for (INDEX_T j = lane; j < len; j += T, idx += stride) {
-            const INDEX_T c = col[idx];
-#ifndef ROW_LENGTHS
-            if (c < 0)
-                break;
-#endif
-            sum += val[idx] * x[c];
-        }
+        sum = ell_row_sum(col, val, x, lane, SLOT_START(row, lane), len, SLOT_STEP);
     }
 #if T > 1
     __local ACC_T scratch[WG];
@@ -66,9 +114,8 @@ void ell_spmv_t(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
     const INDEX_T len = width;
 #endif
     const VALUE_T ax = alpha * x[row];
-    const INDEX_T stride = n_pad * T;
-    INDEX_T idx = row * T + lane;
-    for (INDEX_T j = lane; j < len; j += T, idx += stride) {
+    INDEX_T idx = SLOT_START(row, lane);
+    for (INDEX_T j = lane; j < len; j += T, idx += SLOT_STEP) {
         const INDEX_T c = col[idx];
 #ifndef ROW_LENGTHS
         if (c < 0)
@@ -96,14 +143,13 @@ void ell_matmat(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
 #else
     const INDEX_T len = active ? width : 0;
 #endif
-    const INDEX_T stride = n_pad * T;
 #if T > 1
     __local ACC_T scratch[KB * WG];
 #endif
     for (INDEX_T jb = 0; jb < k; jb += KB) {
         BLOCK_BEGIN(jb)
-        INDEX_T idx = row * T + lane;
-        for (INDEX_T j = lane; j < len; j += T, idx += stride) {
+        INDEX_T idx = SLOT_START(row, lane);
+        for (INDEX_T j = lane; j < len; j += T, idx += SLOT_STEP) {
             const INDEX_T c = col[idx];
 #ifndef ROW_LENGTHS
             if (c < 0)

@@ -272,11 +272,22 @@ block and rows alone in their block."""
 
 
 def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
-    """The format parameters that select each kernel variant of ``fmt``."""
+    """The format parameters that select each kernel variant of ``fmt``: threads per row, sigma,
+    HYB widths, and the sweep's build options (``unroll``: UNROLL, ``row_major``: ROW_MAJOR)."""
+    if fmt == "csr-scalar":
+        return [{}, {"unroll": 4}]
     if fmt == "csr-vector":
-        return [{"threads_per_row": t} for t in VECTOR_WIDTHS]
+        return [*({"threads_per_row": t} for t in VECTOR_WIDTHS),
+                {"threads_per_row": 32, "unroll": 2}]
+    if fmt == "csr-aligned" and not quick:
+        return [{}, {"unroll": 8}]
+    if fmt == "ell":
+        return [{}, {"row_major": True, "unroll": 4}]
+    if fmt == "ellr" and not quick:
+        return [{}, {"row_major": True}]
     if fmt == "ellr-t":
-        return [{"threads_per_row": t} for t in ELLR_T_WIDTHS]
+        return [*({"threads_per_row": t} for t in ELLR_T_WIDTHS),
+                {"threads_per_row": 32, "row_major": True, "unroll": 2}]
     if fmt == "sell":
         return [{}, {"sigma": 1}]
     if fmt == "csr-adaptive":  # tiny blocks: rows longer than 8 entries are split into chunks
@@ -284,6 +295,12 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     if fmt == "hyb":
         return [{}, {"width": 0}, {"width": 2}] if not quick else [{}, {"width": 0}]
     return [{}]
+
+
+SWEEP_OPTIONS = {("csr_spmv", "UNROLL"): {"2", "4"}, ("ell_spmv", "UNROLL"): {"2", "4"},
+                 ("ell_spmv", "ROW_MAJOR"): {"1"}, ("ell_spmv_t", "ROW_MAJOR"): {"1"},
+                 ("ell_matmat", "ROW_MAJOR"): {"1"}}
+"""Build options of the sweep that every run must have launched (values at least these)."""
 
 
 def layouts(device: clspmv.Device, quick: bool) -> list[tuple[clspmv.Device, int | None]]:
@@ -587,6 +604,10 @@ def check_kernels(quick: bool) -> int:
     missing = declared_kernels() - launched
     if missing:
         raise SystemExit(f"kernels never launched under Oclgrind: {sorted(missing)}")
+    for (name, key), values in SWEEP_OPTIONS.items():
+        if not values <= log.defines(name, key):
+            raise SystemExit(f"{name} never launched with -D{key}= each of {sorted(values)} "
+                             f"(only {sorted(log.defines(name, key))})")
     blocks = {str(b) for b in MATMAT_BLOCKS}
     for name in sorted(n for n in launched if n.endswith("_matmat")):
         if log.defines(name, "KB") != blocks:

@@ -3,7 +3,8 @@
 A :class:`Record` is one measurement: one matrix, one device, one format (or one baseline:
 ``scipy``, ``mkl``, ``cusparse``), one value type and one operation: ``spmv`` (A x, every run),
 ``transpose`` (A^T x, ``clspmv bench --transpose``), ``matmat`` (A X for k columns,
-``--matmat``) or ``solver`` (time per iteration of a Krylov solver, ``--solver``). Records are
+``--matmat``), ``solver`` (time per iteration of a Krylov solver, ``--solver``) or ``sweep``
+(A x by one kernel configuration, ``--sweep``). Records are
 plain data; the reports (:mod:`clspmv.report`) are computed from them alone, so results of
 several machines merge. Records of runs made before the operations existed have no
 ``operation`` field: :func:`read_json` fills in the defaults, so they load as ``spmv``.
@@ -37,8 +38,9 @@ large, out of memory, no fp64, time budget spent); ``failed`` the driver reporte
 BASELINES = ("scipy", "mkl", "cusparse")
 """Names of the baselines, used as a record's ``format``."""
 
-OPERATIONS = ("spmv", "transpose", "matmat", "solver")
-"""What a record measures: A x; A^T x; A X for k right-hand sides; a solver's iterations."""
+OPERATIONS = ("spmv", "transpose", "matmat", "solver", "sweep")
+"""What a record measures: A x; A^T x; A X for k right-hand sides; a solver's iterations; A x
+by one kernel configuration of the parameter sweep."""
 
 
 @dataclass
@@ -70,6 +72,9 @@ class Record:
       kernel) or ``columns`` (one product per column); gflops = 2 nnz k / kernel_ms;
     * ``solver``: ``method`` the solver (``cg``), ``iterations`` run, ``ms_per_iteration`` =
       wall time of the solve / iterations, ``residual`` = |b - A x| / |b| at the end;
+    * ``sweep``: A x by one kernel configuration (``clspmv bench --sweep``): ``method`` is
+      ``T=<work-items per row> wg=<work-group size> unroll=<u> row|col`` (row- or column-major
+      storage), the rates as for ``spmv``;
     * ``spmv_ms``: kernel time of A x by the same format (or baseline) in the same run, and
       ``ratio_to_spmv``: transpose kernel_ms / spmv_ms; matmat kernel_ms / (k spmv_ms) (its
       inverse is the speed-up over k separate products); solver ms_per_iteration / spmv_ms.

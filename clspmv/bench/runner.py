@@ -7,6 +7,10 @@ the reference, warm-up and repeated products (kernel time from profiling events)
 time of a product including the transfers of x and y. Every record is saved as soon as it
 exists (:class:`clspmv.bench.records.Results`), so an interrupted run keeps what it measured.
 
+With ``--sweep`` every device then runs the kernel-parameter experiments of
+``openmp-vs-cuda.txt`` on each matrix and value type (:mod:`clspmv.bench.sweep`; records with
+``operation`` ``sweep``).
+
 With ``--transpose``, ``--matmat`` or ``--solver`` every format, right after its A x, measures
 those operations on the same uploaded matrix (:mod:`clspmv.bench.operations`), and every
 baseline runs them too; their records carry ``operation`` ``transpose``, ``matmat`` or
@@ -49,7 +53,7 @@ from ..errors import (
 from ..formats.base import round_up
 from ..matrix import FORMATS, DeviceMatrix, canonical_csr
 from ..stats import MatrixStats, stats
-from . import autoselect, bandwidth, baselines, operations, timing
+from . import autoselect, bandwidth, baselines, operations, sweep, timing
 from .operations import SPMV, NotApplicable, Operation, check, set_times
 from .records import Record, Results, min_bytes
 from .sources import Source, SourceError
@@ -133,6 +137,8 @@ class Plan:
     solvers: list[str] = field(default_factory=list)
     """Also these solvers' time per iteration (``--solver``)."""
     solver_iterations: int = 100
+    sweep: bool = False
+    """Also the kernel-parameter sweep on every device (``--sweep``)."""
 
     @property
     def operations(self) -> list[str]:
@@ -232,6 +238,7 @@ def run_meta(plan: Plan, command: str) -> dict[str, Any]:
                 "matmat": plan.matmat, "solvers": plan.solvers,
                 "solver_iterations": plan.solver_iterations,
                 "amortised_over": operations.AMORTISED_OVER} if plan.operations else {}),
+            **({"sweep": sweep.settings()} if plan.sweep else {}),
         },
         "formulas": {**FORMULAS, **{f"{op}: {name}": text for op in plan.operations
                                     for name, text in OPERATION_FORMULAS[op].items()}},
@@ -416,7 +423,8 @@ class Runner:
 
     def per_dtype(self) -> int:
         """Progress steps of one matrix in one value type."""
-        return len(self.plan.baselines) + len(self.plan.devices) * self.plan.formats_for_count()
+        per_device = self.plan.formats_for_count() + (len(sweep.grid()) if self.plan.sweep else 0)
+        return len(self.plan.baselines) + len(self.plan.devices) * per_device
 
     def not_run(self, what: str, steps: int) -> None:
         """Note a matrix that cannot run (in meta and on stderr) and go on."""
@@ -578,6 +586,8 @@ class Runner:
             gc.collect()
         set_breakeven(group)
         self.results.save()
+        if self.plan.sweep:
+            sweep.run(self, problem, device, sweep.grid())
 
     def measure(self, rec: Record, problem: Problem, device: Device, fmt: str) -> list[Record]:
         """Convert, check and time one format; on failure set status and reason. Returns the

@@ -15,6 +15,8 @@
   by :func:`time_events` (any product that leaves its events in ``M.last_events``), the
   one-time cost of a transposed copy by :func:`time_wall_once`, a solver's iterations (which
   read a residual norm back every iteration) by :func:`time_host`.
+* The kernel-parameter sweep (:mod:`clspmv.bench.sweep`) converts by :func:`convert` and times
+  each variant by :func:`time_kernels`.
 """
 
 from __future__ import annotations
@@ -147,10 +149,10 @@ class Conversion:
 
 
 def convert(csr: sp.csr_matrix, format: str, device: Device,
-            work_group_size: int | None = None) -> Conversion:
-    """Lay out ``csr`` (canonical: :func:`clspmv.matrix.canonical_csr`) in ``format`` and upload
-    it to ``device``, timing the host conversion and the upload (until the queue is idle)
-    separately. The kernels are compiled before the upload is timed.
+            work_group_size: int | None = None, **params: object) -> Conversion:
+    """Lay out ``csr`` (canonical: :func:`clspmv.matrix.canonical_csr`) in ``format`` with the
+    format's ``params`` and upload it to ``device``, timing the host conversion and the upload
+    (until the queue is idle) separately. The kernels are compiled before the upload is timed.
 
     Raises what :meth:`clspmv.DeviceMatrix.from_scipy` raises: UnsuitableFormatError,
     DeviceError (no fp64, too large, out of memory), IndexOverflowError.
@@ -159,7 +161,7 @@ def convert(csr: sp.csr_matrix, format: str, device: Device,
         raise DeviceError(f"{device.name} has no float64 support (cl_khr_fp64)")
     layout = FORMAT_CLASSES[format].layout_for(device, work_group_size)
     t0 = time.perf_counter()
-    fmt = FORMAT_CLASSES[format].from_csr(csr, layout)
+    fmt = FORMAT_CLASSES[format].from_csr(csr, layout, **params)
     host_s = time.perf_counter() - t0
     fmt.device = device
     fmt.prepare_kernels()  # compile (or fetch from the program cache) outside the timing

@@ -35,6 +35,10 @@ MAX_PADDING_RATIO = 10.0
 """A padded layout larger than this many times CSR's bytes (and than PADDING_FLOOR) is refused."""
 PADDING_FLOOR = 16 << 20
 
+UNROLL_FACTORS = (1, 2, 4, 8)
+"""Values of the ``unroll`` parameter (the kernels' ``UNROLL``): entries of a row handled per
+iteration of the forward product's inner loop, each into a partial sum of its own."""
+
 MATMAT_BLOCKS = (2, 4, 8, 16)
 """Column-block widths KB the several-right-hand-sides kernels are built for."""
 
@@ -315,6 +319,48 @@ class Format(ABC):
         """Enqueue Y = alpha * A X + beta * Y for X of ``strides.k`` columns."""
         raise NotImplementedError(f"format {self.name!r} has no several-right-hand-sides kernel")
 
+    kernel_options: ClassVar[tuple[str, ...]] = ()
+    """Parameters that choose kernels only, not the stored arrays: :meth:`retuned` changes them
+    (and the work-group size) on the uploaded matrix. Empty: the format cannot be retuned."""
+
+    def check_params(self) -> None:
+        """Raise ValueError when :attr:`params` do not suit :attr:`layout` (called after
+        :meth:`retuned` changed them): here, more work-items per row than per work-group."""
+        threads = self.params.get("threads_per_row", 1)
+        if threads > self.layout.work_group_size:
+            raise ValueError(f"format {self.name!r} shares each row among {threads} work-items: "
+                             f"the work-group size must be at least {threads}, got "
+                             f"{self.layout.work_group_size}")
+
+    def retuned(self, work_group_size: int | None = None, **options: int) -> Format:
+        """This matrix launched with another work-group size and/or other
+        :attr:`kernel_options`, sharing the device buffers (nothing is converted or copied).
+
+        Raises ValueError for a format without kernel options, a parameter that would change
+        the stored arrays, or values the format refuses.
+        """
+        if self.device is None:
+            raise RuntimeError("retune an uploaded format")
+        if not self.kernel_options:
+            raise ValueError(f"format {self.name!r} has no kernel options to retune; convert "
+                             "again with DeviceMatrix.from_scipy(..., work_group_size=...)")
+        fixed = sorted(set(options) - set(self.kernel_options))
+        if fixed:
+            raise ValueError(
+                f"format {self.name!r} cannot retune {', '.join(fixed)} (it changes the stored "
+                f"arrays, or is not a parameter of the format): convert again with "
+                f"DeviceMatrix.from_scipy; retunable: "
+                f"{', '.join(('work_group_size', *self.kernel_options))}")
+        new = object.__new__(type(self))  # copy.copy would pickle: buffers refuse that
+        new.__dict__.update(self.__dict__)
+        new.layout = Layout.for_device(self.device, work_group_size
+                                       or self.layout.work_group_size)
+        new.params = {**self.params, **options}
+        new._lazy_kernels = {}
+        new.check_params()
+        new.prepare_kernels()
+        return new
+
     def __getstate__(self) -> None:  # buffers cannot be pickled
         raise TypeError(f"{type(self).__name__} holds device buffers and cannot be pickled")
 
@@ -402,6 +448,25 @@ def check_padding(name: str, padded_bytes: int, csr: sp.csr_matrix) -> None:
             f"{csr.shape[1]} matrix with {csr.nnz} entries, against {reference} bytes in CSR "
             f"(more than {MAX_PADDING_RATIO:g}x); use 'csr-vector', 'sell' or 'hyb' instead"
         )
+
+
+def check_unroll(unroll: object) -> int:
+    """``unroll`` as an int, or ValueError unless it is one of :data:`UNROLL_FACTORS`."""
+    if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)) \
+            or int(unroll) not in UNROLL_FACTORS:
+        raise ValueError(f"unroll must be one of {UNROLL_FACTORS}, got {unroll!r}")
+    return int(unroll)
+
+
+def check_threads(threads: object, choices: tuple[int, ...], layout: Layout) -> int:
+    """ValueError unless ``threads`` (work-items per row) is one of ``choices`` and at most the
+    layout's work-group size."""
+    if threads not in choices or threads > layout.work_group_size:  # type: ignore[operator]
+        raise ValueError(
+            f"threads_per_row must be one of {choices} and at most the work-group "
+            f"size {layout.work_group_size}, got {threads}"
+        )
+    return int(threads)  # type: ignore[call-overload]
 
 
 def scalar(value: int) -> np.int32:

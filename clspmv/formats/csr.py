@@ -1,5 +1,10 @@
 """CSR layouts: one work-item per row, T work-items per row, and the half-warp aligned variant.
 
+Every CSR format takes ``unroll`` (1, 2, 4 or 8; default 1): entries of a row per iteration of
+the forward product's loop (the kernels' ``UNROLL``). It chooses the kernel only, as does
+``threads_per_row`` of ``csr-vector``: :meth:`~clspmv.formats.base.Format.retuned` changes them
+on the uploaded arrays.
+
 ``csr-aligned`` is the SpMV4GPU layout of the ELLPACK-R paper (``ellpack-r.txt``, section 3):
 every row starts at a multiple of 16 and 16 work-items (a half warp) share it.
 """
@@ -14,6 +19,8 @@ from .base import (
     Layout,
     RowKernels,
     Triplets,
+    check_threads,
+    check_unroll,
     entry_rows,
     position_in_row,
     row_lengths,
@@ -51,12 +58,19 @@ class _CsrKernel(RowKernels):
     kernel_file = "csr.cl"
     family = "csr"
     skip_padding = False
+    kernel_options = ("unroll",)
 
     def defines(self) -> dict[str, object]:
         defines: dict[str, object] = {"T": self.params["threads_per_row"]}
         if self.skip_padding:
             defines["SKIP_PADDING"] = 1
+        if self.params.get("unroll", 1) > 1:
+            defines["UNROLL"] = self.params.get("unroll", 1)
         return defines
+
+    def check_params(self) -> None:
+        super().check_params()
+        check_unroll(self.params.get("unroll", 1))
 
     def matrix_args(self) -> tuple[int, tuple[object, ...]]:
         b = self.buffers
@@ -70,8 +84,9 @@ class _CsrKernel(RowKernels):
         return rows[keep], arrays["col"][keep], arrays["val"][keep]
 
     @classmethod
-    def _plain(cls, csr: sp.csr_matrix, layout: Layout, threads: int) -> _CsrKernel:
-        return cls(csr.shape, csr.dtype, layout, csr_arrays(csr), threads_per_row=threads)
+    def _plain(cls, csr: sp.csr_matrix, layout: Layout, threads: int, unroll: int) -> _CsrKernel:
+        return cls(csr.shape, csr.dtype, layout, csr_arrays(csr), threads_per_row=threads,
+                   unroll=check_unroll(unroll))
 
 
 class CsrScalar(_CsrKernel):
@@ -80,27 +95,29 @@ class CsrScalar(_CsrKernel):
     name = "csr-scalar"
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> CsrScalar:
-        return cls._plain(csr, layout, 1)
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1) -> CsrScalar:
+        return cls._plain(csr, layout, 1, unroll)
 
 
 class CsrVector(_CsrKernel):
     """CSR with T work-items per row (T in 2..32, from the mean row length unless given)."""
 
     name = "csr-vector"
+    kernel_options = ("unroll", "threads_per_row")
 
     @classmethod
     def from_csr(
-        cls, csr: sp.csr_matrix, layout: Layout, threads_per_row: int | None = None
+        cls, csr: sp.csr_matrix, layout: Layout, threads_per_row: int | None = None,
+        unroll: int = 1,
     ) -> CsrVector:
         if threads_per_row is None:
             threads_per_row = mean_row_threads(csr)
-        if threads_per_row not in VECTOR_WIDTHS or threads_per_row > layout.work_group_size:
-            raise ValueError(
-                f"threads_per_row must be one of {VECTOR_WIDTHS} and at most the work-group "
-                f"size {layout.work_group_size}, got {threads_per_row}"
-            )
-        return cls._plain(csr, layout, threads_per_row)
+        check_threads(threads_per_row, VECTOR_WIDTHS, layout)
+        return cls._plain(csr, layout, threads_per_row, unroll)
+
+    def check_params(self) -> None:
+        super().check_params()
+        check_threads(self.params["threads_per_row"], VECTOR_WIDTHS, self.layout)
 
 
 class CsrAligned(_CsrKernel):
@@ -110,7 +127,7 @@ class CsrAligned(_CsrKernel):
     skip_padding = True
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> CsrAligned:
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1) -> CsrAligned:
         padded = -(-row_lengths(csr) // ALIGNMENT) * ALIGNMENT
         row_ptr = np.zeros(csr.shape[0] + 1, np.int64)
         np.cumsum(padded, out=row_ptr[1:])
@@ -122,5 +139,6 @@ class CsrAligned(_CsrKernel):
         val[where] = csr.data
         arrays = {"row_ptr": row_ptr.astype(INDEX_DTYPE), "col": col, "val": val}
         return cls(csr.shape, csr.dtype, layout, arrays,
-                   threads_per_row=min(ALIGNMENT, layout.work_group_size))
+                   threads_per_row=min(ALIGNMENT, layout.work_group_size),
+                   unroll=check_unroll(unroll))
 

@@ -158,6 +158,7 @@ class CsrAdaptive(_CsrKernel):
     split across work-groups (CSR-Adaptive)."""
 
     name = "csr-adaptive"
+    kernel_options = ()  # the partition depends on the work-group size: convert again instead
     adaptive_file = "csr_adaptive.cl"
 
     @classmethod

@@ -3,7 +3,11 @@ plus T work-items per row (``ellr-t``). See ``ellpack-r.txt`` sections 3-4.
 
 All three share one layout function and one kernel (``kernels_cl/ell.cl``): slot j of row r is
 stored at ``(j // T) * n_pad * T + r * T + j % T`` with ``n_pad`` the row count padded to the
-device's SIMD width, so neighbouring work-items read neighbouring addresses.
+device's SIMD width, so neighbouring work-items read neighbouring addresses. ``row_major=True``
+stores the rows one after the other instead, slot j of row r at ``r * width + j`` (the
+untransposed ELLPACK arrays of ``openmp-vs-cuda.txt``, Table 3; the kernels' ``ROW_MAJOR``).
+``unroll`` (1, 2, 4 or 8) is the kernels' ``UNROLL``: it chooses the kernel only, and
+:meth:`~clspmv.formats.base.Format.retuned` changes it on the uploaded arrays.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from .base import (
     RowKernels,
     Triplets,
     check_padding,
+    check_threads,
+    check_unroll,
     entry_rows,
     position_in_row,
     round_up,
@@ -27,44 +33,54 @@ from .base import (
 ELLR_T_WIDTHS = (2, 4, 8, 16, 32)
 
 
-def ell_slots(n_pad: int, width: int, threads: int) -> int:
-    """Number of slots of an ELL layout (rows padded to n_pad, width rounded up to T)."""
-    return n_pad * round_up(width, threads)
+def ell_slots(n_pad: int, width: int, threads: int, row_major: bool = False) -> int:
+    """Number of slots of an ELL layout (rows padded to n_pad; column-major: width rounded up
+    to T)."""
+    return n_pad * (width if row_major else round_up(width, threads))
 
 
-def ell_index(rows: np.ndarray, pos: np.ndarray, n_pad: int, threads: int) -> np.ndarray:
-    """Array index of slot ``pos`` of row ``rows`` in the column-major T-lane layout."""
+def ell_index(rows: np.ndarray, pos: np.ndarray, n_pad: int, threads: int,
+              row_major_width: int | None = None) -> np.ndarray:
+    """Array index of slot ``pos`` of row ``rows`` in the column-major T-lane layout, or in the
+    row-major layout of rows ``row_major_width`` slots long when that is given."""
+    if row_major_width is not None:
+        return rows * row_major_width + pos
     return (pos // threads) * (n_pad * threads) + rows * threads + pos % threads
 
 
 def ell_arrays(
     csr: sp.csr_matrix, n_pad: int, width: int, threads: int, keep: np.ndarray | None = None,
-    rows: np.ndarray | None = None, pos: np.ndarray | None = None,
+    rows: np.ndarray | None = None, pos: np.ndarray | None = None, row_major: bool = False,
 ) -> dict[str, np.ndarray]:
     """``col``/``val`` of the ELL layout holding the entries selected by ``keep`` (default: all).
 
     ``rows`` and ``pos`` are :func:`entry_rows` and :func:`position_in_row` of ``csr`` when the
     caller has them already. Empty slots hold column -1 (the ``ell`` kernel stops at it) and
-    value 0.
+    value 0. ``row_major``: rows one after the other, ``width`` slots each.
     """
     rows = entry_rows(csr) if rows is None else rows
     pos = position_in_row(csr) if pos is None else pos
     cols, vals = csr.indices, csr.data
     if keep is not None:
         rows, pos, cols, vals = rows[keep], pos[keep], cols[keep], vals[keep]
-    size = ell_slots(n_pad, width, threads)
+    size = ell_slots(n_pad, width, threads, row_major)
     col = np.full(size, -1, INDEX_DTYPE)
     val = np.zeros(size, csr.dtype)
-    where = ell_index(rows, pos, n_pad, threads)
+    where = ell_index(rows, pos, n_pad, threads, width if row_major else None)
     col[where] = cols
     val[where] = vals
     return {"col": col, "val": val}
 
 
-def ell_triplets(col: np.ndarray, val: np.ndarray, n_pad: int, threads: int) -> Triplets:
-    """Inverse of :func:`ell_arrays`: the entries of the non-empty slots."""
+def ell_triplets(col: np.ndarray, val: np.ndarray, n_pad: int, threads: int,
+                 row_major_width: int | None = None) -> Triplets:
+    """Inverse of :func:`ell_arrays`: the entries of the non-empty slots (``row_major_width``:
+    the width of a row-major layout)."""
     where = np.flatnonzero(col >= 0)
-    rows = (where % (n_pad * threads)) // threads
+    if row_major_width is not None:
+        rows = where // max(row_major_width, 1)
+    else:
+        rows = (where % (n_pad * threads)) // threads
     return rows, col[where], val[where]
 
 
@@ -78,26 +94,39 @@ class _EllFamily(RowKernels):
     kernel_file = "ell.cl"
     family = "ell"
     row_lengths_used = True
+    kernel_options = ("unroll",)
 
     @classmethod
-    def _build(cls, csr: sp.csr_matrix, layout: Layout, threads: int) -> _EllFamily:
+    def _build(cls, csr: sp.csr_matrix, layout: Layout, threads: int, unroll: int,
+               row_major: bool) -> _EllFamily:
+        if not isinstance(row_major, (bool, np.bool_)):
+            raise TypeError(f"row_major must be True or False, got {row_major!r}")
+        unroll = check_unroll(unroll)
         lengths = row_lengths(csr)
         width = int(lengths.max()) if lengths.size else 0
         n_pad = round_up(csr.shape[0], layout.simd_width)
-        slots = ell_slots(n_pad, width, threads)
+        slots = ell_slots(n_pad, width, threads, row_major)
         check_padding(cls.name, slots * (csr.dtype.itemsize + 4) + n_pad * 4, csr)
-        arrays = ell_arrays(csr, n_pad, width, threads)
+        arrays = ell_arrays(csr, n_pad, width, threads, row_major=row_major)
         if cls.row_lengths_used:
             arrays["row_len"] = np.zeros(n_pad, INDEX_DTYPE)
             arrays["row_len"][: csr.shape[0]] = lengths
-        return cls(csr.shape, csr.dtype, layout, arrays,
-                   n_pad=n_pad, width=width, threads_per_row=threads)
+        return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, width=width,
+                   threads_per_row=threads, unroll=unroll, row_major=int(row_major))
 
     def defines(self) -> dict[str, object]:
         defines: dict[str, object] = {"T": self.params["threads_per_row"]}
         if self.row_lengths_used:
             defines["ROW_LENGTHS"] = 1
+        if self.params.get("row_major", 0):
+            defines["ROW_MAJOR"] = 1
+        if self.params.get("unroll", 1) > 1:
+            defines["UNROLL"] = self.params.get("unroll", 1)
         return defines
+
+    def check_params(self) -> None:
+        super().check_params()
+        check_unroll(self.params.get("unroll", 1))
 
     def matrix_args(self) -> tuple[int, tuple[object, ...]]:
         p, b = self.params, self.buffers
@@ -107,8 +136,9 @@ class _EllFamily(RowKernels):
                                           row_len, b["col"], b["val"])
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
-        return ell_triplets(arrays["col"], arrays["val"], self.params["n_pad"],
-                            self.params["threads_per_row"])
+        p = self.params
+        return ell_triplets(arrays["col"], arrays["val"], p["n_pad"], p["threads_per_row"],
+                            p["width"] if p.get("row_major") else None)
 
 
 class Ell(_EllFamily):
@@ -118,8 +148,9 @@ class Ell(_EllFamily):
     row_lengths_used = False
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Ell:
-        return cls._build(csr, layout, 1)
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1,
+                 row_major: bool = False) -> Ell:
+        return cls._build(csr, layout, 1, unroll, row_major)
 
 
 class EllR(_EllFamily):
@@ -128,8 +159,9 @@ class EllR(_EllFamily):
     name = "ellr"
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> EllR:
-        return cls._build(csr, layout, 1)
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1,
+                 row_major: bool = False) -> EllR:
+        return cls._build(csr, layout, 1, unroll, row_major)
 
 
 class EllRT(_EllFamily):
@@ -139,13 +171,10 @@ class EllRT(_EllFamily):
 
     @classmethod
     def from_csr(
-        cls, csr: sp.csr_matrix, layout: Layout, threads_per_row: int | None = None
+        cls, csr: sp.csr_matrix, layout: Layout, threads_per_row: int | None = None,
+        unroll: int = 1, row_major: bool = False,
     ) -> EllRT:
         if threads_per_row is None:
             threads_per_row = ellr_t_threads(csr.nnz / csr.shape[0] if csr.shape[0] else 0.0)
-        if threads_per_row not in ELLR_T_WIDTHS or threads_per_row > layout.work_group_size:
-            raise ValueError(
-                f"threads_per_row must be one of {ELLR_T_WIDTHS} and at most the work-group "
-                f"size {layout.work_group_size}, got {threads_per_row}"
-            )
-        return cls._build(csr, layout, threads_per_row)
+        check_threads(threads_per_row, ELLR_T_WIDTHS, layout)
+        return cls._build(csr, layout, threads_per_row, unroll, row_major)

@@ -273,8 +273,10 @@ def solver_section(records: list[Rec]) -> str:
 
 def problems_section(records: list[Rec]) -> str:
     """Records of the other operations that did not run well, with the reason: one row per
-    device, format, operation and reason, naming the matrices and value types concerned."""
-    bad = [r for r in records if r.get("operation", "spmv") != "spmv" and r["status"] != "ok"]
+    device, format, operation and reason, naming the matrices and value types concerned (the
+    sweep lists its own, :mod:`.sweep`)."""
+    bad = [r for r in records if r.get("operation", "spmv") not in ("spmv", "sweep")
+           and r["status"] != "ok"]
     if not bad:
         return ""
     groups: dict[tuple[str, ...], list[Rec]] = {}
@@ -292,6 +294,8 @@ def problems_section(records: list[Rec]) -> str:
 
 def sections(records: list[Rec], plots: list[str] | str = "") -> list[str]:
     """The sections of the operations that have records, in order."""
+    from .sweep import section as sweep_section
+
     parts = [transpose_section(records), matmat_section(records, plots),
-             solver_section(records), problems_section(records)]
+             solver_section(records), sweep_section(records), problems_section(records)]
     return [p for p in parts if p]

@@ -119,6 +119,9 @@ def _operations_setting(settings: dict[str, Any]) -> str:
     if settings.get("solvers"):
         parts.append(f"{', '.join(settings['solvers'])} "
                      f"({settings.get('solver_iterations')} iterations)")
+    if settings.get("sweep"):
+        parts.append(f"the kernel-parameter sweep ({settings['sweep'].get('variants')} "
+                     "configurations)")
     return f"; also {', '.join(parts)}" if parts else ""
 
 
