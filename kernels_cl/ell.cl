@@ -33,7 +33,7 @@ void ell_spmv(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
             if (c < 0)
                 break;
 #endif
-            sum += val[idx] * x[c];
+            sum += MUL(val[idx], x[c]);
         }
     }
 #if T > 1
@@ -65,7 +65,7 @@ void ell_spmv_t(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
 #else
     const INDEX_T len = width;
 #endif
-    const VALUE_T ax = alpha * x[row];
+    const ACC_T ax = MUL(alpha, x[row]);
     const INDEX_T stride = n_pad * T;
     INDEX_T idx = row * T + lane;
     for (INDEX_T j = lane; j < len; j += T, idx += stride) {
@@ -74,7 +74,7 @@ void ell_spmv_t(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
         if (c < 0)
             break;
 #endif
-        atomic_add_value(y + c, val[idx] * ax);
+        atomic_add_value(y + c, (VALUE_T)(val[idx] * ax));
     }
 }
 
