@@ -142,6 +142,7 @@ def set_times(rec: Record, t: timing.Timing) -> None:
 def check(rec: Record, problem: Problem, y: Any) -> None:
     """error_ratio of ``y`` against ``problem``'s reference; ``wrong`` above the bound."""
     rec.error_ratio = problem.error_ratio(y)
+    rec.max_rel_error = problem.max_rel_error(y)
     if not rec.error_ratio <= 1.0:
         bad = ~(np.abs(np.asarray(y, np.float64) - problem.reference) <= problem.bound)
         rows = int(np.count_nonzero(bad.any(axis=1) if bad.ndim == 2 else bad))
