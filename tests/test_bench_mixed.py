@@ -98,3 +98,25 @@ def test_bench_rejects_unknown_dtype(capsys: pytest.CaptureFixture[str]) -> None
     with pytest.raises(SystemExit):
         main(["bench", "--dtype", "half"])
     assert "invalid choice: 'half'" in capsys.readouterr().err
+
+
+def test_bench_mixed_other_operations(device: clspmv.Device, tmp_path: Path) -> None:
+    """A^T x (both methods), A X and CG of a mixed matrix: recorded as mixed, checked, and in
+    the report's operation sections."""
+    if not device.fp64:
+        pytest.skip(f"{device.name} has no fp64")
+    out = tmp_path / "ops"
+    argv = ["bench", MATRICES[0], "--formats", "csr-vector,coo", "--dtype", "mixed",
+            "--transpose", "--matmat", "3", "--solver", "cg", "--solver-iterations", "5",
+            "--baselines", "scipy", "--repeat", "2", "--warmup", "1", "--device",
+            f"{device.index[0]}:{device.index[1]}", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    records = json.loads((out / "results.json").read_text())["records"]
+    mine = [r for r in records if r["kind"] == "format"]
+    assert {r["operation"] for r in mine} == {"spmv", "transpose", "matmat", "solver"}
+    assert all(r["dtype"] == "mixed" and r["status"] == "ok" for r in mine), [
+        (r["format"], r["operation"], r["status"], r["reason"]) for r in mine
+        if r["status"] != "ok"]
+    assert all(r["error_ratio"] <= 1 for r in mine)
+    report = (out / "report.md").read_text()
+    assert "## Transpose products" in report and "## Solvers" in report

@@ -53,7 +53,12 @@ def oclgrind() -> None:
 
 
 def run_checked(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **CHECK_ENV}
+    """The script in a subprocess that imports the clspmv this test imported (a source checkout
+    run with ``python -m pytest`` is first on sys.path here, but not in a child process, which
+    would otherwise check an installed clspmv)."""
+    package_root = str(Path(clspmv.__file__).resolve().parent.parent)
+    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, **CHECK_ENV, "PYTHONPATH": path}
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
                           env=env, timeout=1800)
 
