@@ -120,3 +120,10 @@ def test_bench_mixed_other_operations(device: clspmv.Device, tmp_path: Path) -> 
     assert all(r["error_ratio"] <= 1 for r in mine)
     report = (out / "report.md").read_text()
     assert "## Transpose products" in report and "## Solvers" in report
+    # mixed is compared with the float32 baselines in the operation sections too
+    fastest = report.split("### Fastest A^T x per device — mixed")[1].split("\n### ")[0]
+    assert "× scipy" in fastest
+    solvers = report.split("## Solvers")[1].split("\n## ")[0].split("### mixed")[1]
+    (row,) = [line for line in solvers.splitlines() if "| csr-vector " in line]
+    scipy_ms = [c.strip() for c in row.strip("|").split("|")][7]
+    assert scipy_ms not in ("", "—")

@@ -41,6 +41,13 @@ def baseline_dtype(dtype: str) -> str:
     return "float32" if dtype == MIXED else dtype
 
 
+def with_baselines(records: list[Rec], dtype: str) -> list[Rec]:
+    """The records of ``dtype``; for mixed also the float32 baseline records it is compared
+    with."""
+    return [r for r in records if r["dtype"] == dtype or (
+        dtype == MIXED and r.get("kind") == "baseline" and r["dtype"] == baseline_dtype(dtype))]
+
+
 # -- small helpers -------------------------------------------------------------------------------
 def num(value: Any, spec: str = ".2f") -> str:
     """``value`` formatted with ``spec``, or a dash for a missing value."""
