@@ -55,12 +55,20 @@ def c_type(dtype: np.dtype) -> str:
     return _C_TYPES[np.dtype(dtype)]
 
 
-def options_for(dtype: np.dtype, cl_std: str | None = None, **defines: object) -> tuple[str, ...]:
+def options_for(dtype: np.dtype, cl_std: str | None = None, accumulate: np.dtype | None = None,
+                **defines: object) -> tuple[str, ...]:
     """``-D`` options for a value type plus any format-specific definitions; ``cl_std`` (e.g.
-    ``"CL3.0"``) adds ``-cl-std=...`` for kernels that need a newer OpenCL C than 1.2."""
+    ``"CL3.0"``) adds ``-cl-std=...`` for kernels that need a newer OpenCL C than 1.2.
+    ``accumulate`` (default: the value type) is the type of the kernels' sums, ``ACC_T``: float64
+    sums of float32 values are clspmv's ``dtype="mixed"`` (the options, and so the program cache
+    key, then carry ``-DACC_T=double -DACC_IS_DOUBLE=1``)."""
     opts: dict[str, object] = {"VALUE_T": c_type(dtype), "INDEX_T": "int", **defines}
     if np.dtype(dtype) == np.float64:
         opts["VALUE_IS_DOUBLE"] = 1
+    if accumulate is not None and np.dtype(accumulate) != np.dtype(dtype):
+        opts["ACC_T"] = c_type(accumulate)
+        if np.dtype(accumulate) == np.float64:
+            opts["ACC_IS_DOUBLE"] = 1
     std = (f"-cl-std={cl_std}",) if cl_std else ()
     return std + tuple(f"-D{key}={value}" for key, value in sorted(opts.items()))
 
@@ -108,6 +116,8 @@ def _build_log(err: cl.RuntimeError, device: Device) -> str:
 
 
 def kernel(device: Device, file: str, name: str, dtype: np.dtype, cl_std: str | None = None,
-           **defines: object) -> cl.Kernel:
-    """A new kernel object, so that two matrices never share argument state across threads."""
-    return cl.Kernel(program(device, file, options_for(dtype, cl_std, **defines)), name)
+           accumulate: np.dtype | None = None, **defines: object) -> cl.Kernel:
+    """A new kernel object, so that two matrices never share argument state across threads;
+    ``accumulate`` as in :func:`options_for`."""
+    return cl.Kernel(program(device, file, options_for(dtype, cl_std, accumulate, **defines)),
+                     name)

@@ -120,8 +120,12 @@ def _baselines(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-DTYPES = {"float32": [np.dtype(np.float32)], "float64": [np.dtype(np.float64)],
-          "both": [np.dtype(np.float64), np.dtype(np.float32)]}
+DTYPES: dict[str, list[np.dtype | str]] = {
+    "float32": [np.dtype(np.float32)], "float64": [np.dtype(np.float64)],
+    "both": [np.dtype(np.float64), np.dtype(np.float32)],
+    "mixed": ["mixed"],  # float32 values summed in float64, against the float32 baselines
+    "all": [np.dtype(np.float64), np.dtype(np.float32), "mixed"],
+}
 
 
 # -- subcommands --------------------------------------------------------------------------------
@@ -256,7 +260,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "chosen from the row statistics and device type (plus csr-scalar, the "
                         "break-even reference)")
     p.add_argument("--dtype", choices=tuple(DTYPES), default="both",
-                   help="value type(s) (default: both)")
+                   help="value type(s): both = float64 and float32 (default); mixed = float32 "
+                        "values with float64 sums, compared with the float32 baselines; all = "
+                        "float64, float32 and mixed")
     p.add_argument("--baselines", type=_baselines, default=["scipy", "mkl", "cusparse"],
                    metavar="scipy,mkl,cusparse|none",
                    help="baselines measured on the same matrices (default: all three; those "

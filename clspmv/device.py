@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import pyopencl as cl
 
 from .errors import DeviceError
+from .precision import Precision
 
 _TYPE_NAMES = (
     (cl.device_type.GPU, "gpu"),
@@ -84,10 +85,19 @@ class Device:
         return value
 
     def supports(self, dtype) -> bool:
-        """True when kernels in ``dtype`` (float32 or float64) can run on this device."""
-        import numpy as np
+        """True when kernels in ``dtype`` (float32, float64 or ``"mixed"``: float32 values
+        summed in float64) can run on this device."""
+        return not Precision.of(dtype).needs_fp64 or self.fp64
 
-        return np.dtype(dtype) != np.float64 or self.fp64
+    def require(self, dtype) -> None:
+        """Raise :class:`DeviceError` naming this device when it cannot run ``dtype`` (see
+        :meth:`supports`)."""
+        if self.supports(dtype):
+            return
+        if Precision.of(dtype).mixed:
+            raise DeviceError(f"{self.name} has no float64 support (cl_khr_fp64), which "
+                              "dtype='mixed' needs for its float64 sums; use dtype=float32")
+        raise DeviceError(f"{self.name} has no float64 support (cl_khr_fp64); use dtype=float32")
 
     def as_row(self) -> dict[str, object]:
         """The device as one row of the ``clspmv devices`` table."""

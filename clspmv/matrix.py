@@ -20,12 +20,11 @@ from .device import Device, select_device
 from .errors import DeviceError, IndexOverflowError, UnsuitableFormatError
 from .formats import FORMAT_CLASSES, Format
 from .formats.base import INDEX_DTYPE, INDEX_LIMIT, Strides
+from .precision import Precision, resolve
 from .vectors import DeviceVectors
 
 FORMATS: tuple[str, ...] = tuple(FORMAT_CLASSES)
 """Public names of the storage formats."""
-
-VALUE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 TRANSPOSE_METHODS = ("auto", "atomic", "transpose")
 """How a product with the transpose of the stored arrays runs: ``"atomic"``, the format's own
@@ -39,20 +38,10 @@ FALLBACK_TRANSPOSE_FORMAT = "csr-vector"
 Array = np.ndarray | cl_array.Array
 
 
-def _value_dtype(requested: object, source: np.dtype) -> np.dtype:
-    if requested is None:
-        if np.issubdtype(source, np.complexfloating):
-            raise TypeError("complex matrices are not supported; pass dtype=float32 or float64")
-        return source if source in VALUE_DTYPES else np.dtype(np.float64)
-    dtype = np.dtype(requested)  # type: ignore[call-overload]
-    if dtype not in VALUE_DTYPES:
-        raise TypeError(f"dtype must be float32 or float64, got {dtype}")
-    return dtype
-
-
 def canonical_csr(A: object, dtype: object = None) -> sp.csr_matrix:
     """A copy of ``A`` as CSR with sorted indices, duplicates summed, explicit zeros kept,
-    32-bit indices and values of ``dtype`` (default: A's float type, else float64).
+    32-bit indices and values of ``dtype`` (default: A's float type, else float64; ``"mixed"``
+    stores float32 values).
 
     Duplicates are summed before the values are rounded to ``dtype`` (in float64 for anything
     but COO input of a float type, which scipy sums in that type); values beyond the range of
@@ -69,7 +58,7 @@ def canonical_csr(A: object, dtype: object = None) -> sp.csr_matrix:
         if dense.ndim != 2:
             raise ValueError(f"expected a 2-D matrix, got an array of shape {dense.shape}")
         source, shape = dense.dtype, dense.shape
-    value_dtype = _value_dtype(dtype, source)
+    value_dtype = resolve(dtype, source).value
     nnz = A.nnz if sp.issparse(A) else None
     if max(shape) > INDEX_LIMIT or (nnz is not None and nnz > INDEX_LIMIT):
         raise IndexOverflowError(
@@ -119,6 +108,8 @@ class DeviceMatrix:
 
     def __init__(self, fmt: Format, device: Device, transposed_storage: bool = False,
                  diagonal: np.ndarray | None = None) -> None:
+        """Wrap an uploaded format (use :meth:`from_scipy`); its value type and the type its
+        kernels sum in (:attr:`Format.accumulate`) are the matrix's :attr:`precision`."""
         self._fmt = fmt
         self._device = device
         self._transposed_storage = transposed_storage
@@ -143,16 +134,19 @@ class DeviceMatrix:
         """Convert ``A`` (scipy.sparse or dense 2-D array) to ``format`` and upload it.
 
         ``device`` is a :class:`Device`, a :func:`select_device` spec, or None for the default.
-        ``dtype`` is float32 or float64 (default: A's float type, else float64). ``params`` are
+        ``dtype`` is float32, float64 (default: A's float type, else float64) or ``"mixed"``:
+        values, x and y in float32 (:attr:`dtype` is float32) and every sum in float64
+        (:attr:`precision` is ``"mixed"``); see :attr:`precision` for what that buys. ``params`` are
         the format's own parameters: ``threads_per_row`` (csr-vector, ellr-t), ``sigma`` (sell),
         ``width`` (hyb), ``block_entries`` (csr-adaptive), ``unroll`` (1, 2, 4 or 8: the inner
         loop of the CSR and ELLPACK formats), ``row_major`` (ell, ellr, ellr-t: rows stored one
         after the other instead of column-major). A CSC matrix (``csc_matrix`` or ``csc_array``)
         is not converted: its arrays are stored as the CSR arrays of its transpose.
 
-        Raises ValueError for an unknown format, :class:`UnsuitableFormatError` when the format
-        would pad absurdly, :class:`DeviceError` for float64 on a device without fp64 or data the
-        device cannot hold, :class:`IndexOverflowError` beyond 32-bit indices.
+        Raises ValueError for an unknown format, TypeError for another ``dtype``,
+        :class:`UnsuitableFormatError` when the format would pad absurdly, :class:`DeviceError`
+        for float64 or ``"mixed"`` on a device without fp64 or data the device cannot hold,
+        :class:`IndexOverflowError` beyond 32-bit indices.
         """
         if format not in FORMAT_CLASSES:
             raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
@@ -160,13 +154,13 @@ class DeviceMatrix:
         transposed = sp.issparse(A) and A.format == "csc"
         # The transpose of a CSC matrix is a CSR matrix sharing its arrays: no conversion.
         csr = canonical_csr(A.T if transposed else A, dtype)
-        if not dev.supports(csr.dtype):
-            raise DeviceError(f"{dev.name} has no float64 support (cl_khr_fp64); use dtype=float32")
+        precision = resolve(dtype, csr.dtype)
+        dev.require(precision)
         layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
         fmt = FORMAT_CLASSES[format].from_csr(csr, layout, **params)
         diagonal = csr.diagonal()  # A's diagonal is its transpose's
         del csr
-        fmt.upload(dev)
+        fmt.upload(dev, precision.accumulate)
         return cls(fmt, dev, transposed_storage=transposed, diagonal=diagonal)
 
     # -- facts ----------------------------------------------------------------------------
@@ -178,8 +172,36 @@ class DeviceMatrix:
 
     @property
     def dtype(self) -> np.dtype:
-        """Value type on the device (float32 or float64)."""
+        """Value type on the device (float32 or float64): the type of the stored values, of x
+        and y (float32 also for ``dtype="mixed"``)."""
         return self._fmt.dtype
+
+    @property
+    def precision(self) -> str:
+        """``"float32"``, ``"float64"`` or ``"mixed"``: float32 values, x and y (:attr:`dtype`)
+        with every sum in float64 (:attr:`accumulate_dtype`).
+
+        In ``"mixed"`` each product of two float32 values is exact in float64 and the row's sum
+        is float64, rounded once to float32: the forward products (:meth:`matvec`,
+        :meth:`matmat`, and :meth:`rmatvec` with ``method="transpose"``) are then within about
+        one float32 rounding of the float64 product of the stored values, where float32's error
+        grows with the row length and with cancellation. Where a kernel adds to y atomically the
+        add is float32: ``coo`` (and the COO part of ``hyb``) round each work-item's run of up
+        to 64 entries of a row to float32 before adding it, and the atomic transpose products
+        (``method="atomic"``, and ``"auto"`` before a transposed copy exists) add each entry's
+        product to y in float32, so y accumulates in float32 there. The solvers
+        (:mod:`clspmv.solvers`) take a mixed matrix: their vectors and dot products are float32,
+        the products summed in float64. The bytes moved are float32's."""
+        return self._precision.name
+
+    @property
+    def accumulate_dtype(self) -> np.dtype:
+        """The type the kernels sum in: float64 for ``"mixed"``, else :attr:`dtype`."""
+        return self._fmt.accumulate
+
+    @property
+    def _precision(self) -> Precision:
+        return Precision(self._fmt.dtype, self._fmt.accumulate)
 
     @property
     def format(self) -> str:
@@ -238,7 +260,7 @@ class DeviceMatrix:
 
     def __repr__(self) -> str:
         m, n = self.shape
-        return (f"<DeviceMatrix {m}x{n} {self.dtype} format={self.format!r} "
+        return (f"<DeviceMatrix {m}x{n} {self.precision} format={self.format!r} "
                 f"device={self.device.name!r} {self.nbytes} bytes>")
 
     # -- products -------------------------------------------------------------------------
@@ -435,7 +457,7 @@ class DeviceMatrix:
             except UnsuitableFormatError:
                 copy = FORMAT_CLASSES[FALLBACK_TRANSPOSE_FORMAT].from_csr(csr_t, layout)
             del csr_t
-            copy.upload(self._device)
+            copy.upload(self._device, self._fmt.accumulate)
             self._copy = copy
         return self._copy
 

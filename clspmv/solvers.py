@@ -16,6 +16,9 @@ None, ``"jacobi"`` (the inverse of :meth:`DeviceMatrix.diagonal`, applied inside
 kernels) or such an object approximating the inverse of A (for instance a DeviceMatrix holding a
 sparse approximate inverse). ``callback(xk)`` gets the current iterate as a pyopencl array (call
 ``xk.get()`` for numpy); ``history``, a list, receives the residual norms (see each solver).
+
+The solvers work in ``A.dtype``: with a ``dtype="mixed"`` matrix the vectors, dot products and
+updates are float32 and only A's products sum in float64 (:attr:`DeviceMatrix.precision`).
 """
 
 from __future__ import annotations

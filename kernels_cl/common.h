@@ -4,7 +4,9 @@
  *   VALUE_T  float or double: matrix and vector values
  *   VALUE_IS_DOUBLE  defined when VALUE_T is double
  *   INDEX_T  int: column indices, row pointers, row lengths
- *   ACC_T    accumulator type (defaults to VALUE_T)
+ *   ACC_T    accumulator type (defaults to VALUE_T); double with VALUE_T float is clspmv's
+ *            dtype="mixed": every product MUL(a, b) and every sum in double, y rounded once
+ *   ACC_IS_DOUBLE  defined when ACC_T is double
  *   WG       work-group size the kernel is launched with
  *   T        work-items that share one row (kernels that split rows), a power of two <= WG
  *   KB       columns of X per block in the several-right-hand-sides kernels (*_matmat)
@@ -16,9 +18,11 @@
 #ifndef CLSPMV_COMMON_H
 #define CLSPMV_COMMON_H
 
-#ifdef VALUE_IS_DOUBLE
+#if defined(VALUE_IS_DOUBLE) || defined(ACC_IS_DOUBLE)
 /* Requested unconditionally: drivers do not all define the extension macros. */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#ifdef VALUE_IS_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #endif
 
@@ -38,12 +42,19 @@
 #define UNROLL 1
 #endif
 
-/* y[i] = alpha * sum + beta * y[i], with BLAS semantics: beta == 0 never reads y. */
-#define STORE_Y(y, i, sum) \
-    ((y)[i] = (beta == (VALUE_T)0) ? (VALUE_T)(alpha * (sum)) \
-                                   : (VALUE_T)(alpha * (sum) + beta * (y)[i]))
+/* a * b in the accumulator type. Every sum of products uses it: for float32 values summed in
+ * double (dtype="mixed") the product is then exact, so only the double sum rounds; otherwise it
+ * is the plain product. */
+#define MUL(a, b) ((ACC_T)(a) * (ACC_T)(b))
 
-/* Atomic y[i] += v on global memory.
+/* y[i] = alpha * sum + beta * y[i] in the accumulator type, rounded once to VALUE_T, with BLAS
+ * semantics: beta == 0 never reads y. */
+#define STORE_Y(y, i, sum) \
+    ((y)[i] = (beta == (VALUE_T)0) ? (VALUE_T)((ACC_T)alpha * (sum)) \
+                                   : (VALUE_T)((ACC_T)alpha * (sum) + MUL(beta, (y)[i])))
+
+/* Atomic y[i] += v on global memory, in VALUE_T (also with a wider ACC_T: a work-item's own sum
+ * is ACC_T, rounded to VALUE_T for the add, so a transpose product's y accumulates in VALUE_T).
  * With NATIVE_ATOMICS (set by clspmv only for devices reporting cl_ext_float_atomics, together with
  * -cl-std=CL3.0) and the compiler's feature macro for this value type, the extension's
  * atomic_fetch_add_explicit is used. Otherwise (OpenCL C 1.2 has no float atomics) it is a
@@ -130,7 +141,7 @@ inline ACC_T reduce_lanes(__local ACC_T *scratch, int lid, int lane, ACC_T parti
     const VALUE_T v_ = (v); \
     const INDEX_T base_ = (c) * xrs; \
     for (int t_ = 0; t_ < KB; ++t_) \
-        sums[t_] += v_ * X[base_ + xoff[t_]]; \
+        sums[t_] += MUL(v_, X[base_ + xoff[t_]]); \
 }
 
 /* Y[row, block] = alpha * sums + beta * Y[row, block] (beta == 0 never reads Y). */

@@ -30,13 +30,13 @@ void coo_accumulate(const INDEX_T nnz, const INDEX_T chunk,
     for (INDEX_T k = (INDEX_T)start; k < end; ++k) {
         const INDEX_T rk = row[k];
         if (rk != r) {
-            atomic_add_value(y + r, (VALUE_T)(alpha * sum));
+            atomic_add_value(y + r, (VALUE_T)((ACC_T)alpha * sum));
             r = rk;
             sum = 0;
         }
-        sum += val[k] * x[col[k]];
+        sum += MUL(val[k], x[col[k]]);
     }
-    atomic_add_value(y + r, (VALUE_T)(alpha * sum));
+    atomic_add_value(y + r, (VALUE_T)((ACC_T)alpha * sum));
 }
 
 /* Transpose product y += alpha * A^T x (y already scaled by beta): each work-item takes CHUNK
@@ -55,7 +55,7 @@ void coo_accumulate_t(const INDEX_T nnz, const INDEX_T chunk,
         return;
     const INDEX_T end = (INDEX_T)min((long)nnz, start + chunk);
     for (INDEX_T k = (INDEX_T)start; k < end; ++k)
-        atomic_add_value(y + col[k], val[k] * (alpha * x[row[k]]));
+        atomic_add_value(y + col[k], (VALUE_T)(val[k] * MUL(alpha, x[row[k]])));
 }
 
 /* out[0] = 1 when atomic_add_value uses the native float add (see common.h), else 0. */

@@ -7,9 +7,9 @@
 #include "common.h"
 
 #ifdef SKIP_PADDING
-#define ENTRY(acc, k) { const INDEX_T c_ = col[k]; if (c_ >= 0) (acc) += val[k] * x[c_]; }
+#define ENTRY(acc, k) { const INDEX_T c_ = col[k]; if (c_ >= 0) (acc) += MUL(val[k], x[c_]); }
 #else
-#define ENTRY(acc, k) (acc) += val[k] * x[col[k]];
+#define ENTRY(acc, k) (acc) += MUL(val[k], x[col[k]]);
 #endif
 
 /* The sum of a lane's entries k = first, first + T, ... < end of one row: UNROLL entries per
@@ -79,7 +79,7 @@ void csr_spmv_t(const INDEX_T n_rows,
     const int lane = (int)(get_global_id(0) & (T - 1));
     if (row >= n_rows)
         return;
-    const VALUE_T ax = alpha * x[row];
+    const ACC_T ax = MUL(alpha, x[row]);
     const INDEX_T end = row_ptr[row + 1];
     for (INDEX_T k = row_ptr[row] + lane; k < end; k += T) {
         const INDEX_T c = col[k];
@@ -87,7 +87,7 @@ void csr_spmv_t(const INDEX_T n_rows,
         if (c < 0)
             continue;
 #endif
-        atomic_add_value(y + c, val[k] * ax);
+        atomic_add_value(y + c, (VALUE_T)(val[k] * ax));
     }
 }
 

@@ -57,7 +57,7 @@ void csr_adaptive_spmv(const INDEX_T n_blocks,
 #pragma unroll
         for (int it = 0; it < LOADS; ++it)
             if (lid + it * WG < n)
-                sum += vals[it] * x[cols[it]];
+                sum += MUL(vals[it], x[cols[it]]);
         sum = reduce_width(scratch, lid, lid, WG, sum);
         if (lid == 0)
             partial[c] = sum;
@@ -73,7 +73,7 @@ void csr_adaptive_spmv(const INDEX_T n_blocks,
 #pragma unroll
         for (int it = 0; it < LOADS; ++it)
             if (lid + it * WG < n)
-                products[lid + it * WG] = vals[it] * x[cols[it]];
+                products[lid + it * WG] = MUL(vals[it], x[cols[it]]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 

@@ -21,7 +21,7 @@ void dia_spmv(const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
         if (c >= 0 && c < n_cols) {
             const VALUE_T v = val[(long)d * n_pad + row];
             if (v != (VALUE_T)0)
-                sum += v * x[(INDEX_T)c];
+                sum += MUL(v, x[(INDEX_T)c]);
         }
     }
     STORE_Y(y, row, sum);
@@ -47,7 +47,7 @@ void dia_spmv_t(const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
         if (r >= 0 && r < n_rows) {
             const VALUE_T v = val[(long)d * n_pad + r];
             if (v != (VALUE_T)0)
-                sum += v * x[(INDEX_T)r];
+                sum += MUL(v, x[(INDEX_T)r]);
         }
     }
     STORE_Y(y, c, sum);

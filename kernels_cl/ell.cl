@@ -22,9 +22,9 @@
 /* One slot of an unrolled group. Without row lengths the first slot holding column -1 ends the
  * row: a group may run past it, and its padding slots add nothing. */
 #ifdef ROW_LENGTHS
-#define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; (acc) += val[idx] * x[c_]; }
+#define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; (acc) += MUL(val[idx], x[c_]); }
 #else
-#define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; if (c_ >= 0) (acc) += val[idx] * x[c_]; }
+#define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; if (c_ >= 0) (acc) += MUL(val[idx], x[c_]); }
 #endif
 
 /* The sum of a lane's slots j = lane, lane + T, ... < len of one row, starting at array index
@@ -59,7 +59,7 @@ inline ACC_T ell_row_sum(__global const INDEX_T *restrict col,
         if (c < 0)
             break;
 #endif
-        sum += val[idx] * x[c];
+        sum += MUL(val[idx], x[c]);
     }
     return sum;
 }
@@ -113,7 +113,7 @@ void ell_spmv_t(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
 #else
     const INDEX_T len = width;
 #endif
-    const VALUE_T ax = alpha * x[row];
+    const ACC_T ax = MUL(alpha, x[row]);
     INDEX_T idx = SLOT_START(row, lane);
     for (INDEX_T j = lane; j < len; j += T, idx += SLOT_STEP) {
         const INDEX_T c = col[idx];
@@ -121,7 +121,7 @@ void ell_spmv_t(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
         if (c < 0)
             break;
 #endif
-        atomic_add_value(y + c, val[idx] * ax);
+        atomic_add_value(y + c, (VALUE_T)(val[idx] * ax));
     }
 }
 

@@ -25,7 +25,7 @@ void sell_spmv(const INDEX_T n_rows,
     INDEX_T idx = slice_ptr[slice] + (i - slice * C);
     ACC_T sum = 0;
     for (INDEX_T j = 0; j < len; ++j, idx += C)
-        sum += val[idx] * x[col[idx]];
+        sum += MUL(val[idx], x[col[idx]]);
     const INDEX_T row = perm[i];
     STORE_Y(y, row, sum);
 }
@@ -47,11 +47,11 @@ void sell_spmv_t(const INDEX_T n_rows,
     if (i >= n_rows)
         return;
     const INDEX_T len = row_len[i];
-    const VALUE_T ax = alpha * x[perm[i]];
+    const ACC_T ax = MUL(alpha, x[perm[i]]);
     const INDEX_T slice = i / C;  /* not i % C: see sell_spmv */
     INDEX_T idx = slice_ptr[slice] + (i - slice * C);
     for (INDEX_T j = 0; j < len; ++j, idx += C)
-        atomic_add_value(y + col[idx], val[idx] * ax);
+        atomic_add_value(y + col[idx], (VALUE_T)(val[idx] * ax));
 }
 
 #ifdef KB

@@ -20,7 +20,10 @@ and 64, also for the kernels that size their work-groups from the device), in bo
   fallback (strided copies) of the formats without them and of A^T X;
 * a few iterations of CG, BiCGStab and GMRES, without and with Jacobi preconditioning, on small
   SPD and nonsymmetric matrices (the vector kernels of ``vector.cl``);
-* the probe of the atomic add kind and the bandwidth kernels of ``clspmv.bench.bandwidth``.
+* the probe of the atomic add kind and the bandwidth kernels of ``clspmv.bench.bandwidth``;
+* ``dtype="mixed"`` (float32 values, sums in float64: ``-DACC_T=double``): A x, A^T x (atomic)
+  and A X of :data:`MIXED_FORMATS`, which launch kernels of every format's kernel file
+  (the run fails if a file's kernels never ran mixed).
 
 Each product is checked against scipy (``oracle.py``); each solution by its residual. Every
 launch is recorded (:class:`LaunchLog`); the run fails when some kernel of ``kernels_cl/`` was never
@@ -41,7 +44,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -160,11 +163,12 @@ class SimulatorMemory:
 
 
 # -- which kernels ran ----------------------------------------------------------------------------
-def declared_kernels() -> set[str]:
-    """The names of all ``__kernel`` functions in ``kernels_cl/``."""
+def declared_kernels(files: Iterable[str] | None = None) -> set[str]:
+    """The names of all ``__kernel`` functions in ``kernels_cl/`` (or in its ``files``)."""
     pattern = re.compile(r"__kernel\b[^{;]*?\bvoid\s+(\w+)\s*\(", re.S)
-    files = build.kernel_dir().glob("*.cl")
-    return {name for path in files for name in pattern.findall(path.read_text())}
+    folder = build.kernel_dir()
+    paths = folder.glob("*.cl") if files is None else (folder / f for f in files)
+    return {name for path in paths for name in pattern.findall(path.read_text())}
 
 
 class LaunchLog:
@@ -583,12 +587,60 @@ def check_probe_and_bandwidth(run: Run) -> None:
     assert found.get()[0] == 1
 
 
+# -- mixed precision ------------------------------------------------------------------------------
+MIXED_FORMATS = ("csr-scalar", "csr-vector", "csr-adaptive", "ellr-t", "sell", "dia", "coo", "hyb")
+"""The formats run with ``dtype="mixed"``: between them every kernel file of the formats, with
+and without the lane reduction (whose local memory is then double)."""
+MIXED_MATRICES = ("empty-rows", "long-row", "tall")
+MIXED_FLAG = "-DACC_T=double"
+
+
+def format_kernel_files() -> set[str]:
+    """The kernel files of the formats (HYB's COO part lives in coo.cl)."""
+    return {cls.kernel_file for cls in FORMAT_CLASSES.values()} | {"coo.cl"}
+
+
+def check_mixed(run: Run) -> None:
+    """A x (beta = 0 and beta != 0), A^T x by the atomic kernel and A X (a block width with
+    surplus columns, or the fallback) with float32 values summed in float64, against scipy with
+    float32's bound (``tests/test_mixed.py`` holds mixed to its own, tighter one). The quick
+    run takes the quick layout, the full run every layout."""
+    layouts_used = layouts(run.device, run.quick)
+    if not run.device.fp64:
+        raise SystemExit(f"{run.device.name} has no fp64: dtype='mixed' cannot run")
+    f32 = np.dtype(np.float32)
+    for layout, wg in layouts_used:
+        for fmt in MIXED_FORMATS:
+            dev = run.memory.fresh(layout)
+            params = variants(fmt, run.quick)[-1]  # the most threads per row
+            for name in MIXED_MATRICES:
+                A = run.matrices[name]
+                M = run.upload(A, fmt, dev, "mixed", wg, **params)
+                if M is None:
+                    continue
+                assert M.precision == "mixed" and M.dtype == f32
+                Aor = oracle_matrix(fmt, A, f32)
+                run.products += vector_products(M, Aor, f32, run.rng, transposed=False)
+                run.products += vector_products(M, Aor, f32, run.rng, transposed=True,
+                                                method="atomic")
+                k = matmat_columns()[1] if FORMAT_CLASSES[fmt].has_matmat else 2
+                run.products += matrix_products(M, Aor, f32, k, LAYOUT_COMBOS[1:2], run.rng)
+
+
+def mixed_uncovered(log: LaunchLog) -> list[str]:
+    """The format kernel files none of whose kernels was launched with float64 sums."""
+    return sorted(f for f in format_kernel_files()
+                  if not any(name in declared_kernels([f]) and MIXED_FLAG in options.split()
+                             for name, options in log.kernels))
+
+
 SECTIONS: tuple[tuple[str, Callable[[Run], None]], ...] = (
     ("products", check_products),
     ("transposed copy", check_transposed_copy),
     ("matmat", check_matmat),
     ("solvers", check_solvers),
     ("probe, bandwidth", check_probe_and_bandwidth),
+    ("mixed", check_mixed),
 )
 
 
@@ -608,6 +660,9 @@ def check_kernels(quick: bool) -> int:
         if not values <= log.defines(name, key):
             raise SystemExit(f"{name} never launched with -D{key}= each of {sorted(values)} "
                              f"(only {sorted(log.defines(name, key))})")
+    uncovered = mixed_uncovered(log)
+    if uncovered:
+        raise SystemExit(f"no kernel of {uncovered} launched with dtype='mixed' ({MIXED_FLAG})")
     blocks = {str(b) for b in MATMAT_BLOCKS}
     for name in sorted(n for n in launched if n.endswith("_matmat")):
         if log.defines(name, "KB") != blocks:

@@ -218,14 +218,14 @@ def test_out_of_memory_and_driver_errors(device: clspmv.Device, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     real = timing.convert
 
-    def convert(csr, fmt, dev, work_group_size=None):
+    def convert(csr, fmt, dev, work_group_size=None, accumulate=None):
         if fmt == "ell":
             raise clspmv.DeviceError("out of device memory uploading format 'ell'")
         if fmt == "sell":
             raise MemoryError("Unable to allocate 9 GiB")
         if fmt == "hyb":
             raise cl.RuntimeError("clEnqueueNDRangeKernel failed: INVALID_VALUE")
-        return real(csr, fmt, dev, work_group_size)
+        return real(csr, fmt, dev, work_group_size, accumulate)
 
     monkeypatch.setattr(timing, "convert", convert)
     out = tmp_path / "run"

@@ -128,12 +128,12 @@ def test_partition_refuses_tiny_blocks() -> None:
 
 def test_block_entries_from_registers_and_local_memory() -> None:
     """CAP = m * WG: m entries of value + index within MAX_LOAD_BYTES (8 in float64, 16 in
-    float32), halved while the products plus the reduction's WG values would take more than half
-    the local memory."""
+    float32), halved while the products plus the reduction's WG values, 8 bytes each (float64
+    sums, also of dtype="mixed"), would take more than half the local memory."""
     assert max_block_entries(Layout(32, 256, 132, 48 << 10), 8) == 2048  # 18 KiB <= 24 KiB
     assert max_block_entries(Layout(32, 128, 132, 48 << 10), 8) == 1024
     assert max_block_entries(Layout(32, 128, 132, 48 << 10), 4) == 2048  # 16 float32 entries
-    assert max_block_entries(Layout(32, 256, 132, 48 << 10), 4) == 4096  # 17 KiB
+    assert max_block_entries(Layout(32, 256, 132, 48 << 10), 4) == 2048  # 16 would need 34 KiB
     assert max_block_entries(Layout(32, 1024, 132, 48 << 10), 8) == 2048  # (2 + 1) 8 KiB
     assert max_block_entries(Layout(32, 256, 132, 32 << 10), 8) == 1024  # m = 4
     assert max_block_entries(Layout(32, 64, 1, 1 << 10), 8) == 64  # never below one group

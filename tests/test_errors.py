@@ -75,7 +75,7 @@ def test_unknown_format_and_params(device) -> None:
 
 
 def test_bad_dtypes(device) -> None:
-    with pytest.raises(TypeError, match="dtype must be float32 or float64, got int32"):
+    with pytest.raises(TypeError, match="dtype must be float32, float64 or .mixed., got int32"):
         clspmv.DeviceMatrix.from_scipy(sp.eye(3), device=device, dtype=np.int32)
     with pytest.raises(TypeError, match="complex matrices are not supported"):
         clspmv.DeviceMatrix.from_scipy(sp.eye(3, dtype=complex), device=device)

@@ -33,6 +33,7 @@ from oclgrind_check import (
     declared_kernels,
     diagnostics,
     matmat_columns,
+    mixed_uncovered,
 )
 
 SCRIPT = Path(__file__).with_name("oclgrind_check.py")
@@ -52,7 +53,12 @@ def oclgrind() -> None:
 
 
 def run_checked(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **CHECK_ENV}
+    """The script in a subprocess that imports the clspmv this test imported (a source checkout
+    run with ``python -m pytest`` is first on sys.path here, but not in a child process, which
+    would otherwise check an installed clspmv)."""
+    package_root = str(Path(clspmv.__file__).resolve().parent.parent)
+    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, **CHECK_ENV, "PYTHONPATH": path}
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
                           env=env, timeout=1800)
 
@@ -124,6 +130,23 @@ def test_launch_log_records_every_clspmv_launch(device) -> None:
     assert log.defines("dots", "NDOT") == {"1"} and log.defines("dots", "VALUE_T") == {"float"}
     M.matvec(x)
     assert log.launches == 4  # nothing is recorded outside the context
+
+
+def test_mixed_coverage_counts_only_float64_sums(device) -> None:
+    """The check's list of kernel files never run with dtype="mixed" shrinks only by mixed
+    launches."""
+    if not device.fp64:
+        pytest.skip(f"{device.name} has no fp64")
+    A = sp.random(30, 20, density=0.2, format="csr", random_state=1)
+    x = np.ones(20)
+    plain = clspmv.DeviceMatrix.from_scipy(A, format="sell", device=device, dtype=np.float32)
+    mixed = clspmv.DeviceMatrix.from_scipy(A, format="sell", device=device, dtype="mixed")
+    with LaunchLog() as log:
+        plain.matvec(x)
+        before = mixed_uncovered(log)
+        mixed.matvec(x)
+    assert before == ["coo.cl", "csr.cl", "dia.cl", "ell.cl", "sell.cl"]
+    assert mixed_uncovered(log) == ["coo.cl", "csr.cl", "dia.cl", "ell.cl"]
 
 
 def test_simulator_memory_keeps_buffers_and_fills_by_writing(device) -> None:

@@ -35,6 +35,7 @@ from .. import solvers
 from ..formats import FORMAT_CLASSES
 from ..formats.base import atomic_add_kind
 from ..matrix import DeviceMatrix
+from ..precision import Precision
 from . import timing
 from .records import Record, min_bytes
 
@@ -142,6 +143,7 @@ def set_times(rec: Record, t: timing.Timing) -> None:
 def check(rec: Record, problem: Problem, y: Any) -> None:
     """error_ratio of ``y`` against ``problem``'s reference; ``wrong`` above the bound."""
     rec.error_ratio = problem.error_ratio(y)
+    rec.max_rel_error = problem.max_rel_error(y)
     if not rec.error_ratio <= 1.0:
         bad = ~(np.abs(np.asarray(y, np.float64) - problem.reference) <= problem.bound)
         rows = int(np.count_nonzero(bad.any(axis=1) if bad.ndim == 2 else bad))
@@ -295,7 +297,7 @@ def check_solver(rec: Record, scipy_residual: float | None) -> None:
     if rec.residual is None or scipy_residual is None or rec.status != "ok":
         return
     factor, eps_count = SOLVER_TOLERANCE
-    eps = float(np.finfo(np.dtype(rec.dtype)).eps)
+    eps = float(np.finfo(Precision.of(rec.dtype).value).eps)  # mixed: float32's
     rec.error_ratio = rec.residual / (factor * scipy_residual + eps_count * eps)
     if not rec.error_ratio <= 1.0:
         rec.status = "wrong"

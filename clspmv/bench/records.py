@@ -57,7 +57,10 @@ class Record:
     * ``breakeven_products``: products after which conversion to this format has paid for
       itself against ``csr-scalar`` (None: never, the format is not faster per product);
     * ``speedup_vs_X`` = baseline X's kernel time / this kernel time (same matrix, dtype, run,
-      operation, k and order; for ``solver`` records the times per iteration).
+      operation, k and order; for ``solver`` records the times per iteration). ``dtype``
+      ``mixed`` (float32 values summed in float64) is compared with the float32 baselines;
+    * ``max_rel_error`` = max |y - y_ref| / max |y_ref| of the checked product, y_ref the
+      float64 product of the stored (rounded) values: what a precision costs in accuracy.
 
     The other operations (``operation`` is not ``spmv``) add:
 
@@ -126,6 +129,8 @@ class Record:
     reduction_vs_ell_pct: float | None = None
     # accuracy of the checked product: max |y - y_ref| / bound, <= 1 passes
     error_ratio: float | None = None
+    # max |y - y_ref| / max |y_ref| against the float64 product of the stored values
+    max_rel_error: float | None = None
     # baselines
     speedup_vs_scipy: float | None = None
     speedup_vs_mkl: float | None = None

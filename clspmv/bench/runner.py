@@ -52,6 +52,7 @@ from ..errors import (
 )
 from ..formats.base import round_up
 from ..matrix import FORMATS, DeviceMatrix, canonical_csr
+from ..precision import MIXED, Precision
 from ..stats import MatrixStats, stats
 from . import autoselect, bandwidth, baselines, operations, sweep, timing
 from .operations import SPMV, NotApplicable, Operation, check, set_times
@@ -80,6 +81,10 @@ FORMULAS = {
     "reduction_vs_ell_pct": "100 * (1 - device_bytes / ELLPACK bytes), ELLPACK bytes = "
                             "rows padded to the SIMD width * longest row * (value + 4)",
     "error_ratio": "max over rows of |y - y_ref| / (2 (len + 1) (eps (|A||x|) + tiny))",
+    "max_rel_error": "max |y - y_ref| / max |y_ref|, y_ref the float64 product of the stored "
+                     "values (mixed and float32: the same float32 values)",
+    "mixed": "float32 values, x and y, sums in float64; compared with the float32 baselines "
+             "(scipy, MKL, cuSPARSE in float32) of the same matrix and x",
 }
 
 OPERATION_FORMULAS = {
@@ -119,7 +124,9 @@ class Plan:
     sources: list[Source]
     devices: list[Device]
     formats: list[str] | str = "all"  # a list of names, "all" or "auto"
-    dtypes: list[np.dtype] = field(default_factory=lambda: [np.dtype(np.float64)])
+    dtypes: list[np.dtype | str] = field(default_factory=lambda: [np.dtype(np.float64)])
+    """Value types, or ``"mixed"`` (float32 values summed in float64: its baselines are
+    float32's, run once for both when float32 is in the list too)."""
     baselines: list[str] = field(default_factory=lambda: list(baselines.PRODUCTS))
     repeat: int = 10
     warmup: int = 2
@@ -230,7 +237,7 @@ def run_meta(plan: Plan, command: str) -> dict[str, Any]:
         "devices": [_device_meta(d) for d in plan.devices],
         "settings": {
             "suite": plan.suite, "matrices": [s.name for s in plan.sources],
-            "formats": plan.formats, "dtypes": [d.name for d in plan.dtypes],
+            "formats": plan.formats, "dtypes": [Precision.of(d).name for d in plan.dtypes],
             "baselines": plan.baselines, "repeat": plan.repeat, "warmup": plan.warmup,
             "mkl_threads": plan.mkl_threads, "max_seconds": plan.max_seconds, "seed": plan.seed,
             "beta": 0.0, "alpha": 1.0,
@@ -249,7 +256,8 @@ def run_meta(plan: Plan, command: str) -> dict[str, Any]:
 # -- the checks and the numbers of one record ---------------------------------------------------
 @dataclass(frozen=True)
 class Problem:
-    """One matrix in one value type: its CSR, x, the reference product and the error bound."""
+    """One matrix in one precision: its CSR (float32 values for ``mixed``), x, the float64
+    reference product and the error bound (float32's for ``mixed`` too)."""
 
     name: str
     csr: sp.csr_matrix
@@ -261,6 +269,17 @@ class Problem:
     seed: int = 0
     derived: dict[Any, Problem] = field(default_factory=dict, repr=False, compare=False)
     """Problems made from this one (:meth:`transposed`, :meth:`columns`), kept for reuse."""
+    precision: Precision | None = None
+    """None: the CSR's value type, summed in it."""
+
+    @property
+    def accuracy(self) -> Precision:
+        """How the formats store and sum this problem."""
+        return self.precision or Precision.of(self.csr.dtype)
+
+    def mixed(self) -> Problem:
+        """The same float32 problem run with float64 sums (``dtype="mixed"``)."""
+        return replace(self, precision=Precision.of(MIXED))
 
     @classmethod
     def build(cls, name: str, A: sp.spmatrix, s: MatrixStats, dtype: np.dtype,
@@ -305,10 +324,21 @@ class Problem:
             ratio = np.abs(np.asarray(y, np.float64) - self.reference) / self.bound
         return float("inf") if np.isnan(ratio).any() else float(ratio.max())
 
+    def max_rel_error(self, y: np.ndarray) -> float:
+        """max |y - reference| / max |reference| (NaN counts as infinitely wrong)."""
+        if y.size == 0:
+            return 0.0
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = np.abs(np.asarray(y, np.float64) - self.reference)
+        if np.isnan(err).any():
+            return float("inf")
+        scale = float(np.abs(self.reference).max())
+        return float(err.max()) / scale if scale > 0 else float(err.max())
+
     def record(self, device: str, device_type: str, fmt: str, kind: str = "format") -> Record:
         m, n = self.csr.shape
         rec = Record(matrix=self.name, rows=m, cols=n, nnz=self.csr.nnz, device=device,
-                     device_type=device_type, format=fmt, dtype=self.csr.dtype.name, kind=kind,
+                     device_type=device_type, format=fmt, dtype=self.accuracy.name, kind=kind,
                      host=socket.gethostname())
         rec.set_matrix_stats(self.stats)
         rec.min_bytes = min_bytes(m, n, self.csr.nnz, self.csr.dtype.itemsize)
@@ -442,15 +472,26 @@ class Runner:
     def run_matrix(self, source: Source) -> None:
         A = source.load()
         s = stats(A)
+        float32: tuple[Problem, BaselineRecords] | None = None  # kept for "mixed"
         for dtype in self.plan.dtypes:
-            try:
-                problem = Problem.build(source.name, A, s, dtype, self.plan.seed)
-            except (TypeError, ValueError) as err:  # complex values, beyond 32-bit indices
-                self.not_run(f"{source.name} {dtype.name} ({err})", self.per_dtype())
-                continue
-            if self.plan.matmat:  # X, its reference and bound, for the largest k at once
-                problem.columns(max(self.plan.matmat))
-            baseline = self.run_baselines(problem)
+            precision = Precision.of(dtype)
+            if precision.mixed and float32 is not None:
+                problem, baseline = float32[0].mixed(), float32[1]
+                if self.bar is not None:  # float32's baselines are not run again
+                    self.bar.total -= len(self.plan.baselines)
+            else:
+                try:
+                    problem = Problem.build(source.name, A, s, precision.value, self.plan.seed)
+                except (TypeError, ValueError) as err:  # complex values, beyond 32-bit indices
+                    self.not_run(f"{source.name} {precision.name} ({err})", self.per_dtype())
+                    continue
+                if self.plan.matmat:  # X, its reference and bound, for the largest k at once
+                    problem.columns(max(self.plan.matmat))
+                baseline = self.run_baselines(problem)  # mixed: float32's baselines
+                if precision.value == np.float32 and any(
+                        Precision.of(d).mixed for d in self.plan.dtypes):
+                    float32 = (problem, baseline)
+                problem = problem.mixed() if precision.mixed else problem
             for device in self.plan.devices:
                 self.run_device(problem, device, baseline)
             del problem
@@ -568,9 +609,6 @@ class Runner:
                 rec.params = note  # why --formats auto chose it
             if self.out_of_time():
                 rec.status, rec.reason = "skipped", self._budget_reason()
-            elif not device.supports(problem.csr.dtype):
-                rec.status = "skipped"
-                rec.reason = f"{device.name} has no float64 support (cl_khr_fp64)"
             extras = (self.measure(rec, problem, device, fmt) if rec.status == "ok"
                       else self.unmeasured(rec, problem, fmt))
             set_speedups(rec, _times(baseline.get(SPMV.key, {})))
@@ -582,7 +620,7 @@ class Runner:
                     operations.check_solver(extra, recs["scipy"].residual)
                 set_speedups(extra, _times(recs))
                 self.results.add(extra)
-            self._progress(f"{problem.name} {problem.csr.dtype} {device.name[:24]} {fmt}")
+            self._progress(f"{problem.name} {problem.accuracy.name} {device.name[:24]} {fmt}")
             gc.collect()
         set_breakeven(group)
         self.results.save()
@@ -594,7 +632,8 @@ class Runner:
         records of the other operations of the plan, measured on the same matrix."""
         plan = self.plan
         try:
-            conv = timing.convert(problem.csr, fmt, device)
+            conv = timing.convert(problem.csr, fmt, device,
+                                  accumulate=problem.accuracy.accumulate)
         except Exception as err:
             rec.status, rec.reason = _classify(err, "converting")
             return self.unmeasured(rec, problem, fmt)

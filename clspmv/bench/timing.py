@@ -31,9 +31,9 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 from ..device import Device
-from ..errors import DeviceError
 from ..formats import FORMAT_CLASSES
 from ..matrix import DeviceMatrix
+from ..precision import Precision
 
 DEFAULT_MAX_SECONDS = 10.0
 """Time allowed for the repeats of one measurement; fewer repeats (at least MIN_REPEATS) are run
@@ -149,26 +149,29 @@ class Conversion:
 
 
 def convert(csr: sp.csr_matrix, format: str, device: Device,
-            work_group_size: int | None = None, **params: object) -> Conversion:
+            work_group_size: int | None = None, accumulate: np.dtype | None = None,
+            **params: object) -> Conversion:
     """Lay out ``csr`` (canonical: :func:`clspmv.matrix.canonical_csr`) in ``format`` with the
     format's ``params`` and upload it to ``device``, timing the host conversion and the upload
-    (until the queue is idle) separately. The kernels are compiled before the upload is timed.
+    (until the queue is idle) separately. The kernels are compiled before the upload is timed;
+    they sum in ``accumulate`` (default: csr's type; float64 for float32 values is
+    ``dtype="mixed"``).
 
     Raises what :meth:`clspmv.DeviceMatrix.from_scipy` raises: UnsuitableFormatError,
     DeviceError (no fp64, too large, out of memory), IndexOverflowError.
     """
-    if not device.supports(csr.dtype):
-        raise DeviceError(f"{device.name} has no float64 support (cl_khr_fp64)")
+    precision = Precision(csr.dtype, np.dtype(accumulate or csr.dtype))
+    device.require(precision)
     layout = FORMAT_CLASSES[format].layout_for(device, work_group_size)
     t0 = time.perf_counter()
     fmt = FORMAT_CLASSES[format].from_csr(csr, layout, **params)
     host_s = time.perf_counter() - t0
-    fmt.device = device
+    fmt.device, fmt.accumulate = device, precision.accumulate
     fmt.prepare_kernels()  # compile (or fetch from the program cache) outside the timing
     fmt.device = None
     device.queue.finish()
     t0 = time.perf_counter()
-    fmt.upload(device)
+    fmt.upload(device, precision.accumulate)
     device.queue.finish()
     upload_s = time.perf_counter() - t0
     return Conversion(DeviceMatrix(fmt, device), host_s * 1e3, upload_s * 1e3)

@@ -73,25 +73,27 @@ _native_atomics_refused: set[tuple[Device, str]] = set()
 _native_atomics_lock = threading.Lock()
 
 
-def atomic_kernel(device: Device, file: str, name: str, dtype: np.dtype, **defines: object
-                  ) -> cl.Kernel:
+def atomic_kernel(device: Device, file: str, name: str, dtype: np.dtype,
+                  accumulate: np.dtype | None = None, **defines: object) -> cl.Kernel:
     """A kernel that adds to y with ``atomic_add_value`` (``common.h``): on a device with
     ``cl_ext_float_atomics`` built with ``-DNATIVE_ATOMICS`` and the ``-cl-std`` the extension
     needs (the native add is then used where the compiler defines its feature macro); if that
-    build fails, built again without them, with a warning (the compare-and-swap loop)."""
+    build fails, built again without them, with a warning (the compare-and-swap loop). The
+    atomic add is of the value type, also when ``accumulate`` (the type of the work-items' own
+    sums, see :func:`clspmv.build.options_for`) is wider."""
     std = device.float_atomics_std
     key = (device, file)
     if std is not None and key not in _native_atomics_refused:
         try:
-            return build.kernel(device, file, name, dtype, cl_std=std, NATIVE_ATOMICS=1,
-                                **defines)
+            return build.kernel(device, file, name, dtype, cl_std=std, accumulate=accumulate,
+                                NATIVE_ATOMICS=1, **defines)
         except BuildError as err:
             with _native_atomics_lock:
                 _native_atomics_refused.add(key)
             warnings.warn(f"{file} does not build with native float atomics on {device.name} "
                           f"({str(err).splitlines()[0]}); using compare-and-swap atomics",
                           RuntimeWarning, stacklevel=3)
-    return build.kernel(device, file, name, dtype, **defines)
+    return build.kernel(device, file, name, dtype, accumulate=accumulate, **defines)
 
 
 def atomic_add_kind(device: Device, dtype: np.dtype) -> str:
@@ -151,6 +153,9 @@ class Format(ABC):
         self.params = params
         """Layout parameters chosen for this matrix (threads per row, widths, sigma, ...)."""
         self.dtype = np.dtype(dtype)
+        self.accumulate = self.dtype
+        """Type of the kernels' sums (``ACC_T``): the value type unless :meth:`upload` is told
+        otherwise (float64 for ``dtype="mixed"``)."""
         self.layout = layout
         self.host: dict[str, np.ndarray] | None = arrays
         self.buffers: dict[str, cl.Buffer] = {}
@@ -188,10 +193,14 @@ class Format(ABC):
         """Row indices, column indices and values of the stored entries (any order)."""
 
     # -- device ---------------------------------------------------------------------------
-    def upload(self, device: Device) -> None:
-        """Copy the host arrays into device buffers (once) and build the kernels."""
+    def upload(self, device: Device, accumulate: np.dtype | None = None) -> None:
+        """Copy the host arrays into device buffers (once) and build the kernels, summing in
+        ``accumulate`` (default: the value type; float64 sums of float32 values are
+        ``dtype="mixed"``, which needs the device's fp64)."""
         if self.host is None:
             raise RuntimeError("format already uploaded")
+        if accumulate is not None:
+            self.accumulate = np.dtype(accumulate)
         for key, a in self.host.items():
             if a.nbytes > device.max_allocation:
                 raise DeviceError(
@@ -248,8 +257,10 @@ class Format(ABC):
         assert self.device is not None
         wg = self.layout.work_group_size
         if atomics:
-            return atomic_kernel(self.device, file, name, self.dtype, WG=wg, **defines)
-        return build.kernel(self.device, file, name, self.dtype, WG=wg, **defines)
+            return atomic_kernel(self.device, file, name, self.dtype, self.accumulate, WG=wg,
+                                 **defines)
+        return build.kernel(self.device, file, name, self.dtype, accumulate=self.accumulate,
+                            WG=wg, **defines)
 
     def lazy_kernel(self, key: str, file: str, name: str, atomics: bool = False,
                     **defines: object) -> cl.Kernel:
@@ -401,7 +412,7 @@ class RowKernels(Format):
         assert self.device is not None
         defines = self.defines()
         kb = matmat_block(strides.k, int(defines.get("T", 1)), self.layout.work_group_size,
-                          self.dtype.itemsize, self.device.local_memory)
+                          self.accumulate.itemsize, self.device.local_memory)
         kern = self.lazy_kernel(f"matmat{kb}", self.kernel_file, f"{self.family}_matmat",
                                 KB=kb, **defines)
         items, args = self.matrix_args()

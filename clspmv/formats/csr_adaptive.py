@@ -55,15 +55,21 @@ power-law matrices and matched it elsewhere; 512 was 10-30 % slower (``clspmv be
 reproduces the comparison)."""
 
 
+SUM_BYTES = 8
+"""Bytes of one product in local memory, for the budget: the sums' type, float64 in float64 and in
+``dtype="mixed"`` (whose precision is chosen at upload, after the layout)."""
+
+
 def max_block_entries(layout: Layout, itemsize: int) -> int:
-    """The largest ``CAP``: ``m * WG`` entries, m the largest power of two whose ``m`` entries fit
-    :data:`MAX_LOAD_BYTES`, halved while the products and the ``WG`` reduction values would take
-    more than half the local memory (m >= 1)."""
+    """The largest ``CAP``: ``m * WG`` entries, m the largest power of two whose ``m`` entries of
+    ``itemsize``-byte values fit :data:`MAX_LOAD_BYTES`, halved while the products and the ``WG``
+    reduction values (:data:`SUM_BYTES` each) would take more than half the local memory
+    (m >= 1)."""
     wg = layout.work_group_size
     m = 1
     while 2 * m * (itemsize + INDEX_DTYPE.itemsize) <= MAX_LOAD_BYTES:
         m *= 2
-    while m > 1 and (m + 1) * wg * itemsize > layout.local_memory // 2:
+    while m > 1 and (m + 1) * wg * SUM_BYTES > layout.local_memory // 2:
         m //= 2
     return m * wg
 
@@ -177,7 +183,8 @@ class CsrAdaptive(_CsrKernel):
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
                   block_entries=cap, blocks=parts["blocks"].size // 2,
                   chunks=parts["chunks"].size // 2, long_rows=parts["long_rows"].size)
-        fmt.nbytes += fmt.partial_bytes()
+        fmt.partial_counted = fmt.partial_bytes()
+        fmt.nbytes += fmt.partial_counted
         return fmt
 
     @classmethod
@@ -188,11 +195,14 @@ class CsrAdaptive(_CsrKernel):
         return None
 
     def partial_bytes(self) -> int:
-        """Bytes of the device buffer receiving the chunks' sums (at least one value)."""
-        return max(1, self.params["chunks"]) * self.dtype.itemsize
+        """Bytes of the device buffer receiving the chunks' sums (at least one value of the sums'
+        type; before the upload the value type's)."""
+        return max(1, self.params["chunks"]) * self.accumulate.itemsize
 
-    def upload(self, device: Device) -> None:
-        super().upload(device)
+    def upload(self, device: Device, accumulate: np.dtype | None = None) -> None:
+        super().upload(device, accumulate)
+        self.nbytes += self.partial_bytes() - self.partial_counted  # float64 sums of "mixed"
+        self.partial_counted = self.partial_bytes()
         self.buffers["partial"] = cl.Buffer(device.context, cl.mem_flags.READ_WRITE,
                                             self.partial_bytes())
 

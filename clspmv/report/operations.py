@@ -17,7 +17,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..bench.records import BASELINES
-from .tables import DASH, _unique, matrices_by_size, num, short_device, table
+from .tables import (
+    DASH,
+    MIXED,
+    _unique,
+    baseline_dtype,
+    matrices_by_size,
+    num,
+    short_device,
+    table,
+    with_baselines,
+)
 
 Rec = dict[str, Any]
 
@@ -122,9 +132,9 @@ def transpose_baselines(trans: list[Rec], spmv: list[Rec]) -> list[str]:
     fmts = [r for r in trans if r["kind"] == "format"]
     out = []
     for dtype in _unique(r["dtype"] for r in trans):
-        here = [r for r in base if r["dtype"] == dtype]
+        here = [r for r in base if r["dtype"] == baseline_dtype(dtype)]
         names = [b for b in BASELINES if any(r["format"] == b for r in here)]
-        if names:
+        if names and dtype != MIXED:  # mixed's are float32's, shown there
             rows = []
             for m in matrices_by_size(here):
                 row = [m]
@@ -247,7 +257,7 @@ def solver_section(records: list[Rec]) -> str:
         return ""
     out = ["## Solvers", "", SOLVER_INTRO, ""]
     for dtype in _unique(r["dtype"] for r in sol):
-        here = [r for r in sol if r["dtype"] == dtype]
+        here = with_baselines(sol, dtype)
         rows = []
         for m in matrices_by_size(here):
             for method in _unique(r["method"] for r in here if r["matrix"] == m):

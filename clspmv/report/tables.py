@@ -4,8 +4,10 @@
 Markdown: the runs (exact command lines, hosts, devices and their measured bandwidth), how the
 numbers are made, Table I statistics of the matrices, per device and value type the GFLOP/s of
 every format with the best in bold, the best format's times, rates, conversion cost, memory and
-speedups, conversion / break-even and memory tables, the baselines, the CPU-vs-GPU crossover by
-number of entries, and every skipped format and absent baseline with its reason. These are
+speedups, conversion / break-even and memory tables, the baselines, mixed precision (float32
+values summed in float64: its time and error next to float32's; its speedups are against the
+float32 baselines), the CPU-vs-GPU crossover by number of entries, and every skipped format and
+absent baseline with its reason. These are
 computed from the A x records (``operation`` ``spmv``); the sections of the other operations
 (transpose products, several right-hand sides, solvers) come from :mod:`.operations` and appear
 only when such records exist.
@@ -25,6 +27,25 @@ from ..stats import format_table
 
 Rec = dict[str, Any]
 DASH = "—"
+MIXED = "mixed"
+"""The dtype of records with float32 values summed in float64; compared with float32's
+baselines."""
+MIXED_NOTE = ("`mixed`: float32 values, x and y with every sum in float64 "
+              "(`DeviceMatrix.from_scipy(A, dtype=\"mixed\")`). Its baselines are the float32 "
+              "ones (scipy, MKL, cuSPARSE in float32, same matrix and x): `× X` is X's float32 "
+              "time / the mixed kernel time.")
+
+
+def baseline_dtype(dtype: str) -> str:
+    """The dtype of the baseline records a format's records of ``dtype`` are compared with."""
+    return "float32" if dtype == MIXED else dtype
+
+
+def with_baselines(records: list[Rec], dtype: str) -> list[Rec]:
+    """The records of ``dtype``; for mixed also the float32 baseline records it is compared
+    with."""
+    return [r for r in records if r["dtype"] == dtype or (
+        dtype == MIXED and r.get("kind") == "baseline" and r["dtype"] == baseline_dtype(dtype))]
 
 
 # -- small helpers -------------------------------------------------------------------------------
@@ -268,6 +289,7 @@ def device_sections(records: list[Rec]) -> str:
             present = set(r["format"] for r in here)
             formats = [f for f in FORMATS if f in present] + sorted(present - set(FORMATS))
             out += [f"## {device} — {dtype}", "",
+                    *([MIXED_NOTE, ""] if dtype == MIXED else []),
                     "### GFLOP/s per format (best in bold)", "",
                     gflops_table(here, matrices, formats), "",
                     "### Best format per matrix", "",
@@ -321,10 +343,12 @@ def speedup_section(records: list[Rec]) -> str:
         here = [r for r in recs if r["dtype"] == dtype]
         devices = _unique(r["device"] for r in here)
         ran = {b for b in BASELINES for r in baseline_records(records)
-               if r["format"] == b and r["dtype"] == dtype and r["status"] == "ok"}
+               if r["format"] == b and r["dtype"] == baseline_dtype(dtype)
+               and r["status"] == "ok"}
         names = [b for b in BASELINES if b in ran]
+        note = [MIXED_NOTE, ""] if dtype == MIXED else []
         if not names:
-            out += [f"### {dtype}", "", "No baseline ran.", ""]
+            out += [f"### {dtype}", "", *note, "No baseline ran.", ""]
             continue
         headers = ["matrix"] + [f"{short_device(d)} × {b}" for d in devices for b in names]
         rows = []
@@ -335,8 +359,48 @@ def speedup_section(records: list[Rec]) -> str:
                 for name in names:
                     row.append(num(b.get(f"speedup_vs_{name}") if b else None, ".2f"))
             rows.append(row)
-        out += [f"### {dtype}", "", table(rows, headers), ""]
+        out += [f"### {dtype}", "", *note, table(rows, headers), ""]
     return "\n".join(out)
+
+
+def mixed_section(records: list[Rec]) -> str:
+    """What mixed precision buys: per device and matrix, its best time and its error next to
+    float32's (and float64's where it ran). Empty without mixed records."""
+    recs = format_records(records)
+    if not any(r["dtype"] == MIXED for r in recs):
+        return ""
+    out = ["## Mixed precision: float32 values, float64 sums", "", MIXED_NOTE, "",
+           "`max rel. error` = max |y − y_ref| / max |y_ref| of the checked product, y_ref "
+           "the float64 product of the stored values (for float32 and mixed the same float32 "
+           "values and x), worst over the formats that ran; `time` is the best format's "
+           "kernel time; `mixed / float32` its ratio (above 1: mixed is slower).", ""]
+    dtypes = ("float32", MIXED, "float64")
+    for device in _unique(r["device"] for r in recs if r["dtype"] == MIXED):
+        here = [r for r in recs if r["device"] == device and r["dtype"] in dtypes]
+        rows = []
+        for m in matrices_by_size([r for r in here if r["dtype"] == MIXED]):
+            by = {d: [r for r in here if r["matrix"] == m and r["dtype"] == d] for d in dtypes}
+            winners = {d: best(by[d]) for d in dtypes}
+            errors = {d: _worst_error(by[d]) for d in dtypes}
+            w32, wmix = winners["float32"], winners[MIXED]
+            ratio = (wmix["kernel_ms"] / w32["kernel_ms"]) if w32 and wmix else None
+            rows.append([m, *[_winner(winners[d]) for d in ("float32", MIXED)],
+                         num(ratio, ".2f"), *[num(errors[d], ".2e") for d in dtypes]])
+        out += [f"### {device}", "",
+                table(rows, ["matrix", "float32 best (time ms)", "mixed best (time ms)",
+                             "mixed / float32", "float32 max rel. error",
+                             "mixed max rel. error", "float64 max rel. error"]), ""]
+    return "\n".join(out)
+
+
+def _winner(r: Rec | None) -> str:
+    return DASH if r is None else f"{r['format']} ({num(r['kernel_ms'], '.3f')})"
+
+
+def _worst_error(recs: list[Rec]) -> float | None:
+    errors = [r["max_rel_error"] for r in recs
+              if r["status"] == "ok" and r.get("max_rel_error") is not None]
+    return max(errors) if errors else None
 
 
 def crossover_section(records: list[Rec]) -> str:
@@ -426,9 +490,10 @@ def render(metas: list[dict[str, Any]], records: list[Rec],
     if records:
         from .operations import sections
 
+        mixed = mixed_section(records)
         parts += [matrices_section(records), "", device_sections(records),
                   baselines_section(records), "", speedup_section(records),
-                  crossover_section(records), *sections(records, plots),
-                  problems_section(records), ""]
+                  *([mixed] if mixed else []), crossover_section(records),
+                  *sections(records, plots), problems_section(records), ""]
     parts.append(plots_section(plots))
     return "\n".join(parts).rstrip() + "\n"
