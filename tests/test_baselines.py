@@ -171,7 +171,7 @@ def test_autoselect(device: clspmv.Device, spec: str, on_gpu: str) -> None:
     s = stats(A)
     gpu, cpu = (dataclasses.replace(device, type=t) for t in ("gpu", "cpu"))
     assert autoselect.choose(A, s, gpu)[0] == on_gpu
-    assert autoselect.choose(A, s, cpu) == ("csr-scalar", "cpu device: csr-scalar")
+    assert autoselect.choose(A, s, cpu) == ("csr-blocks", "cpu device: csr-blocks")
     assert autoselect.choose(sp.csr_matrix((4, 4)), stats(sp.csr_matrix((4, 4))), gpu) == (
         "csr-scalar", "no entries")
 

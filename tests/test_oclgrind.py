@@ -52,7 +52,10 @@ def oclgrind() -> None:
 
 
 def run_checked(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **CHECK_ENV}
+    # the script must check the clspmv these tests import (a checkout's, not an installed one)
+    here = str(Path(clspmv.__file__).resolve().parent.parent)
+    path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, **CHECK_ENV, "PYTHONPATH": path}
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
                           env=env, timeout=1800)
 

@@ -53,7 +53,7 @@ def diagonal_count(csr: sp.csr_matrix) -> int:
 def choose(csr: sp.csr_matrix, s: MatrixStats, device: Device) -> tuple[str, str]:
     """(format, the reason in words) for ``csr`` with statistics ``s`` on ``device``."""
     if device.type != "gpu":
-        return "csr-scalar", f"{device.type} device: csr-scalar"
+        return "csr-blocks", f"{device.type} device: csr-blocks"
     if s.entries == 0:
         return "csr-scalar", "no entries"
     diags = diagonal_count(csr)

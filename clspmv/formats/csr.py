@@ -29,6 +29,15 @@ def threads_for_mean_length(mean: float, choices: tuple[int, ...] = VECTOR_WIDTH
     return next((t for t in choices if t >= mean), choices[-1])
 
 
+def csr_arrays(csr: sp.csr_matrix) -> dict[str, np.ndarray]:
+    """The device arrays of plain CSR: ``row_ptr``, ``col`` (int32) and ``val``."""
+    return {
+        "row_ptr": csr.indptr.astype(INDEX_DTYPE),
+        "col": csr.indices.astype(INDEX_DTYPE),
+        "val": csr.data,
+    }
+
+
 class _CsrKernel(RowKernels):
     """CSR arrays ``row_ptr``, ``col``, ``val`` and the ``csr_*`` kernels with T lanes per row."""
 
@@ -55,12 +64,7 @@ class _CsrKernel(RowKernels):
 
     @classmethod
     def _plain(cls, csr: sp.csr_matrix, layout: Layout, threads: int) -> _CsrKernel:
-        arrays = {
-            "row_ptr": csr.indptr.astype(INDEX_DTYPE),
-            "col": csr.indices.astype(INDEX_DTYPE),
-            "val": csr.data,
-        }
-        return cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=threads)
+        return cls(csr.shape, csr.dtype, layout, csr_arrays(csr), threads_per_row=threads)
 
 
 class CsrScalar(_CsrKernel):
