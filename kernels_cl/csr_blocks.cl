@@ -3,15 +3,37 @@
  *   entries (several per compute unit, so that PoCL's dynamic scheduling of work-groups evens out
  *   the cores). A work-item walks its rows and their entries in two plain sequential loops: no
  *   lanes, no local memory, contiguous reads the prefetchers follow.
- *   UNROLL  independent partial sums per row (1, 2 or 4): entry k of a row adds to sum k % UNROLL
- *           (in its main part), which breaks the dependency chain of the additions; the sums are
- *           added in order at the end of the row.
+ *   UNROLL  entries per step of the entry loop (1, 2, 4 or 8): with UNROLL > 1 a step loads
+ *           UNROLL values and column indices as vectors (vloadn), gathers the UNROLL x values
+ *           into a vector and adds their dot product to the row's sum (two dot products of 4 for
+ *           UNROLL = 8), so the compiler emits SIMD multiplies; the rest of the row goes one entry
+ *           at a time. (A vector of partial sums was faster still in float32, but Oclgrind's
+ *           uninitialised-value checker crashes on vector arithmetic, so the kernels could no
+ *           longer be checked; dot() is a builtin it handles.)
  * The transpose and several-right-hand-sides products of csr-blocks run csr.cl's kernels on the
  * same CSR arrays. */
 #include "common.h"
 
 #ifndef UNROLL
 #define UNROLL 1
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
+#if UNROLL > 1
+#define VEC_T CAT(VALUE_T, UNROLL)
+#define IVEC_T CAT(INDEX_T, UNROLL)
+#define VLOAD CAT(vload, UNROLL)
+#if UNROLL == 2
+#define GATHER(c) (VEC_T)(x[c.s0], x[c.s1])
+#elif UNROLL == 4
+#define GATHER(c) (VEC_T)(x[c.s0], x[c.s1], x[c.s2], x[c.s3])
+#elif UNROLL == 8
+#define GATHER(c) (VEC_T)(x[c.s0], x[c.s1], x[c.s2], x[c.s3], x[c.s4], x[c.s5], x[c.s6], x[c.s7])
+#else
+#error "UNROLL must be 1, 2, 4 or 8"
+#endif
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -31,16 +53,21 @@ void csr_blocks_spmv(const INDEX_T n_blocks,
     INDEX_T k = row_ptr[block_row[b]];
     for (INDEX_T row = block_row[b]; row < last; ++row) {
         const INDEX_T end = row_ptr[row + 1];
-        ACC_T part[UNROLL];
-        for (int u = 0; u < UNROLL; ++u)
-            part[u] = 0;
-        for (; k + UNROLL <= end; k += UNROLL)
-            for (int u = 0; u < UNROLL; ++u)
-                part[u] += val[k + u] * x[col[k + u]];
+        ACC_T sum = 0;
+#if UNROLL > 1
+        for (; k + UNROLL <= end; k += UNROLL) {
+            const IVEC_T c = VLOAD(0, col + k);
+            const VEC_T v = VLOAD(0, val + k);
+            const VEC_T g = GATHER(c);
+#if UNROLL == 8 /* dot() takes at most 4 components */
+            sum += dot(v.lo, g.lo) + dot(v.hi, g.hi);
+#else
+            sum += dot(v, g);
+#endif
+        }
+#endif
         for (; k < end; ++k)
-            part[0] += val[k] * x[col[k]];
-        for (int u = 1; u < UNROLL; ++u)
-            part[0] += part[u];
-        STORE_Y(y, row, part[0]);
+            sum += val[k] * x[col[k]];
+        STORE_Y(y, row, sum);
     }
 }

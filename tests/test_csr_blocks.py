@@ -19,6 +19,7 @@ from clspmv.formats.csr_blocks import (
     MIN_BLOCK_ENTRIES,
     UNROLLS,
     block_count,
+    default_unroll,
     row_blocks,
 )
 
@@ -84,6 +85,11 @@ def test_block_count() -> None:
     assert block_count(5, big, 2) == 5  # at most one per row
 
 
+def test_default_unroll() -> None:
+    assert [default_unroll(10, n) for n in (0, 15, 20, 39, 40, 1000)] == [1, 1, 2, 2, 4, 4]
+    assert default_unroll(0, 0) == 1
+
+
 def _one_row_holds_all() -> sp.csr_matrix:
     A = sp.lil_matrix((50, 3000))
     A[17, :] = np.random.default_rng(0).uniform(-1, 1, 3000)
@@ -129,7 +135,7 @@ def test_products_match_scipy(name: str, blocks: int | None, unroll: int, dtype:
 
 def test_refuses_bad_parameters(device) -> None:
     eye = sp.eye(4, format="csr")
-    with pytest.raises(ValueError, match=r"unroll must be one of \(1, 2, 4\), got 3"):
+    with pytest.raises(ValueError, match=r"unroll must be one of \(1, 2, 4, 8\), got 3"):
         clspmv.DeviceMatrix.from_scipy(eye, "csr-blocks", device, unroll=3)
     with pytest.raises(ValueError, match="blocks must be at least 1, got 0"):
         clspmv.DeviceMatrix.from_scipy(eye, "csr-blocks", device, blocks=0)

@@ -1,10 +1,12 @@
 """``csr-blocks``: the CSR arrays plus row blocks balanced by entries, one work-item per block.
 
 Shaped for CPUs (PoCL): each work-item walks one contiguous block of whole rows in a sequential
-loop (kernels_cl/csr_blocks.cl), work-groups hold :data:`BLOCK_WORK_GROUP` work-item, and there
-are :data:`BLOCKS_PER_UNIT` blocks per compute unit (fewer for small matrices: at least
-:data:`MIN_BLOCK_ENTRIES` entries a block), so that PoCL's dynamic scheduling of work-groups
-evens out the cores while each work-group amortises its start. A block is at most its share of
+loop (kernels_cl/csr_blocks.cl) that takes ``unroll`` entries a step as vectors and adds their
+dot product (SIMD multiplies; default from the mean row length, :func:`default_unroll`).
+Work-groups hold :data:`BLOCK_WORK_GROUP` work-item and there are :data:`BLOCKS_PER_UNIT` blocks
+per compute unit (fewer for small matrices: at least :data:`MIN_BLOCK_ENTRIES` entries a block),
+so that PoCL's dynamic scheduling of work-groups evens out the cores while each work-group
+amortises its start. A block is at most its share of
 the entries plus one row: a row is never split, so a single row holding most entries is one
 block's work.
 
@@ -28,8 +30,18 @@ MIN_BLOCK_ENTRIES = 2048
 """Fewest entries a block is given when the matrix is too small for all the blocks."""
 BLOCK_WORK_GROUP = 1
 """Work-items per work-group of the forward kernel: each block is a work-group of its own."""
-UNROLLS = (1, 2, 4)
-"""Partial sums per row the forward kernel can keep (``unroll``)."""
+UNROLLS = (1, 2, 4, 8)
+"""Entries per step of the forward kernel's entry loop, taken as vectors (``unroll``)."""
+MAX_DEFAULT_UNROLL = 4
+"""The largest unroll chosen by default (steps of 4 were at least as fast as of 8 in both value
+types on the 2-core CPU)."""
+
+
+def default_unroll(rows: int, entries: int) -> int:
+    """The largest unroll of at most MAX_DEFAULT_UNROLL that the mean row length reaches (a vector
+    step never runs in a row shorter than the unroll)."""
+    mean = entries / rows if rows else 0.0
+    return max(u for u in UNROLLS if u <= max(min(mean, MAX_DEFAULT_UNROLL), 1))
 
 
 def block_count(rows: int, entries: int, compute_units: int) -> int:
@@ -60,8 +72,10 @@ class CsrBlocks(_CsrKernel):
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, blocks: int | None = None,
-                 unroll: int = 1) -> CsrBlocks:
+                 unroll: int | None = None) -> CsrBlocks:
         rows = csr.shape[0]
+        if unroll is None:
+            unroll = default_unroll(rows, csr.nnz)
         if blocks is None:
             blocks = block_count(rows, csr.nnz, layout.compute_units)
         elif blocks < 1:
