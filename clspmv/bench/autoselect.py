@@ -1,12 +1,19 @@
 """``--formats auto``: one format per matrix and device, from row statistics and the device type.
 
-On CPUs (PoCL): ``csr-scalar``, whatever the matrix. In the 2-core CPU reference report
-(``reports/2026-11-22-cpu-2core``, suite ``cpu``, both value types: 16 cases) it was the
-fastest format 7 times and within 1.25x of the fastest 14 times (geometric mean 1.15x the
-fastest, worst 2.4x); the runners-up were pJDS and SELL (1.40x and 1.45x, worst 2.8x and 2.9x),
-and DIA, ELL and HYB were 2x to 2.5x slower on average. A work-item walks its row sequentially,
-which suits a CPU's caches and prefetchers, and PoCL hands work-groups to the cores
-dynamically, so uneven rows cost little.
+On CPUs (PoCL): ``csr-blocks``, whatever the matrix: CSR in row blocks balanced by entries, one
+work-item (and work-group) per block, 16 blocks per compute unit, a sequential entry loop that
+takes ``unroll`` entries a step as vectors. Measured on the 2-core CI machine (shared with other
+jobs, load 1 to 6) in six runs of
+``clspmv bench --suite cpu --device pocl --dtype both --formats csr-scalar,csr-blocks
+--mkl-threads 2 --baselines scipy,mkl --quiet --out DIR``: csr-blocks was faster than the
+previous default ``csr-scalar`` in the geometric mean over the suite in every run (1.08x to
+1.26x in float64, 1.07x to 1.28x in float32); its geometric-mean speedup over MKL (2 threads)
+was 0.92x to 1.24x in float64 (csr-scalar 0.77x to 1.08x) and over scipy 1.00x to 1.46x. It
+loses to csr-scalar on one matrix of the suite, ``denserows`` (rows of 9 entries with nearby
+columns, where the vector steps do not pay). In the earlier reference report
+(``reports/2026-11-22-cpu-2core``) csr-scalar had been the fastest of the other formats 7 times
+in 16 cases, within 1.25x of the fastest 14 times. PoCL hands work-groups to the cores
+dynamically, so several blocks per core even out uneven rows and a busy core.
 
 On GPUs, in order (statistics of :func:`clspmv.stats`: Av = mean row length, %σ/Av = relative
 standard deviation of the row lengths, %ELL(HYB) = share of the entries in HYB's ELL part):
