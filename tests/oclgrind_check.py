@@ -10,11 +10,11 @@ The kernel run launches, under several device layouts (SIMD width 1, 8 and 32; w
 and 64, also for the kernels that size their work-groups from the device), in both value types:
 
 * every format, with each kernel variant its parameters select (threads per row, sigma, HYB
-  widths, csr-adaptive's block size: chunks of long rows), on small matrices with edge shapes:
-  the product A x and the transpose product A^T x with the format's own transpose kernel
-  (``method="atomic"``), each with beta = 0 on an uninitialised output (BLAS semantics: y must
-  not be read) and with beta != 0; the transposed copy (``method="transpose"``) once per
-  value type;
+  widths, csr-adaptive's block size: chunks of long rows, csr-blocks' block counts and
+  unrolls), on small matrices with edge shapes: the product A x and the transpose product A^T x
+  with the format's own transpose kernel (``method="atomic"``), each with beta = 0 on an
+  uninitialised output (BLAS semantics: y must not be read) and with beta != 0; the transposed
+  copy (``method="transpose"``) once per value type;
 * several right-hand sides: the block kernels of every format that has them for each column-block
   width KB clspmv can choose, with row- and column-major X and Y, and the column-by-column
   fallback (strided copies) of the formats without them and of A^T X;
@@ -59,6 +59,7 @@ from clspmv.device import SIMULATOR
 from clspmv.formats import FORMAT_CLASSES
 from clspmv.formats.base import MATMAT_BLOCKS, atomic_add_kind
 from clspmv.formats.csr import VECTOR_WIDTHS
+from clspmv.formats.csr_blocks import UNROLLS
 from clspmv.formats.ell import ELLR_T_WIDTHS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -298,6 +299,8 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
         return [{}, {"block_entries": ADAPTIVE_SMALL_BLOCK}]
     if fmt == "hyb":
         return [{}, {"width": 0}, {"width": 2}] if not quick else [{}, {"width": 0}]
+    if fmt == "csr-blocks":  # one block (small matrices), several (some empty), every unroll
+        return [{}, *({"blocks": 3 * u, "unroll": u} for u in UNROLLS if u != 1)]
     return [{}]
 
 
@@ -588,7 +591,8 @@ def check_probe_and_bandwidth(run: Run) -> None:
 
 
 # -- mixed precision ------------------------------------------------------------------------------
-MIXED_FORMATS = ("csr-scalar", "csr-vector", "csr-adaptive", "ellr-t", "sell", "dia", "coo", "hyb")
+MIXED_FORMATS = ("csr-scalar", "csr-vector", "csr-adaptive", "csr-blocks", "ellr-t", "sell", "dia",
+                 "coo", "hyb")
 """The formats run with ``dtype="mixed"``: between them every kernel file of the formats, with
 and without the lane reduction (whose local memory is then double)."""
 MIXED_MATRICES = ("empty-rows", "long-row", "tall")
@@ -668,6 +672,11 @@ def check_kernels(quick: bool) -> int:
         if log.defines(name, "KB") != blocks:
             raise SystemExit(f"{name} launched with KB in {sorted(log.defines(name, 'KB'))}, "
                              f"not every block width {sorted(blocks)}")
+    unrolls = {str(u) for u in UNROLLS}
+    if log.defines("csr_blocks_spmv", "UNROLL") != unrolls:
+        raise SystemExit(f"csr_blocks_spmv launched with UNROLL in "
+                         f"{sorted(log.defines('csr_blocks_spmv', 'UNROLL'))}, not every "
+                         f"unroll {sorted(unrolls)}")
     print(f"oclgrind: {run.products} products, {run.solves} solver runs, "
           f"{log.launches} kernel launches, {len(log.kernels)} distinct kernels (name + build "
           f"options) of {len(launched)} kernel functions, {len(run.matrices)} matrices, "

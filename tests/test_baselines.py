@@ -163,7 +163,7 @@ def test_cusparse_in_a_run_gives_gpu_speedups_and_a_crossover(
     ("gen:random:n=5000,k=8", "ellr"),
     ("gen:constrows:n=3000,k=39,spread=400", "ellr-t"),
     ("gen:rmat:scale=12,edges=8", "csr-adaptive"),
-    ("gen:denserows:n=20000,w=2,count=1,long=20000", "hyb"),
+    ("gen:denserows:n=20000,w=2,count=1,long=20000", "csr-adaptive"),
     ("gen:denserows:n=5000,w=3,count=50,long=20", "sell"),  # longest > 2 Av
 ])
 def test_autoselect(device: clspmv.Device, spec: str, on_gpu: str) -> None:
@@ -171,7 +171,7 @@ def test_autoselect(device: clspmv.Device, spec: str, on_gpu: str) -> None:
     s = stats(A)
     gpu, cpu = (dataclasses.replace(device, type=t) for t in ("gpu", "cpu"))
     assert autoselect.choose(A, s, gpu)[0] == on_gpu
-    assert autoselect.choose(A, s, cpu) == ("csr-scalar", "cpu device: csr-scalar")
+    assert autoselect.choose(A, s, cpu) == ("csr-blocks", "cpu device: csr-blocks")
     assert autoselect.choose(sp.csr_matrix((4, 4)), stats(sp.csr_matrix((4, 4))), gpu) == (
         "csr-scalar", "no entries")
 

@@ -324,7 +324,7 @@ def test_auto_formats(device: clspmv.Device, tmp_path: Path) -> None:
         assert "auto: " in chosen[0]["params"]
     # the row of 20000 entries makes DENSE_ROW very uneven
     assert pick(records, matrix=DENSE_ROW)[0]["format"] == (
-        "csr-scalar" if device.type == "cpu" else "hyb")
+        "csr-blocks" if device.type == "cpu" else "csr-adaptive")
 
 
 # -- argument errors ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from .base import Format, Layout
 from .coo import Coo
 from .csr import CsrAligned, CsrScalar, CsrVector
 from .csr_adaptive import CsrAdaptive
+from .csr_blocks import CsrBlocks
 from .dia import Dia
 from .ell import Ell, EllR, EllRT
 from .hyb import Hyb
@@ -13,8 +14,8 @@ from .sell import Pjds, Sell
 
 FORMAT_CLASSES: dict[str, type[Format]] = {
     cls.name: cls
-    for cls in (Coo, CsrScalar, CsrVector, CsrAligned, CsrAdaptive, Ell, EllR, EllRT, Pjds, Sell,
-                Hyb, Dia)
+    for cls in (Coo, CsrScalar, CsrVector, CsrAligned, CsrAdaptive, CsrBlocks, Ell, EllR, EllRT,
+                Pjds, Sell, Hyb, Dia)
 }
 
 __all__ = ["FORMAT_CLASSES", "Format", "Layout"]

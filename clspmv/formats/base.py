@@ -244,9 +244,10 @@ class Format(ABC):
     def prepare_kernels(self) -> None:
         """Build (or fetch from the program cache) the kernel objects this format launches."""
 
-    def kernel(self, file: str, name: str, atomics: bool = False, **defines: object
-               ) -> cl.Kernel:
-        """A kernel of this format's value type and work-group size.
+    def kernel(self, file: str, name: str, atomics: bool = False, wg: int | None = None,
+               **defines: object) -> cl.Kernel:
+        """A kernel of this format's value type and work-group size (``wg``, default the
+        layout's: kernels launched by :meth:`run` with the same ``wg``).
 
         ``atomics=True`` marks kernels that add to y atomically: on a device with
         ``cl_ext_float_atomics`` they are built with ``-DNATIVE_ATOMICS`` and the ``-cl-std`` the
@@ -255,7 +256,7 @@ class Format(ABC):
         with a warning, to the compare-and-swap loop every OpenCL 1.2 device can run.
         """
         assert self.device is not None
-        wg = self.layout.work_group_size
+        wg = wg or self.layout.work_group_size
         if atomics:
             return atomic_kernel(self.device, file, name, self.dtype, self.accumulate, WG=wg,
                                  **defines)
@@ -284,11 +285,13 @@ class Format(ABC):
         work_items: int,
         *args: object,
         wait_for: list[cl.Event] | None = None,
+        wg: int | None = None,
     ) -> cl.Event | None:
-        """Enqueue ``kern`` over ``work_items`` (rounded up to whole work-groups)."""
+        """Enqueue ``kern`` over ``work_items`` (rounded up to whole work-groups of ``wg``,
+        default the layout's work-group size)."""
         if work_items <= 0:
             return None
-        wg = self.layout.work_group_size
+        wg = wg or self.layout.work_group_size
         total = -(-work_items // wg) * wg
         if total > INDEX_LIMIT:
             raise IndexOverflowError(

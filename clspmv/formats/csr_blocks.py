@@ -1,0 +1,100 @@
+"""``csr-blocks``: the CSR arrays plus row blocks balanced by entries, one work-item per block.
+
+Shaped for CPUs (PoCL): each work-item walks one contiguous block of whole rows in a sequential
+loop (kernels_cl/csr_blocks.cl) that takes ``unroll`` entries a step as vectors and adds their
+dot product (SIMD multiplies; default from the mean row length, :func:`default_unroll`).
+Work-groups hold :data:`BLOCK_WORK_GROUP` work-item and there are :data:`BLOCKS_PER_UNIT` blocks
+per compute unit (fewer for small matrices: at least :data:`MIN_BLOCK_ENTRIES` entries a block),
+so that PoCL's dynamic scheduling of work-groups evens out the cores while each work-group
+amortises its start. A block is at most its share of
+the entries plus one row: a row is never split, so a single row holding most entries is one
+block's work.
+
+The transpose (A^T x) and several-right-hand-sides (A X) products run ``csr-scalar``'s kernels of
+``csr.cl`` on the same CSR arrays (one work-item per row): they are inherited from the CSR
+family, only the forward product is new.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import scipy.sparse as sp
+
+from .base import INDEX_DTYPE, Layout, scalar
+from .csr import _CsrKernel, csr_arrays
+
+BLOCKS_PER_UNIT = 16
+"""Blocks per compute unit: enough for dynamic scheduling to balance the cores."""
+MIN_BLOCK_ENTRIES = 2048
+"""Fewest entries a block is given when the matrix is too small for all the blocks."""
+BLOCK_WORK_GROUP = 1
+"""Work-items per work-group of the forward kernel: each block is a work-group of its own."""
+UNROLLS = (1, 2, 4, 8)
+"""Entries per step of the forward kernel's entry loop, taken as vectors (``unroll``)."""
+MAX_DEFAULT_UNROLL = 4
+"""The largest unroll chosen by default (steps of 4 were at least as fast as of 8 in both value
+types on the 2-core CPU)."""
+
+
+def default_unroll(rows: int, entries: int) -> int:
+    """The largest unroll of at most MAX_DEFAULT_UNROLL that the mean row length reaches (a vector
+    step never runs in a row shorter than the unroll)."""
+    mean = entries / rows if rows else 0.0
+    return max(u for u in UNROLLS if u <= max(min(mean, MAX_DEFAULT_UNROLL), 1))
+
+
+def block_count(rows: int, entries: int, compute_units: int) -> int:
+    """Blocks for a matrix of ``rows`` and ``entries`` on ``compute_units`` cores: BLOCKS_PER_UNIT
+    per unit, fewer when blocks would get less than MIN_BLOCK_ENTRIES entries, at least one
+    (when there are rows: empty rows still get y = beta y) and at most one per row."""
+    wanted = min(BLOCKS_PER_UNIT * max(compute_units, 1), entries // MIN_BLOCK_ENTRIES)
+    return min(rows, max(1, wanted))
+
+
+def row_blocks(row_ptr: np.ndarray, blocks: int) -> np.ndarray:
+    """``blocks + 1`` row boundaries: block b holds rows ``[out[b], out[b + 1])``. Boundary b is
+    the first row starting at or after entry ``b * nnz / blocks``, so every row is in exactly one
+    block, blocks may be empty (behind a long row) and each holds at most its share of the
+    entries plus one row. ``blocks`` is between 1 and the number of rows (0 without rows)."""
+    rows = row_ptr.size - 1
+    if not min(rows, 1) <= blocks <= rows:
+        raise ValueError(f"blocks must be between 1 and the {rows} rows, got {blocks}")
+    targets = np.arange(1, blocks, dtype=np.float64) * (float(row_ptr[-1]) / max(blocks, 1))
+    inner = np.minimum(np.searchsorted(row_ptr, targets, side="left"), rows)
+    return np.concatenate(([0], inner, [rows][:blocks])).astype(INDEX_DTYPE)
+
+
+class CsrBlocks(_CsrKernel):
+    """CSR walked in row blocks balanced by entries, one work-item per block (for CPUs)."""
+
+    name = "csr-blocks"
+
+    @classmethod
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, blocks: int | None = None,
+                 unroll: int | None = None) -> CsrBlocks:
+        rows = csr.shape[0]
+        if unroll is None:
+            unroll = default_unroll(rows, csr.nnz)
+        if blocks is None:
+            blocks = block_count(rows, csr.nnz, layout.compute_units)
+        elif blocks < 1:
+            raise ValueError(f"blocks must be at least 1, got {blocks}")
+        if unroll not in UNROLLS:
+            raise ValueError(f"unroll must be one of {UNROLLS}, got {unroll}")
+        blocks = min(blocks, rows)  # at most one block per row
+        arrays = csr_arrays(csr)
+        arrays["block_row"] = row_blocks(arrays["row_ptr"], blocks)
+        return cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=1, blocks=blocks,
+                   unroll=unroll)
+
+    def prepare_kernels(self) -> None:
+        self._kernel = self.kernel("csr_blocks.cl", "csr_blocks_spmv", wg=BLOCK_WORK_GROUP,
+                                   UNROLL=self.params["unroll"])
+
+    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+        b = self.buffers
+        blocks = self.params["blocks"]
+        ev = self.run(queue, self._kernel, blocks, scalar(blocks), b["block_row"], b["row_ptr"],
+                      b["col"], b["val"], x, y, alpha, beta, wg=BLOCK_WORK_GROUP)
+        return [ev] if ev else []
