@@ -248,7 +248,7 @@ def run_group(runner: Runner, problem: Problem, device: Device, group: list[Vari
 
     bw = runner.bandwidth_of(device)
     fmt = group[0].format
-    too_large = (f"{device.name} allows work-groups of at most {device.max_work_group_size}")
+    too_large = f"{device.name} allows work-groups of at most {device.max_work_group_size}"
     M, status, reason = None, "ok", ""
     if runner.out_of_time():
         status, reason = "skipped", runner._budget_reason()
