@@ -16,6 +16,7 @@ from clspmv.bench import bandwidth, runner, sources, sweep
 from clspmv.bench.records import FIELDS, Results, key_of
 from clspmv.cli import main
 from clspmv.formats.base import UNROLL_FACTORS
+from clspmv.formats.csr_adaptive import GPU_WORK_GROUP, CsrAdaptive, max_block_entries
 from clspmv.report.sweep import section
 
 POISSON = "gen:poisson2d:k=12"  # 144 rows of 3 to 5 entries: every format runs
@@ -49,17 +50,47 @@ def test_grid() -> None:
         (t, wg) for t in sweep.CSR_THREADS for wg in sweep.WORK_GROUP_SIZES}
     assert {v.unroll for v in sweep.experiment("unroll")} == set(UNROLL_FACTORS)
     assert {v.row_major for v in sweep.experiment("ell-order")} == {True, False}
-    # one upload per layout: the variants of one conversion are contiguous
+    # adaptive: csr-adaptive at every work-group size, at the largest block size and at half
+    adaptive = sweep.experiment("adaptive")
+    assert {(v.work_group_size, v.block_divisor) for v in adaptive} == {
+        (wg, d) for wg in sweep.WORK_GROUP_SIZES for d in (1, 2)}
+    assert {v.format for v in adaptive} == {"csr-adaptive"}
+    assert all(v.block_divisor == 0 for v in grid if v not in adaptive)
+    # one upload per layout: the variants of one conversion are contiguous; each csr-adaptive
+    # variant is a conversion of its own (8 shared layouts, 10 csr-adaptive conversions)
     conversions = [v.conversion for v in grid]
-    assert len(set(conversions)) == 8
+    assert len(set(conversions)) == 8 + len(adaptive) == 18
+    assert len({v.conversion for v in adaptive}) == len(adaptive)
     assert all(conversions.index(c) == i or conversions[i - 1] == c
                for i, c in enumerate(conversions))
+    assert len({(v.format, v.label) for v in grid}) == len(grid) == 115
     for v in grid:
-        assert sweep.parse_label(v.label) == (v.threads, v.work_group_size, v.unroll, v.order)
+        assert sweep.parse_label(v.label) == v.config
+        assert v.config[:4] == (v.threads, v.work_group_size, v.unroll, v.order)
+    # the labels of the three paper experiments are unchanged; csr-adaptive's add its block size
+    assert sweep.parse_label("T=4 wg=128 unroll=2 col") == (4, 128, 2, "col", 0)
+    assert sweep.Variant("adaptive", 0, 128, block_divisor=1).label == (
+        "T=0 wg=128 unroll=1 col cap=max")
+    assert sweep.Variant("adaptive", 0, 64, block_divisor=2).label == (
+        "T=0 wg=64 unroll=1 col cap=max/2")
+    assert sweep.parse_label("T=0 wg=64 unroll=1 col cap=max/2").block_divisor == 2
     assert sweep.Variant("csr", 1, 64).format == "csr-scalar"
     assert sweep.Variant("ell", 4, 64, 2, True).format == "ellr-t"
     with pytest.raises(ValueError, match="unknown sweep experiment 'x'; choose from threads"):
         sweep.experiment("x")
+
+
+def test_adaptive_conversion(device: clspmv.Device) -> None:
+    """csr-adaptive's variants convert at their own work-group size with block_entries the
+    largest the device allows at it, or half of that; they are not retuned."""
+    for v in sweep.experiment("adaptive", (32, 64)):
+        params = v.convert_params(device, np.dtype(np.float64))
+        layout = CsrAdaptive.layout_for(device, v.work_group_size)
+        assert params == {"work_group_size": v.work_group_size,
+                          "block_entries": max_block_entries(layout, 8) // v.block_divisor}
+        assert not v.retunable
+    assert sweep.Variant("csr", 4, 64).convert_params(device, np.dtype(np.float64)) == {
+        "threads_per_row": 32}
 
 
 # -- end to end -----------------------------------------------------------------------------------
@@ -78,7 +109,7 @@ def swept(device: clspmv.Device, tmp_path_factory: pytest.TempPathFactory
     return out, records, runner.device_label(device)
 
 
-def test_sweep_records(swept) -> None:
+def test_sweep_records(swept, device: clspmv.Device) -> None:
     out, records, label = swept
     rows = [r for r in records if r["operation"] == "sweep"]
     grid = sweep.grid(SIZES)
@@ -90,16 +121,29 @@ def test_sweep_records(swept) -> None:
     assert all(r["status"] == "ok" and r["error_ratio"] <= 1 for r in poisson), [
         (r["method"], r["reason"]) for r in poisson if r["status"] != "ok"]
     for r in poisson:
-        t, wg, unroll, order = sweep.parse_label(r["method"])
+        t, wg, unroll, order, divisor = sweep.parse_label(r["method"])
         assert r["gflops"] == pytest.approx(2 * r["nnz"] / r["kernel_ms"] / 1e6)
-        assert f"unroll={unroll}" in r["params"] and f"work_group_size={wg}" in r["params"]
-        assert f"threads_per_row={t}" in r["params"]
+        assert f"work_group_size={wg}" in r["params"]
+        if r["format"] == "csr-adaptive":
+            cap = max_block_entries(CsrAdaptive.layout_for(device, wg), 4) // divisor
+            assert t == 0 and f"block_entries={cap}," in r["params"]
+            continue
+        assert f"unroll={unroll}" in r["params"] and f"threads_per_row={t}" in r["params"]
         if r["format"].startswith("ellr"):
             assert f"row_major={int(order == 'row')}" in r["params"]
+    assert {sweep.parse_label(r["method"])[1:] for r in poisson
+            if r["format"] == "csr-adaptive"} == {
+        (wg, 1, "col", d) for wg in SIZES for d in (1, 2)}
     dense = [r for r in rows if r["matrix"] == DENSEROWS]
     ell = [r for r in dense if r["format"].startswith("ellr")]
     assert ell and all(r["status"] == "skipped" and "would need" in r["reason"] for r in ell)
     assert all(r["status"] == "ok" for r in dense if r["format"].startswith("csr"))
+    # its two rows of 1000 entries: split across work-groups where they exceed a block
+    adaptive = [dict(p.split("=") for p in r["params"].split(", "))
+                 for r in dense if r["format"] == "csr-adaptive"]
+    assert {int(p["long_rows"]) == 2 * (int(p["block_entries"]) < 1000) for p in adaptive} == {
+        True}
+    assert {p["long_rows"] for p in adaptive} == {"0", "2"}  # both paths ran
     meta = json.loads((out / "results.json").read_text())["meta"]
     assert meta["settings"]["sweep"]["variants"] == len(grid)
     assert meta["settings"]["sweep"]["work_group_sizes"] == list(SIZES)
@@ -111,7 +155,7 @@ def test_sweep_report(swept, tmp_path: Path) -> None:
     part = text.split("## Kernel-parameter sweep")[1].split("\n## ")[0]
     here = part.split(f"### {label} — float32")[1]
     tables = [t for t in here.split("\n\n") if t.startswith("|")]
-    threads, groups, unroll, order, best, findings = tables[:6]
+    threads, groups, unroll, order, adaptive, best, findings = tables[:7]
     # work-items per row: one row per matrix, one column per T
     assert [c.strip() for c in threads.splitlines()[0].split("|")[2:-1]] == [
         f"T={t}" for t in sweep.CSR_THREADS]
@@ -128,7 +172,17 @@ def test_sweep_report(swept, tmp_path: Path) -> None:
     assert "none ran" in next(line for line in order.splitlines() if DENSEROWS in line)
     winner = next(line for line in order.splitlines() if POISSON in line).split("|")[-2].strip()
     assert winner in TABLE3[1:6]
+    # csr-adaptive: each matrix at each block size, one column per work-group size, its
+    # fastest in bold
+    lines = adaptive.splitlines()
+    assert [c.strip() for c in lines[0].split("|")[1:-1]] == ["matrix", "block", "wg 32",
+                                                              "wg 64"]
+    assert [[c.strip() for c in line.split("|")[1:3]] for line in lines[2:]] == [
+        [m, b] for m in (POISSON, DENSEROWS) for b in ("max", "max/2")]
+    for m in (POISSON, DENSEROWS):
+        assert sum(line.count("**") for line in lines if f"| {m} " in line) == 2
     assert POISSON in best and "best configuration" in findings
+    assert any(line.startswith("| csr-adaptive ") for line in findings.splitlines())
     assert "### Sweep configurations skipped, failed or wrong" in part
     assert f"also the kernel-parameter sweep ({len(sweep.grid(SIZES))} configurations)" in text
     # the report is a function of results.json alone
@@ -211,3 +265,36 @@ def test_tables_follow_from_records() -> None:
     assert [c.strip() for c in bad.strip().splitlines()[2].split("|")[1:-1]] == [
         "dev", "ellr-t", "wrong", "1", "a float64", "why"]
     assert section([{**recs[0], "operation": "spmv"}]) == ""
+
+
+def test_adaptive_findings_against_its_defaults() -> None:
+    """csr-adaptive's defaults in the findings and the fastest-configuration table: work-groups of
+    GPU_WORK_GROUP on GPUs, of 256 elsewhere, the largest block size."""
+    def adaptive(matrix: str, wg: int, cap: str, gflops: float, device_type: str) -> dict:
+        return {**_rec(matrix, "csr-adaptive", f"T=0 wg={wg} unroll=1 col cap={cap}", gflops),
+                "device_type": device_type}
+
+    gpu = [adaptive(m, wg, cap, g, "gpu") for m in ("a", "b") for wg, cap, g in (
+        (GPU_WORK_GROUP, "max", 4.0), (GPU_WORK_GROUP, "max/2", 2.0), (64, "max/2", 6.0),
+        (256, "max", 3.0))]
+    text = section(gpu)
+    findings = text.split("Findings:")[1]
+    row = next(line for line in findings.splitlines() if line.startswith("| csr-adaptive"))
+    assert [c.strip() for c in row.split("|")[1:-1]] == [
+        "csr-adaptive", "—", "T=0 wg=64 unroll=1 col cap=max/2", "6.00", "1.50×", "2"]
+    best = next(line for line in text.split("Fastest configuration")[1].splitlines()
+                if line.startswith("| a"))
+    assert "cap=max/2" in best and "1.50×" in best
+    table = text.split("fastest of each matrix in bold.")[1].split("Fastest")[0]
+    assert [c.strip() for c in table.strip().splitlines()[0].split("|")[1:-1]] == [
+        "matrix", "block", "wg 64", f"wg {GPU_WORK_GROUP}", "wg 256"]
+    cells = {tuple(c.strip() for c in line.split("|")[1:3]): [c.strip() for c in
+                                                            line.split("|")[3:-1]]
+             for line in table.strip().splitlines()[2:]}
+    assert cells[("a", "max")] == ["—", "4.00", "3.00"]
+    assert cells[("a", "max/2")] == ["**6.00**", "2.00", "—"]
+    # on a CPU the default is work-groups of 256
+    cpu = [{**r, "device_type": "cpu"} for r in gpu]
+    row = next(line for line in section(cpu).split("Findings:")[1].splitlines()
+               if line.startswith("| csr-adaptive"))
+    assert "2.00×" in row

@@ -12,7 +12,12 @@ selected by format parameters (:mod:`clspmv.formats.csr`, :mod:`clspmv.formats.e
 * ``unroll`` (UNROLL: entries of a row per iteration of the inner loop, into separate sums);
 * ``row_major`` ELLPACK (ROW_MAJOR) against the default column-major layout.
 
-:func:`grid` is the set of :class:`Variant` measured, the union of three experiments (each a
+and, beyond the paper, the load-balanced ``csr-adaptive`` (:mod:`clspmv.formats.csr_adaptive`):
+its work-group size and its row-block size ``block_entries`` (CAP), the measurement behind its
+defaults :data:`~clspmv.formats.csr_adaptive.GPU_WORK_GROUP` and (the budget against half of it)
+:data:`~clspmv.formats.csr_adaptive.MAX_LOAD_BYTES`.
+
+:func:`grid` is the set of :class:`Variant` measured, the union of four experiments (each a
 table of the report, :mod:`clspmv.report.sweep`):
 
 1. ``threads``: CSR, every T of :data:`CSR_THREADS` at every work-group size (the paper's
@@ -20,11 +25,17 @@ table of the report, :mod:`clspmv.report.sweep`):
 2. ``unroll``: every unroll factor at every work-group size for :data:`UNROLL_KERNELS` (its
    Table 2: the best unrolling per number of threads);
 3. ``ell-order``: ELLPACK-R row-major and column-major for every T of :data:`ELL_THREADS` at
-   every work-group size (its Table 3).
+   every work-group size (its Table 3);
+4. ``adaptive``: ``csr-adaptive`` at every work-group size with ``block_entries`` at its
+   default, :func:`~clspmv.formats.csr_adaptive.max_block_entries` (a register budget of
+   :data:`~clspmv.formats.csr_adaptive.MAX_LOAD_BYTES` a work-item, within half the local
+   memory), and at each fraction ``1 / d`` of it for d in :data:`ADAPTIVE_BLOCK_DIVISORS`.
 
 A layout is converted and uploaded once per matrix, value type and device; its variants reuse
 the device arrays (:meth:`clspmv.DeviceMatrix.retuned` changes the work-group size, ``unroll``
-and the T of ``csr-vector``). Each variant is checked against scipy and timed by
+and the T of ``csr-vector``). ``csr-adaptive`` cannot be retuned (its partition into row blocks
+depends on the work-group size and the block size): each of its variants is a conversion of its
+own. Each variant is checked against scipy and timed by
 :func:`clspmv.bench.timing.time_kernels`, and becomes a record with ``operation`` ``sweep`` and
 ``method`` its :attr:`Variant.label`. The runner's ``--max-seconds`` budget is checked before
 each variant: what is left is recorded as skipped.
@@ -34,12 +45,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from ..device import Device
 from ..formats.base import UNROLL_FACTORS
+from ..formats.csr_adaptive import CsrAdaptive, max_block_entries
 from . import timing
 from .operations import check, set_times
 from .records import Record
@@ -61,23 +73,57 @@ ELL_THREADS = (1, 4, 32)
 row, a few, a warp (at work-groups of 32: one row per work-group, the paper's 1D block)."""
 UNROLL_KERNELS = (("csr", 1, False), ("csr", 8, False), ("ell", 1, False))
 """(family, T, row-major) of the kernels of the ``unroll`` experiment."""
-EXPERIMENTS = ("threads", "unroll", "ell-order")
+ADAPTIVE_BLOCK_DIVISORS = (1, 2)
+"""Block sizes of the ``adaptive`` experiment: ``block_entries = max_block_entries // d`` (1: the
+default; 2: half the entries a work-item loads before gathering from x)."""
+ADAPTIVE_FORMAT = "csr-adaptive"
+EXPERIMENTS = ("threads", "unroll", "ell-order", "adaptive")
+
+
+class Config(NamedTuple):
+    """The fields of a :attr:`Variant.label` (:func:`parse_label`)."""
+
+    threads: int
+    """Work-items per row; 0: chosen per row block (``csr-adaptive``)."""
+    work_group_size: int
+    unroll: int
+    order: str
+    """``row`` or ``col`` (ELLPACK storage; ``col`` for CSR)."""
+    block_divisor: int = 0
+    """``csr-adaptive``: ``block_entries = max_block_entries // block_divisor``; 0: other
+    formats."""
+
+    @property
+    def label(self) -> str:
+        """``T=4 wg=128 unroll=2 col``; with a block divisor ``... cap=max`` or
+        ``... cap=max/2``."""
+        label = f"T={self.threads} wg={self.work_group_size} unroll={self.unroll} {self.order}"
+        return f"{label} cap={block_size(self.block_divisor)}" if self.block_divisor else label
+
+
+def block_size(divisor: int) -> str:
+    """``max`` or ``max/<divisor>``: csr-adaptive's block size in a label."""
+    return "max" if divisor == 1 else f"max/{divisor}"
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One kernel configuration: family (``csr`` or ``ell``), work-items per row, work-group
-    size, unroll factor and (ELLPACK) row- or column-major storage."""
+    """One kernel configuration: family (``csr``, ``ell`` or ``adaptive``), work-items per row
+    (0 for ``adaptive``: chosen per row block), work-group size, unroll factor, (ELLPACK) row- or
+    column-major storage and (``adaptive``) the divisor of the largest block size."""
 
     family: str
     threads: int
     work_group_size: int
     unroll: int = 1
     row_major: bool = False
+    block_divisor: int = 0
 
     @property
     def format(self) -> str:
         """The format that runs it."""
+        if self.family == "adaptive":
+            return ADAPTIVE_FORMAT
         if self.family == "csr":
             return "csr-scalar" if self.threads == 1 else "csr-vector"
         return "ellr" if self.threads == 1 else "ellr-t"
@@ -87,9 +133,16 @@ class Variant:
         return "row" if self.row_major else "col"
 
     @property
+    def config(self) -> Config:
+        return Config(self.threads, self.work_group_size, self.unroll, self.order,
+                      self.block_divisor)
+
+    @property
     def label(self) -> str:
-        """The record's ``method``: ``T=4 wg=128 unroll=2 col`` (:func:`parse_label` reads it)."""
-        return f"T={self.threads} wg={self.work_group_size} unroll={self.unroll} {self.order}"
+        """The record's ``method``: ``T=4 wg=128 unroll=2 col``; ``csr-adaptive`` adds its block
+        size, ``T=0 wg=128 unroll=1 col cap=max`` or ``... cap=max/2`` (:func:`parse_label`
+        reads it)."""
+        return self.config.label
 
     @property
     def rows_per_group(self) -> int:
@@ -98,15 +151,34 @@ class Variant:
     @property
     def conversion(self) -> tuple[str, tuple[tuple[str, object], ...]]:
         """(format, parameters that change the stored arrays): variants sharing it share one
-        upload. CSR arrays do not depend on T; column-major ELLPACK-R-T interleaves T lanes."""
+        upload. CSR arrays do not depend on T; column-major ELLPACK-R-T interleaves T lanes;
+        csr-adaptive's partition depends on the work-group size and the block size."""
         params: dict[str, object] = {}
-        if self.family == "ell":
+        if self.family == "adaptive":
+            params["work_group_size"] = self.work_group_size
+            params["block_divisor"] = self.block_divisor
+        elif self.family == "ell":
             params["row_major"] = self.row_major
             if self.threads > 1:
                 params["threads_per_row"] = self.threads
         elif self.threads > 1:
             params["threads_per_row"] = CSR_THREADS[-1]  # any T: retuned per variant
         return self.format, tuple(params.items())
+
+    def convert_params(self, device: Device, dtype: np.dtype) -> dict[str, object]:
+        """The keyword arguments of :func:`clspmv.bench.timing.convert` for :attr:`conversion`
+        on ``device`` with values of ``dtype`` (csr-adaptive: its ``block_entries``)."""
+        params = dict(self.conversion[1])
+        divisor = params.pop("block_divisor", 0)
+        if divisor:
+            layout = CsrAdaptive.layout_for(device, self.work_group_size)
+            params["block_entries"] = max_block_entries(layout, dtype.itemsize) // divisor
+        return params
+
+    @property
+    def retunable(self) -> bool:
+        """Whether it runs on a shared upload (:meth:`options`), not a conversion of its own."""
+        return self.family != "adaptive"
 
     def options(self) -> dict[str, int]:
         """What :meth:`clspmv.DeviceMatrix.retuned` changes on the uploaded layout."""
@@ -116,11 +188,14 @@ class Variant:
         return opts
 
 
-def parse_label(label: str) -> tuple[int, int, int, str]:
-    """(T, work-group size, unroll, ``row`` or ``col``) of a :attr:`Variant.label`."""
-    threads, wg, unroll, order = label.split()
-    return (int(threads.removeprefix("T=")), int(wg.removeprefix("wg=")),
-            int(unroll.removeprefix("unroll=")), order)
+def parse_label(label: str) -> Config:
+    """The :class:`Config` of a :attr:`Variant.label` (without ``cap=``: block divisor 0)."""
+    threads, wg, unroll, order, *cap = label.split()
+    divisor = 0
+    if cap:
+        divisor = int(cap[0].removeprefix("cap=max").removeprefix("/") or 1)
+    return Config(int(threads.removeprefix("T=")), int(wg.removeprefix("wg=")),
+                  int(unroll.removeprefix("unroll=")), order, divisor)
 
 
 def experiment(name: str, work_group_sizes: tuple[int, ...] | None = None) -> list[Variant]:
@@ -136,6 +211,9 @@ def experiment(name: str, work_group_sizes: tuple[int, ...] | None = None) -> li
     if name == "ell-order":
         return [Variant("ell", t, wg, 1, rm) for rm in (True, False) for t in ELL_THREADS
                 for wg in work_group_sizes if t <= wg]
+    if name == "adaptive":
+        return [Variant("adaptive", 0, wg, block_divisor=d) for wg in work_group_sizes
+                for d in ADAPTIVE_BLOCK_DIVISORS]
     raise ValueError(f"unknown sweep experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
 
 
@@ -169,15 +247,19 @@ def run_group(runner: Runner, problem: Problem, device: Device, group: list[Vari
     from .runner import _classify, device_label
 
     bw = runner.bandwidth_of(device)
-    fmt, conv_params = group[0].conversion
+    fmt = group[0].format
+    too_large = f"{device.name} allows work-groups of at most {device.max_work_group_size}"
     M, status, reason = None, "ok", ""
     if runner.out_of_time():
         status, reason = "skipped", runner._budget_reason()
     elif not device.supports(problem.csr.dtype):
         status, reason = "skipped", f"{device.name} has no float64 support (cl_khr_fp64)"
+    elif all(v.work_group_size > device.max_work_group_size for v in group):
+        status, reason = "skipped", too_large
     else:
         try:
-            M = timing.convert(problem.csr, fmt, device, **dict(conv_params)).matrix
+            M = timing.convert(problem.csr, fmt, device,
+                               **group[0].convert_params(device, problem.csr.dtype)).matrix
         except Exception as err:
             status, reason = _classify(err, "converting")
     for v in group:
@@ -188,9 +270,7 @@ def run_group(runner: Runner, problem: Problem, device: Device, group: list[Vari
         if rec.status == "ok" and runner.out_of_time():
             rec.status, rec.reason = "skipped", runner._budget_reason()
         elif rec.status == "ok" and v.work_group_size > device.max_work_group_size:
-            rec.status = "skipped"
-            rec.reason = (f"{device.name} allows work-groups of at most "
-                          f"{device.max_work_group_size}")
+            rec.status, rec.reason = "skipped", too_large
         if rec.status == "ok" and M is not None:
             measure(runner, rec, M, problem, v)
         runner.results.add(rec)
@@ -201,11 +281,12 @@ def run_group(runner: Runner, problem: Problem, device: Device, group: list[Vari
 
 def measure(runner: Runner, rec: Record, M: DeviceMatrix, problem: Problem, v: Variant
             ) -> None:
-    """Retune ``M`` to ``v``, check one product against the reference and time it."""
+    """Retune ``M`` to ``v`` (unless it was converted for ``v`` alone), check one product
+    against the reference and time it."""
     from .runner import _classify
 
     try:
-        V = M.retuned(work_group_size=v.work_group_size, **v.options())
+        V = M.retuned(work_group_size=v.work_group_size, **v.options()) if v.retunable else M
         rec.params = ", ".join(f"{k}={val}" for k, val in V.params.items())
         rec.params += f", work_group_size={v.work_group_size}"
         rec.device_bytes = V.nbytes
@@ -222,4 +303,5 @@ def settings() -> dict[str, object]:
             "ell_threads": list(ELL_THREADS), "unroll": list(UNROLL_FACTORS),
             "unroll_kernels": [f"{fam} T={t} {'row' if rm else 'col'}"
                                for fam, t, rm in UNROLL_KERNELS],
-            "variants": len(grid())}
+            "adaptive_blocks": [block_size(d) for d in ADAPTIVE_BLOCK_DIVISORS],
+            "variants": len(grid()), "conversions": len({v.conversion for v in grid()})}

@@ -47,12 +47,16 @@ MAX_LOAD_BYTES = 128
 """Bytes of entries (value and 32-bit column index) one work-item holds in registers while its
 loads are in flight: 8 entries in float64, 16 in float32. On the H200, 16 float64 entries a
 work-item (2048 per group of 128, or 4096 per group of 256) ran at half the speed of 8 (register
-pressure), while 16 float32 entries beat 8 on dense-row matrices."""
+pressure), while 16 float32 entries beat 8 on dense-row matrices. The ``adaptive`` experiment
+of ``clspmv bench --sweep`` measures this budget against half of it (``block_entries`` at
+:func:`max_block_entries` and at half of that, at every work-group size); larger budgets are
+beyond what :meth:`CsrAdaptive.from_csr` accepts."""
 
 GPU_WORK_GROUP = 128
 """Work-group size of csr-adaptive on GPUs: on the H200, groups of 128 beat 256 by 5-10 % on
-power-law matrices and matched it elsewhere; 512 was 10-30 % slower (``clspmv bench --sweep``
-reproduces the comparison)."""
+power-law matrices and matched it elsewhere; 512 was 10-30 % slower. The ``adaptive``
+experiment of ``clspmv bench --sweep`` reproduces the comparison (work-groups of 32 to 512, each
+at two block sizes; its findings give the best configuration against these defaults)."""
 
 
 SUM_BYTES = 8

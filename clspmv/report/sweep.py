@@ -12,6 +12,8 @@ Per device and value type:
   was the fastest unroll factor (its Table 2: best unrolling per number of threads);
 * ELLPACK row- against column-major (its Table 3: 1 thread, best 1D, best 2D not transposed;
   1 thread transposed; the best);
+* ``csr-adaptive``: GFLOP/s per matrix by block size (rows) and work-group size (columns), the
+  fastest of each matrix in bold (the measurement behind its defaults);
 * the fastest configuration of each matrix, against the same kernel with today's defaults;
 * findings: per format and storage order the configuration with the best geometric mean over
   the matrices, against the defaults (the sweep's findings set them);
@@ -23,14 +25,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..bench.sweep import OPERATION, parse_label
+from ..bench.sweep import ADAPTIVE_FORMAT, OPERATION, Config, block_size, parse_label
+from ..formats.csr_adaptive import GPU_WORK_GROUP
 from .tables import DASH, _unique, matrices_by_size, num, table
 
 Rec = dict[str, Any]
 
 DEFAULT_WORK_GROUP = 256
 """Today's default work-group size (``Layout.for_device``) and unroll factor, the reference of
-the "against the defaults" columns."""
+the "against the defaults" columns (csr-adaptive: :func:`default_config`)."""
 DEFAULT_UNROLL = 1
 
 INTRO = (
@@ -44,7 +47,11 @@ INTRO = (
     "several work-items); unroll: entries of a row per iteration of the inner loop, each into "
     "its own partial sum (the paper's horizontal unrolling); row / col: ELLPACK stored "
     "row-major (the paper's arrays \"not transposed\") or column-major (\"transposed\", "
-    "clspmv's default).")
+    "clspmv's default). `csr-adaptive` (`csr_adaptive.cl`, `-DWG`, `-DCAP`) is converted "
+    "again for each configuration, its partition into row blocks depending on both: T=0 (the "
+    "work-items per row are chosen per row block), cap: its block size `block_entries`, `max` "
+    "(the default: 8 float64 or 16 float32 entries a work-item, fewer where they would not fit "
+    "half the local memory) or a fraction of it.")
 
 
 def of_sweep(records: list[Rec]) -> list[Rec]:
@@ -52,8 +59,20 @@ def of_sweep(records: list[Rec]) -> list[Rec]:
     return [r for r in records if r.get("operation") == OPERATION]
 
 
-def _config(r: Rec) -> tuple[int, int, int, str]:
+def _config(r: Rec) -> Config:
     return parse_label(r["method"])
+
+
+def default_config(r: Rec) -> Config:
+    """The configuration of ``r``'s format, T and storage order with the defaults: work-groups of
+    :data:`DEFAULT_WORK_GROUP`, unroll :data:`DEFAULT_UNROLL`; ``csr-adaptive`` its own defaults
+    (work-groups of :data:`~clspmv.formats.csr_adaptive.GPU_WORK_GROUP` on GPUs,
+    ``CsrAdaptive.preferred_work_group_size``, the largest block size)."""
+    c = _config(r)
+    if r["format"] == ADAPTIVE_FORMAT:
+        wg = GPU_WORK_GROUP if r.get("device_type") == "gpu" else DEFAULT_WORK_GROUP
+        return c._replace(work_group_size=wg, unroll=DEFAULT_UNROLL, block_divisor=1)
+    return c._replace(work_group_size=DEFAULT_WORK_GROUP, unroll=DEFAULT_UNROLL)
 
 
 def _ok(records: list[Rec]) -> list[Rec]:
@@ -97,8 +116,11 @@ def device_tables(here: list[Rec]) -> str:
         "kernel) each unroll factor was the fastest.", "", unroll_table(here), "",
         "ELLPACK-R row- against column-major (the paper's Table 3), GFLOP/s at the best "
         "work-group size (unroll 1).", "", ell_order_table(here, matrices), "",
+        "csr-adaptive: GFLOP/s by block size and work-group size, the fastest of each matrix in "
+        "bold.", "", adaptive_table(here, matrices), "",
         "Fastest configuration per matrix, against the same format, T and storage order with "
-        f"the defaults (wg {DEFAULT_WORK_GROUP}, unroll {DEFAULT_UNROLL}).", "",
+        f"the defaults (wg {DEFAULT_WORK_GROUP}, unroll {DEFAULT_UNROLL}; csr-adaptive: wg "
+        f"{GPU_WORK_GROUP} on GPUs, {DEFAULT_WORK_GROUP} on CPUs, cap=max).", "",
         best_table(here, matrices), "",
         "Findings: per format and storage order, the configuration with the best geometric "
         "mean GFLOP/s over the matrices where every configuration compared ran, against the "
@@ -107,59 +129,60 @@ def device_tables(here: list[Rec]) -> str:
 
 
 def _csr(here: list[Rec], unroll: int = 1) -> list[Rec]:
-    return [r for r in here if r["format"].startswith("csr-") and _config(r)[2] == unroll]
+    """csr-scalar and csr-vector (the ``threads`` experiment's kernels) at ``unroll``."""
+    return [r for r in here if r["format"] in ("csr-scalar", "csr-vector")
+            and _config(r).unroll == unroll]
 
 
 def threads_table(here: list[Rec], matrices: list[str]) -> str:
     csr = _csr(here)
-    threads = sorted({_config(r)[0] for r in csr})
+    threads = sorted({_config(r).threads for r in csr})
     rows = []
     for m in matrices:
         row: list[Any] = [m]
         for t in threads:
-            b = _best([r for r in csr if r["matrix"] == m and _config(r)[0] == t])
-            row.append(_cell(b, f"wg {_config(b)[1]}" if b else ""))
+            b = _best([r for r in csr if r["matrix"] == m and _config(r).threads == t])
+            row.append(_cell(b, f"wg {_config(b).work_group_size}" if b else ""))
         rows.append(row)
     return table(rows, ["matrix", *(f"T={t}" for t in threads)])
 
 
 def work_group_table(here: list[Rec], matrices: list[str]) -> str:
     csr = _csr(here)
-    sizes = sorted({_config(r)[1] for r in csr})
+    sizes = sorted({_config(r).work_group_size for r in csr})
     rows = []
     for m in matrices:
         row: list[Any] = [m]
         for wg in sizes:
-            b = _best([r for r in csr if r["matrix"] == m and _config(r)[1] == wg])
+            b = _best([r for r in csr if r["matrix"] == m and _config(r).work_group_size == wg])
             if b is None:
                 row.append(DASH)
             else:
-                t = _config(b)[0]
+                t = _config(b).threads
                 row.append(_cell(b, f"T={t}, {wg // t} rows"))
         rows.append(row)
     return table(rows, ["matrix", *(f"wg {wg}" for wg in sizes)])
 
 
 def _kernel(r: Rec) -> tuple[str, int, str]:
-    t, _, _, order = _config(r)
-    return (r["format"], t, order)
+    c = _config(r)
+    return (r["format"], c.threads, c.order)
 
 
 def unroll_table(here: list[Rec]) -> str:
     """Rows: unroll factors; columns: work-group sizes; cells: cases where it was fastest."""
     cases: dict[tuple[str, tuple[str, int, str], int], list[Rec]] = {}
     for r in _ok(here):
-        t, wg, _, _ = _config(r)
-        cases.setdefault((r["matrix"], _kernel(r), wg), []).append(r)
+        cases.setdefault((r["matrix"], _kernel(r), _config(r).work_group_size), []).append(r)
     # a case counts where more than one unroll factor ran (the unroll experiment's kernels)
-    cases = {k: v for k, v in cases.items() if len({_config(r)[2] for r in v}) > 1}
+    cases = {k: v for k, v in cases.items() if len({_config(r).unroll for r in v}) > 1}
     if not cases:
         return "No unrolled configuration ran."
-    unrolls = sorted({_config(r)[2] for v in cases.values() for r in v})
+    unrolls = sorted({_config(r).unroll for v in cases.values() for r in v})
     sizes = sorted({k[2] for k in cases})
     counts = {(u, wg): 0 for u in unrolls for wg in sizes}
     for (_, _, wg), recs in cases.items():
-        counts[(_config(max(recs, key=lambda r: r["gflops"]))[2], wg)] += 1
+        counts[(_config(max(recs, key=lambda r: r["gflops"])).unroll, wg)] += 1
     kernels = sorted({f"{k[1][0]} T={k[1][1]} {k[1][2]}" for k in cases})
     rows = [[f"unroll {u}", *(counts[(u, wg)] for wg in sizes)] for u in unrolls]
     rows.append(["cases", *(sum(1 for k in cases if k[2] == wg) for wg in sizes)])
@@ -168,7 +191,7 @@ def unroll_table(here: list[Rec]) -> str:
 
 
 def ell_order_table(here: list[Rec], matrices: list[str]) -> str:
-    ell = [r for r in here if r["format"].startswith("ellr") and _config(r)[2] == 1]
+    ell = [r for r in here if r["format"].startswith("ellr") and _config(r).unroll == 1]
     if not ell:
         return "No ELLPACK-R configuration ran."
     headers = ["matrix", "row-major: 1 work-item", "row-major: best 1 row / work-group",
@@ -181,7 +204,8 @@ def ell_order_table(here: list[Rec], matrices: list[str]) -> str:
             continue
 
         def pick(order: str, test, mine: list[Rec] = mine) -> Rec | None:
-            return _best([r for r in mine if _config(r)[3] == order and test(*_config(r)[:2])])
+            return _best([r for r in mine if _config(r).order == order
+                          and test(*_config(r)[:2])])
 
         cols = {
             "row-major: 1 work-item": pick("row", lambda t, wg: t == 1),
@@ -195,17 +219,43 @@ def ell_order_table(here: list[Rec], matrices: list[str]) -> str:
         if winner is None:
             rows.append([m, *([DASH] * 5), "none ran (see the skipped configurations)"])
             continue
-        rows.append([m, *(_cell(r, f"T={_config(r)[0]}, wg {_config(r)[1]}")
+        rows.append([m, *(_cell(r, f"T={_config(r).threads}, wg {_config(r).work_group_size}")
                           if r is not None and k.endswith(("best 2D", "T > 1"))
-                          else _cell(r, f"wg {_config(r)[1]}") if r is not None else DASH
+                          else _cell(r, f"wg {_config(r).work_group_size}") if r is not None
+                          else DASH
                           for k, r in cols.items()), winner[0]])
     return table(rows, headers)
 
 
+def adaptive_table(here: list[Rec], matrices: list[str]) -> str:
+    """Rows: each matrix at each block size; columns: work-group sizes; the matrix's fastest
+    configuration in bold."""
+    recs = [r for r in here if r["format"] == ADAPTIVE_FORMAT]
+    if not recs:
+        return "No csr-adaptive configuration ran."
+    sizes = sorted({_config(r).work_group_size for r in recs})
+    divisors = sorted({_config(r).block_divisor for r in recs})
+    rows = []
+    for m in matrices:
+        mine = [r for r in recs if r["matrix"] == m]
+        if not mine:
+            continue
+        best = _best(mine)
+        for d in divisors:
+            cells = []
+            for wg in sizes:
+                r = _best([r for r in mine if _config(r).work_group_size == wg
+                           and _config(r).block_divisor == d])
+                cells.append(DASH if r is None else f"**{num(r['gflops'])}**" if r is best
+                             else num(r["gflops"]))
+            rows.append([m, block_size(d), *cells])
+    return table(rows, ["matrix", "block", *(f"wg {wg}" for wg in sizes)])
+
+
 def _default_of(r: Rec, recs: list[Rec]) -> Rec | None:
-    t, _, _, order = _config(r)
+    default = default_config(r)
     return next((d for d in _ok(recs) if d["format"] == r["format"]
-                 and _config(d) == (t, DEFAULT_WORK_GROUP, DEFAULT_UNROLL, order)), None)
+                 and _config(d) == default), None)
 
 
 def best_table(here: list[Rec], matrices: list[str]) -> str:
@@ -230,8 +280,8 @@ def _geomean(values: list[float]) -> float:
 def findings_table(here: list[Rec]) -> str:
     rows = []
     for fmt in _unique(r["format"] for r in here):
-        for order in _unique(_config(r)[3] for r in here if r["format"] == fmt):
-            recs = [r for r in here if r["format"] == fmt and _config(r)[3] == order]
+        for order in _unique(_config(r).order for r in here if r["format"] == fmt):
+            recs = [r for r in here if r["format"] == fmt and _config(r).order == order]
             by_config: dict[str, dict[str, float]] = {}
             for r in _ok(recs):
                 by_config.setdefault(r["method"], {})[r["matrix"]] = r["gflops"]
@@ -241,8 +291,7 @@ def findings_table(here: list[Rec]) -> str:
                 continue
             means = {c: _geomean([v[m] for m in matrices]) for c, v in by_config.items()}
             best = max(means, key=means.__getitem__)
-            t = parse_label(best)[0]
-            default = f"T={t} wg={DEFAULT_WORK_GROUP} unroll={DEFAULT_UNROLL} {order}"
+            default = default_config({**recs[0], "method": best}).label
             ratio = (f"{means[best] / means[default]:.2f}×" if default in means else DASH)
             rows.append([fmt, order if fmt.startswith("ell") else DASH, best,
                          num(means[best]), ratio, len(matrices)])
