@@ -184,7 +184,7 @@ def products_match(M: clspmv.DeviceMatrix, A: sp.csr_matrix, dtype: np.dtype) ->
 @pytest.mark.parametrize("block_entries", [None, 16])
 def test_rows_at_the_block_size(block_entries: int | None, dtype: np.dtype, device) -> None:
     cap = block_entries or CsrAdaptive.from_csr(
-        sp.csr_matrix((1, 1)), Layout.for_device(device)).params["block_entries"]
+        sp.csr_matrix((1, 1), dtype=dtype), CsrAdaptive.layout_for(device)).params["block_entries"]
     A = edge_matrix(cap)
     M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
                                        block_entries=cap)
