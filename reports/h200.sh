@@ -26,8 +26,8 @@ bench() {  # PART ARGS...: one clspmv bench run, its results.json kept as OUTDIR
 for part in "${parts[@]}"; do
     case $part in
         anchors) bench anchors --dtype both --repeat 5 --max-seconds 480 ;;
-        mixed) bench mixed --dtype mixed --repeat 5 --max-seconds 300 ;;
-        sweep) bench sweep --dtype float64 --sweep --formats csr-scalar --baselines none --max-seconds 480 ;;
+        mixed) bench mixed --dtype mixed --repeat 5 --max-seconds 210 ;;
+        sweep) bench sweep --dtype float64 --sweep --formats csr-scalar --baselines none --max-seconds 270 ;;
         *) echo "unknown part $part (anchors, mixed, sweep)" >&2; exit 2 ;;
     esac
 done
