@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pyopencl.array as cl_array
 import pytest
 import scipy.sparse as sp
 
 import clspmv
+from clspmv.formats import FORMAT_CLASSES
 
 from oracle import assert_matches, oracle_matrix
 from scenarios import ALPHA_BETA, SCENARIOS, Scenario
@@ -115,3 +118,18 @@ def test_duplicates_summed_before_rounding(layout: str, fmt: str, device) -> Non
         assert not A.has_canonical_format
     M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, dtype=np.float32)
     np.testing.assert_array_equal(M @ np.ones(3), np.float32([2.0**-30, 3.0, 0.5]))
+
+
+def test_gpu_work_groups(fmt: str, device) -> None:
+    """On a GPU a format launches work-groups of its ``gpu_work_group`` (set from the sweep), on
+    other devices of 256 (or the device's maximum); the products are right either way."""
+    gpu = dataclasses.replace(device, type="gpu")
+    A = sp.random(300, 200, density=0.05, format="csr", random_state=3)
+    x = np.random.default_rng(4).standard_normal(200)
+    default = min(256, device.max_work_group_size)
+    for dev, expected in ((gpu, FORMAT_CLASSES[fmt].gpu_work_group or default),
+                          (device, default)):
+        M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=dev, dtype=np.float32)
+        assert M.work_group_size == min(expected, device.max_work_group_size)
+        assert_matches(M.matvec(x.astype(np.float32)), A, x.astype(np.float32), np.float32,
+                       zeros_absent=fmt == "dia")

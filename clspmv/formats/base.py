@@ -170,10 +170,18 @@ class Format(ABC):
                     "type of the kernels"
                 )
 
+    gpu_work_group: ClassVar[int | None] = None
+    """Work-group size on GPUs when the caller names none (None: :meth:`Layout.for_device`'s
+    default, 256). Set from the kernel-parameter sweep (``clspmv bench --sweep``) on the H200."""
+
     @classmethod
     def preferred_work_group_size(cls, device: Device) -> int | None:
-        """The work-group size this format launches with on ``device`` when the caller names none
-        (None: :meth:`Layout.for_device`'s default)."""
+        """The work-group size this format launches with on ``device`` when the caller names none:
+        :attr:`gpu_work_group` on GPUs that allow it, else None (:meth:`Layout.for_device`'s
+        default)."""
+        wg = cls.gpu_work_group
+        if device.type == "gpu" and wg is not None and wg <= device.max_work_group_size:
+            return wg
         return None
 
     @classmethod

@@ -169,6 +169,7 @@ class CsrAdaptive(_CsrKernel):
 
     name = "csr-adaptive"
     kernel_options = ()  # the partition depends on the work-group size: convert again instead
+    gpu_work_group = GPU_WORK_GROUP
     adaptive_file = "csr_adaptive.cl"
 
     @classmethod
@@ -190,13 +191,6 @@ class CsrAdaptive(_CsrKernel):
         fmt.partial_counted = fmt.partial_bytes()
         fmt.nbytes += fmt.partial_counted
         return fmt
-
-    @classmethod
-    def preferred_work_group_size(cls, device: Device) -> int | None:
-        """:data:`GPU_WORK_GROUP` on GPUs (where the device allows it), else the default."""
-        if device.type == "gpu" and device.max_work_group_size >= GPU_WORK_GROUP:
-            return GPU_WORK_GROUP
-        return None
 
     def partial_bytes(self) -> int:
         """Bytes of the device buffer receiving the chunks' sums (at least one value of the sums'

@@ -26,6 +26,8 @@ import math
 from typing import Any
 
 from ..bench.sweep import ADAPTIVE_FORMAT, OPERATION, Config, block_size, parse_label
+from ..formats import FORMAT_CLASSES
+from ..formats.csr import CsrScalar
 from ..formats.csr_adaptive import GPU_WORK_GROUP
 from .tables import DASH, _unique, matrices_by_size, num, table
 
@@ -63,16 +65,20 @@ def _config(r: Rec) -> Config:
     return parse_label(r["method"])
 
 
+def default_work_group(r: Rec) -> int:
+    """The work-group size ``r``'s format takes by default on ``r``'s kind of device: the format's
+    ``gpu_work_group`` on GPUs where it has one, else :data:`DEFAULT_WORK_GROUP`."""
+    gpu = FORMAT_CLASSES[r["format"]].gpu_work_group
+    return gpu if gpu and r.get("device_type") == "gpu" else DEFAULT_WORK_GROUP
+
+
 def default_config(r: Rec) -> Config:
-    """The configuration of ``r``'s format, T and storage order with the defaults: work-groups of
-    :data:`DEFAULT_WORK_GROUP`, unroll :data:`DEFAULT_UNROLL`; ``csr-adaptive`` its own defaults
-    (work-groups of :data:`~clspmv.formats.csr_adaptive.GPU_WORK_GROUP` on GPUs,
-    ``CsrAdaptive.preferred_work_group_size``, the largest block size)."""
+    """The configuration of ``r``'s format, T and storage order with the defaults: the format's
+    default work-group size (:func:`default_work_group`), unroll :data:`DEFAULT_UNROLL`;
+    ``csr-adaptive`` the largest block size."""
     c = _config(r)
-    if r["format"] == ADAPTIVE_FORMAT:
-        wg = GPU_WORK_GROUP if r.get("device_type") == "gpu" else DEFAULT_WORK_GROUP
-        return c._replace(work_group_size=wg, unroll=DEFAULT_UNROLL, block_divisor=1)
-    return c._replace(work_group_size=DEFAULT_WORK_GROUP, unroll=DEFAULT_UNROLL)
+    c = c._replace(work_group_size=default_work_group(r), unroll=DEFAULT_UNROLL)
+    return c._replace(block_divisor=1) if r["format"] == ADAPTIVE_FORMAT else c
 
 
 def _ok(records: list[Rec]) -> list[Rec]:
@@ -119,8 +125,9 @@ def device_tables(here: list[Rec]) -> str:
         "csr-adaptive: GFLOP/s by block size and work-group size, the fastest of each matrix in "
         "bold.", "", adaptive_table(here, matrices), "",
         "Fastest configuration per matrix, against the same format, T and storage order with "
-        f"the defaults (wg {DEFAULT_WORK_GROUP}, unroll {DEFAULT_UNROLL}; csr-adaptive: wg "
-        f"{GPU_WORK_GROUP} on GPUs, {DEFAULT_WORK_GROUP} on CPUs, cap=max).", "",
+        f"the defaults (wg {DEFAULT_WORK_GROUP}, unroll {DEFAULT_UNROLL}; on GPUs csr-scalar: "
+        f"wg {CsrScalar.gpu_work_group}, csr-adaptive: wg {GPU_WORK_GROUP}; csr-adaptive "
+        "cap=max).", "",
         best_table(here, matrices), "",
         "Findings: per format and storage order, the configuration with the best geometric "
         "mean GFLOP/s over the matrices where every configuration compared ran, against the "
