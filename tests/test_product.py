@@ -123,12 +123,12 @@ def test_duplicates_summed_before_rounding(layout: str, fmt: str, device) -> Non
 def test_gpu_work_groups(fmt: str, device) -> None:
     """On a GPU a format launches work-groups of its ``gpu_work_group`` (set from the sweep), on
     other devices of 256 (or the device's maximum); the products are right either way."""
-    gpu = dataclasses.replace(device, type="gpu")
+    gpu, cpu = (dataclasses.replace(device, type=t) for t in ("gpu", "cpu"))
     A = sp.random(300, 200, density=0.05, format="csr", random_state=3)
     x = np.random.default_rng(4).standard_normal(200)
     default = min(256, device.max_work_group_size)
     for dev, expected in ((gpu, FORMAT_CLASSES[fmt].gpu_work_group or default),
-                          (device, default)):
+                          (cpu, default)):
         M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=dev, dtype=np.float32)
         assert M.work_group_size == min(expected, device.max_work_group_size)
         assert_matches(M.matvec(x.astype(np.float32)), A, x.astype(np.float32), np.float32,
