@@ -57,9 +57,8 @@ from clspmv import build, solvers
 from clspmv.bench import bandwidth
 from clspmv.device import SIMULATOR
 from clspmv.formats import FORMAT_CLASSES
-from clspmv.formats.base import MATMAT_BLOCKS, atomic_add_kind
+from clspmv.formats.base import MATMAT_BLOCKS, UNROLL_FACTORS, atomic_add_kind
 from clspmv.formats.csr import VECTOR_WIDTHS
-from clspmv.formats.csr_blocks import UNROLLS
 from clspmv.formats.ell import ELLR_T_WIDTHS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -300,7 +299,7 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     if fmt == "hyb":
         return [{}, {"width": 0}, {"width": 2}] if not quick else [{}, {"width": 0}]
     if fmt == "csr-blocks":  # one block (small matrices), several (some empty), every unroll
-        return [{}, *({"blocks": 3 * u, "unroll": u} for u in UNROLLS if u != 1)]
+        return [{}, *({"blocks": 3 * u, "unroll": u} for u in UNROLL_FACTORS if u != 1)]
     return [{}]
 
 
@@ -672,7 +671,7 @@ def check_kernels(quick: bool) -> int:
         if log.defines(name, "KB") != blocks:
             raise SystemExit(f"{name} launched with KB in {sorted(log.defines(name, 'KB'))}, "
                              f"not every block width {sorted(blocks)}")
-    unrolls = {str(u) for u in UNROLLS}
+    unrolls = {str(u) for u in UNROLL_FACTORS}
     if log.defines("csr_blocks_spmv", "UNROLL") != unrolls:
         raise SystemExit(f"csr_blocks_spmv launched with UNROLL in "
                          f"{sorted(log.defines('csr_blocks_spmv', 'UNROLL'))}, not every "

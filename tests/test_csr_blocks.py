@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clspmv
+from clspmv.formats.base import UNROLL_FACTORS
 from clspmv.formats.csr_blocks import (
     BLOCKS_PER_UNIT,
     MIN_BLOCK_ENTRIES,
-    UNROLLS,
     block_count,
     default_unroll,
     row_blocks,
@@ -115,7 +115,7 @@ MATRICES = {
 }
 
 
-@pytest.mark.parametrize("unroll", UNROLLS)
+@pytest.mark.parametrize("unroll", UNROLL_FACTORS)
 @pytest.mark.parametrize("blocks", [None, 1, 3, 64])
 @pytest.mark.parametrize("name", list(MATRICES))
 def test_products_match_scipy(name: str, blocks: int | None, unroll: int, dtype: np.dtype,

@@ -1,8 +1,9 @@
 """``csr-blocks``: the CSR arrays plus row blocks balanced by entries, one work-item per block.
 
 Shaped for CPUs (PoCL): each work-item walks one contiguous block of whole rows in a sequential
-loop (kernels_cl/csr_blocks.cl) that takes ``unroll`` entries a step as vectors and adds their
-dot product (SIMD multiplies; default from the mean row length, :func:`default_unroll`).
+loop (kernels_cl/csr_blocks.cl) that takes ``unroll`` entries a step (one of
+:data:`~clspmv.formats.base.UNROLL_FACTORS`) as vectors and adds their dot product (SIMD
+multiplies; default from the mean row length, :func:`default_unroll`).
 Work-groups hold :data:`BLOCK_WORK_GROUP` work-item and there are :data:`BLOCKS_PER_UNIT` blocks
 per compute unit (fewer for small matrices: at least :data:`MIN_BLOCK_ENTRIES` entries a block),
 so that PoCL's dynamic scheduling of work-groups evens out the cores while each work-group
@@ -21,7 +22,7 @@ import numpy as np
 import pyopencl as cl
 import scipy.sparse as sp
 
-from .base import INDEX_DTYPE, Layout, scalar
+from .base import INDEX_DTYPE, UNROLL_FACTORS, Layout, check_unroll, scalar
 from .csr import _CsrKernel, csr_arrays
 
 BLOCKS_PER_UNIT = 16
@@ -30,8 +31,6 @@ MIN_BLOCK_ENTRIES = 2048
 """Fewest entries a block is given when the matrix is too small for all the blocks."""
 BLOCK_WORK_GROUP = 1
 """Work-items per work-group of the forward kernel: each block is a work-group of its own."""
-UNROLLS = (1, 2, 4, 8)
-"""Entries per step of the forward kernel's entry loop, taken as vectors (``unroll``)."""
 MAX_DEFAULT_UNROLL = 4
 """The largest unroll chosen by default (steps of 4 were at least as fast as of 8 in both value
 types on the 2-core CPU)."""
@@ -41,7 +40,7 @@ def default_unroll(rows: int, entries: int) -> int:
     """The largest unroll of at most MAX_DEFAULT_UNROLL that the mean row length reaches (a vector
     step never runs in a row shorter than the unroll)."""
     mean = entries / rows if rows else 0.0
-    return max(u for u in UNROLLS if u <= max(min(mean, MAX_DEFAULT_UNROLL), 1))
+    return max(u for u in UNROLL_FACTORS if u <= max(min(mean, MAX_DEFAULT_UNROLL), 1))
 
 
 def block_count(rows: int, entries: int, compute_units: int) -> int:
@@ -80,8 +79,7 @@ class CsrBlocks(_CsrKernel):
             blocks = block_count(rows, csr.nnz, layout.compute_units)
         elif blocks < 1:
             raise ValueError(f"blocks must be at least 1, got {blocks}")
-        if unroll not in UNROLLS:
-            raise ValueError(f"unroll must be one of {UNROLLS}, got {unroll}")
+        unroll = check_unroll(unroll)
         blocks = min(blocks, rows)  # at most one block per row
         arrays = csr_arrays(csr)
         arrays["block_row"] = row_blocks(arrays["row_ptr"], blocks)
