@@ -188,8 +188,7 @@ class CsrAdaptive(_CsrKernel):
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
                   block_entries=cap, blocks=parts["blocks"].size // 2,
                   chunks=parts["chunks"].size // 2, long_rows=parts["long_rows"].size)
-        fmt.partial_counted = fmt.partial_bytes()
-        fmt.nbytes += fmt.partial_counted
+        fmt.nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
         return fmt
 
     def partial_bytes(self) -> int:
@@ -199,8 +198,9 @@ class CsrAdaptive(_CsrKernel):
 
     def upload(self, device: Device, accumulate: np.dtype | None = None) -> None:
         super().upload(device, accumulate)
-        self.nbytes += self.partial_bytes() - self.partial_counted  # float64 sums of "mixed"
-        self.partial_counted = self.partial_bytes()
+        # from_csr counted the partial sums in the value type; "mixed" sums them in float64
+        self.nbytes += max(1, self.params["chunks"]) * (self.accumulate.itemsize
+                                                         - self.dtype.itemsize)
         self.buffers["partial"] = cl.Buffer(device.context, cl.mem_flags.READ_WRITE,
                                             self.partial_bytes())
 
