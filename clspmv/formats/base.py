@@ -39,6 +39,10 @@ UNROLL_FACTORS = (1, 2, 4, 8)
 """Values of the ``unroll`` parameter (the kernels' ``UNROLL``): entries of a row handled per
 iteration of the forward product's inner loop, each into a partial sum of its own."""
 
+DEFAULT_WORK_GROUP = 256
+"""Work-group size of every format unless the caller, the format's ``gpu_work_group`` on a GPU,
+or a smaller device maximum says otherwise."""
+
 MATMAT_BLOCKS = (2, 4, 8, 16)
 """Column-block widths KB the several-right-hand-sides kernels are built for."""
 
@@ -121,8 +125,9 @@ class Layout:
 
     @classmethod
     def for_device(cls, device: Device, work_group_size: int | None = None) -> Layout:
-        """The layout clspmv uses on ``device``: work-groups of 256, or the device's maximum."""
-        wg = work_group_size or min(256, device.max_work_group_size)
+        """The layout clspmv uses on ``device``: work-groups of ``work_group_size``, else of
+        :data:`DEFAULT_WORK_GROUP` or the device's maximum if smaller."""
+        wg = work_group_size or min(DEFAULT_WORK_GROUP, device.max_work_group_size)
         if wg < 1 or wg & (wg - 1) or wg > device.max_work_group_size:
             raise ValueError(
                 f"work_group_size must be a power of two <= {device.max_work_group_size}, got {wg}"
@@ -171,18 +176,25 @@ class Format(ABC):
                 )
 
     gpu_work_group: ClassVar[int | None] = None
-    """Work-group size on GPUs when the caller names none (None: :meth:`Layout.for_device`'s
-    default, 256). Set from the kernel-parameter sweep (``clspmv bench --sweep``) on the H200."""
+    """Work-group size on GPUs when the caller names none (None: :data:`DEFAULT_WORK_GROUP`).
+    Set from the kernel-parameter sweep (``clspmv bench --sweep``) on the H200."""
+
+    @classmethod
+    def default_work_group(cls, device_type: str | None) -> int:
+        """The work-group size this format takes by default on a device of ``device_type``
+        (``"gpu"``, ``"cpu"``, ...): :attr:`gpu_work_group` on GPUs where set, else
+        :data:`DEFAULT_WORK_GROUP`."""
+        if device_type == "gpu" and cls.gpu_work_group is not None:
+            return cls.gpu_work_group
+        return DEFAULT_WORK_GROUP
 
     @classmethod
     def preferred_work_group_size(cls, device: Device) -> int | None:
         """The work-group size this format launches with on ``device`` when the caller names none:
-        :attr:`gpu_work_group` on GPUs that allow it, else None (:meth:`Layout.for_device`'s
-        default)."""
-        wg = cls.gpu_work_group
-        if device.type == "gpu" and wg is not None and wg <= device.max_work_group_size:
-            return wg
-        return None
+        :meth:`default_work_group` where the device allows it, else None (the device's maximum,
+        :meth:`Layout.for_device`)."""
+        wg = cls.default_work_group(device.type)
+        return wg if wg <= device.max_work_group_size else None
 
     @classmethod
     def layout_for(cls, device: Device, work_group_size: int | None = None) -> Layout:

@@ -27,16 +27,16 @@ from typing import Any
 
 from ..bench.sweep import ADAPTIVE_FORMAT, OPERATION, Config, block_size, parse_label
 from ..formats import FORMAT_CLASSES
+from ..formats.base import DEFAULT_WORK_GROUP
 from ..formats.csr import CsrScalar
 from ..formats.csr_adaptive import GPU_WORK_GROUP
 from .tables import DASH, _unique, matrices_by_size, num, table
 
 Rec = dict[str, Any]
 
-DEFAULT_WORK_GROUP = 256
-"""Today's default work-group size (``Layout.for_device``) and unroll factor, the reference of
-the "against the defaults" columns (csr-adaptive: :func:`default_config`)."""
 DEFAULT_UNROLL = 1
+"""Today's default unroll factor: with each format's default work-group size
+(``Format.default_work_group``) the reference of the "against the defaults" columns."""
 
 INTRO = (
     "The kernel-parameter experiments of openmp-vs-cuda.txt (`clspmv bench --sweep`, grid in "
@@ -65,19 +65,14 @@ def _config(r: Rec) -> Config:
     return parse_label(r["method"])
 
 
-def default_work_group(r: Rec) -> int:
-    """The work-group size ``r``'s format takes by default on ``r``'s kind of device: the format's
-    ``gpu_work_group`` on GPUs where it has one, else :data:`DEFAULT_WORK_GROUP`."""
-    gpu = FORMAT_CLASSES[r["format"]].gpu_work_group
-    return gpu if gpu and r.get("device_type") == "gpu" else DEFAULT_WORK_GROUP
-
-
 def default_config(r: Rec) -> Config:
     """The configuration of ``r``'s format, T and storage order with the defaults: the format's
-    default work-group size (:func:`default_work_group`), unroll :data:`DEFAULT_UNROLL`;
+    default work-group size on ``r``'s kind of device (``Format.default_work_group``), unroll
+    :data:`DEFAULT_UNROLL`;
     ``csr-adaptive`` the largest block size."""
     c = _config(r)
-    c = c._replace(work_group_size=default_work_group(r), unroll=DEFAULT_UNROLL)
+    wg = FORMAT_CLASSES[r["format"]].default_work_group(r.get("device_type"))
+    c = c._replace(work_group_size=wg, unroll=DEFAULT_UNROLL)
     return c._replace(block_divisor=1) if r["format"] == ADAPTIVE_FORMAT else c
 
 
