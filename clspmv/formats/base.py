@@ -359,7 +359,9 @@ class Format(ABC):
 
     def check_params(self) -> None:
         """Raise ValueError when :attr:`params` do not suit :attr:`layout` (called after
-        :meth:`retuned` changed them): here, more work-items per row than per work-group."""
+        :meth:`retuned` changed them): here, more work-items per row than per work-group, or an
+        ``unroll`` not in :data:`UNROLL_FACTORS`."""
+        check_unroll(self.params.get("unroll", 1))
         threads = self.params.get("threads_per_row", 1)
         if threads > self.layout.work_group_size:
             raise ValueError(f"format {self.name!r} shares each row among {threads} work-items: "
@@ -414,6 +416,14 @@ class RowKernels(Format):
     @abstractmethod
     def matrix_args(self) -> tuple[int, tuple[object, ...]]:
         """(work-items to launch, the kernels' leading matrix arguments)."""
+
+    def row_loop_defines(self) -> dict[str, object]:
+        """T (work-items per row) and, above 1, UNROLL: the definitions of the row loops of the
+        CSR and ELLPACK kernels, which the families' :meth:`defines` extend."""
+        defines: dict[str, object] = {"T": self.params["threads_per_row"]}
+        if self.params.get("unroll", 1) > 1:
+            defines["UNROLL"] = self.params["unroll"]
+        return defines
 
     def prepare_kernels(self) -> None:
         self._kernel = self.kernel(self.kernel_file, f"{self.family}_spmv", **self.defines())

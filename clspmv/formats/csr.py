@@ -61,16 +61,10 @@ class _CsrKernel(RowKernels):
     kernel_options = ("unroll",)
 
     def defines(self) -> dict[str, object]:
-        defines: dict[str, object] = {"T": self.params["threads_per_row"]}
+        defines = self.row_loop_defines()
         if self.skip_padding:
             defines["SKIP_PADDING"] = 1
-        if self.params.get("unroll", 1) > 1:
-            defines["UNROLL"] = self.params.get("unroll", 1)
         return defines
-
-    def check_params(self) -> None:
-        super().check_params()
-        check_unroll(self.params.get("unroll", 1))
 
     def matrix_args(self) -> tuple[int, tuple[object, ...]]:
         b = self.buffers

@@ -115,18 +115,12 @@ class _EllFamily(RowKernels):
                    threads_per_row=threads, unroll=unroll, row_major=int(row_major))
 
     def defines(self) -> dict[str, object]:
-        defines: dict[str, object] = {"T": self.params["threads_per_row"]}
+        defines = self.row_loop_defines()
         if self.row_lengths_used:
             defines["ROW_LENGTHS"] = 1
         if self.params.get("row_major", 0):
             defines["ROW_MAJOR"] = 1
-        if self.params.get("unroll", 1) > 1:
-            defines["UNROLL"] = self.params.get("unroll", 1)
         return defines
-
-    def check_params(self) -> None:
-        super().check_params()
-        check_unroll(self.params.get("unroll", 1))
 
     def matrix_args(self) -> tuple[int, tuple[object, ...]]:
         p, b = self.params, self.buffers
