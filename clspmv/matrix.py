@@ -18,7 +18,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from .device import Device, select_device
 from .errors import DeviceError, IndexOverflowError, UnsuitableFormatError
-from .formats import FORMAT_CLASSES, Format
+from .formats import FORMAT_CLASSES, Format, convert
 from .formats.base import INDEX_DTYPE, INDEX_LIMIT, Strides
 from .precision import Precision, resolve
 from .vectors import DeviceVectors
@@ -157,11 +157,19 @@ class DeviceMatrix:
         precision = resolve(dtype, csr.dtype)
         dev.require(precision)
         layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
-        fmt = FORMAT_CLASSES[format].from_csr(csr, layout, **params)
+        fmt = convert(csr, format, layout, precision, **params)
         diagonal = csr.diagonal()  # A's diagonal is its transpose's
         del csr
-        fmt.upload(dev, precision.accumulate)
-        return cls(fmt, dev, transposed_storage=transposed, diagonal=diagonal)
+        return cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal)
+
+    @classmethod
+    def upload(cls, fmt: Format, device: Device, transposed_storage: bool = False,
+               diagonal: np.ndarray | None = None) -> DeviceMatrix:
+        """Upload a converted matrix (:func:`clspmv.formats.convert`) to ``device`` and wrap it:
+        the second half of :meth:`from_scipy`. ``transposed_storage``: ``fmt`` holds A^T (a CSC
+        input); ``diagonal``: A's diagonal for :meth:`diagonal` (None: read from ``fmt``)."""
+        fmt.upload(device)
+        return cls(fmt, device, transposed_storage=transposed_storage, diagonal=diagonal)
 
     # -- facts ----------------------------------------------------------------------------
     @property
@@ -452,12 +460,13 @@ class DeviceMatrix:
             m, n = self._fmt.shape
             csr_t = canonical_csr(sp.coo_matrix((vals, (cols, rows)), shape=(n, m)), self.dtype)
             layout = self._fmt.layout
+            precision = self._precision
             try:
-                copy = FORMAT_CLASSES[self.format].from_csr(csr_t, layout)
+                copy = convert(csr_t, self.format, layout, precision)
             except UnsuitableFormatError:
-                copy = FORMAT_CLASSES[FALLBACK_TRANSPOSE_FORMAT].from_csr(csr_t, layout)
+                copy = convert(csr_t, FALLBACK_TRANSPOSE_FORMAT, layout, precision)
             del csr_t
-            copy.upload(self._device, self._fmt.accumulate)
+            copy.upload(self._device)
             self._copy = copy
         return self._copy
 

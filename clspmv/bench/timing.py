@@ -30,6 +30,7 @@ import pyopencl as cl
 import pyopencl.array as cl_array
 import scipy.sparse as sp
 
+from .. import formats
 from ..device import Device
 from ..formats import FORMAT_CLASSES
 from ..matrix import DeviceMatrix
@@ -152,7 +153,9 @@ def convert(csr: sp.csr_matrix, format: str, device: Device,
             work_group_size: int | None = None, accumulate: np.dtype | None = None,
             **params: object) -> Conversion:
     """Lay out ``csr`` (canonical: :func:`clspmv.matrix.canonical_csr`) in ``format`` with the
-    format's ``params`` and upload it to ``device``, timing the host conversion and the upload
+    format's ``params`` and upload it to ``device`` by the library's own path
+    (:func:`clspmv.formats.convert`, :meth:`clspmv.DeviceMatrix.upload`), timing the host
+    conversion and the upload
     (until the queue is idle) separately. The kernels are compiled before the upload is timed;
     they sum in ``accumulate`` (default: csr's type; float64 for float32 values is
     ``dtype="mixed"``).
@@ -164,14 +167,12 @@ def convert(csr: sp.csr_matrix, format: str, device: Device,
     device.require(precision)
     layout = FORMAT_CLASSES[format].layout_for(device, work_group_size)
     t0 = time.perf_counter()
-    fmt = FORMAT_CLASSES[format].from_csr(csr, layout, **params)
+    fmt = formats.convert(csr, format, layout, precision, **params)
     host_s = time.perf_counter() - t0
-    fmt.device, fmt.accumulate = device, precision.accumulate
-    fmt.prepare_kernels()  # compile (or fetch from the program cache) outside the timing
-    fmt.device = None
+    fmt.compile(device)  # compile (or fetch from the program cache) outside the timing
     device.queue.finish()
     t0 = time.perf_counter()
-    fmt.upload(device, precision.accumulate)
+    M = DeviceMatrix.upload(fmt, device)
     device.queue.finish()
     upload_s = time.perf_counter() - t0
-    return Conversion(DeviceMatrix(fmt, device), host_s * 1e3, upload_s * 1e3)
+    return Conversion(M, host_s * 1e3, upload_s * 1e3)

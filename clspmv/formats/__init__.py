@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import scipy.sparse as sp
+
+from ..precision import Precision
 from .base import Format, Layout
 from .coo import Coo
 from .csr import CsrAligned, CsrScalar, CsrVector
@@ -18,4 +21,27 @@ FORMAT_CLASSES: dict[str, type[Format]] = {
                 Pjds, Sell, Hyb, Dia)
 }
 
-__all__ = ["FORMAT_CLASSES", "Format", "Layout"]
+
+
+def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precision,
+            **params: object) -> Format:
+    """Lay out a canonical CSR matrix (:func:`clspmv.matrix.canonical_csr`, values of
+    ``precision.value``) in ``format`` for a device of ``layout``, its kernels to sum in
+    ``precision.accumulate``: numpy only, nothing touches a device. :meth:`Format.upload` (or
+    :meth:`clspmv.DeviceMatrix.upload`) then copies it to the device. This pair is the one path
+    from a CSR matrix to a device matrix: ``DeviceMatrix.from_scipy`` and the benchmarks both
+    take it.
+
+    Raises ValueError for an unknown format or parameter values the format refuses,
+    :class:`~clspmv.errors.UnsuitableFormatError` when the format would pad absurdly,
+    :class:`~clspmv.errors.IndexOverflowError` beyond 32-bit indices.
+    """
+    cls = FORMAT_CLASSES.get(format)
+    if cls is None:
+        raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMAT_CLASSES)}")
+    fmt = cls.from_csr(csr, layout, **params)
+    fmt.accumulate = precision.accumulate
+    return fmt
+
+
+__all__ = ["FORMAT_CLASSES", "Format", "Layout", "convert"]

@@ -159,8 +159,8 @@ class Format(ABC):
         """Layout parameters chosen for this matrix (threads per row, widths, sigma, ...)."""
         self.dtype = np.dtype(dtype)
         self.accumulate = self.dtype
-        """Type of the kernels' sums (``ACC_T``): the value type unless :meth:`upload` is told
-        otherwise (float64 for ``dtype="mixed"``)."""
+        """Type of the kernels' sums (``ACC_T``): the value type unless
+        :func:`clspmv.formats.convert` says otherwise (float64 for ``dtype="mixed"``)."""
         self.layout = layout
         self.host: dict[str, np.ndarray] | None = arrays
         self.buffers: dict[str, cl.Buffer] = {}
@@ -213,14 +213,19 @@ class Format(ABC):
         """Row indices, column indices and values of the stored entries (any order)."""
 
     # -- device ---------------------------------------------------------------------------
-    def upload(self, device: Device, accumulate: np.dtype | None = None) -> None:
+    def compile(self, device: Device) -> None:
+        """Build (or fetch from the program cache) the kernels for ``device``, summing in
+        :attr:`accumulate`; :meth:`upload` does it too, so callers only need this to keep the
+        compilation out of a timed upload."""
+        self.device = device
+        self.prepare_kernels()
+
+    def upload(self, device: Device) -> None:
         """Copy the host arrays into device buffers (once) and build the kernels, summing in
-        ``accumulate`` (default: the value type; float64 sums of float32 values are
-        ``dtype="mixed"``, which needs the device's fp64)."""
+        :attr:`accumulate` (set by :func:`clspmv.formats.convert`: float64 sums of float32
+        values are ``dtype="mixed"``, which needs the device's fp64)."""
         if self.host is None:
             raise RuntimeError("format already uploaded")
-        if accumulate is not None:
-            self.accumulate = np.dtype(accumulate)
         for key, a in self.host.items():
             if a.nbytes > device.max_allocation:
                 raise DeviceError(
@@ -232,8 +237,7 @@ class Format(ABC):
                 f"format {self.name!r} needs {self.nbytes} bytes, more than the "
                 f"{device.global_memory} bytes of global memory of {device.name}"
             )
-        self.device = device
-        self.prepare_kernels()
+        self.compile(device)
         flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
         for key, a in self.host.items():
             # OpenCL has no empty buffers: an empty array gets one element nobody reads.

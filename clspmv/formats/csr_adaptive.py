@@ -196,8 +196,8 @@ class CsrAdaptive(_CsrKernel):
         type; before the upload the value type's)."""
         return max(1, self.params["chunks"]) * self.accumulate.itemsize
 
-    def upload(self, device: Device, accumulate: np.dtype | None = None) -> None:
-        super().upload(device, accumulate)
+    def upload(self, device: Device) -> None:
+        super().upload(device)
         # from_csr counted the partial sums in the value type; "mixed" sums them in float64
         self.nbytes += max(1, self.params["chunks"]) * (self.accumulate.itemsize
                                                          - self.dtype.itemsize)
