@@ -10,6 +10,7 @@ from .coo import Coo
 from .csr import CsrAligned, CsrScalar, CsrVector
 from .csr_adaptive import CsrAdaptive
 from .csr_blocks import CsrBlocks
+from .csr_merge import CsrMerge
 from .dia import Dia
 from .ell import Ell, EllR, EllRT
 from .hyb import Hyb
@@ -18,7 +19,7 @@ from .sell import Pjds, Sell
 FORMAT_CLASSES: dict[str, type[Format]] = {
     cls.name: cls
     for cls in (Coo, CsrScalar, CsrVector, CsrAligned, CsrAdaptive, CsrBlocks, Ell, EllR, EllRT,
-                Pjds, Sell, Hyb, Dia)
+                Pjds, Sell, Hyb, Dia, CsrMerge)
 }
 
 
