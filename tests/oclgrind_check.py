@@ -11,7 +11,7 @@ and 64, also for the kernels that size their work-groups from the device), in bo
 
 * every format, with each kernel variant its parameters select (threads per row, sigma, HYB
   widths, csr-adaptive's block size: chunks of long rows, csr-blocks' block counts and
-  unrolls), on small matrices with edge shapes: the product A x and the transpose product A^T x
+  unrolls, csr-merge's tiles and chunks), on small matrices with edge shapes: the product A x and the transpose product A^T x
   with the format's own transpose kernel (``method="atomic"``), each with beta = 0 on an
   uninitialised output (BLAS semantics: y must not be read) and with beta != 0; the transposed
   copy (``method="transpose"``) once per value type;
@@ -300,6 +300,10 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
         return [{}, {"width": 0}, {"width": 2}] if not quick else [{}, {"width": 0}]
     if fmt == "csr-blocks":  # one block (small matrices), several (some empty), every unroll
         return [{}, *({"blocks": 3 * u, "unroll": u} for u in UNROLL_FACTORS if u != 1)]
+    if fmt == "csr-merge":  # tiles (one step per work-item: rows split across work-items
+        # and tiles), chunks (the default on a narrow SIMD width, then many small ones)
+        return [{"staged": True}, {"staged": True, "items": 1}, {"staged": False},
+                {"staged": False, "shares": 7}]
     return [{}]
 
 
@@ -591,7 +595,7 @@ def check_probe_and_bandwidth(run: Run) -> None:
 
 # -- mixed precision ------------------------------------------------------------------------------
 MIXED_FORMATS = ("csr-scalar", "csr-vector", "csr-adaptive", "csr-blocks", "ellr-t", "sell", "dia",
-                 "coo", "hyb")
+                 "coo", "hyb", "csr-merge")
 """The formats run with ``dtype="mixed"``: between them every kernel file of the formats, with
 and without the lane reduction (whose local memory is then double)."""
 MIXED_MATRICES = ("empty-rows", "long-row", "tall")
