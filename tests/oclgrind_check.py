@@ -11,7 +11,8 @@ and 64, also for the kernels that size their work-groups from the device), in bo
 
 * every format, with each kernel variant its parameters select (threads per row, sigma, HYB
   widths, csr-adaptive's block size: chunks of long rows, csr-blocks' block counts and
-  unrolls, csr-merge's tiles and chunks), on small matrices with edge shapes: the product A x and the transpose product A^T x
+  unrolls, csr-merge's tiles and chunks), on small matrices with edge shapes: the product A x
+  and the transpose product A^T x
   with the format's own transpose kernel (``method="atomic"``), each with beta = 0 on an
   uninitialised output (BLAS semantics: y must not be read) and with beta != 0; the transposed
   copy (``method="transpose"``) once per value type;

@@ -16,6 +16,10 @@ rmat       R-MAT power-law graph, 2^scale vertices, Kronecker a, b, c  power law
 denserows  band of half-width w plus a few rows of ``long`` entries   2w+1, and ``long``: dc1-like
 banded     ``diags`` diagonals at random offsets within +-spread      <= diags, DIA-friendly
 constrows  k entries per row at fixed periodic offsets                exactly k, QCD-like
+powerlaw   Zipf row lengths of mean k, a share near the diagonal      power law, capped
+arrow      diagonal + full first row + full first column              n, then 2
+emptyrows  k random columns, a share ``empty`` of the rows empty      0 or k
+chunglu    Chung-Lu graph: power-law out- and in-degrees              power law, hot columns
 ========== ========================================================== ==============================
 
 ``parse_spec("gen:random:n=100000,k=12")`` returns ``("random", {"n": 100000, "k": 12})`` and
@@ -252,9 +256,101 @@ def constrows(n: int = 100_000, k: int = 39, spread: int = 2000, seed: int = 0) 
     return _csr(indptr, cols.ravel(), rng.random(n * k), (n, n))
 
 
+# -- irregular row lengths (the ``irregular`` suite) -------------------------------------------
+def _from_pairs(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int],
+                rng: np.random.Generator) -> sp.csr_matrix:
+    """The CSR matrix with an entry at each (row, col) pair, repeated pairs merged; values
+    uniform in [0, 1)."""
+    keys = np.sort(rows.astype(np.int64) * shape[1] + cols)  # np.unique is far slower
+    keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if keys.size else keys
+    indptr = np.zeros(shape[0] + 1, np.int64)
+    np.cumsum(np.bincount(keys // shape[1], minlength=shape[0]), out=indptr[1:])
+    return _csr(indptr, keys % shape[1], rng.random(keys.size), shape)
+
+
+def _fraction(name: str, value: float) -> None:
+    if not 0 <= value <= 1:
+        raise ValueError(f"{name} must be between 0 and 1, got {value}")
+
+
+def powerlaw(n: int = 200_000, k: int = 20, alpha: float = 2.0, local: float = 0.7,
+             spread: int = 1000, longest: int = 0, seed: int = 0) -> sp.csr_matrix:
+    """n x n with power-law (Zipf) row lengths: P(length >= L) ~ L^(1 - alpha), scaled to a
+    mean of k and capped at ``longest`` (default n/20), rows in random order. A share ``local``
+    of each row's columns lies near the diagonal (uniform within +-max(spread, 2 * length),
+    wrapping around), the rest uniform over all columns. Repeated columns are merged, so nnz is
+    a little below n * k. Values uniform in [0, 1)."""
+    _positive(n=n, k=k, spread=spread)
+    _fraction("local", local)
+    if alpha <= 1:
+        raise ValueError(f"alpha must be > 1, got {alpha}")
+    longest = min(longest or max(1, n // 20), n)
+    rng = np.random.default_rng(seed)
+    raw = np.minimum((1 - rng.random(n)) ** (-1 / (alpha - 1)), longest)
+    lengths = np.minimum(np.floor(raw * (k * n / raw.sum()) + rng.random(n)),
+                         longest).astype(np.int64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    near = rng.random(rows.size) < local
+    reach = np.maximum(spread, 2 * lengths)[rows[near]]
+    cols = rng.integers(0, n, rows.size, dtype=np.int64)
+    cols[near] = (rows[near] + rng.integers(-reach, reach + 1)) % n
+    return _from_pairs(rows, cols, (n, n), rng)
+
+
+def arrow(n: int = 100_000, seed: int = 0) -> sp.csr_matrix:
+    """The arrow matrix: the diagonal, a full first row and a full first column (3n - 2
+    entries); one row and one column of n entries each. Values uniform in [0, 1)."""
+    _positive(n=n)
+    indptr = np.r_[0, n + 2 * np.arange(n, dtype=np.int64)]
+    cols = np.zeros((n - 1, 2), np.int64)
+    cols[:, 1] = np.arange(1, n)
+    indices = np.r_[np.arange(n, dtype=np.int64), cols.ravel()]
+    return _csr(indptr, indices, np.random.default_rng(seed).random(indices.size), (n, n))
+
+
+def emptyrows(n: int = 200_000, k: int = 20, empty: float = 0.8, seed: int = 0
+              ) -> sp.csr_matrix:
+    """n x n in which each row is empty with probability ``empty`` and otherwise holds k
+    distinct uniformly random columns. Values uniform in [0, 1)."""
+    _positive(n=n, k=k)
+    _fraction("empty", empty)
+    if k > n:
+        raise ValueError(f"k = {k} entries per row do not fit in n = {n} columns")
+    rng = np.random.default_rng(seed)
+    full = rng.random(n) >= empty
+    lengths = np.where(full, k, 0)
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    cols = _distinct_sorted(rng, int(full.sum()), k, n)
+    return _csr(indptr, cols.ravel(), rng.random(cols.size), (n, n))
+
+
+def chunglu(n: int = 200_000, k: int = 10, out_exp: float = 2.5, in_exp: float = 2.1,
+            seed: int = 0) -> sp.csr_matrix:
+    """A Chung-Lu graph shaped like a web or social graph: n * k edge draws, each from vertex
+    i to vertex j with probability proportional to w_out(i) w_in(j), where the weights
+    (i + 1)^(-1 / (exp - 1)) give power-law out-degrees (row lengths, exponent ``out_exp``) and
+    in-degrees (column counts, ``in_exp``: a few very hot columns). Vertices are relabelled by a
+    random permutation; repeated edges are merged (nnz < n * k). Values uniform in [0, 1)."""
+    _positive(n=n, k=k)
+    if min(out_exp, in_exp) <= 1:
+        raise ValueError(f"exponents must be > 1, got {out_exp}, {in_exp}")
+    rng = np.random.default_rng(seed)
+    ranks = np.arange(1, n + 1, dtype=np.float64)
+    perm = rng.permutation(n)
+
+    def draw(exponent: float) -> np.ndarray:
+        cdf = np.cumsum(ranks ** (-1 / (exponent - 1)))
+        picks = np.searchsorted(cdf, rng.random(n * k) * cdf[-1], side="right")
+        return perm[np.minimum(picks, n - 1)]
+
+    return _from_pairs(draw(out_exp), draw(in_exp), (n, n), rng)
+
+
 GENERATORS: dict[str, Callable[..., sp.csr_matrix]] = {
     f.__name__: f
-    for f in (poisson2d, stencil27, block, random, rmat, denserows, banded, constrows)
+    for f in (poisson2d, stencil27, block, random, rmat, denserows, banded, constrows, powerlaw,
+              arrow, emptyrows, chunglu)
 }
 """Generator functions by name; their keyword arguments are the keys of a spec."""
 

@@ -6,6 +6,10 @@
   vs MKL) and as the small end of GPU comparisons.
 * ``anchors``: six families at 25 to 125 million entries, for GPUs (larger than any GPU
   cache; the H200's L2 is tens of MB).
+* ``irregular``: seven irregular shapes at 10 to 60 million entries, for GPUs (issue 11):
+  power-law rows with and without column locality, R-MAT, an arrow matrix, mostly empty rows,
+  dense rows on a band and a Chung-Lu web/social graph. ``irregular-small``: the same shapes
+  at about a twentieth of the size, for CPUs and quick runs.
 
 Entry counts are those of the generated matrices (``clspmv stats`` / the reports' Table I).
 """
@@ -40,6 +44,24 @@ SUITES: dict[str, tuple[str, ...]] = {
         "gen:constrows:n=2000000,k=39,spread=20000",  # 78 M, equal row lengths (QCD-like)
         "gen:block:k=83,b=5",                        # 99 M, dense 5x5 blocks (DLR2-like)
         "gen:stencil27:k=166",                       # 122 M, 3-D 27-point stencil
+    ),
+    "irregular": (
+        "gen:arrow:n=4000000",                       # 12 M entries: full row, full column
+        "gen:denserows:n=4000000,w=3,count=64,long=200000",  # 41 M: 64 rows of 200 k on a band
+        "gen:rmat:scale=22,edges=8",                 # R-MAT, 4 M rows
+        "gen:emptyrows:n=6000000,k=30,empty=0.8,seed=3",  # 36 M, 80 % of the rows empty
+        "gen:chunglu:n=4000000,k=10,seed=4",         # web/social graph, hot columns
+        "gen:powerlaw:n=2000000,k=21,local=0.7,seed=1",  # Zipf rows, 70 % near the diagonal
+        "gen:powerlaw:n=2000000,k=21,local=0.0,seed=2",  # Zipf rows, uniform columns
+    ),
+    "irregular-small": (
+        "gen:arrow:n=200000",
+        "gen:denserows:n=200000,w=3,count=16,long=40000",
+        "gen:rmat:scale=18,edges=8",
+        "gen:emptyrows:n=300000,k=30,empty=0.8,seed=3",
+        "gen:chunglu:n=200000,k=10,seed=4",
+        "gen:powerlaw:n=100000,k=21,local=0.7,seed=1",
+        "gen:powerlaw:n=100000,k=21,local=0.0,seed=2",
     ),
 }
 """Suite name -> generator specs, in increasing size."""
