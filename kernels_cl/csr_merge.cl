@@ -167,11 +167,11 @@ void csr_merge_chunks(const INDEX_T n_chunks,
 }
 
 #ifdef LANES
-/* Split row r = split_row[t]: y[r] = alpha * (carries of shares carry_first[t] ..
- * head_share[t] - 1, then the head of share head_share[t]) + beta * y[r]; LANES work-items per
- * split row, the carries strided over them and summed by a tree. */
+/* Split rows t = first .. n_split - 1, r = split_row[t]: y[r] = alpha * (carries of shares
+ * carry_first[t] .. head_share[t] - 1, then the head of share head_share[t]) + beta * y[r];
+ * LANES work-items per split row, the carries strided over them and summed by a tree. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_merge_fixup(const INDEX_T n_split,
+void csr_merge_fixup(const INDEX_T first, const INDEX_T n_split,
                      __global const INDEX_T *restrict split_row,
                      __global const INDEX_T *restrict carry_first,
                      __global const INDEX_T *restrict head_share,
@@ -179,7 +179,7 @@ void csr_merge_fixup(const INDEX_T n_split,
                      __global VALUE_T *restrict y,
                      const VALUE_T alpha, const VALUE_T beta)
 {
-    const INDEX_T t = (INDEX_T)(get_global_id(0) / LANES);
+    const INDEX_T t = first + (INDEX_T)(get_global_id(0) / LANES);
     const int lid = (int)get_local_id(0);
     const int lane = lid & (LANES - 1);
     ACC_T sum = 0;

@@ -302,9 +302,10 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     if fmt == "csr-blocks":  # one block (small matrices), several (some empty), every unroll
         return [{}, *({"blocks": 3 * u, "unroll": u} for u in UNROLL_FACTORS if u != 1)]
     if fmt == "csr-merge":  # tiles (one step per work-item: rows split across work-items
-        # and tiles), chunks (the default on a narrow SIMD width, then many small ones)
+        # and tiles), chunks (the default on a narrow SIMD width, then many small ones: the
+        # long row crosses more than FIXUP_SERIAL of them)
         return [{"staged": True}, {"staged": True, "items": 1}, {"staged": False},
-                {"staged": False, "shares": 7}]
+                {"staged": False, "shares": 40}]
     return [{}]
 
 

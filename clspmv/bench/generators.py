@@ -302,9 +302,8 @@ def arrow(n: int = 100_000, seed: int = 0) -> sp.csr_matrix:
     entries); one row and one column of n entries each. Values uniform in [0, 1)."""
     _positive(n=n)
     indptr = np.r_[0, n + 2 * np.arange(n, dtype=np.int64)]
-    cols = np.zeros((n - 1, 2), np.int64)
-    cols[:, 1] = np.arange(1, n)
-    indices = np.r_[np.arange(n, dtype=np.int64), cols.ravel()]
+    below = np.stack([np.zeros(n - 1, np.int64), np.arange(1, n)], axis=1)  # (i, 0), (i, i)
+    indices = np.r_[np.arange(n, dtype=np.int64), below.ravel()]
     return _csr(indptr, indices, np.random.default_rng(seed).random(indices.size), (n, n))
 
 

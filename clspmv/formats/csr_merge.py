@@ -20,8 +20,10 @@ ends inside it, the partial of that row (its *head*) to a small buffer; a second
 (``csr_merge_fixup``) adds, for each split row, the carries of the shares it crosses and the
 head of the share it ends in, in a fixed order, and stores y once (no atomics: deterministic,
 rounded once from the sums' type). The host lists the split rows and their shares
-(:func:`split_rows`) and gives the fix-up :func:`fixup_lanes` work-items per split row, so that a
-row crossing thousands of shares is summed by a tree.
+(:func:`split_rows`); those with at most :data:`FIXUP_SERIAL` carries (nearly all: a row crossing
+a boundary between two shares) get one work-item each, the others, behind them, a launch of
+their own with :func:`fixup_lanes` work-items per row, so that a row crossing thousands of shares
+is summed by a tree.
 
 Two kernels walk the shares (parameter ``staged``):
 
@@ -59,6 +61,9 @@ from .csr_blocks import BLOCKS_PER_UNIT, MIN_BLOCK_ENTRIES
 
 STAGED_SIMD = 32
 """Smallest SIMD width (warp or wavefront) for which ``staged`` defaults to True."""
+
+FIXUP_SERIAL = 8
+"""Split rows with at most this many carries are summed by one work-item in the fix-up."""
 
 CHUNK_WORK_GROUP = 1
 """Work-items per work-group of the chunk kernel (``staged=False``): each chunk a group of its
@@ -137,6 +142,9 @@ class CsrMerge(_CsrKernel):
     name = "csr-merge"
     merge_file = "csr_merge.cl"
     kernel_options = ()  # the shares depend on the work-group size: convert again instead
+    gpu_work_group = 128
+    """As csr-adaptive's (measured there, not yet for this format): tiles of 128 x 8 float64
+    steps fit half of 48 KiB of local memory, 256 x 8 would not."""
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, staged: bool | None = None,
@@ -173,13 +181,15 @@ class CsrMerge(_CsrKernel):
         arrays = csr_arrays(csr)
         path_row, path_entry = merge_path(csr.indptr, diagonals)
         split, carry_first, head_share = split_rows(csr.indptr, path_row, path_entry)
+        wide = head_share.astype(np.int64) - carry_first > FIXUP_SERIAL
+        order = np.r_[np.flatnonzero(~wide), np.flatnonzero(wide)]  # the wide ones last
         arrays.update(path_row=path_row.astype(INDEX_DTYPE),
-                      path_entry=path_entry.astype(INDEX_DTYPE),
-                      split_row=split, carry_first=carry_first, head_share=head_share)
+                      path_entry=path_entry.astype(INDEX_DTYPE), split_row=split[order],
+                      carry_first=carry_first[order], head_share=head_share[order])
         params: dict[str, int] = dict(
             threads_per_row=mean_row_threads(csr) if staged else 1, staged=int(staged),
-            shares=count, split_rows=split.size,
-            fixup_lanes=fixup_lanes(carry_first, head_share, wg))
+            shares=count, split_rows=split.size, wide_rows=int(wide.sum()),
+            fixup_lanes=fixup_lanes(carry_first[wide], head_share[wide], wg))
         if staged:
             params["items"] = items
         fmt = cls(csr.shape, csr.dtype, layout, arrays, **params)
@@ -205,7 +215,9 @@ class CsrMerge(_CsrKernel):
             self._walk = self.kernel(self.merge_file, "csr_merge_tiles", ITEMS=p["items"])
         else:
             self._walk = self.kernel(self.merge_file, "csr_merge_chunks", wg=CHUNK_WORK_GROUP)
-        self._fixup = self.kernel(self.merge_file, "csr_merge_fixup", LANES=p["fixup_lanes"])
+        self._fixup = self.kernel(self.merge_file, "csr_merge_fixup", LANES=1)
+        self._fixup_wide = self.kernel(self.merge_file, "csr_merge_fixup",
+                                       LANES=p["fixup_lanes"])
 
     def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
         p, b = self.params, self.buffers
@@ -213,8 +225,11 @@ class CsrMerge(_CsrKernel):
         events = [self.run(queue, self._walk, p["shares"] * wg, scalar(p["shares"]),
                            b["row_ptr"], b["col"], b["val"], b["path_row"], b["path_entry"], x,
                            y, b["partial"], alpha, beta, wg=wg)]
-        if p["split_rows"]:
-            events.append(self.run(queue, self._fixup, p["split_rows"] * p["fixup_lanes"],
-                                   scalar(p["split_rows"]), b["split_row"], b["carry_first"],
+        serial = p["split_rows"] - p["wide_rows"]
+        fixups = ((self._fixup, 0, serial, 1),
+                  (self._fixup_wide, serial, p["wide_rows"], p["fixup_lanes"]))
+        for kern, first, rows, lanes in fixups:
+            events.append(self.run(queue, kern, rows * lanes, scalar(first),
+                                   scalar(first + rows), b["split_row"], b["carry_first"],
                                    b["head_share"], b["partial"], y, alpha, beta))
         return [e for e in events if e is not None]
