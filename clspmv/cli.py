@@ -247,9 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "--suite: the demo suite on the default device.")
     p.add_argument("matrices", nargs="*", metavar="MATRIX",
                    help="a .mtx/.mtx.gz file, gen:NAME:key=val,... (generators: poisson2d, "
-                        "stencil27, block, random, rmat, denserows, banded, constrows) or "
+                        "stencil27, block, random, rmat, denserows, banded, constrows, "
+                        "powerlaw, arrow, emptyrows, chunglu) or "
                         "ss:GROUP/NAME (SuiteSparse, downloaded once into the cache)")
-    p.add_argument("--suite", choices=("demo", "cpu", "anchors"), default=None,
+    p.add_argument("--suite", default=None,
+                   choices=("demo", "cpu", "anchors", "irregular", "irregular-small"),
                    help="a named list of generated matrices (default without MATRIX: demo)")
     p.add_argument("--device", action="extend", nargs="+", metavar="SPEC", default=None,
                    help="device(s): 'all', 'gpu', 'cpu', 'P:D' or a substring of the platform "
