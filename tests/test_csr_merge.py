@@ -186,3 +186,15 @@ def test_products_match_scipy(matrix: sp.csr_matrix, path: str, dtype_name: str,
     Y = M.matmat(X)
     for j in range(3):
         assert_matches(Y[:, j], A, X[:, j], dtype)
+
+
+def test_small_work_groups_cap_the_lanes_of_a_row(device) -> None:
+    """The transpose and A X kernels share a row among at most a work-group's work-items."""
+    A = sp.random(60, 500, 0.2, "csr", random_state=6)  # 100 entries a row: T = 32 by mean
+    M = clspmv.DeviceMatrix.from_scipy(A, "csr-merge", device, np.float64 if device.fp64
+                                       else np.float32, work_group_size=8, staged=True)
+    assert M.params["threads_per_row"] == 8
+    X = np.random.default_rng(7).uniform(-1, 1, (500, 2))
+    Y = M.matmat(X)
+    for j in range(2):
+        assert_matches(Y[:, j], A, X[:, j], M.dtype)

@@ -187,7 +187,7 @@ class CsrMerge(_CsrKernel):
                       path_entry=path_entry.astype(INDEX_DTYPE), split_row=split[order],
                       carry_first=carry_first[order], head_share=head_share[order])
         params: dict[str, int] = dict(
-            threads_per_row=mean_row_threads(csr) if staged else 1, staged=int(staged),
+            threads_per_row=min(mean_row_threads(csr), wg) if staged else 1, staged=int(staged),
             shares=count, split_rows=split.size, wide_rows=int(wide.sum()),
             fixup_lanes=fixup_lanes(carry_first[wide], head_share[wide], wg))
         if staged:
