@@ -338,12 +338,12 @@ def chunglu(n: int = 200_000, k: int = 10, out_exp: float = 2.5, in_exp: float =
     ranks = np.arange(1, n + 1, dtype=np.float64)
     perm = rng.permutation(n)
 
-    def draw(exponent: float) -> np.ndarray:
-        cdf = np.cumsum(ranks ** (-1 / (exponent - 1)))
-        picks = np.searchsorted(cdf, rng.random(n * k) * cdf[-1], side="right")
-        return perm[np.minimum(picks, n - 1)]
+    def ends(exponent: float) -> np.ndarray:  # the edges' sources (targets), by vertex rank
+        weights = ranks ** (-1 / (exponent - 1))
+        counts = rng.multinomial(n * k, weights / weights.sum())
+        return np.repeat(np.arange(n, dtype=np.int64), counts)
 
-    return _from_pairs(draw(out_exp), draw(in_exp), (n, n), rng)
+    return _from_pairs(perm[ends(out_exp)], perm[rng.permutation(ends(in_exp))], (n, n), rng)
 
 
 GENERATORS: dict[str, Callable[..., sp.csr_matrix]] = {
