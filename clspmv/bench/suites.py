@@ -48,11 +48,11 @@ SUITES: dict[str, tuple[str, ...]] = {
     "irregular": (
         "gen:arrow:n=4000000",                       # 12 M entries: full row, full column
         "gen:denserows:n=4000000,w=3,count=64,long=200000",  # 41 M: 64 rows of 200 k on a band
-        "gen:rmat:scale=22,edges=8",                 # R-MAT, 4 M rows
+        "gen:rmat:scale=22,edges=8",                 # 33 M, R-MAT, 61 % of the rows empty
         "gen:emptyrows:n=6000000,k=30,empty=0.8,seed=3",  # 36 M, 80 % of the rows empty
-        "gen:chunglu:n=4000000,k=10,seed=4",         # web/social graph, hot columns
-        "gen:powerlaw:n=2000000,k=21,local=0.7,seed=1",  # Zipf rows, 70 % near the diagonal
-        "gen:powerlaw:n=2000000,k=21,local=0.0,seed=2",  # Zipf rows, uniform columns
+        "gen:chunglu:n=4000000,k=10,seed=4",         # 39 M, web/social graph, hot columns
+        "gen:powerlaw:n=2000000,k=21,local=0.7,seed=1",  # 39 M, Zipf rows, 70 % near the diagonal
+        "gen:powerlaw:n=2000000,k=21,local=0.0,seed=2",  # 40 M, Zipf rows, uniform columns
     ),
     "irregular-small": (
         "gen:arrow:n=200000",
