@@ -21,6 +21,7 @@ except ImportError as err:  # pragma: no cover - depends on the environment
     raise ImportError('clspmv.distributed needs mpi4py and an MPI library: pip install '
                       '"clspmv[mpi]"') from err
 
+from . import model
 from .collective import DistributedError, MPISpace
 from .matrix import DEFAULT_FORMATS, DistributedMatrix
 from .modes import MODES
@@ -34,5 +35,6 @@ __all__ = [
     "DistributedMatrix",
     "MPISpace",
     "balanced_offsets",
+    "model",
     "row_offsets",
 ]

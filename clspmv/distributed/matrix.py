@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -19,11 +20,12 @@ import pyopencl.array as cl_array
 
 from ..device import Device
 from ..matrix import DeviceMatrix
-from . import modes, staging
+from . import model, modes, staging
 from .collective import agree
 from .partition import balanced_offsets
 from .placement import choose_device, node_rank
 from .plan import ExchangePlan
+from .product import Product
 from .source import row_block, split_columns
 
 DEFAULT_FORMATS = ("csr-vector", "csr-scalar")
@@ -43,8 +45,11 @@ class DistributedMatrix:
 
     def __init__(self, comm: Any, shape: tuple[int, int], row_offsets: np.ndarray,
                  col_offsets: np.ndarray, local: DeviceMatrix, non_local: DeviceMatrix | None,
-                 plan: ExchangePlan, device: Device, mode: str, own_comm: Any) -> None:
-        """Assemble the parts (use :meth:`from_scipy`)."""
+                 plan: ExchangePlan, device: Device, mode: str, own_comm: Any,
+                 counts: tuple[int, int, int] = (0, 0, 0)) -> None:
+        """Assemble the parts (use :meth:`from_scipy`); ``counts``: (local entries, non-local
+        entries, rows with non-local entries) for :meth:`costs`."""
+        self._counts = tuple(int(c) for c in counts)
         self._user_comm = comm
         self._comm = own_comm
         self._shape = (int(shape[0]), int(shape[1]))
@@ -82,7 +87,8 @@ class DistributedMatrix:
                    mode: str = "task", partition: object = "nnz",
                    device: Device | str | None = None, dtype: object = None,
                    root: int | None = None, row_offsets: object = None,
-                   pinned: bool | None = None, **params: object) -> DistributedMatrix:
+                   pinned: bool | None = None, machine: model.Machine | None = None,
+                   **params: object) -> DistributedMatrix:
         """Distribute ``A`` over the ranks of ``comm`` (default ``MPI.COMM_WORLD``); collective.
 
         ``A``: a scipy.sparse matrix (or dense 2-D array) given on every rank; or given on rank
@@ -96,7 +102,9 @@ class DistributedMatrix:
         :class:`clspmv.Device`, a :func:`clspmv.select_device` spec, ``"local-rank"`` (GPU
         ``local_rank % gpus`` of each node) or None (see :mod:`.placement`). ``dtype`` and the
         format ``params`` as in :meth:`clspmv.DeviceMatrix.from_scipy`. ``pinned``: stage the
-        exchange through pinned host memory (default: on GPUs).
+        exchange through pinned host memory (default: on GPUs). ``machine``: a
+        :class:`.model.Machine` (e.g. from :func:`.model.probe`); when given, rank 0 warns if the
+        model predicts less than :data:`.model.HELPS` times one rank's speed.
 
         Raises ValueError for an unknown mode or a bad partition (on every rank alike), and
         :class:`DistributedError` on every rank when any rank fails to read, convert or upload
@@ -133,7 +141,13 @@ class DistributedMatrix:
         own = comm.Dup()
         use_pinned = dev.type == "gpu" if pinned is None else bool(pinned)
         plan = ExchangePlan(own, halo, cols, staging.HostBuffers(dev, local.dtype, use_pinned))
-        return cls(comm, (m, n), offsets, cols, local, non_local, plan, dev, mode, own)
+        counts = (local_csr.nnz, nl_csr.nnz, int(np.count_nonzero(np.diff(nl_csr.indptr))))
+        D = cls(comm, (m, n), offsets, cols, local, non_local, plan, dev, mode, own, counts)
+        if machine is not None:
+            helps, message = model.more_ranks_help(D.all_costs(), machine)
+            if not helps and comm.rank == 0:
+                warnings.warn(message, RuntimeWarning, stacklevel=2)
+        return D
 
     def close(self) -> None:
         """Free the communicator, the persistent requests and the task-mode thread (collective)."""
@@ -230,6 +244,26 @@ class DistributedMatrix:
         out.update(self._seconds)
         return out
 
+    def costs(self) -> model.RankCosts:
+        """What this rank moves per product, for :mod:`.model`."""
+        m, n = self.local_shape
+        local_nnz, nl_nnz, nl_rows = self._counts
+        return model.RankCosts(
+            rows=m, local_nnz=local_nnz, non_local_nnz=nl_nnz, non_local_rows=nl_rows,
+            x_entries=n, send=self.plan.send_size, halo=self.plan.halo_size,
+            send_messages=self.plan.messages,
+            recv_messages=int(np.count_nonzero(self.plan.recv_counts)),
+            value_bytes=self.dtype.itemsize)
+
+    def all_costs(self) -> list[model.RankCosts]:
+        """Every rank's :meth:`costs` (collective)."""
+        return self._comm.allgather(self.costs())
+
+    def predict(self, machine: model.Machine, resident: bool = False) -> dict[str, float]:
+        """Predicted seconds per product for each mode (collective; ``resident``: x and y are
+        pyopencl arrays, so only the exchanged values are staged)."""
+        return model.predict(self.all_costs(), machine, resident)
+
     def diagonal(self) -> np.ndarray:
         """This rank's rows of the main diagonal (square matrices: for Jacobi)."""
         r0, r1 = self.row_range
@@ -261,7 +295,7 @@ class DistributedMatrix:
         """
         with self._lock:
             started = time.perf_counter()
-            product = _Product(self, x_local, y_local, alpha, beta)
+            product = Product(self, x_local, y_local, alpha, beta)
             modes.run(self._mode, product, self._worker)
             result = product.finish()
             self._seconds = {"communication": self.plan.seconds,
@@ -279,7 +313,7 @@ class DistributedMatrix:
         their columns, which add them; their exchange overlaps the local part in every mode."""
         with self._lock:
             started = time.perf_counter()
-            product = _Product(self, x_local, y_local, alpha, beta, transposed=True)
+            product = Product(self, x_local, y_local, alpha, beta, transposed=True)
             product.transposed()
             result = product.finish()
             self._seconds = {"communication": self.plan.seconds,
@@ -318,164 +352,6 @@ def _formats(format: str | tuple[str, str] | None) -> tuple[str, str]:
     if len(pair) != 2 or not all(isinstance(f, str) for f in pair):
         raise ValueError(f"format must be a name or a pair (local, non-local), got {format!r}")
     return pair
-
-
-class _Product:
-    """The steps of one product of a DistributedMatrix (see :mod:`.modes`), with its staging."""
-
-    def __init__(self, D: DistributedMatrix, x: Array, y: Array | None, alpha: float,
-                 beta: float, transposed: bool = False) -> None:
-        self.D = D
-        self.queue = D.device.queue
-        self.alpha, self.beta = alpha, beta
-        self.events: dict[str, list] = {"local": [], "non_local": [], "staging": []}
-        m, n = D.local_shape
-        n_in, n_out = (m, n) if transposed else (n, m)
-        self.on_device = isinstance(x, cl_array.Array)
-        dtype = D.dtype
-        if self.on_device:
-            self.x_dev = _device_vector(x, n_in, dtype, D.device, "x_local")
-            if y is None:
-                self.y_dev = cl_array.zeros(self.queue, n_out, dtype)
-                self.beta = 0.0
-            else:
-                self.y_dev = _device_vector(y, n_out, dtype, D.device, "y_local")
-            self.y_host = None
-            return
-        self.x_host = np.ascontiguousarray(_host_vector(x, n_in, "x_local"), dtype)
-        if y is None:
-            self.y_host = np.zeros(n_out, dtype)
-            self.beta = 0.0
-        else:
-            self.y_host = _host_vector(y, n_out, "y_local")
-            if y.dtype != dtype:
-                raise TypeError(f"y_local has dtype {y.dtype}, expected {dtype} (it is updated "
-                                "in place)")
-            if not y.flags.writeable:
-                raise ValueError("y_local is read-only; it is updated in place")
-        in_dev, out_dev = (D._y_dev, D._x_dev) if transposed else (D._x_dev, D._y_dev)
-        self.x_dev, self.y_dev = in_dev, out_dev
-        self.staged_in = False
-        self.done = False
-
-    # -- staging ----------------------------------------------------------------------------
-    def _stage_in(self) -> None:
-        """Upload x (and y where beta reads it) to the persistent device vectors."""
-        if self.on_device or self.staged_in:
-            return
-        self.staged_in = True
-        log = self.events["staging"]
-        if self.x_host.size:
-            staging.copy(self.queue, self.x_dev.data, self.x_host, log)
-        if self.beta != 0 and self.y_host.size:
-            staging.copy(self.queue, self.y_dev.data, np.ascontiguousarray(self.y_host), log)
-
-    def finish(self) -> Array:
-        """The result: the device vector, or y downloaded into the caller's numpy array."""
-        if self.on_device:
-            return self.y_dev
-        if self.y_host.size and not self.done:
-            self.done = True
-            if self.y_host.flags.c_contiguous:
-                staging.copy(self.queue, self.y_host, self.y_dev.data, self.events["staging"],
-                             wait=True)
-            else:
-                self.y_host[...] = self.y_dev.get(self.queue)
-        return self.y_host
-
-    # -- the steps of modes.run ---------------------------------------------------------------
-    def gather(self) -> None:
-        plan = self.D.plan
-        if not plan.send_size:
-            return
-        if self.on_device:
-            D = self.D
-            cl_array.take(self.x_dev, D._send_index_dev, out=D._send_dev, queue=self.queue)
-            staging.copy(self.queue, plan.send_buffer, D._send_dev.data,
-                         self.events["staging"]).wait()
-        else:
-            plan.gather(self.x_host)
-
-    def start(self) -> None:
-        self.D.plan.start()
-
-    def wait(self) -> None:
-        self.D.plan.wait()
-
-    def local(self) -> None:
-        self._stage_in()
-        if self.y_dev is None or self.y_dev.size == 0:
-            return
-        x = self.x_dev if self.x_dev is not None and self.x_dev.size else _empty(self)
-        self.D.local.matvec(x, self.y_dev, self.alpha, self.beta)
-        self.events["local"] += self.D.local.last_events
-        self.queue.flush()
-
-    def non_local(self) -> None:
-        D = self.D
-        if D.non_local is None or self.y_dev is None or self.y_dev.size == 0:
-            return
-        staging.copy(self.queue, D._halo_dev.data, D.plan.halo_buffer, self.events["staging"])
-        D.non_local.matvec(D._halo_dev, self.y_dev, self.alpha, 1.0)
-        self.events["non_local"] += D.non_local.last_events
-
-    # -- the transposed product ---------------------------------------------------------------
-    def transposed(self) -> None:
-        """Non-local contributions first (they travel), then the local part during the exchange,
-        then the received contributions added."""
-        D, plan = self.D, self.D.plan
-        self._stage_in()
-        if D.non_local is not None and self.x_dev is not None and self.x_dev.size:
-            D.non_local.rmatvec(self.x_dev, D._halo_dev, self.alpha, 0.0)
-            self.events["non_local"] += D.non_local.last_events
-            staging.copy(self.queue, plan.halo_buffer, D._halo_dev.data,
-                         self.events["staging"]).wait()
-        elif plan.halo_size:
-            plan.halo_buffer[:] = 0
-        plan.start(reverse=True)
-        if self.y_dev is not None and self.y_dev.size:
-            x = self.x_dev if self.x_dev is not None and self.x_dev.size else _empty(self)
-            D.local.rmatvec(x, self.y_dev, self.alpha, self.beta)
-            self.events["local"] += D.local.last_events
-            self.queue.flush()
-        plan.wait(reverse=True)
-        if plan.send_size:
-            if self.on_device:
-                host = self.y_dev.get(self.queue)
-                plan.scatter_add(host)
-                self.y_dev.set(host, queue=self.queue)
-            else:
-                plan.scatter_add(self.finish())
-
-
-def _empty(product: _Product) -> cl_array.Array:
-    return cl_array.zeros(product.queue, 0, product.D.dtype)
-
-
-def _host_vector(v: object, n: int, what: str) -> np.ndarray:
-    arr = np.asarray(v)
-    if arr.shape != (n,):
-        raise ValueError(f"{what} has shape {arr.shape}, expected ({n},)")
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{what} has dtype {arr.dtype}; expected real numbers")
-    return arr
-
-
-def _device_vector(v: object, n: int, dtype: np.dtype, device: Device, what: str
-                   ) -> cl_array.Array:
-    if not isinstance(v, cl_array.Array):
-        raise TypeError(f"{what} must be a pyopencl array when x_local is one, got "
-                        f"{type(v).__name__}")
-    if v.shape != (n,):
-        raise ValueError(f"{what} has shape {v.shape}, expected ({n},)")
-    if v.dtype != dtype:
-        raise TypeError(f"{what} has dtype {v.dtype}, expected {dtype}")
-    if v.context != device.context:
-        raise ValueError(f"{what} lives in another OpenCL context than this rank's device "
-                         f"{device.name}")
-    if v.offset or not v.flags.c_contiguous:
-        raise ValueError(f"{what} must be contiguous and without offset")
-    return v
 
 
 __all__ = ["DEFAULT_FORMATS", "DistributedMatrix"]
