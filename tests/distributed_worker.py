@@ -71,6 +71,7 @@ def cases(size: int) -> dict[str, Callable[[object], None]]:
         "empty-0x0": (sp.csr_matrix((0, 0)), {}),
         "poisson": (poisson(9), {}),
         "weights": (uneven(), {"partition": np.linspace(1.0, 5.0, 61)}),
+        "pinned": (uneven(), {"pinned": True}),
     }
     for label, (A, kwargs) in shaped.items():
         for mode in MODES:
@@ -84,11 +85,22 @@ def cases(size: int) -> dict[str, Callable[[object], None]]:
     out["cg-poisson"] = lambda comm: check_cg(comm, None)
     out["cg-jacobi"] = lambda comm: check_cg(comm, "jacobi")
     out["bicgstab"] = check_bicgstab
+    out["gmres"] = check_gmres
+    out["matrix-market-path"] = check_path
+    out["path-without-read-rows"] = check_path_missing
+    out["probe-and-advice"] = check_probe
     out["fails-format-one-rank"] = check_format_failure
     out["fails-device-one-rank"] = check_device_failure
     out["fails-root-without-matrix"] = check_root_failure
     out["timings-and-model"] = check_timings
     return out
+
+
+def oclgrind_cases() -> dict[str, Callable[[object], None]]:
+    """The product on the Oclgrind simulator (``--oclgrind``): every mode, both directions."""
+    return {f"oclgrind-{mode}": _bind(check_products, uneven(23), mode=mode, device="oclgrind",
+                                         pinned=False)
+            for mode in MODES}
 
 
 def case_names(size: int) -> list[str]:
@@ -247,6 +259,100 @@ def check_bicgstab(comm) -> None:
                        modes=("task",))
 
 
+def check_gmres(comm) -> None:
+    from clspmv import solvers
+
+    A = convection_diffusion(10)
+    b = A @ np.random.default_rng(5).standard_normal(A.shape[0])
+    with _build(comm, A, mode="task") as D:
+        r0, r1 = D.row_range
+        x_local, info = solvers.gmres(D, b[r0:r1], rtol=1e-9, restart=15)
+        x = np.concatenate(comm.allgather(x_local))
+    res = np.linalg.norm(b - A @ x) / np.linalg.norm(b)
+    assert info == 0 and res <= 1.01e-9, f"info {info}, residual {res:.3e}"
+
+
+def _write_mtx(comm, A) -> str:
+    import os
+    import tempfile
+
+    import clspmv
+
+    path = None
+    if comm.rank == 0:
+        fd, path = tempfile.mkstemp(suffix=".mtx")
+        os.close(fd)
+        clspmv.io.write(path, A)
+    return comm.bcast(path, root=0)
+
+
+def check_path(comm) -> None:
+    """The path source with a stand-in for clspmv.io.read_rows (reads the file, keeps the rows)."""
+    import os
+
+    import clspmv
+
+    from oracle import assert_matches
+
+    A = uneven()
+    path = _write_mtx(comm, A)
+    had = hasattr(clspmv.io, "read_rows")
+    calls = []
+    if not had:
+        def read_rows(p, start, stop):
+            calls.append((start, stop))
+            return clspmv.io.read(p).tocsr()[start:stop]
+        clspmv.io.read_rows = read_rows
+    try:
+        x = np.random.default_rng(6).standard_normal(A.shape[1])
+        for partition in PARTITIONS:
+            with _build(comm, path, partition=partition) as D:
+                r0, r1 = D.row_range
+                assert D.shape == A.shape
+                assert_matches(D.matvec(x[slice(*D.col_range)]), A[r0:r1], x, np.float64)
+                if not had:
+                    assert calls[-1] == (r0, r1), calls
+    finally:
+        if not had:
+            del clspmv.io.read_rows
+        comm.Barrier()
+        if comm.rank == 0:
+            os.unlink(path)
+
+
+def check_path_missing(comm) -> None:
+    import clspmv
+
+    if hasattr(clspmv.io, "read_rows"):
+        return  # the row-range reader exists: check_path covers the path
+    try:
+        _build(comm, "/nonexistent/matrix.mtx")
+    except NotImplementedError as err:
+        assert "clspmv.io.read_rows" in str(err) and "root=0" in str(err)
+    else:
+        raise AssertionError("a path was accepted without clspmv.io.read_rows")
+
+
+def check_probe(comm) -> None:
+    import warnings
+
+    from clspmv.distributed import model
+
+    with _build(comm, poisson(8)) as D:
+        machine = model.probe(comm, D.device, nbytes=1 << 20, repeats=2)
+    for value in (machine.device_bandwidth, machine.staging_bandwidth,
+                  machine.network_bandwidth):
+        assert value > 0 and np.isfinite(value), machine
+    assert machine.network_latency >= 0
+    assert comm.allgather(machine) == [machine] * comm.size
+    crawl = model.Machine(1e9, 1e12, 1e3, 1e-2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _build(comm, poisson(8), machine=crawl).close()
+    said = [str(w.message) for w in caught if "one device may serve as well" in str(w.message)]
+    assert len(said) == (1 if comm.rank == 0 else 0), said
+
+
 def _expect_failure(comm, build: Callable, *needles: str) -> None:
     from clspmv.distributed import DistributedError
 
@@ -306,8 +412,12 @@ def main() -> int:
     comm = MPI.COMM_WORLD
     size = comm.size
     wanted = sys.argv[1:]
+    simulator = "--oclgrind" in wanted
+    if simulator:  # Oclgrind reports on stderr: progress goes to stdout
+        wanted.remove("--oclgrind")
+    progress = sys.stdout if simulator else sys.stderr
     results: dict[str, object] = {}
-    for name, case in cases(size).items():
+    for name, case in (oclgrind_cases() if simulator else cases(size)).items():
         if wanted and not any(w in name for w in wanted):
             continue
         error = None
@@ -319,7 +429,7 @@ def main() -> int:
         failed = {rank: e for rank, e in enumerate(errors) if e is not None}
         results[name] = failed or None
         if comm.rank == 0:
-            print(f"{name}: {'FAILED' if failed else 'ok'}", file=sys.stderr, flush=True)
+            print(f"{name}: {'FAILED' if failed else 'ok'}", file=progress, flush=True)
     if comm.rank == 0:
         print("RESULTS " + json.dumps(results), flush=True)
     return 0

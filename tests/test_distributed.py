@@ -14,7 +14,8 @@ CG (plain and Jacobi) and BiCGStab reaching scipy's residual in about scipy's it
 rank failing at construction (unknown format, unknown device, root without a matrix) raising
 DistributedError on every rank; timings, exchanged bytes and the model's costs.
 
-Besides: the partition and the model (no MPI), and task mode's fallback without thread support.
+Besides: one launch of 2 ranks on the Oclgrind simulator; the partition, the model and the device
+per local rank (no MPI); task mode's fallback without thread support.
 """
 
 from __future__ import annotations
@@ -52,12 +53,18 @@ def _mpiexec() -> str:
 
 @cache
 def _launch(ranks: int) -> dict[str, object]:
-    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
+    return _run_worker(ranks)[0]
+
+
+def _run_worker(ranks: int, *args: str, **extra_env: str) -> tuple[dict[str, object], str]:
+    """(results, stderr) of ``mpiexec -n ranks distributed_worker.py args``."""
+    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1", **extra_env)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), env.get("PYTHONPATH", "")])
     spec = env.get("CLSPMV_TEST_DEVICES", "all").strip()
     if spec not in ("", "all"):
         env["CLSPMV_DEVICE"] = spec
-    command = [_mpiexec(), "-n", str(ranks), sys.executable, str(TESTS / "distributed_worker.py")]
+    command = [_mpiexec(), "-n", str(ranks), sys.executable, str(TESTS / "distributed_worker.py"),
+               *args]
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=env,
                               timeout=LAUNCH_TIMEOUT, cwd=TESTS)
@@ -68,7 +75,7 @@ def _launch(ranks: int) -> dict[str, object]:
                     f"its progress:\n{progress[-3000:]}")
     for line in done.stdout.splitlines():
         if line.startswith("RESULTS "):
-            return json.loads(line[len("RESULTS "):])
+            return json.loads(line[len("RESULTS "):]), done.stderr
     pytest.fail(f"mpiexec -n {ranks} exited with {done.returncode} without results:\n"
                 f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
 
@@ -83,6 +90,30 @@ def test_distributed_case(ranks: int, case: str) -> None:
     if failed:
         report = "\n".join(f"rank {rank}:\n{error}" for rank, error in failed.items())
         pytest.fail(f"{case} failed on {len(failed)} of {ranks} ranks:\n{report}")
+
+
+@pytest.mark.slow
+def test_distributed_under_oclgrind() -> None:
+    """Two ranks on the Oclgrind simulator, every mode, with its memory-access, data-race and
+    API checks. Not its uninitialised-value check: Oclgrind keeps the shadow state of a released
+    buffer for the next one in its slot (see oclgrind_check.SimulatorMemory), which makes a
+    product with beta = 1 after one with beta = 0 look like a read of uninitialised y, with or
+    without MPI."""
+    import clspmv
+    from clspmv.device import SIMULATOR
+
+    if not any(d.platform == SIMULATOR for d in clspmv.devices()):
+        message = 'no Oclgrind platform: pip install "clspmv[oclgrind]"'
+        if os.environ.get("CLSPMV_REQUIRE_OCLGRIND") == "1":
+            pytest.fail(message + " (CLSPMV_REQUIRE_OCLGRIND=1)")
+        pytest.skip(message)
+    from oclgrind_check import diagnostics
+
+    results, stderr = _run_worker(2, "--oclgrind", OCLGRIND_CHECK_API="1",
+                                  OCLGRIND_DATA_RACES="1")
+    assert results and all(v is None for v in results.values()), results
+    found = diagnostics(stderr)
+    assert not found, "Oclgrind reports:\n\n" + "\n\n".join(found[:5])
 
 
 # -- no MPI launch needed ------------------------------------------------------------------
@@ -157,3 +188,30 @@ def test_task_mode_falls_back_without_threads(monkeypatch: pytest.MonkeyPatch) -
     assert modes.check_mode("vector") == "vector"
     with pytest.raises(ValueError, match="mode must be one of"):
         modes.check_mode("async")
+
+
+def test_device_per_local_rank(monkeypatch: pytest.MonkeyPatch) -> None:
+    import warnings
+
+    from clspmv.distributed import placement
+
+    gpus = ["gpu0", "gpu1"]
+    monkeypatch.setattr(placement, "gpus", lambda: gpus)
+    monkeypatch.setattr(placement, "select_device", lambda spec: f"selected {spec}")
+    monkeypatch.delenv("CLSPMV_DEVICE", raising=False)
+    monkeypatch.delenv("PYOPENCL_CTX", raising=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert placement.choose_device("local-rank", 1, 2) == "gpu1"
+        assert placement.choose_device(None, 0, 2) == "gpu0"  # several GPUs: local-rank
+        assert placement.choose_device(None, 3, 4) == "gpu1"  # shared; rank 0 warns
+        assert placement.choose_device("cpu", 1, 2) == "selected cpu"
+    with pytest.warns(RuntimeWarning, match="3 ranks on this node share 2 GPU"):
+        assert placement.choose_device("local-rank", 0, 3) == "gpu0"
+    monkeypatch.setenv("CLSPMV_DEVICE", "1:0")  # per rank, e.g. from a wrapper script
+    assert placement.choose_device(None, 1, 2) == "selected None"
+    gpus.pop()
+    monkeypatch.delenv("CLSPMV_DEVICE")
+    assert placement.choose_device(None, 1, 2) == "selected None"  # one GPU: the default
+    gpus.pop()
+    assert placement.choose_device("local-rank", 1, 2) == "selected None"  # no GPU: default

@@ -4,8 +4,9 @@
 * ``"overlap"``: start the non-blocking exchange, enqueue the local part, complete the exchange,
   then the non-local part ("naive overlap": whether the messages progress during the local part
   is up to the MPI library).
-* ``"task"``: a dedicated host thread gathers, starts and completes the exchange while the main
-  thread drives the device through the local part; the non-local part follows both. MPI must
+* ``"task"``: the values to send are gathered (on the device for pyopencl vectors), then a
+  dedicated host thread starts and completes the exchange while the main thread drives the
+  device through the local part; the non-local part follows both. MPI must
   allow calls from that thread (``MPI_THREAD_SERIALIZED`` or better): where it does not,
   ``"task"`` falls back to ``"overlap"`` with a warning.
 """
@@ -24,8 +25,8 @@ MODES = ("vector", "overlap", "task")
 class Steps(Protocol):
     """The steps of one product, as the matrix provides them."""
 
-    def gather(self) -> None: ...  # fill the send buffer (may wait for a device copy)
-    def start(self) -> None: ...  # start the exchange
+    def gather(self) -> None: ...  # fill the send buffer (or enqueue the device copy to it)
+    def start(self) -> None: ...  # start the exchange (after the send buffer is filled)
     def wait(self) -> None: ...  # complete the exchange
     def local(self) -> None: ...  # enqueue x upload and the local part
     def non_local(self) -> None: ...  # enqueue the halo upload and the non-local part
@@ -64,6 +65,7 @@ def run(mode: str, steps: Steps, worker: CommThread | None) -> None:
         steps.wait()
     else:
         assert worker is not None
+        steps.gather()  # enqueued ahead of the local part; the thread waits for it
         worker.submit(_exchange(steps))
         steps.local()
         worker.join()
@@ -72,7 +74,6 @@ def run(mode: str, steps: Steps, worker: CommThread | None) -> None:
 
 def _exchange(steps: Steps) -> Callable[[], None]:
     def exchange() -> None:
-        steps.gather()
         steps.start()
         steps.wait()
     return exchange

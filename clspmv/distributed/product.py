@@ -30,6 +30,8 @@ class Product:
         m, n = D.local_shape
         n_in, n_out = (m, n) if transposed else (n, m)
         self.on_device = isinstance(x, cl_array.Array)
+        self.gathered = None
+        """The copy of the gathered values to the send buffer (pyopencl input)."""
         dtype = D.dtype
         if self.on_device:
             self.x_dev = _device_vector(x, n_in, dtype, D.device, "x_local")
@@ -89,12 +91,15 @@ class Product:
         if self.on_device:
             D = self.D
             cl_array.take(self.x_dev, D._send_index_dev, out=D._send_dev, queue=self.queue)
-            staging.copy(self.queue, plan.send_buffer, D._send_dev.data,
-                         self.events["staging"]).wait()
+            self.gathered = staging.copy(self.queue, plan.send_buffer, D._send_dev.data,
+                                         self.events["staging"])
+            self.queue.flush()
         else:
             plan.gather(self.x_host)
 
     def start(self) -> None:
+        if self.gathered is not None:
+            self.gathered.wait()
         self.D.plan.start()
 
     def wait(self) -> None:
