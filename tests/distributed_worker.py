@@ -93,6 +93,9 @@ def cases(size: int) -> dict[str, Callable[[object], None]]:
     out["fails-device-one-rank"] = check_device_failure
     out["fails-root-without-matrix"] = check_root_failure
     out["timings-and-model"] = check_timings
+    out["bad-arguments"] = check_bad_arguments
+    for mode in MODES:
+        out[f"mixed-{mode}"] = _bind(check_products, uneven(), mode=mode, dtype="mixed")
     return out
 
 
@@ -384,6 +387,35 @@ def check_root_failure(comm) -> None:
                     "rank 0: ValueError: the root rank 0 was given no matrix")
 
 
+def check_bad_arguments(comm) -> None:
+    """The same bad argument on every rank: the same error everywhere, no communication."""
+    with _build(comm, uneven()) as D:
+        n = D.local_shape[1]
+        for call, error, needle in [
+                (lambda: D.matvec(np.ones(n + 1)), ValueError, "x_local has shape"),
+                (lambda: D.matvec(np.ones(n), np.ones(D.local_shape[0], np.float32), beta=1.0),
+                 TypeError, "y_local has dtype float32"),
+                (lambda: D.matvec(np.ones(n), [0.0] * D.local_shape[0]), TypeError, "y_local"),
+                (lambda: D.matvec_global(np.ones(3)), ValueError, "x has shape")]:
+            try:
+                call()
+            except error as err:
+                assert needle in str(err), f"{needle!r} not in {err}"
+            else:
+                raise AssertionError(f"no {error.__name__} for {needle}")
+    for kwargs, needle in [({"mode": "async"}, "mode must be one of"),
+                           ({"partition": "cols"}, "partition must be one of"),
+                           ({"format": ("csr-vector",)}, "format must be a name or a pair"),
+                           ({"row_offsets": [0, 61]}, "row_offsets must be"),
+                           ({"format": "no-such-format"}, "unknown format 'no-such-format'")]:
+        try:
+            _build(comm, uneven(), **kwargs)
+        except ValueError as err:
+            assert needle in str(err), f"{needle!r} not in {err}"
+        else:
+            raise AssertionError(f"{kwargs} accepted")
+
+
 def check_timings(comm) -> None:
     from clspmv.distributed import model
 
@@ -391,7 +423,8 @@ def check_timings(comm) -> None:
     with _build(comm, A, mode="task") as D:
         D.matvec(np.ones(D.local_shape[1]))
         t = D.timings
-        assert set(t) == {"local", "non_local", "staging", "communication", "total"}, t
+        assert set(t) == {"local", "non_local", "staging", "gather", "communication",
+                          "total"}, t
         assert all(v >= 0 for v in t.values()), t
         assert t["total"] >= t["communication"]
         costs = D.all_costs()

@@ -2,7 +2,7 @@
 
 Without it a rank that raises during construction leaves the others waiting in the next
 collective call forever. :func:`agree` runs the step, then every rank learns (one ``allgather``)
-which ranks failed and why, and all raise the same :class:`DistributedError`.
+which ranks failed and why, and all raise.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ class DistributedError(ClspmvError):
 
 
 def agree(comm: Any, what: str, step: Callable[[], T]) -> T:
-    """``step()`` on every rank of ``comm``; if it raised anywhere, :class:`DistributedError`
-    everywhere (naming each failing rank and its error), else its result."""
+    """``step()`` on every rank of ``comm``; its result, or, if it raised anywhere, an error on
+    every rank: the original one where every rank raised the same (a bad argument, say), else
+    :class:`DistributedError` naming each failing rank and its error."""
     error: BaseException | None = None
     result = None
     try:
@@ -32,6 +33,8 @@ def agree(comm: Any, what: str, step: Callable[[], T]) -> T:
     message = None if error is None else f"{type(error).__name__}: {error}"
     messages = comm.allgather(message)
     failed = [(rank, m) for rank, m in enumerate(messages) if m is not None]
+    if len(failed) == comm.size and len(set(messages)) == 1:
+        raise error  # the same error everywhere (a bad argument): as it is, on every rank
     if failed:
         lines = "; ".join(f"rank {rank}: {m}" for rank, m in failed)
         raise DistributedError(f"{what} failed on {len(failed)} of {comm.size} ranks: "

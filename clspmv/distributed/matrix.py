@@ -79,7 +79,7 @@ class DistributedMatrix:
                                 if s else None)
         self._send_dev = cl_array.zeros(queue, s, dtype) if s else None
         self._events: dict[str, list] = {"local": [], "non_local": [], "staging": []}
-        self._seconds = {"communication": 0.0, "total": 0.0}
+        self._seconds = {"gather": 0.0, "communication": 0.0, "total": 0.0}
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -106,9 +106,10 @@ class DistributedMatrix:
         :class:`.model.Machine` (e.g. from :func:`.model.probe`); when given, rank 0 warns if the
         model predicts less than :data:`.model.HELPS` times one rank's speed.
 
-        Raises ValueError for an unknown mode or a bad partition (on every rank alike), and
-        :class:`DistributedError` on every rank when any rank fails to read, convert or upload
-        its part (the message names the ranks and their errors).
+        Raises ValueError for an unknown mode or a bad partition (on every rank alike), the
+        error itself where every rank fails alike (e.g. an unknown format), and
+        :class:`DistributedError` on every rank when some ranks fail to read, convert or upload
+        their part (the message names the ranks and their errors).
         """
         from mpi4py import MPI
 
@@ -238,8 +239,9 @@ class DistributedMatrix:
     @property
     def timings(self) -> dict[str, float]:
         """Seconds of the latest product on this rank: ``local`` and ``non_local`` (kernel time
-        from profiling events), ``staging`` (host <-> device copies), ``communication`` (start
-        to completion of the exchange, wall clock) and ``total`` (the call, wall clock)."""
+        from profiling events), ``staging`` (host <-> device copies, from their events),
+        ``gather`` (host time filling the send buffer), ``communication`` (start to completion of
+        the exchange, wall clock) and ``total`` (the call, wall clock)."""
         out = {name: staging.seconds(events) for name, events in self._events.items()}
         out.update(self._seconds)
         return out
@@ -292,13 +294,16 @@ class DistributedMatrix:
 
         ``x_local`` is this rank's slice of x, numpy or a pyopencl array on this rank's device;
         the result has the same kind (a given ``y_local`` is updated in place and returned).
+        Arguments are checked before any communication: every rank must pass valid ones, or
+        the ranks that do wait for those that raised.
         """
         with self._lock:
             started = time.perf_counter()
             product = Product(self, x_local, y_local, alpha, beta)
             modes.run(self._mode, product, self._worker)
             result = product.finish()
-            self._seconds = {"communication": self.plan.seconds,
+            self._seconds = {"gather": product.gather_seconds,
+                             "communication": self.plan.seconds,
                              "total": time.perf_counter() - started}
             self._events = product.events
             return result
@@ -316,7 +321,8 @@ class DistributedMatrix:
             product = Product(self, x_local, y_local, alpha, beta, transposed=True)
             product.transposed()
             result = product.finish()
-            self._seconds = {"communication": self.plan.seconds,
+            self._seconds = {"gather": product.gather_seconds,
+                             "communication": self.plan.seconds,
                              "total": time.perf_counter() - started}
             self._events = product.events
             return result

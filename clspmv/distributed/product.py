@@ -7,6 +7,7 @@ for :attr:`DistributedMatrix.timings`.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,8 @@ class Product:
         n_in, n_out = (m, n) if transposed else (n, m)
         self.on_device = isinstance(x, cl_array.Array)
         self.gathered = None
+        self.gather_seconds = 0.0
+        """Host seconds filling the send buffer (enqueueing the device gather for pyopencl x)."""
         """The copy of the gathered values to the send buffer (pyopencl input)."""
         dtype = D.dtype
         if self.on_device:
@@ -47,6 +50,9 @@ class Product:
             self.y_host = np.zeros(n_out, dtype)
             self.beta = 0.0
         else:
+            if not isinstance(y, np.ndarray):
+                raise TypeError(f"y_local must be a numpy array when x_local is one, got "
+                                f"{type(y).__name__}")
             self.y_host = _host_vector(y, n_out, "y_local")
             if y.dtype != dtype:
                 raise TypeError(f"y_local has dtype {y.dtype}, expected {dtype} (it is updated "
@@ -88,6 +94,13 @@ class Product:
         plan = self.D.plan
         if not plan.send_size:
             return
+        started = time.perf_counter()
+        try:
+            self._gather(plan)
+        finally:
+            self.gather_seconds = time.perf_counter() - started
+
+    def _gather(self, plan: Any) -> None:
         if self.on_device:
             D = self.D
             cl_array.take(self.x_dev, D._send_index_dev, out=D._send_dev, queue=self.queue)
