@@ -85,6 +85,7 @@ def cases(size: int) -> dict[str, Callable[[object], None]]:
     out["cg-poisson"] = lambda comm: check_cg(comm, None)
     out["cg-jacobi"] = lambda comm: check_cg(comm, "jacobi")
     out["bicgstab"] = check_bicgstab
+    out["solver-empty-rank"] = check_solver_refuses_empty_rank
     out["gmres"] = check_gmres
     out["matrix-market-path"] = check_path
     out["path-without-read-rows"] = check_path_missing
@@ -255,6 +256,20 @@ def _solve_and_compare(comm, solver_name: str, A, M, rtol: float, modes=MODES) -
 
 def check_cg(comm, M) -> None:
     _solve_and_compare(comm, "cg", poisson(12), M, 1e-9)
+
+
+def check_solver_refuses_empty_rank(comm) -> None:
+    from clspmv import solvers
+
+    A = poisson(6)
+    offsets = [0, 0] + list(np.linspace(0, 36, comm.size).round().astype(int)[1:])
+    with _build(comm, A, row_offsets=offsets) as D:
+        try:
+            solvers.cg(D, np.ones(D.local_shape[0]))
+        except ValueError as err:
+            assert "rank(s) [0] have none" in str(err), str(err)
+        else:
+            raise AssertionError("CG ran with a rank without rows")
 
 
 def check_bicgstab(comm) -> None:

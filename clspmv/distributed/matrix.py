@@ -277,9 +277,16 @@ class DistributedMatrix:
     @property
     def vector_space(self) -> Any:
         """What :mod:`clspmv.solvers` needs to run on this matrix: the local vector length and
-        the sum of dot products over the ranks."""
+        the sum of dot products over the ranks. Raises ValueError (on every rank alike) for a
+        matrix that is not square or has a rank without rows."""
         from .collective import MPISpace
 
+        if self.shape[0] != self.shape[1]:
+            raise ValueError(f"the solvers need a square matrix, got shape {self.shape}")
+        empty = np.flatnonzero(np.diff(self.row_offsets) == 0)
+        if empty.size:
+            raise ValueError(f"the solvers need at least one row on every rank; rank(s) "
+                             f"{empty.tolist()} have none: use fewer ranks or other row_offsets")
         return MPISpace(self._comm, self.local_shape[0])
 
     def __repr__(self) -> str:
