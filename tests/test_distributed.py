@@ -167,6 +167,17 @@ def test_model_terms_and_modes() -> None:
     assert not helps and "one device may serve as well" in message
 
 
+def test_effective_bandwidth_inverts_the_local_term() -> None:
+    from clspmv.distributed import model
+
+    c = model.rank_costs(poisson(20), 2)[0]
+    machine = model.Machine(3e9, 1e10, 1e9, 1e-6)
+    seconds = model.terms(c, machine)["local"]
+    assert model.effective_bandwidth(c, seconds) == pytest.approx(3e9)
+    with pytest.raises(ValueError, match="local_seconds must be > 0"):
+        model.effective_bandwidth(c, 0.0)
+
+
 def test_model_rectangular_and_empty_blocks() -> None:
     from clspmv.distributed import model
 

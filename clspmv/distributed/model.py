@@ -182,6 +182,16 @@ def more_ranks_help(costs: list[RankCosts], machine: Machine, resident: bool = F
                    "devices save; one device may serve as well")
 
 
+def effective_bandwidth(c: RankCosts, local_seconds: float, alpha: float = 1.0) -> float:
+    """The device bandwidth a measured local part reached (its bytes by the code balance over
+    its kernel seconds, e.g. ``D.timings["local"]``): a better ``device_bandwidth`` than
+    :func:`probe`'s buffer copy where kernels reach much less than a copy (a CPU device limited
+    to one thread, irregular x access)."""
+    if local_seconds <= 0:
+        raise ValueError(f"local_seconds must be > 0, got {local_seconds}")
+    return kernel_bytes(c.local_nnz, c.rows, c.value_bytes, c.index_bytes, alpha) / local_seconds
+
+
 def probe(comm: Any, device: Any, nbytes: int = 1 << 24, repeats: int = 5) -> Machine:
     """Measure a :class:`Machine` (collective): device copy bandwidth (device to device, counted
     as read + write), host -> device bandwidth from pinned memory, and the network between
