@@ -4,6 +4,7 @@ Every rank runs the same cases in the same order; a case passes when it passes o
 (each case ends with an ``allgather`` of the outcome, so the ranks stay in step). Rank 0 prints
 one line ``RESULTS <json>`` mapping case names to None (passed) or the errors per rank.
 tests/test_distributed.py launches this script and imports :func:`case_names` to list the cases.
+(Above 400 lines: every case must sit in the one script mpiexec runs.)
 """
 
 from __future__ import annotations
