@@ -11,7 +11,11 @@ one read for CG, two for BiCGStab, one per Arnoldi step for GMRES. Updates are f
 ``kernels_cl/vector.cl``; nothing is allocated inside the iteration loops.
 
 ``A`` is a :class:`clspmv.DeviceMatrix`, or any object with ``shape``, ``dtype``, ``device`` (a
-:class:`clspmv.Device`) and ``matvec(x, y)`` writing A x into the pyopencl array ``y``. ``M`` is
+:class:`clspmv.Device`) and ``matvec(x, y)`` writing A x into the pyopencl array ``y``. An
+``A`` with a ``vector_space`` attribute (a :class:`clspmv.distributed.DistributedMatrix`) runs
+distributed: vectors are each rank's ``vector_space.size`` entries, every dot product is summed
+over the ranks by ``vector_space.reduce`` (an ``Allreduce``) and ``b``, ``x0`` and the solution are
+the rank's slices. ``M`` is
 None, ``"jacobi"`` (the inverse of :meth:`DeviceMatrix.diagonal`, applied inside the fused update
 kernels) or such an object approximating the inverse of A (for instance a DeviceMatrix holding a
 sparse approximate inverse). ``callback(xk)`` gets the current iterate as a pyopencl array (call
@@ -56,7 +60,9 @@ class _Setup:
         if len(shape) != 2 or shape[0] != shape[1]:
             raise ValueError(f"A must be square, got shape {shape}")
         self.A = A
-        self.n = n = shape[0]
+        self.space = getattr(A, "vector_space", None)
+        """Sums dot products over the ranks of a distributed A (None: one process)."""
+        self.n = n = shape[0] if self.space is None else int(self.space.size)
         self.dtype = np.dtype(A.dtype)
         self.device = A.device
         self.queue = self.device.queue
@@ -68,7 +74,7 @@ class _Setup:
         self.x_given = x0 is not None
         self.callback = callback
         self.history = history
-        self.maxiter = default_maxiter(n) if maxiter is None else int(maxiter)
+        self.maxiter = default_maxiter(shape[0]) if maxiter is None else int(maxiter)
         if rtol < 0 or atol < 0:
             raise ValueError(f"rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
         self.scalars = self.vec.scalars(16)
@@ -129,8 +135,19 @@ class _Setup:
         return self._host_scalars
 
     def dot(self, a: cl_array.Array, b: cl_array.Array, slot: int = 15) -> float:
-        self.vec.dots(self.n, [(a, b)], self.scalars, slot)
+        self.dots([(a, b)], self.scalars, slot)
         return float(self.read()[slot])
+
+    def dots(self, pairs: list, target: cl_array.Array, slot: int) -> None:
+        """target[slot + j] = pairs[j][0] . pairs[j][1] on the device (summed over the ranks of a
+        distributed A)."""
+        self.vec.dots(self.n, pairs, target, slot)
+        self.reduce(target, slot, len(pairs))
+
+    def reduce(self, target: cl_array.Array, slot: int, count: int) -> None:
+        """Sum the partial results target[slot:slot + count] over the ranks (distributed A)."""
+        if self.space is not None:
+            self.space.reduce(self.queue, target, slot, count)
 
     # -- bookkeeping --------------------------------------------------------------------------
     def record(self, norm: float) -> None:
@@ -183,7 +200,7 @@ def cg(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol: f
     if s.bnorm == 0:
         s.record(0.0)
         return s.result(0)
-    vec, n, run = s.vec, s.n, s.vec.run
+    n, run = s.n, s.vec.run
     r, p, q = s.empty(), s.empty(), s.empty()
     z = s.empty() if (s.dinv is not None or s.M is not None) else r
     pq_slot = 4
@@ -192,9 +209,9 @@ def cg(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol: f
     def rho_and_norm(slot: int) -> float:
         """rho = r.z into ``slot`` (and r.r after it); returns norm(r)."""
         if z is r:
-            vec.dots(n, [(r, r)], s.scalars, slot)
+            s.dots([(r, r)], s.scalars, slot)
             return math.sqrt(max(float(s.read()[slot]), 0.0))
-        vec.dots(n, [(r, z), (r, r)], s.scalars, slot)
+        s.dots([(r, z), (r, r)], s.scalars, slot)
         return math.sqrt(max(float(s.read()[slot + 1]), 0.0))
 
     s.residual(r, q)
@@ -212,7 +229,7 @@ def cg(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol: f
         else:
             run("cg_direction", n, s.scalars, i32(rho_slots[cur]), i32(rho_slots[1 - cur]), z, p)
         s.matvec(p, q)
-        vec.dots(n, [(p, q)], s.scalars, pq_slot)
+        s.dots([(p, q)], s.scalars, pq_slot)
         run("cg_step", n, s.scalars, i32(rho_slots[cur]), i32(pq_slot), s.x, r, p, q, s.d_arg,
             i32(s.fused), z)
         if s.M is not None:
@@ -241,7 +258,7 @@ def bicgstab(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5,
     if s.bnorm == 0:
         s.record(0.0)
         return s.result(0)
-    vec, n, run = s.vec, s.n, s.vec.run
+    n, run = s.n, s.vec.run
     tol = float(np.finfo(s.dtype).eps) ** 2
     r, rtilde, p, v, t = s.empty(), s.empty(), s.empty(), s.empty(), s.empty()
     precond = s.dinv is not None or s.M is not None
@@ -255,7 +272,7 @@ def bicgstab(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5,
     norm = math.nan
     for iteration in range(s.maxiter):
         slot = rho_slots[cur]
-        vec.dots(n, [(rtilde, r), (r, r)], s.scalars, slot)
+        s.dots([(rtilde, r), (r, r)], s.scalars, slot)
         values = s.read()
         rho, omega = float(values[slot]), float(values[OMEGA])
         norm = math.sqrt(max(float(values[slot + 1]), 0.0))
@@ -272,13 +289,13 @@ def bicgstab(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5,
         if s.M is not None:
             s.precondition(p, phat)
         s.matvec(phat, v)
-        vec.dots(n, [(rtilde, v)], s.scalars, RV)
+        s.dots([(rtilde, v)], s.scalars, RV)
         run("bicg_half", n, s.scalars, i32(slot), i32(RV), i32(ALPHA), r, v, s.d_arg,
             i32(s.fused), shat)
         if s.M is not None:
             s.precondition(r, shat)
         s.matvec(shat, t)
-        vec.dots(n, [(t, r), (t, t), (r, r)], s.scalars, TS)
+        s.dots([(t, r), (t, t), (r, r)], s.scalars, TS)
         values = s.read()
         if values[RV] == 0:
             return s.result(OMEGA_BREAKDOWN)
@@ -291,7 +308,7 @@ def bicgstab(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5,
             shat, t)
         cur = 1 - cur
         s.step_done()
-    vec.dots(n, [(r, r)], s.scalars, 15)
+    s.dots([(r, r)], s.scalars, 15)
     norm = math.sqrt(max(float(s.read()[15]), 0.0))
     s.record(norm)
     return s.result(0 if norm < s.atol else s.maxiter)
@@ -328,7 +345,7 @@ def gmres(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol
     for _cycle in range(s.maxiter):
         s.residual(r, w)
         s.x_given = True
-        vec.dots(n, [(r, r)], s.scalars, NORM)
+        s.dots([(r, r)], s.scalars, NORM)
         beta = math.sqrt(max(float(s.read()[NORM]), 0.0))
         s.record(beta)
         if beta < s.atol:
@@ -346,9 +363,10 @@ def gmres(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol
             s.matvec(z, w)
             for offset in (0, second):  # classical Gram-Schmidt, twice
                 vec.basis_dots(n, j + 1, V, n, w, h_dev, offset)
+                s.reduce(h_dev, offset, j + 1)
                 run("basis_axpy", n, i32(j + 1), V, i32(n), h_dev, i32(offset), dt(-1), w,
                     i32(0), w)
-            vec.dots(n, [(w, w)], h_dev, norm_slot)
+            s.dots([(w, w)], h_dev, norm_slot)
             cl.enqueue_copy(s.queue, h_host, h_dev.data)
             column = h_host[: j + 1].astype(np.float64) + h_host[second: second + j + 1]
             h_next = math.sqrt(max(float(h_host[norm_slot]), 0.0))
@@ -379,7 +397,7 @@ def gmres(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol
             run("axpby", n, dt(1), s.x, dt(1), z, s.x)
         s.step_done()
     s.residual(r, w)
-    vec.dots(n, [(r, r)], s.scalars, NORM)
+    s.dots([(r, r)], s.scalars, NORM)
     beta = math.sqrt(max(float(s.read()[NORM]), 0.0))
     return s.result(0 if beta < s.atol else s.maxiter)
 
