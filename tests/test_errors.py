@@ -14,6 +14,7 @@ import clspmv
 from clspmv import build
 
 from oracle import assert_matches
+from scenarios import PADDED_FORMATS
 
 
 @pytest.fixture
@@ -109,7 +110,7 @@ def test_unsuitable_format_names_bytes(device) -> None:
     rows = np.concatenate([np.zeros(200_000, int), rng.integers(0, 2000, 2000)])
     cols = np.concatenate([np.arange(200_000), rng.integers(0, 200_000, 2000)])
     A = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(2000, 200_000))
-    for fmt in ("ell", "ellr", "ellr-t", "dia"):
+    for fmt in sorted(PADDED_FORMATS):
         with pytest.raises(clspmv.UnsuitableFormatError,
                            match=rf"format '{fmt}' would need \d+ bytes .* against \d+ bytes in "
                                  r"CSR"):

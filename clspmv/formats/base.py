@@ -105,7 +105,7 @@ def atomic_add_kind(device: Device, dtype: np.dtype) -> str:
     of ``cl_ext_float_atomics``, else ``"compare-and-swap"`` (asks the compiler, through the same
     build options as the kernels)."""
     wg = min(256, device.max_work_group_size)
-    kern = atomic_kernel(device, "coo.cl", "atomic_add_kind", np.dtype(dtype), WG=wg)
+    kern = atomic_kernel(device, "util.cl", "atomic_add_kind", np.dtype(dtype), WG=wg)
     out = cl.Buffer(device.context, cl.mem_flags.WRITE_ONLY, 4)
     kern(device.queue, (wg,), (wg,), out)
     flag = np.zeros(1, np.int32)
@@ -145,6 +145,13 @@ class Format(ABC):
     """Public name, one of ``clspmv.FORMATS``."""
     kernel_file: ClassVar[str]
     """The ``kernels_cl/`` file holding this format's kernels."""
+    zeros_absent: ClassVar[bool] = False
+    """True for a format that cannot tell a stored zero from a gap (DIA): explicit zeros are then
+    treated as absent (skipped by the kernels, dropped by :meth:`to_coo`)."""
+    pads: ClassVar[bool] = False
+    """True for a format that pads to the longest row or to whole diagonals (ELLPACK family,
+    DIA): it refuses a matrix (:class:`UnsuitableFormatError`, :func:`check_padding`) whose padded
+    layout would exceed :data:`MAX_PADDING_RATIO` times CSR's bytes (and :data:`PADDING_FLOOR`)."""
 
     def __init__(
         self,
@@ -299,7 +306,7 @@ class Format(ABC):
     def scale_y(self, queue: cl.CommandQueue, y: cl.Buffer, n: int, beta: np.generic
                 ) -> cl.Event | None:
         """Enqueue y = beta * y over ``n`` entries (zeros when beta == 0, y never read)."""
-        kern = self.lazy_kernel("scale_y", "coo.cl", "scale_y", atomics=True)
+        kern = self.lazy_kernel("scale_y", "util.cl", "scale_y", atomics=True)
         return self.run(queue, kern, n, scalar(n), y, beta)
 
     def run(
@@ -333,6 +340,10 @@ class Format(ABC):
         beta: np.generic,
     ) -> list[cl.Event]:
         """Enqueue y = alpha * A x + beta * y; returns the events of the kernels enqueued."""
+
+    forward_atomics: ClassVar[bool] = False
+    """Whether :meth:`launch` adds partial sums to y atomically (in the value type, also for
+    ``dtype="mixed"``): COO and HYB's COO part."""
 
     transpose_atomics: ClassVar[bool] = True
     """Whether :meth:`launch_t` adds to y atomically (float64 then needs 64-bit integer atomics)."""

@@ -50,6 +50,7 @@ class Coo(Format):
 
     name = "coo"
     kernel_file = "coo.cl"
+    forward_atomics = True
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Coo:

@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from ..device import Device
 from .base import INDEX_DTYPE, Layout, scalar
-from .csr import _CsrKernel, csr_arrays, mean_row_threads
+from .csr import CsrFamily, csr_arrays, mean_row_threads
 
 MAX_LOAD_BYTES = 128
 """Bytes of entries (value and 32-bit column index) one work-item holds in registers while its
@@ -163,7 +163,7 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
             "long_ptr": long_ptr.astype(INDEX_DTYPE)}
 
 
-class CsrAdaptive(_CsrKernel):
+class CsrAdaptive(CsrFamily):
     """CSR with row blocks of at most ``block_entries`` entries per work-group and long rows
     split across work-groups (CSR-Adaptive)."""
 

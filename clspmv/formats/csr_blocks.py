@@ -23,7 +23,7 @@ import pyopencl as cl
 import scipy.sparse as sp
 
 from .base import INDEX_DTYPE, UNROLL_FACTORS, Layout, check_unroll, scalar
-from .csr import _CsrKernel, csr_arrays
+from .csr import CsrFamily, csr_arrays
 
 BLOCKS_PER_UNIT = 16
 """Blocks per compute unit: enough for dynamic scheduling to balance the cores."""
@@ -64,7 +64,7 @@ def row_blocks(row_ptr: np.ndarray, blocks: int) -> np.ndarray:
     return np.concatenate(([0], inner, [rows][:blocks])).astype(INDEX_DTYPE)
 
 
-class CsrBlocks(_CsrKernel):
+class CsrBlocks(CsrFamily):
     """CSR walked in row blocks balanced by entries, one work-item per block (for CPUs)."""
 
     name = "csr-blocks"

@@ -20,6 +20,8 @@ class Dia(Format):
     name = "dia"
     kernel_file = "dia.cl"
     transpose_atomics = False  # the transpose kernel gathers along the diagonals
+    zeros_absent = True
+    pads = True
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Dia:

@@ -28,6 +28,7 @@ class Hyb(Format):
 
     name = "hyb"
     kernel_file = "ell.cl"
+    forward_atomics = True
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, width: int | None = None) -> Hyb:
