@@ -4,7 +4,7 @@
 #include "common.h"
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void coo_accumulate(const INDEX_T nnz, const INDEX_T chunk,
+void coo_accumulate(BLOCK_ARGS const INDEX_T nnz, const INDEX_T chunk,
                     __global const INDEX_T *restrict row,
                     __global const INDEX_T *restrict col,
                     __global const VALUE_T *restrict val,
@@ -12,6 +12,7 @@ void coo_accumulate(const INDEX_T nnz, const INDEX_T chunk,
                     __global VALUE_T *y,
                     const VALUE_T alpha)
 {
+    BLOCK_ROWS(y);
     const long start = (long)get_global_id(0) * chunk;
     if (start >= nnz)
         return;
@@ -25,7 +26,7 @@ void coo_accumulate(const INDEX_T nnz, const INDEX_T chunk,
             r = rk;
             sum = 0;
         }
-        sum += MUL(val[k], x[col[k]]);
+        sum += MUL(val[k], x[COL(col[k])]);
     }
     atomic_add_value(y + r, (VALUE_T)((ACC_T)alpha * sum));
 }
@@ -33,7 +34,7 @@ void coo_accumulate(const INDEX_T nnz, const INDEX_T chunk,
 /* Transpose product y += alpha * A^T x (y already scaled by beta): each work-item takes CHUNK
  * consecutive entries and adds each to y[col] atomically. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void coo_accumulate_t(const INDEX_T nnz, const INDEX_T chunk,
+void coo_accumulate_t(BLOCK_ARGS const INDEX_T nnz, const INDEX_T chunk,
                       __global const INDEX_T *restrict row,
                       __global const INDEX_T *restrict col,
                       __global const VALUE_T *restrict val,
@@ -41,10 +42,11 @@ void coo_accumulate_t(const INDEX_T nnz, const INDEX_T chunk,
                       __global VALUE_T *y,
                       const VALUE_T alpha)
 {
+    BLOCK_ROWS(x);
     const long start = (long)get_global_id(0) * chunk;
     if (start >= nnz)
         return;
     const INDEX_T end = (INDEX_T)min((long)nnz, start + chunk);
     for (INDEX_T k = (INDEX_T)start; k < end; ++k)
-        atomic_add_value(y + col[k], (VALUE_T)(val[k] * MUL(alpha, x[row[k]])));
+        atomic_add_value(y + COL(col[k]), (VALUE_T)(val[k] * MUL(alpha, x[row[k]])));
 }

@@ -226,9 +226,9 @@ def test_device_vectors(square, device) -> None:
 
 # -- index overflow, with mocked limits (no terabytes allocated) ---------------------------------
 def test_index_guards_with_a_mocked_limit(device, monkeypatch: pytest.MonkeyPatch) -> None:
-    from clspmv import matrix as matrix_module
+    from clspmv import canonical
 
-    monkeypatch.setattr(matrix_module, "INDEX_LIMIT", 100)
+    monkeypatch.setattr(canonical, "INDEX_LIMIT", 100)
     with pytest.raises(clspmv.IndexOverflowError, match=r"a 101x5 matrix .* \(limit 100\)"):
         clspmv.DeviceMatrix.from_scipy(sp.csr_matrix((101, 5)), device=device)
     with pytest.raises(clspmv.IndexOverflowError, match=r"a 5x101 matrix"):

@@ -17,7 +17,6 @@ import scipy.sparse as sp
 from .base import (
     INDEX_DTYPE,
     Layout,
-    RowKernels,
     Triplets,
     check_threads,
     check_unroll,
@@ -26,6 +25,7 @@ from .base import (
     row_lengths,
     scalar,
 )
+from .row_kernels import RowKernels
 
 VECTOR_WIDTHS = (2, 4, 8, 16, 32)
 ALIGNMENT = 16

@@ -209,13 +209,15 @@ class CsrAdaptive(CsrFamily):
         self._spmv = self.kernel(self.adaptive_file, "csr_adaptive_spmv", CAP=cap)
         self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", CAP=cap)
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+    def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         p, b = self.params, self.buffers
         groups = p["blocks"] + p["chunks"]
         events = [self.run(queue, self._spmv, groups * self.layout.work_group_size,
                            scalar(p["blocks"]), b["row_ptr"], b["col"], b["val"], b["blocks"],
-                           b["block_lanes"], b["chunks"], x, y, b["partial"], alpha, beta)]
+                           b["block_lanes"], b["chunks"], x, y, b["partial"], alpha, beta,
+                           row0=row0)]
         if p["long_rows"]:
             events.append(self.run(queue, self._combine, p["long_rows"], scalar(p["long_rows"]),
-                                   b["long_rows"], b["long_ptr"], b["partial"], y, alpha, beta))
+                                   b["long_rows"], b["long_ptr"], b["partial"], y, alpha, beta,
+                                   row0=row0))
         return [e for e in events if e is not None]

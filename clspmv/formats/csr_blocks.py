@@ -90,9 +90,9 @@ class CsrBlocks(CsrFamily):
         self._kernel = self.kernel("csr_blocks.cl", "csr_blocks_spmv", wg=BLOCK_WORK_GROUP,
                                    UNROLL=self.params["unroll"])
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+    def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         b = self.buffers
         blocks = self.params["blocks"]
         ev = self.run(queue, self._kernel, blocks, scalar(blocks), b["block_row"], b["row_ptr"],
-                      b["col"], b["val"], x, y, alpha, beta, wg=BLOCK_WORK_GROUP)
+                      b["col"], b["val"], x, y, alpha, beta, wg=BLOCK_WORK_GROUP, row0=row0)
         return [ev] if ev else []

@@ -18,7 +18,6 @@ import scipy.sparse as sp
 from .base import (
     INDEX_DTYPE,
     Layout,
-    RowKernels,
     Triplets,
     check_padding,
     check_threads,
@@ -29,6 +28,7 @@ from .base import (
     row_lengths,
     scalar,
 )
+from .row_kernels import RowKernels
 
 ELLR_T_WIDTHS = (2, 4, 8, 16, 32)
 
