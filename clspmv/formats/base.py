@@ -42,6 +42,7 @@ from .conversion import (
     MAX_PADDING_RATIO,
     PADDING_FLOOR,
     UNROLL_FACTORS,
+    check_column_map,
     check_padding,
     check_threads,
     check_unroll,
@@ -66,9 +67,9 @@ from .layout import DEFAULT_WORK_GROUP, Layout
 __all__ = [
     "DEFAULT_WORK_GROUP", "INDEX_DTYPE", "INDEX_LIMIT", "MATMAT_BLOCKS", "MAX_PADDING_RATIO",
     "PADDING_FLOOR", "UNROLL_FACTORS", "Format", "Layout", "Strides", "Triplets",
-    "atomic_add_kind", "atomic_kernel", "check_padding", "check_threads", "check_unroll",
-    "csr_bytes", "entry_rows", "matmat_block", "position_in_row", "round_up", "row_lengths",
-    "scalar",
+    "atomic_add_kind", "atomic_kernel", "check_column_map", "check_padding", "check_threads",
+    "check_unroll", "csr_bytes", "entry_rows", "matmat_block", "position_in_row", "round_up",
+    "row_lengths", "scalar",
 ]
 
 
@@ -85,6 +86,9 @@ class Format(ABC):
     zeros_absent: ClassVar[bool] = False
     """True for a format that cannot tell a stored zero from a gap (DIA): explicit zeros are then
     treated as absent (skipped by the kernels, dropped by :meth:`to_coo`)."""
+    thread_widths: ClassVar[tuple[int, ...]] = ()
+    """The values of the ``threads_per_row`` parameter (work-items per row) where the format
+    takes one (``csr-vector``, ``ellr-t``; at most the work-group size), else empty."""
     pads: ClassVar[bool] = False
     """True for a format that pads to the longest row or to whole diagonals (ELLPACK family,
     DIA): it refuses a matrix (:class:`UnsuitableFormatError`, :func:`check_padding`) whose padded
@@ -156,18 +160,9 @@ class Format(ABC):
         every kernel is built with ``-DCOLMAP``. Call before :meth:`upload`."""
         if self.host is None:
             raise RuntimeError("set the column map before the upload")
-        cmap = np.asarray(column_map)
-        if cmap.ndim != 1 or cmap.size != self.shape[1] or (cmap.size and cmap.min() < 0):
-            raise ValueError(f"column_map must hold {self.shape[1]} non-negative column indices "
-                             f"(one per column of the block), got shape {cmap.shape}")
-        if cmap.size and cmap.max() > INDEX_LIMIT:
-            raise IndexOverflowError("column_map holds indices beyond the kernels' 32-bit range")
-        if np.unique(cmap).size != cmap.size:
-            raise ValueError("column_map must not repeat a column (a transpose product would "
-                             "write one entry of y twice)")
-        self.column_map = cmap.astype(INDEX_DTYPE)
+        self.column_map = check_column_map(column_map, self.shape[1])
         self.host["colmap"] = self.column_map
-        self._specs["colmap"] = (INDEX_DTYPE, cmap.size)
+        self._specs["colmap"] = (INDEX_DTYPE, self.column_map.size)
         self.nbytes += self.column_map.nbytes
 
     # -- conversion (numpy only) ------------------------------------------------------------

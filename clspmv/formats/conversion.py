@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import UnsuitableFormatError
-from .kernels import INDEX_DTYPE
+from ..errors import IndexOverflowError, UnsuitableFormatError
+from .kernels import INDEX_DTYPE, INDEX_LIMIT
 from .layout import Layout
 
 MAX_PADDING_RATIO = 10.0
@@ -74,3 +74,19 @@ def check_threads(threads: object, choices: tuple[int, ...], layout: Layout) -> 
             f"size {layout.work_group_size}, got {threads}"
         )
     return int(threads)  # type: ignore[call-overload]
+
+
+def check_column_map(column_map: object, columns: int) -> np.ndarray:
+    """``column_map`` as the kernels' index type: ``columns`` distinct non-negative indices (one
+    per column of a block), else ValueError (IndexOverflowError beyond 32-bit indices)."""
+    cmap = np.asarray(column_map)
+    if cmap.ndim != 1 or cmap.size != columns or (cmap.size and (
+            cmap.dtype.kind not in "iu" or cmap.min() < 0)):
+        raise ValueError(f"column_map must hold {columns} non-negative column indices "
+                         f"(one per column of the block), got shape {cmap.shape}")
+    if cmap.size and cmap.max() > INDEX_LIMIT:
+        raise IndexOverflowError("column_map holds indices beyond the kernels' 32-bit range")
+    if np.unique(cmap).size != cmap.size:
+        raise ValueError("column_map must not repeat a column (a transpose product would "
+                         "write one entry of y twice)")
+    return cmap.astype(INDEX_DTYPE)

@@ -102,6 +102,7 @@ class CsrVector(CsrFamily):
     """CSR with T work-items per row (T in 2..32, from the mean row length unless given)."""
 
     name = "csr-vector"
+    thread_widths = VECTOR_WIDTHS
     kernel_options = ("unroll", "threads_per_row")
 
     @classmethod

@@ -162,6 +162,7 @@ class EllRT(EllFamily):
     """ELLR-T: ELLPACK-R with T work-items per row (T from the mean row length unless given)."""
 
     name = "ellr-t"
+    thread_widths = ELLR_T_WIDTHS
 
     @classmethod
     def from_csr(
