@@ -28,6 +28,7 @@ import pytest
 import scipy.sparse as sp
 
 import clspmv
+from clspmv.formats import FORMAT_CLASSES
 from clspmv.formats.base import Layout
 from clspmv.formats.coo import chunk_size
 
@@ -35,7 +36,7 @@ from oracle import WIDE, C, assert_matches, oracle_matrix, reference
 from scenarios import SCENARIOS, Scenario
 
 EPS32, TINY32 = float(np.finfo(np.float32).eps), float(np.finfo(np.float32).tiny)
-ATOMIC_FORWARD = frozenset({"coo", "hyb"})
+ATOMIC_FORWARD = frozenset(name for name, cls in FORMAT_CLASSES.items() if cls.forward_atomics)
 """Formats whose forward product adds partial sums to y atomically, in float32."""
 FINITE = [s for s in SCENARIOS if not s.name.startswith("nonfinite")]
 
