@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from clspmv import report
 from clspmv.bench.records import Record
 from clspmv.cli import main
-from clspmv.report import tables
+from clspmv.report import crossover, tables
 
 CPU = "Some CPU (PoCL)"
 GPU = "Some GPU (NVIDIA CUDA)"
@@ -79,7 +80,7 @@ def test_crossover() -> None:
     ([], "No matrix ran on both"),
 ])
 def test_crossover_sentence(wins: list[tuple[int, bool]], sentence: str) -> None:
-    assert tables.crossover_sentence(wins).startswith(sentence)
+    assert crossover.crossover_sentence(wins).startswith(sentence)
 
 
 def test_speedups_and_plots_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -132,3 +133,30 @@ def test_report_merges_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     again_metas, again = report.load([out / "results.json"])
     assert again_metas == metas and again == records
     assert (out / "results.csv").read_text().count("\n") == len(RECORDS) + 1
+
+
+# -- the committed reference reports --------------------------------------------------------------
+REPORTS = Path(__file__).resolve().parents[1] / "reports"
+
+
+@pytest.mark.parametrize("folder", sorted(p.name for p in REPORTS.glob("20*")
+                                          if (p / "results.json").exists()))
+def test_committed_results_render_their_report(folder: str) -> None:
+    """Every committed results.json (older field names and meta data included) renders the
+    tables of its committed report.md: the report is a function of results.json alone, not of
+    today's defaults. The plots are the ones the report lists (matplotlib is not run here)."""
+    committed = (REPORTS / folder / "report.md").read_text(encoding="utf-8")
+    plots = re.findall(r"^!\[([^\]]+)\]", committed.split("## Plots")[1], re.MULTILINE)
+    metas, records = report.load([REPORTS / folder / "results.json"])
+    assert tables.render(metas, records, plots) == committed
+
+
+def test_old_speedup_fields_are_read() -> None:
+    """Records of older runs with speedup_vs_<name> fields: read into ``speedups``."""
+    from clspmv.bench.records import upgrade
+
+    old = {"matrix": "m", "device": "d", "format": "ell", "dtype": "float64",
+           "speedup_vs_scipy": 2.0, "speedup_vs_mkl": None}
+    new = upgrade(old)
+    assert new["speedups"] == {"scipy": 2.0} and "speedup_vs_scipy" not in new
+    assert new["operation"] == "spmv" and upgrade(new) is new
