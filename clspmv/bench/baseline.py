@@ -56,6 +56,17 @@ class Baseline:
     """Solver name -> ``solve(A, b, solver, iterations, *, warmup=, repeat=)``."""
     threaded: bool = False
     """Whether ``product`` takes ``threads=`` (``--mkl-threads``)."""
+    library_versions: Callable[[], dict[str, str]] | None = None
+    """The versions of the libraries it has loaded (for the run's meta data)."""
+
+    def versions(self) -> dict[str, str]:
+        """:attr:`library_versions` (empty where nothing was loaded or it cannot say)."""
+        if self.library_versions is None:
+            return {}
+        try:
+            return self.library_versions()
+        except Exception:  # a version is not essential to a run
+            return {}
 
     def measure(self, A: sp.csr_matrix, x: np.ndarray, *, transpose: bool = False,
                 warmup: int = 2, repeat: int = 10, threads: int | None = None

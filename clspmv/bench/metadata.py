@@ -43,29 +43,18 @@ def git_info() -> dict[str, Any] | None:
 
 
 def versions() -> dict[str, str]:
-    """Versions of clspmv, Python and the libraries loaded (MKL and CUDA where present)."""
+    """Versions of clspmv, Python, the libraries loaded and each baseline's library."""
     import pyopencl
     import scipy
 
     out = {"clspmv": __version__, "python": platform.python_version(), "numpy": np.__version__,
            "scipy": scipy.__version__, "pyopencl": pyopencl.VERSION_TEXT}
-    for module in ("sparse_dot_mkl", "cupy", "tqdm", "tabulate", "matplotlib"):
+    for module in ("tqdm", "tabulate", "matplotlib"):
         mod = sys.modules.get(module)
         if mod is not None:
             out[module] = str(getattr(mod, "__version__", "?"))
-    mkl = sys.modules.get("sparse_dot_mkl")
-    if mkl is not None:
-        try:
-            out["mkl"] = mkl.mkl_get_version_string()
-        except Exception:  # an old sparse_dot_mkl: the version is not essential
-            pass
-    cupy = sys.modules.get("cupy")
-    if cupy is not None:
-        try:
-            out["cuda_runtime"] = str(cupy.cuda.runtime.runtimeGetVersion())
-            out["cuda_driver"] = str(cupy.cuda.runtime.driverGetVersion())
-        except Exception:
-            pass
+    for baseline in BASELINES.values():
+        out.update(baseline.versions())
     return out
 
 

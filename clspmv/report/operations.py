@@ -247,32 +247,36 @@ SOLVER_INTRO = (
 
 
 def solver_section(records: list[Rec], defs: Definitions) -> str:
+    """Per value type: each format's time per iteration, against every baseline that ran the
+    same solver (its time, the speedup over it and its residual)."""
     sol = of(records, "solver")
     if not sol:
         return ""
     out = ["## Solvers", "", SOLVER_INTRO, ""]
     for dtype in unique(r["dtype"] for r in sol):
         here = defs.with_baselines(sol, dtype)
+        names = [b for b in defs.baselines if any(r["format"] == b for r in here)]
         rows = []
         for m in matrices_by_size(here):
             for method in unique(r["method"] for r in here if r["matrix"] == m):
                 mine = [r for r in here if r["matrix"] == m and r["method"] == method]
-                scipy = next((r for r in mine if r["format"] == "scipy"), None)
+                base = {b: next((r for r in mine if r["format"] == b), None) for b in names}
                 for r in mine:
                     if r["kind"] != "format":
                         continue
-                    rows.append([m, short_device(r["device"]), r["format"], method,
-                                 str(r.get("iterations") or DASH),
-                                 _ms(r, "ms_per_iteration"),
-                                 _ratio(r.get("ratio_to_spmv")) if _ok(r) else DASH,
-                                 _ms(scipy, "ms_per_iteration") if scipy else DASH,
-                                 num(speedup(r, "scipy"), ".2f") if _ok(r) else DASH,
-                                 num(r.get("residual"), ".2e"),
-                                 num((scipy or {}).get("residual"), ".2e")])
-        out += [f"### {dtype}", "",
-                table(rows, ["matrix", "device", "format", "solver", "iterations",
-                             "ms / iteration", "÷ A x", "scipy ms / iteration", "× scipy",
-                             "residual", "scipy residual"]), ""]
+                    row = [m, short_device(r["device"]), r["format"], method,
+                           str(r.get("iterations") or DASH), _ms(r, "ms_per_iteration"),
+                           _ratio(r.get("ratio_to_spmv")) if _ok(r) else DASH]
+                    for b in names:
+                        row += [_ms(base[b], "ms_per_iteration") if base[b] else DASH,
+                                num(speedup(r, b), ".2f") if _ok(r) else DASH]
+                    row.append(num(r.get("residual"), ".2e"))
+                    row += [num((base[b] or {}).get("residual"), ".2e") for b in names]
+                    rows.append(row)
+        headers = ["matrix", "device", "format", "solver", "iterations", "ms / iteration",
+                   "÷ A x", *[h for b in names for h in (f"{b} ms / iteration", f"× {b}")],
+                   "residual", *[f"{b} residual" for b in names]]
+        out += [f"### {dtype}", "", table(rows, headers), ""]
     return "\n".join(out)
 
 
