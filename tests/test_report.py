@@ -160,3 +160,17 @@ def test_old_speedup_fields_are_read() -> None:
     new = upgrade(old)
     assert new["speedups"] == {"scipy": 2.0} and "speedup_vs_scipy" not in new
     assert new["operation"] == "spmv" and upgrade(new) is new
+
+
+def test_definitions_come_from_the_runs_meta() -> None:
+    """The formats' order and the baselines' columns are those the run recorded, not the
+    library's of today; a run that recorded none gets the ones of its day (report.compat)."""
+    recs = [rec("m", 400, CPU, "ell", 1.0), rec("m", 400, CPU, "coo", 2.0),
+            rec("m", 400, CPU, "other", 3.0, kind="baseline")]
+    recs[0]["speedups"] = {"other": 3.0}
+    meta = {"definitions": {"baselines": {"other": "a library"}, "formats": ["ell", "coo"]}}
+    text = tables.render([meta], recs)
+    assert "| matrix   | ell      | coo   |" in text
+    assert "× other" in text and "× scipy" not in text
+    old = tables.render([{}], recs)
+    assert "| matrix   | coo   | ell      |" in old and "× scipy" in old

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import __version__
 from ..device import Device
+from ..matrix import FORMATS
 from ..precision import Precision
 from . import methodology
 from .baselines import host_cpu
@@ -101,6 +102,6 @@ def run_meta(plan: Plan, command: str) -> dict[str, Any]:
                      **{f"{op.name}: {name}": text for op in ops
                         for name, text in {**op.fields, **op.formulas}.items()}},
         "definitions": {"baselines": {name: b.description for name, b in BASELINES.items()},
-                        "mixed": dict(methodology.MIXED)},
+                        "formats": list(FORMATS), "mixed": dict(methodology.MIXED)},
         "not_run": [],
     }

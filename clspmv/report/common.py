@@ -22,6 +22,8 @@ class Definitions:
     defaults."""
 
     baselines: tuple[str, ...] = ()
+    formats: tuple[str, ...] = ()
+    """The formats in the order of the tables' columns."""
     mixed: str = "mixed"
     mixed_baseline: str = "float32"
     mixed_note: str = ""
@@ -34,11 +36,12 @@ class Definitions:
         that states them."""
         metas = [upgrade_meta(m) for m in metas] or [upgrade_meta({})]
         baselines = unique(name for m in metas for name in m["definitions"]["baselines"])
+        formats = unique(name for m in metas for name in m["definitions"]["formats"])
         mixed = metas[0]["definitions"]["mixed"]
         sweeps = [m["settings"]["sweep"]["defaults"] for m in metas
                   if isinstance((m.get("settings") or {}).get("sweep"), dict)]
-        return cls(tuple(baselines), mixed["dtype"], mixed["baseline_dtype"], mixed["note"],
-                   tuple(metas[0]["method"]),
+        return cls(tuple(baselines), tuple(formats), mixed["dtype"], mixed["baseline_dtype"],
+                   mixed["note"], tuple(metas[0]["method"]),
                    sweeps[0] if sweeps else LEGACY_SWEEP_DEFAULTS)
 
     def baseline_dtype(self, dtype: str) -> str:
@@ -52,6 +55,12 @@ class Definitions:
         return [r for r in records if r["dtype"] == dtype or (
             dtype == self.mixed and r.get("kind") == "baseline"
             and r["dtype"] == self.baseline_dtype(dtype))]
+
+
+    def format_order(self, present: Iterable[str]) -> list[str]:
+        """The formats of ``present`` in the runs' order, then any others by name."""
+        present = set(present)
+        return [f for f in self.formats if f in present] + sorted(present - set(self.formats))
 
 
 def num(value: Any, spec: str = ".2f") -> str:

@@ -16,6 +16,10 @@ from ..bench import methodology
 LEGACY_BASELINES = ("scipy", "mkl", "cusparse")
 """The baselines every run knew before they were registered (the columns of its tables)."""
 
+LEGACY_FORMATS = ("coo", "csr-scalar", "csr-vector", "csr-aligned", "csr-adaptive", "csr-blocks",
+                  "ell", "ellr", "ellr-t", "pjds", "sell", "hyb", "dia")
+"""The order of the formats (the columns of the tables) before runs recorded it."""
+
 LEGACY_MIXED = {
     "dtype": "mixed", "baseline_dtype": "float32",
     "note": "`mixed`: float32 values, x and y with every sum in float64 "
@@ -39,9 +43,11 @@ def upgrade_meta(meta: dict[str, Any]) -> dict[str, Any]:
     """``meta`` with what older runs did not record filled in (a new dict; today's meta comes
     back unchanged)."""
     out = dict(meta)
-    if "definitions" not in out:
-        out["definitions"] = {"baselines": {name: "" for name in LEGACY_BASELINES},
-                              "mixed": dict(LEGACY_MIXED)}
+    definitions = dict(out.get("definitions") or {})
+    definitions.setdefault("baselines", {name: "" for name in LEGACY_BASELINES})
+    definitions.setdefault("formats", list(LEGACY_FORMATS))
+    definitions.setdefault("mixed", dict(LEGACY_MIXED))
+    out["definitions"] = definitions
     if "method" not in out:  # the prose has not changed since before it was recorded
         out["method"] = list(methodology.METHOD)
     sweep = (out.get("settings") or {}).get("sweep")

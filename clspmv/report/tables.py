@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..bench.records import upgrade
-from ..matrix import FORMATS
 from ..stats import COLUMNS as TABLE_I_COLUMNS
 from ..stats import format_table
 from .common import (
@@ -215,7 +214,7 @@ def device_sections(records: list[Rec], defs: Definitions) -> str:
             here = [r for r in recs if r["device"] == device and r["dtype"] == dtype]
             matrices = matrices_by_size(here)
             present = set(r["format"] for r in here)
-            formats = [f for f in FORMATS if f in present] + sorted(present - set(FORMATS))
+            formats = defs.format_order(present)
             out += [f"## {device} — {dtype}", "",
                     *([defs.mixed_note, ""] if dtype == defs.mixed else []),
                     "### GFLOP/s per format (best in bold)", "",
