@@ -6,7 +6,8 @@ product and the error bound) is made once, the registered baselines
 (:data:`clspmv.bench.registry.BASELINES`) run once, then every device runs every format:
 conversion + upload (timed), one product checked against the reference, warm-up and repeated
 products (kernel time from profiling events), and the wall time of a product including the
-transfers of x and y. Right after a format's A x, the registered operations the plan asks for
+transfers of x and y (:data:`clspmv.bench.product.PRODUCT`, the operation every run measures,
+the baselines' A x too). Right after a format's A x, the registered operations the plan asks for
 (:data:`clspmv.bench.registry.OPERATIONS`: ``--transpose``, ``--matmat``, ``--solver``) measure
 their cases on the same uploaded matrix, and the baselines run theirs; after every format of a
 device, the per-device operations run (``--sweep``). The runner knows no baseline or operation
@@ -37,14 +38,15 @@ from ..stats import stats
 from . import autoselect, bandwidth, timing
 from .baseline import Baseline
 from .errors import NotApplicable, classify, first_lines
-from .operation import SPMV, Case, Operation, Settings, check, measure_product, set_times
+from .operation import SPMV, Case, Operation, Settings
 from .plan import Plan
+from .product import PRODUCT
 from .progress import Progress
 from .records import Record, Results, device_label, ell_bytes
 from .reference import Problem
 from .registry import BASELINES
 from .sources import Source, SourceError
-from .speedups import REFERENCE_FORMAT, set_breakeven, set_speedups, times
+from .speedups import REFERENCE_FORMAT, set_speedups, times
 
 __all__ = ["Plan", "Results", "Runner"]
 
@@ -150,7 +152,7 @@ class Runner:
         spmv: dict[str, Record] = {}
         chosen = [BASELINES[name] for name in self.plan.baselines]
         for b in chosen:
-            spmv[b.name] = self.baseline_record(problem, b, None, SPMV, None)
+            spmv[b.name] = self.baseline_record(problem, b, PRODUCT, SPMV, None)
             by_case.setdefault(SPMV.key, {})[b.name] = spmv[b.name]
             self.progress(f"{problem.name} {problem.csr.dtype} {b.name}")
         for op in self.plan.active:
@@ -165,19 +167,15 @@ class Runner:
                 self.results.add(rec)
         return by_case
 
-    def baseline_record(self, problem: Problem, baseline: Baseline, op: Operation | None,
+    def baseline_record(self, problem: Problem, baseline: Baseline, op: Operation,
                         case: Case, spmv: Record | None) -> Record:
-        """Run ``baseline`` on ``case`` of ``op`` (None: A x) and make its record (``failed``
-        if it raises)."""
+        """Run ``baseline`` on ``case`` of ``op`` and make its record (``failed`` if it
+        raises)."""
         rec = problem.record(baseline.name, baseline.device_type, baseline.name,
                              kind="baseline")
-        if op is not None:
-            op.start(rec, problem, case, spmv)
+        op.start(rec, problem, case, spmv)
         try:
-            if op is None:
-                measure_product(rec, baseline, problem, problem, self.settings)
-            else:
-                op.measure_baseline(rec, baseline, problem, case, self.settings)
+            op.measure_baseline(rec, baseline, problem, case, self.settings)
         except NotApplicable as err:
             rec.status, rec.reason = "skipped", str(err)
         except Exception as err:  # a library error: recorded, the run goes on
@@ -235,7 +233,7 @@ class Runner:
                 self.results.add(other)
             self.progress(f"{problem.name} {problem.accuracy.name} {device.name[:24]} {fmt}")
             gc.collect()
-        set_breakeven(group)
+        PRODUCT.finish(group)
         self.results.save()
         for op in self.plan.active:
             op.run_device(self, problem, device)
@@ -244,7 +242,6 @@ class Runner:
                 ) -> list[tuple[Operation, Case, Record]]:
         """Convert, check and time one format; on failure set status and reason. Returns the
         records of the plan's other operations, measured on the same matrix."""
-        plan = self.plan
         try:
             conv = timing.convert(problem.csr, fmt, device,
                                   accumulate=problem.accuracy.accumulate)
@@ -261,12 +258,7 @@ class Runner:
                     f"; {rec.params}" if rec.params else "")
                 if rec.ell_bytes:
                     rec.reduction_vs_ell_pct = 100.0 * (1 - M.nbytes / rec.ell_bytes)
-                check(rec, problem, np.asarray(M.matvec(problem.x)))
-                set_times(rec, timing.time_kernels(M, problem.x, warmup=plan.warmup,
-                                                   repeat=plan.repeat))
-                rec.wall_ms = timing.time_wall(M, problem.x, repeat=min(plan.repeat, 5)).median_ms
-                if rec.cache_bytes:
-                    rec.fits_cache = bool((rec.min_bytes or 0) <= rec.cache_bytes)
+                PRODUCT.measure(rec, M, problem, SPMV, self.settings)
             except Exception as err:
                 rec.status, rec.reason = classify(err, "running")
             if rec.status not in ("ok", "wrong"):
