@@ -88,6 +88,8 @@ class Operation:
     """The record fields it adds (``Record.extra``), each with its formula or meaning."""
     formulas: dict[str, str] = {}
     """Its formulas of core fields (written into meta with :attr:`fields`)."""
+    compared: str = "kernel_ms"
+    """The field speedups and ``ratio_to_spmv`` compare (a solver: its time per iteration)."""
     moves_bytes: bool = True
     """Whether ``min_bytes`` means anything for it (not for a solver's iterations)."""
 
@@ -187,9 +189,10 @@ def check(rec: Record, problem: Problem, y: Any) -> None:
                       f"(max ratio {rec.error_ratio:.3g})")
 
 
-def set_ratio(rec: Record) -> None:
-    """ratio_to_spmv = the record's compared time / (k times the A x kernel time)."""
-    ms = rec.compared_ms
+def set_ratio(rec: Record, field: str = "kernel_ms") -> None:
+    """ratio_to_spmv = the record's ``field`` (its operation's ``compared`` time) / (k times the
+    A x kernel time)."""
+    ms = rec.value(field)
     if rec.spmv_ms and ms is not None and rec.status in ("ok", "wrong"):
         rec.ratio_to_spmv = ms / ((rec.k or 1) * rec.spmv_ms)
 

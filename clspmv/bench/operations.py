@@ -242,6 +242,7 @@ class Solver(Operation):
     have the same solver."""
 
     name = "solver"
+    compared = "ms_per_iteration"
     moves_bytes = False
     fields = {
         "iterations": "iterations run",
@@ -267,7 +268,7 @@ class Solver(Operation):
     def measure(self, rec: Record, M: DeviceMatrix, problem: Problem, case: Case,
                 settings: Settings) -> None:
         measure_solver(rec, M, problem, case.method, settings)
-        set_ratio(rec)
+        set_ratio(rec, self.compared)
 
     def compare(self, rec: Record, baselines: dict[str, Record]) -> None:
         residual = next((r.extra.get("residual") for r in baselines.values()
@@ -290,7 +291,7 @@ class Solver(Operation):
             rec.extra.update(iterations=iterations,
                              ms_per_iteration=result.timing.median_ms / max(iterations or 1, 1),
                              residual=relative_residual(problem.csr, result.y, b))
-        set_ratio(rec)
+        set_ratio(rec, self.compared)
 
 
 def solver_rhs(problem: Problem) -> np.ndarray:

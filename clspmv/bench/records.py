@@ -125,11 +125,9 @@ class Record:
         measurement across runs."""
         return key_of(self.as_dict())
 
-    @property
-    def compared_ms(self) -> float | None:
-        """The time speedups compare: the kernel time, or a solver's time per iteration."""
-        extra = self.extra
-        return extra["ms_per_iteration"] if "ms_per_iteration" in extra else self.kernel_ms
+    def value(self, name: str) -> Any:
+        """A core field or a field of the operation (``extra``); None where it has none."""
+        return getattr(self, name) if name in FIELDS else self.extra.get(name)
 
 
 Key = tuple[str, str, str, str, str, str, int | None, str]

@@ -44,7 +44,7 @@ from .product import PRODUCT
 from .progress import Progress
 from .records import Record, Results, device_label, ell_bytes
 from .reference import Problem
-from .registry import BASELINES
+from .registry import BASELINES, OPERATIONS
 from .sources import Source, SourceError
 from .speedups import REFERENCE_FORMAT, set_speedups, times
 
@@ -52,6 +52,11 @@ __all__ = ["Plan", "Results", "Runner"]
 
 BaselineRecords = dict[tuple[str, int | None, str], dict[str, Record]]
 """The baselines' records of one matrix and value type: by case key, then by name."""
+
+
+def _compared(key: tuple[str, int | None, str]) -> str:
+    """The field the records of a case key compare (its operation's ``compared``)."""
+    return (OPERATIONS.get(key[0]) or PRODUCT).compared
 
 
 class Runner:
@@ -160,10 +165,11 @@ class Runner:
                 for case in op.baseline_cases(self.plan, b):
                     by_case.setdefault(case.key, {})[b.name] = self.baseline_record(
                         problem, b, op, case, spmv[b.name])
-        for recs in by_case.values():
-            compared = times(recs)
+        for key, recs in by_case.items():
+            field = _compared(key)
+            compared = times(recs, field)
             for rec in recs.values():
-                set_speedups(rec, compared)
+                set_speedups(rec, compared, field)
                 self.results.add(rec)
         return by_case
 
@@ -224,12 +230,12 @@ class Runner:
                 rec.status, rec.reason = "skipped", self.budget_reason()
             others = (self.measure(rec, problem, device, fmt) if rec.status == "ok"
                       else self.unmeasured(rec, problem, fmt))
-            set_speedups(rec, times(baseline.get(SPMV.key, {})))
+            set_speedups(rec, times(baseline.get(SPMV.key, {})))  # A x: kernel times
             group.append(self.results.add(rec))
             for op, case, other in others:
                 recs = baseline.get(case.key, {})
                 op.compare(other, recs)
-                set_speedups(other, times(recs))
+                set_speedups(other, times(recs, op.compared), op.compared)
                 self.results.add(other)
             self.progress(f"{problem.name} {problem.accuracy.name} {device.name[:24]} {fmt}")
             gc.collect()

@@ -30,16 +30,17 @@ def set_breakeven(group: list[Record]) -> None:
                                            ref.conversion_ms or 0.0, ref.kernel_ms or 0.0)
 
 
-def times(records: dict[str, Record]) -> dict[str, float]:
-    """The compared times (kernel, or per iteration) of the baseline records that ran well."""
-    return {name: r.compared_ms for name, r in records.items()
-            if r.status == "ok" and r.compared_ms}
+def times(records: dict[str, Record], field: str = "kernel_ms") -> dict[str, float]:
+    """The compared times (``field``: the operation's ``compared``) of the baseline records
+    that ran well."""
+    return {name: r.value(field) for name, r in records.items()
+            if r.status == "ok" and r.value(field)}
 
 
-def set_speedups(rec: Record, baseline_ms: dict[str, float]) -> None:
-    """speedups[X] = baseline X's time / the record's (kernel times, or times per iteration for
-    solvers; for baselines that ran the same case)."""
-    ms = rec.compared_ms
+def set_speedups(rec: Record, baseline_ms: dict[str, float], field: str = "kernel_ms") -> None:
+    """speedups[X] = baseline X's time / the record's ``field`` (the operation's ``compared``:
+    kernel times, or times per iteration for solvers; for baselines that ran the same case)."""
+    ms = rec.value(field)
     if rec.status not in ("ok", "wrong") or not ms:
         return
     rec.speedups.update({name: baseline / ms for name, baseline in baseline_ms.items()})
