@@ -10,7 +10,11 @@
  * starts and ends inside it in y, writes partial[2s] (its carry: the sum of its entries of row
  * path_row[s+1], the row it ends in) and, when it starts inside a row and ends that row,
  * partial[2s+1] (its head: the sum of its entries of that row). csr_merge_fixup completes the
- * split rows. No atomics: every y entry is written once, the same way on every run. */
+ * split rows. No atomics: every y entry is written once, the same way on every run.
+ *
+ * As blocks of a larger matrix (BLOCK_ARGS, common.h): every kernel shifts y by row0 once, at its
+ * start, and reads x through COL; the shares, split rows and partial buffer are the block's own
+ * (row numbers in them are the block's). */
 #include "common.h"
 
 #ifdef ITEMS
@@ -22,7 +26,7 @@
  * segmented scan over the work-items' carries (keyed by the local row they end in) gives the
  * work-item finishing a row the sum of the earlier work-items' entries of it. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_merge_tiles(const INDEX_T n_tiles,
+void csr_merge_tiles(BLOCK_ARGS const INDEX_T n_tiles,
                      __global const INDEX_T *restrict row_ptr,
                      __global const INDEX_T *restrict col,
                      __global const VALUE_T *restrict val,
@@ -33,6 +37,7 @@ void csr_merge_tiles(const INDEX_T n_tiles,
                      __global ACC_T *restrict partial,
                      const VALUE_T alpha, const VALUE_T beta)
 {
+    BLOCK_ROWS(y);  /* the block's rows of y; partial belongs to the block */
     __local ACC_T products[TILE];
     __local INDEX_T ends[TILE];
     __local INDEX_T keys[WG];
@@ -57,7 +62,7 @@ void csr_merge_tiles(const INDEX_T n_tiles,
         for (int it = 0; it < ITEMS; ++it) {
             const INDEX_T k = lid + it * WG;
             if (k < ne)
-                products[k] = MUL(vals[it], x[cols[it]]);
+                products[k] = MUL(vals[it], x[COL(cols[it])]);
             if (k < nr)
                 ends[k] = row_ptr[i0 + 1 + k] - j0;
         }
@@ -123,7 +128,7 @@ void csr_merge_tiles(const INDEX_T n_tiles,
 
 /* One work-item per chunk of the path, walked in sequential loops (for CPUs). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_merge_chunks(const INDEX_T n_chunks,
+void csr_merge_chunks(BLOCK_ARGS const INDEX_T n_chunks,
                       __global const INDEX_T *restrict row_ptr,
                       __global const INDEX_T *restrict col,
                       __global const VALUE_T *restrict val,
@@ -134,6 +139,7 @@ void csr_merge_chunks(const INDEX_T n_chunks,
                       __global ACC_T *restrict partial,
                       const VALUE_T alpha, const VALUE_T beta)
 {
+    BLOCK_ROWS(y);  /* the block's rows of y; partial belongs to the block */
     const INDEX_T s = (INDEX_T)get_global_id(0);
     if (s >= n_chunks)
         return;
@@ -146,7 +152,7 @@ void csr_merge_chunks(const INDEX_T n_chunks,
         const INDEX_T end = row_ptr[row + 1];
         ACC_T sum = 0;
         for (; k < end; ++k)
-            sum += MUL(val[k], x[col[k]]);
+            sum += MUL(val[k], x[COL(col[k])]);
         if (began)
             partial[2 * s + 1] = sum;
         else
@@ -157,12 +163,12 @@ void csr_merge_chunks(const INDEX_T n_chunks,
         const INDEX_T end = row_ptr[row + 1];
         ACC_T sum = 0;
         for (; k < end; ++k)
-            sum += MUL(val[k], x[col[k]]);
+            sum += MUL(val[k], x[COL(col[k])]);
         STORE_Y(y, row, sum);
     }
     ACC_T carry = 0;  /* entries of the row the chunk ends in */
     for (; k < stop; ++k)
-        carry += MUL(val[k], x[col[k]]);
+        carry += MUL(val[k], x[COL(col[k])]);
     partial[2 * s] = carry;
 }
 
@@ -171,7 +177,7 @@ void csr_merge_chunks(const INDEX_T n_chunks,
  * carry_first[t] .. head_share[t] - 1, then the head of share head_share[t]) + beta * y[r];
  * LANES work-items per split row, the carries strided over them and summed by a tree. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_merge_fixup(const INDEX_T first, const INDEX_T n_split,
+void csr_merge_fixup(BLOCK_ARGS const INDEX_T first, const INDEX_T n_split,
                      __global const INDEX_T *restrict split_row,
                      __global const INDEX_T *restrict carry_first,
                      __global const INDEX_T *restrict head_share,
@@ -179,6 +185,7 @@ void csr_merge_fixup(const INDEX_T first, const INDEX_T n_split,
                      __global VALUE_T *restrict y,
                      const VALUE_T alpha, const VALUE_T beta)
 {
+    BLOCK_ROWS(y);  /* the block's rows of y; partial belongs to the block */
     const INDEX_T t = first + (INDEX_T)(get_global_id(0) / LANES);
     const int lid = (int)get_local_id(0);
     const int lane = lid & (LANES - 1);

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import re
 import sys
 import time
@@ -601,14 +602,17 @@ def check_probe_and_bandwidth(run: Run) -> None:
 # -- formats as blocks of a larger matrix ---------------------------------------------------------
 BLOCK_MATRIX = "long-row"
 """The matrix of the block products: long rows (csr-adaptive's chunks, hyb's COO part) and short."""
-BLOCK_KERNEL_FILES = ("coo.cl", "csr.cl", "csr_adaptive.cl", "csr_blocks.cl", "dia.cl", "ell.cl",
-                      "sell.cl", "util.cl")
+BLOCK_KERNEL_FILES = ("coo.cl", "csr.cl", "csr_adaptive.cl", "csr_blocks.cl", "csr_merge.cl",
+                      "dia.cl", "ell.cl", "sell.cl", "util.cl")
 """Files whose every kernel (but the probe) must run with a column map (``-DCOLMAP``)."""
 
 
-def block_params(fmt: str) -> dict[str, int]:
-    """One variant per format for the block products (hyb with both of its parts)."""
-    return {"width": 2} if fmt == "hyb" else variants(fmt, quick=True)[-1]
+def block_params(fmt: str) -> list[dict[str, int]]:
+    """The variants of a format for the block products: one (hyb with both of its parts), two
+    for csr-merge (its tiles and its chunks, a long row split over more than FIXUP_SERIAL)."""
+    if fmt == "csr-merge":
+        return [{"staged": True, "items": 1}, {"staged": False, "shares": 40}]
+    return [{"width": 2} if fmt == "hyb" else variants(fmt, quick=True)[-1]]
 
 
 def check_blocks(run: Run) -> None:
@@ -622,12 +626,13 @@ def check_blocks(run: Run) -> None:
     n, r0 = k + 40, 7
     cmap = np.sort(run.rng.choice(n, k, replace=False))
     for i, fmt in enumerate(clspmv.FORMATS):
-        for dtype in DTYPES[i % 2:i % 2 + 1] if run.quick else DTYPES:
+        for dtype, params in itertools.product(
+                DTYPES[i % 2:i % 2 + 1] if run.quick else DTYPES, block_params(fmt)):
             dev = run.memory.fresh(layout)
             try:
                 M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=dev, dtype=dtype,
                                                    work_group_size=wg, column_map=cmap,
-                                                   n_cols=n, **block_params(fmt))
+                                                   n_cols=n, **params)
             except clspmv.UnsuitableFormatError:
                 run.refused += 1
                 continue

@@ -198,3 +198,43 @@ def test_small_work_groups_cap_the_lanes_of_a_row(device) -> None:
     Y = M.matmat(X)
     for j in range(2):
         assert_matches(Y[:, j], A, X[:, j], M.dtype)
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_both_paths_as_a_block(path: str, device) -> None:
+    """Tiles, chunks and the fix-ups as a block: rows inside a longer y (``row_offset``; the
+    others untouched, beta applied to the block's rows only) and compact columns read through a
+    column map from a longer x; the transpose and A X on the same block."""
+    dtype = np.dtype(np.float64 if device.fp64 else np.float32)
+    A = _power_law(300, 3000, 8).tolil()
+    A[7, :] = 1.0  # a full row, split across shares (and across the work-items of a tile)
+    A = sp.csr_matrix(A)
+    m, k = A.shape
+    n, r0 = k + 50, 11
+    rng = np.random.default_rng(9)
+    cmap = np.sort(rng.choice(n, k, replace=False))
+    wg = 64 if path == "small-tiles" else None
+    M = clspmv.DeviceMatrix.from_scipy(A, "csr-merge", device, dtype, work_group_size=wg,
+                                       column_map=cmap, n_cols=n, **PATHS[path])
+    assert M.params["split_rows"] > 0
+    x = rng.uniform(-1, 1, n).astype(dtype)
+    y0 = rng.uniform(-1, 1, m + 30).astype(dtype)
+    y = M.matvec(x, y0.copy(), alpha=1.5, beta=-2.0, row_offset=r0)
+    outside = np.r_[0:r0, r0 + m:m + 30]
+    np.testing.assert_array_equal(y[outside], y0[outside])
+    assert_matches(y[r0:r0 + m], A, x[cmap], dtype, 1.5, -2.0, y0[r0:r0 + m])
+    nan = np.full(m + 30, np.nan, dtype)
+    M.matvec(x, nan, alpha=0.5, row_offset=r0)
+    assert np.isnan(nan[outside]).all()
+    assert_matches(nan[r0:r0 + m], A, x[cmap], dtype, 0.5)
+    if dtype == np.float64 and not device.int64_atomics:
+        return
+    xt = rng.uniform(-1, 1, m + 30).astype(dtype)
+    yt0 = rng.uniform(-1, 1, n).astype(dtype)
+    yt = M.rmatvec(xt, yt0.copy(), alpha=-0.5, beta=2.0, row_offset=r0)
+    assert_matches(yt[cmap], A.T.tocsr(), xt[r0:r0 + m], dtype, -0.5, 2.0, yt0[cmap])
+    X = rng.uniform(-1, 1, (n, 3)).astype(dtype)
+    Y0 = rng.uniform(-1, 1, (m + 30, 3)).astype(dtype)
+    Y = M.matmat(X, Y0.copy(), alpha=1.5, beta=2.0, row_offset=r0)
+    for j in range(3):
+        assert_matches(Y[r0:r0 + m, j], A, X[cmap, j], dtype, 1.5, 2.0, Y0[r0:r0 + m, j])

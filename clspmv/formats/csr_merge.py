@@ -45,6 +45,12 @@ Two kernels walk the shares (parameter ``staged``):
 The transpose (A^T x, atomic) and several-right-hand-sides (A X) products run the ``csr``
 kernels of ``csr.cl`` on the same arrays, one work-item per row on the chunk path and
 ``threads_per_row`` from the mean row length on the staged one (as csr-adaptive does).
+
+As a block of a larger matrix (``row0``, a column map: :mod:`clspmv.formats.base`) every kernel
+(tiles, chunks, fix-ups) shifts y by ``row0`` once and reads x through the map; the shares, the
+split rows and the buffer of carries and heads are the block's own, in its own row numbers.
+Traits: no atomics in the forward product, stored zeros kept, no padding (the
+:class:`~clspmv.formats.csr.CsrFamily` defaults); ``threads_per_row`` is not a parameter.
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ import scipy.sparse as sp
 
 from ..device import Device
 from .base import INDEX_DTYPE, Layout, scalar
-from .csr import _CsrKernel, csr_arrays, mean_row_threads
+from .csr import CsrFamily, csr_arrays, mean_row_threads
 from .csr_adaptive import MAX_LOAD_BYTES, SUM_BYTES
 from .csr_blocks import BLOCKS_PER_UNIT, MIN_BLOCK_ENTRIES
 
@@ -135,12 +141,13 @@ def chunk_count(path: int, compute_units: int) -> int:
     return max(1, min(BLOCKS_PER_UNIT * max(compute_units, 1), path // MIN_BLOCK_ENTRIES))
 
 
-class CsrMerge(_CsrKernel):
+class CsrMerge(CsrFamily):
     """CSR cut along the merge path of rows and entries into shares of equal length
     (Merrill & Garland), partial rows combined by a fix-up kernel without atomics."""
 
     name = "csr-merge"
     merge_file = "csr_merge.cl"
+    forward_atomics = False  # the fix-up kernels complete the split rows: every y written once
     kernel_options = ()  # the shares depend on the work-group size: convert again instead
     gpu_work_group = 128
     """As csr-adaptive's (measured there, not yet for this format): tiles of 128 x 8 float64
@@ -219,17 +226,17 @@ class CsrMerge(_CsrKernel):
         self._fixup_wide = self.kernel(self.merge_file, "csr_merge_fixup",
                                        LANES=p["fixup_lanes"])
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+    def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         p, b = self.params, self.buffers
         wg = self.layout.work_group_size if p["staged"] else CHUNK_WORK_GROUP
         events = [self.run(queue, self._walk, p["shares"] * wg, scalar(p["shares"]),
                            b["row_ptr"], b["col"], b["val"], b["path_row"], b["path_entry"], x,
-                           y, b["partial"], alpha, beta, wg=wg)]
+                           y, b["partial"], alpha, beta, wg=wg, row0=row0)]
         serial = p["split_rows"] - p["wide_rows"]
         fixups = ((self._fixup, 0, serial, 1),
                   (self._fixup_wide, serial, p["wide_rows"], p["fixup_lanes"]))
         for kern, first, rows, lanes in fixups:
             events.append(self.run(queue, kern, rows * lanes, scalar(first),
                                    scalar(first + rows), b["split_row"], b["carry_first"],
-                                   b["head_share"], b["partial"], y, alpha, beta))
+                                   b["head_share"], b["partial"], y, alpha, beta, row0=row0))
         return [e for e in events if e is not None]
