@@ -1,0 +1,175 @@
+"""The fast Matrix Market path: scipy's fast_matrix_market parser behind cheap checks.
+
+``scipy.io.mmread`` (fast_matrix_market underneath since scipy 1.12, multithreaded) parses
+the body. It is lenient where clspmv's validating reader is not: it ignores whatever follows
+the last number of a line (``1 1 2.5 junk``, ``1.5D-03`` read as 1.5) and reads the longest
+number at the start of a token. So its result is only taken when a scan of the body, done
+at the same time with C-speed ``bytes`` methods, shows the canonical layout that leaves no
+room for that: exactly one data line per declared entry (no blank or comment lines), exactly
+one space between the tokens of a line (no leading or trailing blanks, no tabs or CRs), and
+only the characters numbers are written with (digits, ``+-.eE``; no ``inf``/``nan``).
+Anything else, and every error of the parser, returns ``None``: the caller then runs the
+validating reader, which either reads the file or names the line that is wrong. Files written
+by :func:`clspmv.io.write`, ``scipy.io.mmwrite`` and SuiteSparse take the fast path.
+
+What the scan cannot see is a malformed token made of number characters inside that layout
+(``1e``, ``1.2.3``, ``2-3`` glued to its neighbour); such a file is read as fast_matrix_market
+reads it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tempfile
+import threading
+import zlib
+from typing import IO
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+from clspmv.io.header import Header
+from clspmv.io.source import CHUNK
+
+_DIGITS = b"0123456789"
+_ALLOWED = {
+    "pattern": _DIGITS + b" \n",
+    "integer": _DIGITS + b"+- \n",
+    "real": _DIGITS + b"+-.eE \n",
+}
+_GZIP_RATIO = 1100  # deflate never expands more than 1032:1
+
+
+class _Scan:
+    """Counts over the body bytes (after ``skip`` header bytes) of a stream.
+
+    ``sink``, when given, receives every byte read (header included): the decompressed copy
+    of a gzip file that the parser then reads.
+    """
+
+    def __init__(self, fh: IO[bytes], skip: int, field: str, sink: IO[bytes] | None = None):
+        self.newlines = self.spaces = self.bad = self.size = 0
+        self.last = b"\n"
+        self.error: BaseException | None = None
+        self._fh, self._skip, self._sink = fh, skip, sink
+        self._allowed = _ALLOWED[field]
+
+    def run(self) -> None:
+        try:
+            skip = self._skip
+            while chunk := self._fh.read(CHUNK):
+                if self._sink is not None:
+                    self._sink.write(chunk)
+                if skip:
+                    body = chunk[skip:]
+                    skip = max(0, skip - len(chunk))
+                    chunk = body
+                if not chunk:
+                    continue
+                self.size += len(chunk)
+                self.newlines += chunk.count(b"\n")
+                self.spaces += chunk.count(b" ")
+                self.bad += len(chunk.translate(None, self._allowed))
+                self.last = chunk[-1:]
+        except (EOFError, OSError, zlib.error) as exc:  # truncated or corrupt gzip data
+            self.error = exc
+
+    def canonical(self, header: Header) -> bool:
+        """Whether the body has exactly the canonical layout for ``header``."""
+        if self.error is not None or self.bad:
+            return False
+        lines = self.newlines + (1 if self.size and self.last != b"\n" else 0)
+        want = header.tokens_per_entry
+        return lines == header.entries and self.spaces == (want - 1) * header.entries
+
+
+def body_could_hold(path: str | os.PathLike[str], gzipped: bool, header: Header) -> bool:
+    """Whether the file is large enough for the declared entries (else the parser would
+    allocate arrays for entries that are not there: the validating reader says so instead)."""
+    size = os.path.getsize(path)
+    room = size * _GZIP_RATIO if gzipped else size - header.body_offset
+    # Each data line has ``want`` tokens of at least one byte and a separator after each.
+    return header.entries * 2 * header.tokens_per_entry <= room + 1
+
+
+def _parse(name: str) -> np.ndarray | sp.coo_matrix | None:
+    try:
+        return scipy.io.mmread(name)
+    except (ValueError, OverflowError, RuntimeError):
+        return None
+
+
+def read_fast(path: str | os.PathLike[str], gzipped: bool, header: Header) -> sp.csr_matrix | None:
+    """``path`` read by fast_matrix_market as a float64 CSR matrix, or ``None`` where the
+    validating reader must decide (see the module's docstring)."""
+    name = os.fspath(path)
+    if gzipped:
+        # fast_matrix_market reads Python streams 1 KiB per call: decompress to a file first.
+        with tempfile.NamedTemporaryFile(suffix=".mtx") as tmp:
+            with open(name, "rb") as raw, gzip.GzipFile(fileobj=raw) as fh:
+                scan = _Scan(fh, header.body_offset, header.field, sink=tmp)
+                scan.run()
+            tmp.flush()
+            if not scan.canonical(header):
+                return None
+            result = _parse(tmp.name)
+    elif name.endswith((".gz", ".bz2")):
+        # scipy would decompress by the name: give it the plain file under a plain name.
+        with tempfile.TemporaryDirectory() as tmp:
+            link = os.path.join(tmp, "plain.mtx")
+            try:
+                os.symlink(os.path.abspath(name), link)
+            except OSError:
+                return None
+            return read_fast(link, gzipped, header)
+    else:
+        with open(name, "rb") as fh:
+            scan = _Scan(fh, header.body_offset, header.field)
+            # The scan runs on the GIL-holding thread while the parser's threads work.
+            thread = threading.Thread(target=scan.run, daemon=True)
+            thread.start()
+            try:
+                result = _parse(name)
+            finally:
+                thread.join()
+        if not scan.canonical(header):
+            return None
+    if result is None:
+        return None
+    return _to_csr(result, header)
+
+
+def _to_csr(result: np.ndarray | sp.coo_matrix, header: Header) -> sp.csr_matrix | None:
+    if result.shape != header.shape:
+        return None
+    if header.format == "array":
+        if not isinstance(result, np.ndarray):
+            return None
+        return sp.csr_matrix(result.astype(np.float64, copy=False))
+    if not sp.issparse(result):
+        return None
+    coo = result.tocoo() if result.format != "coo" else result
+    n = header.entries
+    # scipy appends the mirrored off-diagonal entries after the file's own, in file order:
+    # the order of the validating reader, so duplicates are summed alike.
+    row, col = coo.row, coo.col
+    if header.symmetry == "general":
+        expected = n
+    else:
+        diagonal = np.count_nonzero(row[:n] == col[:n])
+        if header.symmetry == "skew-symmetric" and diagonal:
+            return None  # the validating reader names the line
+        expected = 2 * n - diagonal
+    if coo.nnz != expected:
+        return None
+    if coo.nnz and (
+        row.min() < 0 or col.min() < 0 or row.max() >= header.rows or col.max() >= header.cols
+    ):
+        return None
+    A = sp.coo_matrix(
+        (coo.data.astype(np.float64, copy=False), (row, col)), shape=header.shape
+    ).tocsr()
+    A.sum_duplicates()
+    return A
