@@ -5,9 +5,11 @@ the body. It is lenient where clspmv's validating reader is not: it ignores what
 the last number of a line (``1 1 2.5 junk``, ``1.5D-03`` read as 1.5) and reads the longest
 number at the start of a token. So its result is only taken when a scan of the body, done
 at the same time with C-speed ``bytes`` methods, shows the canonical layout that leaves no
-room for that: exactly one data line per declared entry (no blank or comment lines), exactly
-one space between the tokens of a line (no leading or trailing blanks, no tabs or CRs), and
-only the characters numbers are written with (digits, ``+-.eE``; no ``inf``/``nan``).
+room for that: exactly one data line per declared entry (no blank or comment lines), one or
+two spaces between the tokens of a line (SuiteSparse pads non-negative values with one; no
+leading or trailing blanks, no tabs or CRs), and only the characters numbers are written with
+(digits, ``+-.eE``; no ``inf``/``nan``). A line holding more tokens than it should then shows
+in the count of separators, since the parser refuses a line with fewer.
 Anything else, and every error of the parser, returns ``None``: the caller then runs the
 validating reader, which either reads the file or names the line that is wrong. Files written
 by :func:`clspmv.io.write`, ``scipy.io.mmwrite`` and SuiteSparse take the fast path.
@@ -50,7 +52,7 @@ class _Scan:
     """
 
     def __init__(self, fh: IO[bytes], skip: int, field: str, sink: IO[bytes] | None = None):
-        self.newlines = self.spaces = self.bad = self.size = 0
+        self.newlines = self.separators = self.bad = self.size = 0
         self.last = b"\n"
         self.error: BaseException | None = None
         self._fh, self._skip, self._sink = fh, skip, sink
@@ -59,6 +61,7 @@ class _Scan:
     def run(self) -> None:
         try:
             skip = self._skip
+            carry = b""
             while chunk := self._fh.read(CHUNK):
                 if self._sink is not None:
                     self._sink.write(chunk)
@@ -68,13 +71,24 @@ class _Scan:
                     chunk = body
                 if not chunk:
                     continue
-                self.size += len(chunk)
-                self.newlines += chunk.count(b"\n")
-                self.spaces += chunk.count(b" ")
-                self.bad += len(chunk.translate(None, self._allowed))
-                self.last = chunk[-1:]
+                # Whole lines only, so that no run of spaces is split between two counts.
+                chunk = carry + chunk
+                cut = chunk.rfind(b"\n") + 1
+                carry = chunk[cut:]
+                self._count(chunk[:cut])
+            self._count(carry)
         except (EOFError, OSError, zlib.error) as exc:  # truncated or corrupt gzip data
             self.error = exc
+
+    def _count(self, lines: bytes) -> None:
+        if not lines:
+            return
+        self.size += len(lines)
+        self.newlines += lines.count(b"\n")
+        # A run of one or two spaces counts as one separator, a longer run as more.
+        self.separators += lines.count(b" ") - lines.count(b"  ")
+        self.bad += len(lines.translate(None, self._allowed))
+        self.last = lines[-1:]
 
     def canonical(self, header: Header) -> bool:
         """Whether the body has exactly the canonical layout for ``header``."""
@@ -82,7 +96,7 @@ class _Scan:
             return False
         lines = self.newlines + (1 if self.size and self.last != b"\n" else 0)
         want = header.tokens_per_entry
-        return lines == header.entries and self.spaces == (want - 1) * header.entries
+        return lines == header.entries and self.separators == (want - 1) * header.entries
 
 
 def body_could_hold(path: str | os.PathLike[str], gzipped: bool, header: Header) -> bool:
