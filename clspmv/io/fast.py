@@ -24,7 +24,6 @@ from __future__ import annotations
 import gzip
 import os
 import tempfile
-import threading
 import zlib
 from typing import IO
 
@@ -139,17 +138,13 @@ def read_fast(path: str | os.PathLike[str], gzipped: bool, header: Header) -> sp
                 return None
             return read_fast(link, gzipped, header)
     else:
+        # The scan goes first: the parser holds the GIL, so a scan beside it would not overlap.
         with open(name, "rb") as fh:
             scan = _Scan(fh, header.body_offset, header.field)
-            # The scan runs on the GIL-holding thread while the parser's threads work.
-            thread = threading.Thread(target=scan.run, daemon=True)
-            thread.start()
-            try:
-                result = _parse(name)
-            finally:
-                thread.join()
+            scan.run()
         if not scan.canonical(header):
             return None
+        result = _parse(name)
     if result is None:
         return None
     return _to_csr(result, header)
