@@ -3,15 +3,17 @@
 ``scipy.io.mmread`` (fast_matrix_market underneath since scipy 1.12, multithreaded) parses
 the body. It is lenient where clspmv's validating reader is not: it ignores whatever follows
 the last number of a line (``1 1 2.5 junk``, ``1.5D-03`` read as 1.5) and reads the longest
-number at the start of a token. So its result is only taken when a scan of the body, done
-at the same time with C-speed ``bytes`` methods, shows the canonical layout that leaves no
+number at the start of a token. So its result is only taken when a scan of the body with
+C-speed ``bytes`` methods shows the canonical layout that leaves no
 room for that: exactly one data line per declared entry (no blank or comment lines), one or
 two spaces between the tokens of a line (SuiteSparse pads non-negative values with one; no
 leading or trailing blanks, no tabs or CRs), and only the characters numbers are written with
 (digits, ``+-.eE``; no ``inf``/``nan``). A line holding more tokens than it should then shows
 in the count of separators, since the parser refuses a line with fewer.
 Anything else, and every error of the parser, returns ``None``: the caller then runs the
-validating reader, which either reads the file or names the line that is wrong. Files written
+validating reader, which either reads the file or names the line that is wrong. The scan is a
+second pass over the file, before the parse (the parser holds the GIL, so a scan beside it
+would not overlap): it costs about a tenth to a third of the parse. Files written
 by :func:`clspmv.io.write`, ``scipy.io.mmwrite`` and SuiteSparse take the fast path.
 
 What the scan cannot see is a malformed token made of number characters inside that layout
