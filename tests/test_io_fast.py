@@ -131,6 +131,8 @@ NON_CANONICAL = {
     "trailing token": ("1 1 1.5 7\n2 2 2.5\n", r"line 3: wrong number of tokens .*found 4"),
     "fortran exponent": ("1 1 1.5D-03\n2 2 2.5\n", r"line 3: value '1.5D-03' is not a number"),
     "junk after value": ("1 1 2.5x\n2 2 2.5\n", r"line 3: value '2.5x' is not a number"),
+    "padded value and extra token": (
+        "1 1  1.5 7\n2 2 2.5\n", r"line 3: wrong number of tokens .*found 4"),
     "extra token, other line short": (
         "1 1 1.5 7\n2 2\n", r"line 3: wrong number of tokens .*found 4"),
 }

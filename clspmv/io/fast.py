@@ -52,12 +52,13 @@ class _Scan:
     of a gzip file that the parser then reads.
     """
 
-    def __init__(self, fh: IO[bytes], skip: int, field: str, sink: IO[bytes] | None = None):
+    def __init__(self, fh: IO[bytes], header: Header, sink: IO[bytes] | None = None):
         self.newlines = self.separators = self.bad = self.size = 0
         self.last = b"\n"
         self.error: BaseException | None = None
-        self._fh, self._skip, self._sink = fh, skip, sink
-        self._allowed = _ALLOWED[field]
+        self._fh, self._skip, self._sink = fh, header.body_offset, sink
+        self._allowed = _ALLOWED[header.field]
+        self._gaps = header.tokens_per_entry - 1  # separators on a data line
 
     def run(self) -> None:
         try:
@@ -85,9 +86,14 @@ class _Scan:
         if not lines:
             return
         self.size += len(lines)
-        self.newlines += lines.count(b"\n")
-        # A run of one or two spaces counts as one separator, a longer run as more.
-        self.separators += lines.count(b" ") - lines.count(b"  ")
+        newlines = lines.count(b"\n")
+        self.newlines += newlines
+        # A run of one or two spaces counts as one separator, a longer run as more. Where
+        # there are no more spaces than separators, no run is longer than one: skip a pass.
+        spaces = lines.count(b" ")
+        if spaces != self._gaps * (newlines + (lines[-1:] != b"\n")):
+            spaces -= lines.count(b"  ")
+        self.separators += spaces
         self.bad += len(lines.translate(None, self._allowed))
         self.last = lines[-1:]
 
@@ -124,7 +130,7 @@ def read_fast(path: str | os.PathLike[str], gzipped: bool, header: Header) -> sp
         # fast_matrix_market reads Python streams 1 KiB per call: decompress to a file first.
         with tempfile.NamedTemporaryFile(suffix=".mtx") as tmp:
             with open(name, "rb") as raw, gzip.GzipFile(fileobj=raw) as fh:
-                scan = _Scan(fh, header.body_offset, header.field, sink=tmp)
+                scan = _Scan(fh, header, sink=tmp)
                 scan.run()
             tmp.flush()
             if not scan.canonical(header):
@@ -142,7 +148,7 @@ def read_fast(path: str | os.PathLike[str], gzipped: bool, header: Header) -> sp
     else:
         # The scan goes first: the parser holds the GIL, so a scan beside it would not overlap.
         with open(name, "rb") as fh:
-            scan = _Scan(fh, header.body_offset, header.field)
+            scan = _Scan(fh, header)
             scan.run()
         if not scan.canonical(header):
             return None
