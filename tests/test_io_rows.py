@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from clspmv import io as mmio
 from clspmv.errors import MatrixFormatError
+from clspmv.io import rows as rows_module
 
 from shared_data import MATRICES
 
@@ -45,8 +46,10 @@ def test_real_matrices(path: Path) -> None:
     header = mmio.read_header(path)
     assert header.shape == A.shape
     for start, stop in ranges(A.shape[0]):
-        # A small chunk makes lines and runs of entries span chunk boundaries.
-        assert_same_csr(mmio.read_rows(path, start, stop, chunk_size=4099), A[start:stop])
+        assert_same_csr(mmio.read_rows(path, start, stop, chunk_size=1 << 16), A[start:stop])
+    # A small chunk makes lines and runs of entries span chunk boundaries.
+    start, stop = A.shape[0] // 4, A.shape[0] // 2
+    assert_same_csr(mmio.read_rows(path, start, stop, chunk_size=4099), A[start:stop])
 
 
 SYMMETRIC = {
@@ -99,6 +102,34 @@ def test_generated_with_duplicates(tmp_path: Path) -> None:
     A = mmio.read(path)
     for start, stop in ranges(300):
         assert_same_csr(mmio.read_rows(path, start, stop, chunk_size=10_000), A[start:stop])
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "validating"])
+def test_both_chunk_parsers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
+    used = []
+    parse = rows_module.parse_lines
+
+    def spy(*args):
+        result = parse(*args) if fast else None
+        used.append(result is not None)
+        return result
+
+    monkeypatch.setattr(rows_module, "parse_lines", spy)
+    rng = np.random.default_rng(9)
+    n = 5000
+    r, c = rng.integers(1, 201, n), rng.integers(1, 201, n)
+    r, c = np.maximum(r, c), np.minimum(r, c)
+    keep = r != c
+    r, c = r[keep], c[keep]
+    v = rng.standard_normal(r.size)
+    lines = "".join(f"{i} {j} {x:.17g}\n" for i, j, x in zip(r, c, v, strict=True))
+    path = tmp_path / "k.mtx"
+    path.write_text(f"%%MatrixMarket matrix coordinate real skew-symmetric\n200 200 {r.size}\n"
+                    + lines)
+    A = mmio.read(path)
+    for start, stop in ((0, 200), (50, 51), (199, 200)):
+        assert_same_csr(mmio.read_rows(path, start, stop, chunk_size=8192), A[start:stop])
+    assert used and all(x == fast for x in used)
 
 
 def test_bad_ranges(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ reads it.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import os
 import tempfile
@@ -52,7 +53,7 @@ class _Scan:
     of a gzip file that the parser then reads.
     """
 
-    def __init__(self, fh: IO[bytes], header: Header, sink: IO[bytes] | None = None):
+    def __init__(self, fh: IO[bytes] | None, header: Header, sink: IO[bytes] | None = None):
         self.newlines = self.separators = self.bad = self.size = 0
         self.last = b"\n"
         self.error: BaseException | None = None
@@ -61,6 +62,7 @@ class _Scan:
         self._gaps = header.tokens_per_entry - 1  # separators on a data line
 
     def run(self) -> None:
+        assert self._fh is not None
         try:
             skip = self._skip
             carry = b""
@@ -190,3 +192,37 @@ def _to_csr(result: np.ndarray | sp.coo_matrix, header: Header) -> sp.csr_matrix
     ).tocsr()
     A.sum_duplicates()
     return A
+
+
+def parse_lines(
+    piece: bytes, header: Header, room: int, scratch: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Whole data lines ``piece`` of a coordinate file parsed by fast_matrix_market.
+
+    Returns the 1-based rows and columns (int64) and the float64 values of the lines, in
+    file order and not mirrored, or ``None`` where the validating reader must decide: the
+    lines are not canonical, more than ``room`` (the entries still declared), or wrong.
+    ``scratch`` is a file the lines are copied to, under a header of their own.
+    """
+    scan = _Scan(None, header)
+    scan._count(piece)
+    count = scan.newlines + (1 if piece[-1:] not in (b"", b"\n") else 0)
+    if count > room or not scan.canonical(dataclasses.replace(header, entries=count)):
+        return None
+    with open(scratch, "wb") as fh:
+        fh.write(f"%%MatrixMarket matrix coordinate {header.field} general\n"
+                 f"{header.rows} {header.cols} {count}\n".encode())
+        fh.write(piece)
+    result = _parse(scratch)
+    if result is None or not sp.issparse(result) or result.shape != header.shape:
+        return None
+    coo = result.tocoo()
+    if coo.nnz != count:
+        return None
+    r = coo.row.astype(np.int64) + 1
+    c = coo.col.astype(np.int64) + 1
+    if count and (r.min() < 1 or c.min() < 1 or r.max() > header.rows or c.max() > header.cols):
+        return None
+    if header.symmetry == "skew-symmetric" and np.any(r == c):
+        return None  # the validating reader names the line
+    return r, c, coo.data.astype(np.float64, copy=False)

@@ -1,8 +1,10 @@
 """Reading rows ``start:stop`` of a Matrix Market file without holding the whole matrix.
 
-The body is streamed a chunk at a time through the validating reader's pieces (so a
-malformed file raises the same :class:`~clspmv.errors.MatrixFormatError` with its line), and
-only the entries that land in the row range are kept: for a symmetric or skew-symmetric file
+The body is streamed a chunk of whole lines at a time; a chunk in the canonical layout is
+parsed by fast_matrix_market (see :mod:`clspmv.io.fast`), any other through the validating
+reader's pieces (so a malformed file raises the same
+:class:`~clspmv.errors.MatrixFormatError` with its line). Only the entries that land in the
+row range are kept: for a symmetric or skew-symmetric file
 an entry ``(i, j)`` lands in row ``i`` and, mirrored, in row ``j``.
 """
 
@@ -10,10 +12,12 @@ from __future__ import annotations
 
 import operator
 import os
+import tempfile
 
 import numpy as np
 import scipy.sparse as sp
 
+from clspmv.io.fast import parse_lines
 from clspmv.io.header import Header, parse_header
 from clspmv.io.source import CHUNK, Source
 from clspmv.io.validating import (
@@ -41,6 +45,7 @@ class _Kept:
         self.header, self.start, self.stop = header, start, stop
         self.own: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.mirrored: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.scratch = ""  # a file for fast_matrix_market to parse a chunk from
 
     def add(self, into: list, r: np.ndarray, c: np.ndarray, v: np.ndarray) -> None:
         """Keep the entries of 0-based rows ``r`` that fall in the range."""
@@ -100,14 +105,16 @@ def read_rows(
         kept = _Kept(header, start, stop)
         found, line = 0, header.body_line
         carry = b""
-        for chunk in src.chunks(chunk_size):
-            data = carry + chunk
-            cut = data.rfind(b"\n") + 1
-            carry = data[cut:]
-            if cut:
-                found, line = _scan(src, data[:cut], line, found, kept)
-        if carry:
-            found, line = _scan(src, carry, line, found, kept)
+        with tempfile.TemporaryDirectory() as tmp:
+            kept.scratch = os.path.join(tmp, "lines.mtx")
+            for chunk in src.chunks(chunk_size):
+                data = carry + chunk
+                cut = data.rfind(b"\n") + 1
+                carry = data[cut:]
+                if cut:
+                    found, line = _scan(src, data[:cut], line, found, kept)
+            if carry:
+                found, line = _scan(src, carry, line, found, kept)
         if found < header.entries:
             raise too_few(src, line - 1, found, header)
         return kept.matrix()
@@ -119,8 +126,13 @@ def _scan(src: Source, piece: bytes, line: int, found: int, kept: _Kept) -> tupl
     """Check and keep the entries of ``piece`` (whole lines from file line ``line`` on, the
     file's data lines ``found`` onwards); return the updated ``(found, line)``."""
     header = kept.header
-    body = Body(src, piece, first_line=line)
     room = max(0, header.entries - found)
+    if header.format == "coordinate":
+        fast = parse_lines(piece, header, room, kept.scratch)
+        if fast is not None:
+            _keep(kept, *fast)
+            return found + fast[0].size, line + piece.count(b"\n") + (piece[-1:] != b"\n")
+    body = Body(src, piece, first_line=line)
     check_tokens(src, body, header, found, room)
     if body.count > room:
         raise too_many(src, int(body.line[room]), header)
@@ -132,9 +144,13 @@ def _scan(src: Source, piece: bytes, line: int, found: int, kept: _Kept) -> tupl
             kept.add(kept.own, (k % header.rows)[nonzero], (k // header.rows)[nonzero],
                      values[nonzero])
         else:
-            r, c, v = parse_triplets(src, body, header)
-            kept.add(kept.own, r - 1, c - 1, v)
-            if header.symmetry != "general":
-                mr, mc, mv = mirror(r, c, v, header.symmetry)
-                kept.add(kept.mirrored, mr - 1, mc - 1, mv)
+            _keep(kept, *parse_triplets(src, body, header))
     return found + body.count, body.last_line + 1
+
+
+def _keep(kept: _Kept, r: np.ndarray, c: np.ndarray, v: np.ndarray) -> None:
+    """Keep the entries (1-based ``r``, ``c``) in range, and their mirrors in range."""
+    kept.add(kept.own, r - 1, c - 1, v)
+    if kept.header.symmetry != "general":
+        mr, mc, mv = mirror(r, c, v, kept.header.symmetry)
+        kept.add(kept.mirrored, mr - 1, mc - 1, mv)
