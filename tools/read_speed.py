@@ -2,8 +2,9 @@
 
 Generates Matrix Market files of about 5 M, 20 M and 50 M entries in a temporary directory
 (never in the repository; ``--dir`` to choose it), then times ``clspmv.io.read``,
-``scipy.io.mmread`` (+ ``tocsr`` for a like-for-like CSR result) and, on the smaller files, the
-old validating reader, and prints a table. A benchmark, not a test: run it on a quiet machine.
+``scipy.io.mmread`` (+ ``tocsr`` for a like-for-like CSR result), ``clspmv.io.read_rows`` on a
+quarter of the rows and, on the smaller files, the old validating reader, and prints a table.
+A benchmark, not a test: run it on a quiet machine.
 
     python tools/read_speed.py [--sizes 5,20,50] [--repeat 3] [--validating-max 20]
 """
@@ -65,15 +66,18 @@ def main() -> None:
             size_mb = os.path.getsize(path) / 1e6
             t_scipy = best(lambda p=path: scipy.io.mmread(str(p)).tocsr(), args.repeat)
             t_clspmv = best(lambda p=path: mmio.read(p), args.repeat)
+            quarter = mmio.read_header(path).rows // 4
+            t_rows = best(lambda p=path, q=quarter: mmio.read_rows(p, q, 2 * q), 1)
             t_old = (best(lambda p=path: read_validating(p), 1)
                      if millions <= args.validating_max else float("nan"))
             rows.append([f"{millions:g} M", f"{size_mb:.0f}", f"{t_scipy:.2f}", f"{t_clspmv:.2f}",
-                         f"{t_clspmv / t_scipy:.2f}x", f"{t_old:.2f}"])
+                         f"{t_clspmv / t_scipy:.2f}x", f"{t_rows:.2f}", f"{t_old:.2f}"])
             print(tabulate([rows[-1]], tablefmt="plain"), flush=True)
             path.unlink()
     print()
-    print(tabulate(rows, headers=["entries", "MB", "scipy.io.mmread+tocsr s", "clspmv.io.read s",
-                                  "ratio", "old validating s"], tablefmt="github"))
+    headers = ["entries", "MB", "scipy.io.mmread+tocsr s", "clspmv.io.read s", "ratio",
+               "read_rows 1/4 s", "old validating s"]
+    print(tabulate(rows, headers=headers, tablefmt="github"))
 
 
 if __name__ == "__main__":

@@ -38,10 +38,10 @@ from clspmv.io.header import Header
 from clspmv.io.source import CHUNK
 
 _DIGITS = b"0123456789"
-_ALLOWED = {
-    "pattern": _DIGITS + b" \n",
-    "integer": _DIGITS + b"+- \n",
-    "real": _DIGITS + b"+-.eE \n",
+_ALLOWED = {  # the bytes of a canonical body, newlines aside
+    "pattern": _DIGITS + b" ",
+    "integer": _DIGITS + b"+- ",
+    "real": _DIGITS + b"+-.eE ",
 }
 _GZIP_RATIO = 1100  # deflate never expands more than 1032:1
 
@@ -88,15 +88,17 @@ class _Scan:
         if not lines:
             return
         self.size += len(lines)
-        newlines = lines.count(b"\n")
+        # What is left once the number characters and spaces are gone: newlines and bad bytes.
+        rest = lines.translate(None, self._allowed)
+        newlines = rest.count(b"\n")
         self.newlines += newlines
+        self.bad += len(rest) - newlines
         # A run of one or two spaces counts as one separator, a longer run as more. Where
         # there are no more spaces than separators, no run is longer than one: skip a pass.
         spaces = lines.count(b" ")
         if spaces != self._gaps * (newlines + (lines[-1:] != b"\n")):
             spaces -= lines.count(b"  ")
         self.separators += spaces
-        self.bad += len(lines.translate(None, self._allowed))
         self.last = lines[-1:]
 
     def canonical(self, header: Header) -> bool:
