@@ -184,3 +184,20 @@ def test_hermitian_and_complex_refused_before_parsing(tmp_path: Path) -> None:
         path.write_text(f"%%MatrixMarket matrix coordinate {banner}\n1 1 1\n1 1 1 0\n")
         with pytest.raises(MatrixFormatError, match=rf"line 1: .*{reason}.*not supported"):
             mmio.read(path)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 16, 37])
+def test_scan_exact_across_chunk_boundaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    # Lines and runs of spaces straddle the scan's reads: padded values stay canonical,
+    # one token too many (or a run of three spaces) never does.
+    monkeypatch.setattr(fast, "CHUNK", chunk)
+    good = ["1 1  1.5", "2 1 -2.5", "3 3  3", "2 2  0.25e-3", "1 3 7"]
+    path = _file(tmp_path, "real", "general", good, 3, 3)
+    A = fast_result(path)
+    assert A is not None
+    assert_same_csr(A, read_validating(path))
+    for bad in (["1 1  1.5 7", "2 1 -2.5", "3 3 3"], ["1 1   1.5", "2 1 2", "3 3 3"],
+                ["1 1 1.5", "2 1 2", "3 3  3 1"]):
+        assert fast_result(_file(tmp_path, "real", "general", bad, 3, 3, "b.mtx")) is None

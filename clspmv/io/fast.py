@@ -62,44 +62,60 @@ class _Scan:
         self._gaps = header.tokens_per_entry - 1  # separators on a data line
 
     def run(self) -> None:
+        """Scan the stream to its end."""
         assert self._fh is not None
+        buf = bytearray(CHUNK)  # read into, not allocated per chunk
+        carry = b""  # the start of a line that the previous chunk ends with
         try:
             skip = self._skip
-            carry = b""
-            while chunk := self._fh.read(CHUNK):
+            while n := self._fh.readinto(buf):  # type: ignore[attr-defined]
                 if self._sink is not None:
-                    self._sink.write(chunk)
-                if skip:
-                    body = chunk[skip:]
-                    skip = max(0, skip - len(chunk))
-                    chunk = body
-                if not chunk:
+                    self._sink.write(memoryview(buf)[:n])
+                if skip >= n:
+                    skip -= n
                     continue
-                # Whole lines only, so that no run of spaces is split between two counts.
-                chunk = carry + chunk
-                cut = chunk.rfind(b"\n") + 1
-                carry = chunk[cut:]
-                self._count(chunk[:cut])
-            self._count(carry)
+                data = buf if n == len(buf) and not skip else buf[skip:n]
+                skip = 0
+                carry = self.add(data, carry)
+            self.add(b"", carry)
         except (EOFError, OSError, zlib.error) as exc:  # truncated or corrupt gzip data
             self.error = exc
 
-    def _count(self, lines: bytes) -> None:
-        if not lines:
-            return
-        self.size += len(lines)
+    def add(self, data: bytes | bytearray, carry: bytes = b"") -> bytes:
+        """Count ``data``, the next piece of the body after ``carry`` (the start of a line,
+        already counted but for its spaces); return the start of a line ``data`` ends with.
+        ``data`` empty: the body ends, ``carry`` is its last line."""
+        if not data:
+            self._separators(carry, 0, len(carry))
+            return b""
+        self.size += len(data)
         # What is left once the number characters and spaces are gone: newlines and bad bytes.
-        rest = lines.translate(None, self._allowed)
+        rest = data.translate(None, self._allowed)
         newlines = rest.count(b"\n")
         self.newlines += newlines
         self.bad += len(rest) - newlines
-        # A run of one or two spaces counts as one separator, a longer run as more. Where
-        # there are no more spaces than separators, no run is longer than one: skip a pass.
-        spaces = lines.count(b" ")
-        if spaces != self._gaps * (newlines + (lines[-1:] != b"\n")):
-            spaces -= lines.count(b"  ")
+        self.last = data[-1:]
+        first = data.find(b"\n") + 1
+        if not first:
+            return carry + data
+        head = carry + data[:first]
+        self._separators(head, 0, len(head))
+        cut = data.rfind(b"\n") + 1
+        self._separators(data, first, cut)
+        return bytes(data[cut:])
+
+    def _separators(self, data: bytes | bytearray, start: int, end: int) -> None:
+        """Count the separators of the whole lines ``data[start:end]`` (the last may lack its
+        newline): spaces less non-overlapping double spaces, so that a run of one or two
+        spaces counts one and a longer run more. Where the spaces are just as many as the
+        lines need, no run is longer than one: the double spaces are not counted."""
+        if end <= start:
+            return
+        lines = data.count(b"\n", start, end) + (data[end - 1] != 0x0A)
+        spaces = data.count(b" ", start, end)
+        if spaces != self._gaps * lines:
+            spaces -= data.count(b"  ", start, end)
         self.separators += spaces
-        self.last = lines[-1:]
 
     def canonical(self, header: Header) -> bool:
         """Whether the body has exactly the canonical layout for ``header``."""
@@ -207,7 +223,7 @@ def parse_lines(
     ``scratch`` is a file the lines are copied to, under a header of their own.
     """
     scan = _Scan(None, header)
-    scan._count(piece)
+    scan.add(b"", scan.add(piece))
     count = scan.newlines + (1 if piece[-1:] not in (b"", b"\n") else 0)
     if count > room or not scan.canonical(dataclasses.replace(header, entries=count)):
         return None
