@@ -41,7 +41,8 @@ def read(path: str | os.PathLike[str]) -> sp.csr_matrix:
     The header is checked first; the body is then parsed by fast_matrix_market (through
     ``scipy.io.mmread``, with its threads) where a scan shows the canonical layout, else by
     the validating reader, which reads the file or names the line that is wrong (see
-    :mod:`clspmv.io.fast`). Both give the same matrix, bit for bit.
+    :mod:`clspmv.io.fast`). Both give the same matrix, bit for bit. A gzip file is
+    decompressed to a temporary file for the fast parser (as large as the plain file).
 
     Args:
         path: a ``.mtx`` file, gzip-compressed or not (recognised by its magic bytes).
