@@ -340,7 +340,7 @@ def test_memory_measure_sees_what_scipy_allocates(tmp_path: Path) -> None:
 
 def test_dimension_guard_uses_the_kernel_index_limit(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mmio, "INDEX_LIMIT", 100)
+    monkeypatch.setattr(mmio.header, "INDEX_LIMIT", 100)
     with pytest.raises(MatrixFormatError,
                        match=r"line 2: bad size line: 101 rows is beyond the 100"):
         mmio.read(put(tmp_path, BANNER + "101 3 0\n"))
