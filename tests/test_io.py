@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import gzip
 import re
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -271,7 +270,7 @@ def test_read_missing_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_read_million_entries_quickly(tmp_path: Path) -> None:
+def test_read_million_entries(tmp_path: Path) -> None:
     n = 1_000_000
     rng = np.random.default_rng(3)
     expected = sp.coo_matrix(
@@ -279,11 +278,7 @@ def test_read_million_entries_quickly(tmp_path: Path) -> None:
         shape=(100_000, 100_000),
     ).tocsr()
     path = mmio.write(tmp_path / "big.mtx", expected)
-    start = time.perf_counter()
-    A = mmio.read(path)
-    elapsed = time.perf_counter() - start
-    assert_same_csr(A, expected)
-    assert elapsed < 10.0, f"reading 10^6 entries took {elapsed:.1f} s"  # about 1 s in practice
+    assert_same_csr(mmio.read(path), expected)  # its speed: tools/read_speed.py, not a test
 
 
 # --------------------------------------------------------------------------- malformed files
