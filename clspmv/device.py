@@ -12,7 +12,6 @@ import dataclasses
 import os
 import re
 import threading
-import weakref
 from dataclasses import dataclass, field
 
 import pyopencl as cl
@@ -277,7 +276,10 @@ def select_device(spec: object = None) -> Device:
     return match
 
 
-_user_devices: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_user_devices: dict[tuple[int, int], Device] = {}
+"""The :class:`Device` of each user context or queue, kept for the process like the programs
+built for it (:mod:`clspmv.build` caches them by the context's identity, which must not be
+reused by another context)."""
 
 
 def _from_pyopencl(obj: cl.Device | cl.Context | cl.CommandQueue) -> Device:

@@ -9,8 +9,10 @@ canonicalisation :mod:`clspmv.canonical`, the column-by-column products and the 
 
 Above 400 lines for a reason: this is the one public class of the package, and most of its length
 is the documentation of its public methods and properties (construction, facts, four products
-with their block forms, the transposed copy, conversions); every piece with a job of its own has
-moved to the modules named above.
+with their block forms, the transposed copy, conversions, the scipy names that need its state);
+every piece with a job of its own has moved to the modules named above, the scipy operators,
+the transposed view and the pickled state to :mod:`clspmv.sparse_api`, the numpy buffers of CPU
+devices to :mod:`clspmv.host_buffers`.
 """
 
 from __future__ import annotations
