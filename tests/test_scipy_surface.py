@@ -70,7 +70,27 @@ def test_products_on_device_arrays(device):
     assert_matches((zd @ M).get(), A.T.tocsr(), z, np.float32)
     Zd = cl_array.to_device(device.queue, np.ones((70, 2), np.float32))
     assert (M.T @ Zd).shape == (50, 2)
-    assert (Zd.T @ M).shape == (2, 50)
+    ZM = (Zd.T @ M).get()
+    assert ZM.shape == (2, 50)
+    np.testing.assert_allclose(ZM, np.ones((2, 70)) @ A.toarray(), rtol=1e-5)
+
+
+def test_transposed_view_passes_arguments(device):
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, device=device)
+    z = np.random.default_rng(5).random(70)
+    y = np.ones(50)
+    out = M.T.matvec(z, y, alpha=2.0, beta=0.5)
+    assert out is y
+    assert_matches(y, A.T.tocsr(), z, np.float64, alpha=2.0, beta=0.5, y0=np.ones(50))
+    X = np.asfortranarray(np.random.default_rng(6).random((3, 70)))
+    np.testing.assert_allclose(X @ M, X @ A.toarray(), rtol=1e-12)
+    np.testing.assert_allclose(M.T.rmatmat(np.ones((50, 2))), A.toarray() @ np.ones((50, 2)),
+                               rtol=1e-12)
+    assert M.T.format == M.format and M.T.device is device and M.T.nnz == M.nnz
+    assert "transposed view" in repr(M.T)
+    with pytest.raises(AttributeError, match="no attribute"):
+        _ = M.T.missing
 
 
 def test_nnz_counts_stored_entries_as_scipy(device):
