@@ -21,7 +21,7 @@ Per matrix, value type and mode, one record (``operation`` ``distributed``, ``me
 * the bytes each rank sends and receives per product;
 * the 1-rank reference: **in the same run**, rank 0 alone on a sub-communicator of size 1 (the
   same DistributedMatrix code, the whole matrix local, the same device, format, mode, x and
-  repeats) while the other ranks wait without spinning; ``speedup_vs_one`` = its time / the
+  repeats) while the other ranks wait without spinning; ``speedup_over_one`` = its time / the
   N-rank time, ``efficiency`` = speedup / N. Without mpiexec (one rank) the run is its own
   reference: efficiency 1;
 * the model's prediction (:mod:`clspmv.distributed.model`): the device bandwidth is the one the
@@ -275,8 +275,8 @@ class Distributed(Operation):
         "bytes_exchanged": "bytes sent per product, summed over the ranks",
         "reference": "where the 1-rank time comes from",
         "reference_ms": "time per product of the same mode, format and device on one rank",
-        "speedup_vs_one": "reference_ms / kernel_ms",
-        "efficiency": "speedup_vs_one / ranks (parallel efficiency)",
+        "speedup_over_one": "reference_ms / kernel_ms",
+        "efficiency": "speedup_over_one / ranks (parallel efficiency)",
         "predicted_ms": "the model's time per product for this mode and these ranks "
                         "(clspmv.distributed.model.predict, vectors resident on the device)",
         "predicted_one_ms": "the model's time for the whole matrix on one rank",
@@ -389,7 +389,7 @@ def _fill(rec: Record, problem: Problem, m: Measured, facts: dict[str, Any],
     if ref["error"]:
         rec.extra["reference"] += f" (failed: {ref['error']})"
     if one and rec.kernel_ms:
-        rec.extra.update(reference_ms=one, speedup_vs_one=one / rec.kernel_ms,
+        rec.extra.update(reference_ms=one, speedup_over_one=one / rec.kernel_ms,
                          efficiency=one / rec.kernel_ms / ranks)
 
 
