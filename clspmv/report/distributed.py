@@ -189,7 +189,7 @@ def draw(plt: Any, records: list[Rec], out_dir: Path) -> list[str]:
         matrices = matrices_by_size(here)
         cols = min(len(matrices), 3)
         rows = -(-len(matrices) // cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 3.4 * rows + 0.8),
+        fig, axes = plt.subplots(rows, cols, figsize=(max(4.8 * cols, 6.4), 3.4 * rows + 0.9),
                                  squeeze=False)
         for ax, m in zip(axes.flat, matrices, strict=False):
             mine = [r for r in here if r["matrix"] == m]
@@ -216,8 +216,8 @@ def draw(plt: Any, records: list[Rec], out_dir: Path) -> list[str]:
         for ax in list(axes.flat)[len(matrices):]:
             ax.set_visible(False)
         devices = unique(short_device(r["device"]) for r in here)
-        fig.suptitle(f"Distributed product: efficiency against one rank, {dtype} "
-                     f"({', '.join(devices)})", fontsize=9)
+        fig.suptitle(f"Distributed product: efficiency against one rank, {dtype}\n"
+                     f"{', '.join(devices)}; dashed: the model", fontsize=8)
         fig.tight_layout()
         name = f"distributed_{dtype}.png"
         fig.savefig(Path(out_dir) / name, dpi=110)
