@@ -175,9 +175,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                  "would stop on its own clock)")
             dist_formats = dist.formats_pair(args.formats)
             dist_modes = dist.modes(args.modes) if args.modes else dist.all_modes()
+            chosen = [dist.rank_device(args.device)]
         except ValueError as err:
             return _error(err, 2)
-        chosen = [dist.rank_device(args.device)]
         args.quiet = args.quiet or not dist.is_root()
     elif args.device and "all" in args.device:
         chosen = devices()

@@ -168,6 +168,7 @@ def test_report_section_and_merge(tmp: Path) -> None:
     (["--max-seconds", "5"], "--max-seconds cannot be used with --distributed"),
     (["--modes", "vector,bogus"], "unknown mode 'bogus'"),
     (["--formats", "ell,coo,csr-scalar"], "one format (both parts) or two"),
+    (["--device", "cpu", "gpu"], "give at most one --device"),
 ])
 def test_refusals(extra: list[str], message: str, capsys: pytest.CaptureFixture[str],
                   tmp_path: Path) -> None:
