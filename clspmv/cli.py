@@ -168,7 +168,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _error(err, 2)
     dist = None
     if args.distributed:  # one device per rank, only the distributed product, rank 0 writes
-        from .bench import distributed as dist
+        from .bench import mpirun as dist
         try:
             if args.max_seconds:
                 raise ValueError("--max-seconds cannot be used with --distributed (each rank "
