@@ -164,6 +164,22 @@ def test_report_section_and_merge(tmp: Path) -> None:
         assert "distributed_float64.png" in text
 
 
+@pytest.mark.slow
+def test_refused_format_is_recorded(tmp: Path) -> None:
+    """A format every rank refuses (DIA on a random matrix) gives skipped records naming the
+    ranks, and the run ends normally."""
+    out = tmp / "dia"
+    command = [_mpiexec(), "-n", "2", sys.executable, "-m", "clspmv", "bench", "--distributed",
+               "gen:random:n=3000,k=7", "--formats", "dia", "--dtype", "float64", "--modes",
+               "vector", "--quiet", "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, env=_env(), timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (r,) = json.loads((out / "results.json").read_text())["records"]
+    assert r["status"] == "skipped" and r["format"] == "dia/dia"
+    assert "failed on 2 of 2 ranks" in r["reason"] and "UnsuitableFormatError" in r["reason"]
+    assert "#### Not measured" in (out / "report.md").read_text()
+
+
 @pytest.mark.parametrize("extra,message", [
     (["--max-seconds", "5"], "--max-seconds cannot be used with --distributed"),
     (["--modes", "vector,bogus"], "unknown mode 'bogus'"),

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..device import Device
-from .errors import classify
+from .errors import classify, first_lines
 from .mpirun import world
 from .operation import Case, Context, Operation, check, set_times
 from .records import Record, device_label
@@ -252,7 +252,7 @@ def run(context: Context, problem: Problem, device: Device) -> None:
     try:
         D, measured = measure_all(comm, problem, device, conf, dtype, warmup, repeat)
     except Exception as err:  # raised on every rank alike (the library agrees on failures)
-        status, reason = classify(err, "converting")
+        status, reason = _classify(err)
     try:
         if D is not None:
             facts = _facts(D)
@@ -282,6 +282,17 @@ def run(context: Context, problem: Problem, device: Device) -> None:
             _fill_model(rec, machine, copy_bw, predicted[mode], ref, ranks, mode)
         context.results.add(rec)
         context.progress(f"{problem.name} distributed {mode}")
+
+
+def _classify(err: Exception) -> tuple[str, str]:
+    """(status, reason) of a construction that failed on every rank: a
+    :class:`~clspmv.distributed.DistributedError` is classified by its local cause and keeps
+    its message (which names every failing rank)."""
+    from ..distributed import DistributedError
+
+    if isinstance(err, DistributedError) and isinstance(err.__cause__, Exception):
+        return classify(err.__cause__, "converting")[0], first_lines(err)
+    return classify(err, "converting")
 
 
 def _case(mode: str, ranks: int) -> Case:
