@@ -193,3 +193,25 @@ def test_refusals(extra: list[str], message: str, capsys: pytest.CaptureFixture[
     assert code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "results.json").exists()
+
+
+@pytest.mark.slow
+def test_scaling_script(tmp_path: Path) -> None:
+    """reports/scaling.sh (issue 15's runs) with 1 and 2 ranks on the CPU: one merged report
+    whose scaling table has a row per rank count."""
+    env = dict(_env(), MPIEXEC=_mpiexec(), PYTHON=sys.executable)
+    command = ["bash", str(ROOT / "reports" / "scaling.sh"), "cpu", str(tmp_path), "1", "2",
+               "--", "gen:poisson2d:k=30", "--dtype", "float64", "--modes", "task",
+               "--repeat", "2", "--warmup", "1"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env,
+                          timeout=2 * TIMEOUT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert sorted((r["ranks"], r["mode"]) for r in data["records"]) == [(1, "task"),
+                                                                         (2, "task")]
+    assert len(data["meta"]["runs"]) == 2
+    text = (tmp_path / "report.md").read_text()
+    rows = [line for line in text[text.index("## Distributed product"):].splitlines()
+            if line.startswith("| gen:poisson2d:k=30")]
+    assert [line.split("|")[2].strip() for line in rows[:2]] == ["1", "2"]
+    assert "reports/scaling.sh cpu: 2 rank(s)" in text
