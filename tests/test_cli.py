@@ -94,7 +94,7 @@ def test_stats_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["stats", str(missing)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert str(missing) in captured.err and "No such file" in captured.err
+    assert str(missing) in captured.err and "no such file" in captured.err.lower()
 
 
 def test_command_required(capsys: pytest.CaptureFixture[str]) -> None:
