@@ -143,7 +143,7 @@ def cmd_devices(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from . import doctor
 
-    return doctor.main(args.doctor_args)
+    return doctor.main(["--require-device"] if args.require_device else [])
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -254,8 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "kernel? fp64?), the baselines found (scipy, MKL, "
                                    "cupy/CUDA) and the calibration state, with a one-line fix "
                                    "for each problem.")
-    p.add_argument("doctor_args", nargs=argparse.REMAINDER, metavar="...",
-                   help="options of python -m clspmv.doctor (--require-device)")
+    p.add_argument("--require-device", action="store_true",
+                   help="only check the devices; exit 1 unless one other than the simulator "
+                        "builds kernels")
     p.set_defaults(run=cmd_doctor)
 
     p = sub.add_parser("stats", help="row-length statistics of matrices",

@@ -2,7 +2,7 @@
 :data:`FORMULAS` (the derived fields of A x records). :func:`clspmv.bench.metadata.run_meta`
 copies both, with the formulas of each operation and the description of each baseline that
 ran, into every results.json; the report prints them from there
-(:func:`clspmv.report.tables.method_section`), so an old results.json keeps its own.
+(:func:`clspmv.report.runs.method_section`), so an old results.json keeps its own.
 """
 
 from __future__ import annotations
