@@ -155,7 +155,7 @@ def gflops(plt, records: list[Rec], dtype: str, path: Path, formats: list[str],
         log = bool(values) and max(values) / min(values) > 30
         ax.margins(y=0.3)
         if log:
-            _log_axis(ax)
+            _log_axis(ax, values)
         ax.set_title(f"{device}, {dtype}: GFLOP/s per format{' (log scale)' if log else ''}; "
                      f"black lines: the baselines ({baseline_dtype or dtype}); n/a, failed, "
                      "wrong: no bar, report.md says why", fontsize=8)
@@ -203,7 +203,7 @@ def _legend_right(ax, handles: list | None = None, ncol: int = 1) -> None:
               borderaxespad=0, **kwargs)
 
 
-def _log_axis(ax) -> None:
+def _log_axis(ax, values: list[float]) -> None:
     """A log y axis labelled in plain numbers (0.5, 1, 10, 100; the minor ticks labelled
     only when the axis spans less than a decade)."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
@@ -211,14 +211,15 @@ def _log_axis(ax) -> None:
     ax.set_yscale("log")
     plain = FuncFormatter(lambda v, _: f"{v:g}")
     ax.yaxis.set_major_formatter(plain)
-    low, high = ax.get_ylim()
-    ax.yaxis.set_minor_formatter(plain if high / max(low, 1e-300) < 30 else NullFormatter())
+    shown = [v for v in values if v and v > 0]
+    narrow = bool(shown) and max(shown) / min(shown) < 30
+    ax.yaxis.set_minor_formatter(plain if narrow else NullFormatter())
     ax.tick_params(axis="y", which="minor", labelsize=6)
 
 
-def _log_speedup_axis(ax) -> None:
+def _log_speedup_axis(ax, series: dict[str, list[float | None]]) -> None:
     ax.margins(y=0.2)
-    _log_axis(ax)
+    _log_axis(ax, [v for values in series.values() for v in values if v] + [1.0])
     ax.axhline(1.0, color="black", linewidth=0.8)
 
 
@@ -231,7 +232,7 @@ def speedup(plt, records: list[Rec], dtype: str, path: Path, defs: Definitions) 
     fig, ax = plt.subplots(figsize=(max(9, 1.7 * len(matrices)), 4.8))
     _bars(ax, matrices, series, "speedup (baseline time / best format time, log)", styles,
           notes=notes)
-    _log_speedup_axis(ax)
+    _log_speedup_axis(ax, series)
     ax.set_title(f"Best format per device over the baselines, {dtype} (above 1: faster); "
                  "solid: kernel time, hatched: wall time of M @ x", fontsize=8)
     _legend_right(ax)
@@ -260,7 +261,7 @@ def summary(plt, records: list[Rec], path: Path, defs: Definitions) -> bool:
                              squeeze=False)
     for ax, (dtype, matrices, series, styles, notes) in zip(axes[:, 0], panels, strict=True):
         _bars(ax, matrices, series, "speedup over the baseline (log)", styles, notes=notes)
-        _log_speedup_axis(ax)
+        _log_speedup_axis(ax, series)
         ax.set_title(f"{dtype}: the fastest format per device (named above its bars) against "
                      "each baseline; solid: kernel time, hatched: wall time of M @ x",
                      fontsize=8)
