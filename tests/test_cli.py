@@ -237,3 +237,20 @@ def test_bench_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["bench", str(tmp_path / "missing.mtx"), "--quiet",
                  "--out", str(tmp_path / "out")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_bench_suitesparse_offline_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("CLSPMV_SUITESPARSE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("CLSPMV_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    assert main(["bench", "ss:HB/bcsstk01", "--quiet", "--out", str(out), "--formats",
+                 "csr-scalar", "--dtype", "float64", "--baselines", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "no record was made" in err and "cannot download" in err
+    assert not (out / "report.md").exists()
