@@ -253,7 +253,8 @@ def test_header_is_plain_text() -> None:
     assert "suite none (matrices named on the command line)" in settings
     assert "value types float64, float32" in settings and "baselines scipy, mkl" in settings
     assert "[" not in settings and "None" not in settings
-    assert "- code: clspmv 9.9 (installed package, not run from a git checkout)" in text
+    assert ("- code: clspmv 9.9 (installed package, or a copy without .git: no git commit "
+            "known)") in text
     m["git"] = {"commit": "abc", "modified": True, "installed": True, "checkout": "/src"}
     text = tables.render([m], RECORDS)
     assert ("- code: git commit abc (with local changes) of the checkout /src; clspmv 9.9 ran "

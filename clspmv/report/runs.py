@@ -56,7 +56,7 @@ def _source(meta: dict[str, Any]) -> str:
     git = meta.get("git") or {}
     version = (meta.get("versions") or {}).get("clspmv", "?")
     if not git.get("commit"):
-        return f"clspmv {version} (installed package, not run from a git checkout)"
+        return f"clspmv {version} (installed package, or a copy without .git: no git commit known)"
     text = f"git commit {git['commit']}" + (" (with local changes)" if git.get("modified")
                                            else "")
     if git.get("installed"):
