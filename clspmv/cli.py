@@ -1,12 +1,14 @@
 """The ``clspmv`` command: argument parsing only; the work is done by the library.
 
-    clspmv devices                 the OpenCL devices found
-    clspmv stats FILE...           row-length statistics of Matrix Market files
+    clspmv devices                 the OpenCL devices found (* the default)
+    clspmv doctor                  what works here: devices, baselines, calibration; the fixes
+    clspmv stats MATRIX...         row-length statistics (files, directories, gen:, ss:)
     clspmv bench [MATRIX...]       benchmark formats and baselines; results.json, report.md, plots
     clspmv report FILE.json...     rebuild report.md and plots from saved (and merged) results
 
 Exit codes: 0 success, 1 no device / a device error, 2 bad arguments or an unreadable matrix
-or results file, 130 interrupted (results measured so far are kept).
+or results file, or a benchmark that made no record, 130 interrupted (results measured so far
+are kept).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from tabulate import tabulate
 
-from . import io
+from . import __version__
 from .device import devices, select_device
 from .errors import DeviceError, MatrixFormatError
 from .matrix import FORMATS
@@ -34,19 +36,11 @@ def _error(message: object, code: int) -> int:
     return code
 
 
-def _matrix_name(path: str) -> str:
-    """The file name without ``.mtx`` / ``.mtx.gz``."""
-    name = Path(path).name
-    for suffix in (".gz", ".mtx"):
-        name = name.removesuffix(suffix)
-    return name
-
-
 def _formats(text: str) -> list[str] | str:
-    """``all``, ``auto`` or a comma-separated list of format names."""
-    if text.strip() in ("all", "auto"):
-        return text.strip()
-    names = [name.strip() for name in text.split(",") if name.strip()]
+    """``all``, ``auto`` or a comma-separated list of format names, in any case."""
+    if text.strip().lower() in ("all", "auto"):
+        return text.strip().lower()
+    names = [name.strip().lower() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in FORMATS]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
@@ -133,18 +127,36 @@ def cmd_devices(args: argparse.Namespace) -> int:
     found = devices()
     if not found:
         select_device()  # raises the DeviceError that says what to install
-    print(tabulate([d.as_row() for d in found], headers="keys"))
-    return 0
+    try:
+        default: object = select_device()
+    except DeviceError as err:  # a bad $CLSPMV_DEVICE: list the devices anyway
+        default, note = None, f"no default device: {err}".splitlines()[0]
+    else:
+        note = ("* the default device ($CLSPMV_DEVICE, else $PYOPENCL_CTX, else the first GPU, "
+                "else the first CPU); choose another with --device SPEC")
+    print(tabulate([{**d.as_row(), "default": "*" if d is default else ""} for d in found],
+                   headers="keys"))
+    print(f"\n{note}")
+    return 0 if default is not None else 1
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from . import doctor
+
+    return doctor.main(["--require-device"] if args.require_device else [])
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from .bench import sources
+
     rows = []
-    for path in args.files:
-        try:
-            A = io.read(path)
-        except OSError as err:
-            return _error(f"{path}: {err.strerror or err}", 2)
-        rows.append(stats(A).as_row(_matrix_name(path)))
+    try:
+        for source in sources.resolve_all(args.files, progress=False):
+            rows.append(stats(source.load()).as_row(source.name))
+    except sources.SourceError as err:
+        return _error(err, 2)
+    except OSError as err:
+        return _error(f"{err.filename}: {err.strerror or err}", 2)
     print(format_table(rows))
     return 0
 
@@ -163,7 +175,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not specs:
         specs = list(suites.suite("demo"))
     try:
-        plan_sources = [sources.resolve(spec, progress=not args.quiet) for spec in specs]
+        plan_sources = sources.resolve_all(specs, progress=not args.quiet)
     except sources.SourceError as err:
         return _error(err, 2)
     dist = None
@@ -213,6 +225,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _error(err, 2)
     if not getattr(results, "writes", True):  # --distributed: ranks other than 0
         return 0
+    if not results.records:  # nothing was measured: no report, and a failure
+        reasons = "".join(f"\n  {what}" for what in results.meta["not_run"])
+        return _error(f"no record was made, so no report was written; not run:{reasons}", 2)
     path = report.write(out, [results.meta], [r.as_dict() for r in results.records])
     counts: dict[str, int] = {}
     for r in results.records:
@@ -246,16 +261,30 @@ def build_parser() -> argparse.ArgumentParser:
         prog="clspmv",
         description="Sparse matrix-vector products on OpenCL devices.",
     )
+    parser.add_argument("--version", action="version", version=f"clspmv {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("devices", help="list the OpenCL devices",
                        description="List every OpenCL device with the facts clspmv uses.")
     p.set_defaults(run=cmd_devices)
 
-    p = sub.add_parser("stats", help="row-length statistics of Matrix Market files",
-                       description="Row-length statistics (Table I of the ELLPACK-R paper) of "
-                                   "Matrix Market files (.mtx or .mtx.gz).")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser("doctor", help="check devices, baselines and calibration; say the fixes",
+                       description="List the OpenCL platforms and devices (does each build a "
+                                   "kernel? fp64?), the baselines found (scipy, MKL, "
+                                   "cupy/CUDA) and the calibration state, with a one-line fix "
+                                   "for each problem.")
+    p.add_argument("--require-device", action="store_true",
+                   help="only check the devices; exit 1 unless one other than the simulator "
+                        "builds kernels")
+    p.set_defaults(run=cmd_doctor)
+
+    p = sub.add_parser("stats", help="row-length statistics of matrices",
+                       description="Row-length statistics (Table I of Vázquez, Fernández and "
+                                   "Garzón's ELLPACK-R paper) of Matrix Market files (.mtx or "
+                                   ".mtx.gz; a directory: every such file in it), generated "
+                                   "(gen:NAME:key=val,...) or SuiteSparse (ss:GROUP/NAME) "
+                                   "matrices, the MATRIX arguments of clspmv bench.")
+    p.add_argument("files", nargs="+", metavar="MATRIX")
     p.set_defaults(run=cmd_stats)
 
     p = sub.add_parser(
@@ -265,9 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "results.json, results.csv, report.md and plots. Without MATRIX and "
                     "--suite: the demo suite on the default device.")
     p.add_argument("matrices", nargs="*", metavar="MATRIX",
-                   help="a .mtx/.mtx.gz file, gen:NAME:key=val,... (generators: poisson2d, "
-                        "stencil27, block, random, rmat, denserows, banded, constrows, "
-                        "powerlaw, arrow, emptyrows, chunglu) or "
+                   help="a .mtx/.mtx.gz file, a directory (its .mtx/.mtx.gz files), "
+                        "gen:NAME:key=val,... (generators: poisson2d, stencil27, block, "
+                        "random, rmat, denserows, banded, constrows, powerlaw, arrow, "
+                        "emptyrows, chunglu) or "
                         "ss:GROUP/NAME (SuiteSparse, downloaded once into the cache)")
     p.add_argument("--suite", default=None,
                    choices=("demo", "cpu", "anchors", "irregular", "irregular-small"),
@@ -277,7 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "or device name (default: $CLSPMV_DEVICE, $PYOPENCL_CTX, else the "
                         "first GPU, else CPU)")
     p.add_argument("--formats", type=_formats, default="all", metavar="all|auto|F[,F...]",
-                   help=f"formats to run (default: all): {', '.join(FORMATS)}; auto: one "
+                   help=f"formats to run, any case (default: all): {', '.join(FORMATS)}; "
+                        "auto: one "
                         "chosen from the row statistics and device type (plus csr-scalar, the "
                         "break-even reference)")
     p.add_argument("--dtype", choices=tuple(DTYPES), default="both",
@@ -316,7 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="iterations of each solve with --solver: rtol = atol = 0, so exactly "
                         "N run (default: 100)")
     p.add_argument("--sweep", action="store_true",
-                   help="also the kernel-parameter experiments of openmp-vs-cuda.txt on every "
+                   help="also the kernel-parameter experiments of Ferez's 'Sparse "
+                        "Matrix-Vector Product: OpenMP vs CUDA on Hybrid Platforms' on every "
                         "device: work-group sizes, work-items per row, unroll factors, row- "
                         "against column-major ELLPACK (clspmv/bench/sweep.py lists the grid)")
     p.add_argument("--distributed", action="store_true",

@@ -259,6 +259,8 @@ def select_device(spec: object = None) -> Device:
     found = devices()
     if not found:
         raise DeviceError(f"no OpenCL platform or device found; {_INSTALL_HINT}")
+    origin = "" if spec is not None else next(
+        (f" (from ${v})" for v in ("CLSPMV_DEVICE", "PYOPENCL_CTX") if os.environ.get(v)), "")
     if spec is None:
         spec = os.environ.get("CLSPMV_DEVICE") or os.environ.get("PYOPENCL_CTX") or None
     if spec is None:
@@ -271,7 +273,7 @@ def select_device(spec: object = None) -> Device:
     match = _match(str(spec).strip(), found)
     if match is None:
         raise DeviceError(
-            f"no OpenCL device matches {spec!r}; available devices:\n{_listing(found)}"
+            f"no OpenCL device matches {spec!r}{origin}; available devices:\n{_listing(found)}"
         )
     return match
 

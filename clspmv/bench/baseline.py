@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -58,6 +59,9 @@ class Baseline:
     """Whether ``product`` takes ``threads=`` (``--mkl-threads``)."""
     library_versions: Callable[[], dict[str, str]] | None = None
     """The versions of the libraries it has loaded (for the run's meta data)."""
+    availability: Callable[[], Any] | None = None
+    """Whether it can run here, without running it: a
+    :class:`~clspmv.bench.availability.Availability` (``clspmv doctor``)."""
 
     def versions(self) -> dict[str, str]:
         """:attr:`library_versions` (empty where nothing was loaded or it cannot say)."""

@@ -26,21 +26,44 @@ from .records import device_label
 from .registry import BASELINES
 
 
-def git_info() -> dict[str, Any] | None:
-    """The checkout's commit and whether clspmv/ or kernels_cl/ have local changes (None: not
-    a git checkout, or no git)."""
-    root = Path(__file__).resolve().parents[2]
-    if not (root / ".git").exists():
-        return None
+def _git(folder: Path, *args: str) -> str | None:
+    """``git -C folder args`` 's output, None when git fails or is missing."""
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                                text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--",
-                                "clspmv", "kernels_cl"], capture_output=True, text=True,
-                               timeout=10).stdout.strip()
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True,
+                              timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
-    return {"commit": commit, "modified": bool(dirty)}
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _checkout(folder: Path) -> Path | None:
+    """The top of the git checkout of clspmv's sources holding ``folder`` (None: none)."""
+    top = _git(folder, "rev-parse", "--show-toplevel")
+    if top is None or not (Path(top) / "clspmv" / "__init__.py").is_file():
+        return None
+    return Path(top)
+
+
+def git_info(cwd: Path | None = None) -> dict[str, Any] | None:
+    """The commit of the checkout clspmv runs from and whether clspmv/ or kernels_cl/ have
+    local changes. When clspmv runs from an installed package (not from a checkout) but the
+    current folder (``cwd``) is a checkout of clspmv, its commit, with ``installed: True``
+    (the package may differ from it). None: neither, or no git."""
+    package = Path(__file__).resolve().parents[1]
+    root = _checkout(package.parent)
+    installed = root is None or root != package.parent
+    if installed:
+        root = _checkout(Path.cwd() if cwd is None else cwd)
+    if root is None:
+        return None
+    commit = _git(root, "rev-parse", "HEAD")
+    if commit is None:
+        return None
+    dirty = _git(root, "status", "--porcelain", "--", "clspmv", "kernels_cl")
+    out: dict[str, Any] = {"commit": commit, "modified": bool(dirty)}
+    if installed:
+        out.update(installed=True, checkout=str(root))
+    return out
 
 
 def versions() -> dict[str, str]:

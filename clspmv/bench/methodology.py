@@ -2,10 +2,36 @@
 :data:`FORMULAS` (the derived fields of A x records). :func:`clspmv.bench.metadata.run_meta`
 copies both, with the formulas of each operation and the description of each baseline that
 ran, into every results.json; the report prints them from there
-(:func:`clspmv.report.tables.method_section`), so an old results.json keeps its own.
+(:func:`clspmv.report.runs.method_section`), so an old results.json keeps its own.
 """
 
 from __future__ import annotations
+
+import re
+
+PAPERS = {
+    "ellpack-r": "Vázquez, Fernández, Garzón: “A new approach for sparse matrix vector product "
+                 "on NVIDIA GPUs” (CCPE 2011)",
+    "spmv-model-autoselect": "Kulkarni, Barde: “SpMV Profiling and Optimization Analysis” "
+                             "(after Guo, Wang, Chen, IEEE TPDS 2014)",
+    "openmp-vs-cuda": "Ferez: “Sparse Matrix-Vector Product: OpenMP vs CUDA on Hybrid "
+                      "Platforms” (2023)",
+    "pjds-multigpu": "Kreutzer, Hager, Wellein, Fehske, Basermann, Bishop: “Sparse "
+                     "matrix-vector multiplication on GPGPU clusters” (pJDS)",
+    "naive-spmv-transpose": "Steinberger, Derler, Zayer, Seidel: “How naive is naive SpMV on "
+                            "the GPU?” (HPEC 2016)",
+}
+"""The papers clspmv is built from, by the short names the code's comments use: authors, title
+and venue, as user-visible text cites them."""
+
+_PAPER_FILE = re.compile(r"`?(" + "|".join(map(re.escape, PAPERS)) + r")\.txt`?")
+
+
+def cite(text: str) -> str:
+    """``text`` with every paper file name (``ellpack-r.txt``, as older runs' meta data and
+    comments name them) replaced by the paper's authors and title (:data:`PAPERS`)."""
+    return _PAPER_FILE.sub(lambda m: PAPERS[m.group(1)], text)
+
 
 METHOD = [
     "Kernel time: OpenCL profiling events of each product (start to end of every kernel of the "
@@ -15,16 +41,23 @@ METHOD = [
     "are in host memory anyway).",
     "Wall time: one product from a numpy x to a numpy y, including the host→device copy of x "
     "and the device→host copy of y (the PCIe transfer scenario of the pJDS paper, "
-    "pjds-multigpu.txt §2.2).",
+    f"{PAPERS['pjds-multigpu']}, §2.2).",
     "Conversion: host layout from canonical CSR (numpy) plus upload; kernel compilation "
     "excluded. Break-even: the single-product scenario of the naive-SpMV paper "
-    "(naive-spmv-transpose.txt) generalised to n products against csr-scalar.",
+    f"({PAPERS['naive-spmv-transpose']}) generalised to n products against csr-scalar.",
     "Every product is checked against scipy in float64; a format above the error bound is "
     "marked `wrong` and never counted as best.",
     "`cache`: the matrix's minimum bytes fit in the device's last-level cache (reported by the "
     "driver), so its % of DRAM copy bandwidth can exceed 100.",
 ]
 """The methodology, one Markdown bullet each (results.json: meta["method"])."""
+
+WALL_SPEEDUP = (
+    "wall time of baseline X's y = A @ x from a numpy x to a numpy y (scipy, MKL: the host wall "
+    "clock of the call) / wall_ms of this format (one product from a numpy x to a numpy y, the "
+    "copies of x and y included): what a user of M @ x sees; none for cuSPARSE, whose time is "
+    "kernel-only (computed by the report from the records)")
+"""The definition of the wall-time speedup (the report prints it beside its tables)."""
 
 FORMULAS = {
     "gflops": "2 * nnz / kernel time",
@@ -34,7 +67,9 @@ FORMULAS = {
     "gbps": "min_bytes / kernel time",
     "pct_copy_bw": "100 * gbps / copy_gbps (device copy bandwidth measured in the same run)",
     "speedups[X]": "kernel time of baseline X / kernel time of this record "
-                   "(same matrix, dtype and run)",
+                   "(same matrix, dtype and run): the kernel speedup (scipy's and MKL's "
+                   "time is the host wall clock of their whole call)",
+    "wall speedup over X": WALL_SPEEDUP,
     "breakeven_products": "smallest n >= 0 with conversion + n * kernel <= "
                           "conversion(csr-scalar) + n * kernel(csr-scalar); None: never",
     "reduction_vs_ell_pct": "100 * (1 - device_bytes / ELLPACK bytes), ELLPACK bytes = "

@@ -6,9 +6,10 @@
   :meth:`~clspmv.DeviceMatrix.prepare_transpose` (download, transposition on the host, upload;
   built once untimed first so that kernel compilation is not counted, as for conversions), and
   the records state the two scenarios of the naive-SpMV paper's Fig. 3
-  (``naive-spmv-transpose.txt``): one product from the stored matrix (``single_ms`` = one-time
-  cost + kernel) and the product amortised over many (``amortised_ms``), plus the break-even
-  count of products after which the copy pays for itself against the atomic kernel.
+  (Steinberger et al., “How naive is naive SpMV on the GPU?”): one product from the stored
+  matrix (``single_ms`` = one-time cost + kernel) and the product amortised over many
+  (``amortised_ms``), plus the break-even count of products after which the copy pays for
+  itself against the atomic kernel.
 * ``--matmat K,...``: A X for k columns in row-major (C) and column-major (F) X and Y, kernel
   time of :meth:`~clspmv.DeviceMatrix.matmat`, GFLOP/s = 2 nnz k / time and the ratio to k
   separate products.

@@ -200,10 +200,19 @@ with_defaults = upgrade
 """The former name of :func:`upgrade`."""
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it and setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write(path: Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        if hasattr(os, "fchmod"):  # as open() would make it (mkstemp's is 0600)
+            os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
             write(fh)
         os.replace(tmp, path)

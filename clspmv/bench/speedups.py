@@ -8,7 +8,7 @@ from .records import Record
 
 REFERENCE_FORMAT = "csr-scalar"
 """Break-even counts compare conversion + products against this format (the naive CSR of the
-naive-SpMV paper, ``naive-spmv-transpose.txt``)."""
+naive-SpMV paper, Steinberger et al., “How naive is naive SpMV on the GPU?”)."""
 
 
 def breakeven(conv: float, kern: float, conv_ref: float, kern_ref: float) -> int | None:

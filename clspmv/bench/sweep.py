@@ -1,5 +1,5 @@
-"""``clspmv bench --sweep``: the kernel-parameter experiments of ``openmp-vs-cuda.txt`` on each
-device, measured like every other product.
+"""``clspmv bench --sweep``: the kernel-parameter experiments of Ferez's OpenMP-vs-CUDA paper
+on each device, measured like every other product.
 
 The paper varies, for CSR and ELLPACK SpMV on a GPU: the threads per row and the rows per block
 (its "1D" blocks, one row per block, against "2D" blocks, several rows of several threads

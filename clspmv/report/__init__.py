@@ -14,6 +14,7 @@ from typing import Any
 
 from ..bench.records import key_of, read_json, upgrade, write_csv, write_json
 from . import tables
+from .common import Definitions
 
 PLOT_HINT = 'matplotlib is not installed, so no plots were drawn: pip install "clspmv[plot]"'
 
@@ -50,7 +51,7 @@ def write(out_dir: str | Path, metas: list[dict[str, Any]],
     if importlib.util.find_spec("matplotlib") is not None:
         from . import plots
 
-        drawn = plots.draw(records, out)
+        drawn = plots.draw(records, out, Definitions.of(metas))
     path = out / "report.md"
     path.write_text(tables.render(metas, records, drawn), encoding="utf-8")
     return path

@@ -1,5 +1,5 @@
-"""The CPU-vs-GPU crossover section of report.md (openmp-vs-cuda.txt): the best kernel time of
-any CPU against any GPU per matrix, in order of entries."""
+"""The CPU-vs-GPU crossover section of report.md (Ferez's OpenMP-vs-CUDA paper): the best
+kernel time of any CPU against any GPU per matrix, in order of entries."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from .common import Rec, best, matrices_by_size, num, short_device, spmv_records
 
 
 def crossover_section(records: list[Rec]) -> str:
-    """CPU vs GPU by number of entries (openmp-vs-cuda.txt): best of each kind per matrix."""
+    """CPU vs GPU by number of entries (Ferez's OpenMP-vs-CUDA paper): best of each kind per
+    matrix."""
     out = ["## CPU vs GPU crossover by number of entries", "",
            "Best kernel time on any CPU (PoCL formats, scipy, MKL) against the best on any GPU "
-           "(OpenCL formats, cuSPARSE), matrices in order of entries, as in the OpenMP-vs-CUDA "
-           "paper (openmp-vs-cuda.txt). `GPU wall` adds the PCIe copies of x and y.", ""]
+           "(OpenCL formats, cuSPARSE), matrices in order of entries, as in Ferez's “Sparse "
+           "Matrix-Vector Product: OpenMP vs CUDA on Hybrid Platforms” (2023). `GPU wall` adds the "
+           "PCIe copies of x and y.", ""]
     records = spmv_records(records)
     for dtype in unique(r["dtype"] for r in records):
         here = [r for r in records if r["dtype"] == dtype and r["status"] == "ok"]

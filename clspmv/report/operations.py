@@ -58,7 +58,8 @@ def _by_format(records: list[Rec]) -> list[str]:
 
 # -- transpose ------------------------------------------------------------------------------------
 TRANSPOSE_INTRO = (
-    "A^T x by the two methods of `rmatvec` (naive-spmv-transpose.txt): `atomic`, the format's "
+    "A^T x by the two methods of `rmatvec` (Steinberger, Derler, Zayer, Seidel: “How naive is "
+    "naive SpMV on the GPU?”, HPEC 2016): `atomic`, the format's "
     "transpose kernel (atomic adds into y, no extra memory), and `copy`, the forward kernel of a "
     "transposed copy built once by `prepare_transpose()` (download, transposition on the host, "
     "upload; kernels compiled before it is timed). Kernel times in ms, in brackets the ratio to "

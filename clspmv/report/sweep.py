@@ -1,6 +1,6 @@
 """The report section of ``clspmv bench --sweep`` (records with ``operation`` ``sweep``), shaped
-like the tables of ``openmp-vs-cuda.txt``; present only when such records exist. A pure function
-of the records, like :mod:`.tables`.
+like the tables of Ferez's OpenMP-vs-CUDA paper; present only when such records exist. A pure
+function of the records, like :mod:`.tables`.
 
 Per device and value type:
 
@@ -31,7 +31,8 @@ from ..bench.sweep import ADAPTIVE_FORMAT, OPERATION, Config, block_size, parse_
 from .common import DASH, Definitions, Rec, matrices_by_size, num, table, unique
 
 INTRO = (
-    "The kernel-parameter experiments of openmp-vs-cuda.txt (`clspmv bench --sweep`, grid in "
+    "The kernel-parameter experiments of Ferez's “Sparse Matrix-Vector Product: OpenMP vs CUDA "
+    "on Hybrid Platforms” (2023) (`clspmv bench --sweep`, grid in "
     "`clspmv/bench/sweep.py`): every configuration is one kernel of `csr.cl` or `ell.cl` built "
     "with its options (`-DWG`, `-DT`, `-DUNROLL`, `-DROW_MAJOR`), run on the same uploaded "
     "matrix, checked against scipy and timed like A x (kernel time from profiling events, "

@@ -36,79 +36,10 @@ from .common import (
 )
 from .crossover import crossover_section
 from .operations import sections
-
+from .runs import method_section, runs_section
+from .summary import baseline_index, ran, summary_section, wall_speedup
 
 # -- sections ------------------------------------------------------------------------------------
-def runs_section(metas: list[dict[str, Any]]) -> str:
-    out = []
-    for i, meta in enumerate(metas, 1):
-        host = meta.get("host", {})
-        git = meta.get("git") or {}
-        commit = git.get("commit", "not a git checkout")
-        if git.get("modified"):
-            commit += " (with local changes)"
-        versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
-        title = f"### Run {i}" if len(metas) > 1 else "### Run"
-        out += [title, "", "Command (exactly as run):", "", "```", meta.get("command", "?"),
-                "```", "",
-                f"- host: {host.get('name', '?')}, {host.get('cpu', '?')}, "
-                f"{host.get('cores', '?')} cores, {host.get('os', '?')}",
-                f"- started {meta.get('started', '?')}, finished {meta.get('finished') or '?'}"
-                + (" — **interrupted**: the results are partial" if meta.get("interrupted")
-                   else ""),
-                f"- git commit: {commit}", f"- versions: {versions}"]
-        if meta.get("note"):
-            out.append(f"- note: {meta['note']}")
-        settings = meta.get("settings", {})
-        out.append(f"- settings: suite {settings.get('suite')}, formats {settings.get('formats')}"
-                   f", dtypes {settings.get('dtypes')}, baselines {settings.get('baselines')}, "
-                   f"repeat {settings.get('repeat')}, warm-up {settings.get('warmup')}, "
-                   f"MKL threads {settings.get('mkl_threads') or 'MKL default'}"
-                   + _operations_setting(settings))
-        if meta.get("not_run"):
-            out.append(f"- not run: {'; '.join(meta['not_run'])}")
-        out += ["", devices_table(meta.get("devices", [])), ""]
-    return "\n".join(out)
-
-
-def _operations_setting(settings: dict[str, Any]) -> str:
-    """', also: ...' naming the operations a run measured besides A x (none: empty)."""
-    parts = []
-    if settings.get("transpose"):
-        parts.append(f"A^T x (copy amortised over {settings.get('amortised_over')} products)")
-    if settings.get("matmat"):
-        parts.append(f"A X for k = {', '.join(map(str, settings['matmat']))}")
-    if settings.get("solvers"):
-        parts.append(f"{', '.join(settings['solvers'])} "
-                     f"({settings.get('solver_iterations')} iterations)")
-    if settings.get("sweep"):
-        parts.append(f"the kernel-parameter sweep ({settings['sweep'].get('variants')} "
-                     "configurations)")
-    return f"; also {', '.join(parts)}" if parts else ""
-
-
-def devices_table(devices: list[dict[str, Any]]) -> str:
-    rows = []
-    for d in devices:
-        bw = d.get("bandwidth") or {}
-        over = (bw.get("buffer_bytes", 0) / d["cache_bytes"]) if d.get("cache_bytes") else None
-        rows.append([d["label"], d["type"], d.get("driver_version", ""), d.get("compute_units"),
-                     num(d.get("cache_bytes", 0) / 2**20, ".0f"),
-                     num(bw.get("copy_gbps"), ".1f") + (f" ({bw['copy_variant']})" if bw else ""),
-                     num(bw.get("read_gbps"), ".1f") + (f" ({bw['read_variant']})" if bw else ""),
-                     num(bw.get("buffer_bytes", 0) / 2**20, ".0f") if bw else DASH,
-                     num(over, ".1f")])
-    return table(rows, ["device", "type", "driver", "CUs", "cache MiB", "copy GB/s (best)",
-                        "read GB/s (best)", "buffer MiB", "buffer/cache"])
-
-
-def method_section(metas: list[dict[str, Any]], defs: Definitions) -> str:
-    """How the numbers are made: the methodology and formulas the first run recorded."""
-    formulas = metas[0].get("formulas", {}) if metas else {}
-    lines = ["## How the numbers are made", "", *[f"- {line}" for line in defs.method], ""]
-    lines += [f"- `{k}` = {v}" for k, v in formulas.items()]
-    return "\n".join(lines)
-
 
 def matrices_section(records: list[Rec]) -> str:
     first = {}
@@ -143,12 +74,20 @@ def gflops_table(recs: list[Rec], matrices: list[str], formats: list[str]) -> st
     return table(rows, ["matrix", *formats])
 
 
-def best_table(recs: list[Rec], matrices: list[str], defs: Definitions) -> str:
+def best_table(recs: list[Rec], matrices: list[str], defs: Definitions,
+               records: list[Rec] | None = None) -> str:
+    """The best format per matrix: times, rates, conversion, memory, and the kernel speedup
+    over every baseline (and the wall-time speedup over those that ran, from ``records``)."""
+    index = baseline_index(records or [])
+    winners = {m: best([r for r in recs if r["matrix"] == m]) for m in matrices}
+    dtype = recs[0]["dtype"] if recs else ""
+    walls = [x for x in ran(records or [], defs, dtype) if any(
+        wall_speedup(w, x, index, defs) is not None for w in winners.values())]
     rows = []
     for m in matrices:
-        b = best([r for r in recs if r["matrix"] == m])
+        b = winners[m]
         if b is None:
-            rows.append([m, "none ran"] + [""] * 13)
+            rows.append([m, "none ran"] + [""] * (13 + len(walls)))
             continue
         rows.append([
             m, b["format"], num(b["kernel_ms"], ".3f"),
@@ -158,10 +97,12 @@ def best_table(recs: list[Rec], matrices: list[str], defs: Definitions) -> str:
             num(b.get("conversion_ms"), ".1f"), _breakeven(b),
             num((b.get("device_bytes") or 0) / 2**20, ".1f"),
             num(b.get("reduction_vs_ell_pct"), ".1f"),
-            *[num(speedup(b, x), ".2f") for x in defs.baselines]])
+            *[num(speedup(b, x), ".2f") for x in defs.baselines],
+            *[num(wall_speedup(b, x, index, defs), ".2f") for x in walls]])
     return table(rows, ["matrix", "best", "kernel ms", "min–max", "GFLOP/s", "GB/s",
                         "% copy BW", "cache", "wall ms", "conv. ms", "break-even", "MiB",
-                        "% less than ELL", *[f"× {x}" for x in defs.baselines]])
+                        "% less than ELL", *[f"× {x}" for x in defs.baselines],
+                        *[f"× {x} wall" for x in walls]])
 
 
 def _breakeven(r: Rec) -> str:
@@ -220,10 +161,12 @@ def device_sections(records: list[Rec], defs: Definitions) -> str:
                     "### GFLOP/s per format (best in bold)", "",
                     gflops_table(here, matrices, formats), "",
                     "### Best format per matrix", "",
-                    "Times in ms; `× X` is the speedup over baseline X (X's time / this "
-                    "kernel time); `% less than ELL` is the memory saved against plain "
-                    "ELLPACK (pJDS paper, Table 1).", "",
-                    best_table(here, matrices, defs), "",
+                    "Times in ms; `× X` is the kernel speedup over baseline X (X's time / "
+                    "this kernel time), `× X wall` the wall-time speedup (X's wall time / "
+                    "`wall ms`, the wall time of `M @ x` from a numpy x to a numpy y); "
+                    "`% less than ELL` is the memory saved against plain ELLPACK (pJDS "
+                    "paper, Table 1).", "",
+                    best_table(here, matrices, defs, records), "",
                     "### Conversion ms / break-even products vs csr-scalar", "",
                     conversion_table(here, matrices, formats), "",
                     "### Device memory MiB (in brackets: change against plain ELLPACK on "
@@ -264,8 +207,11 @@ def speedup_section(records: list[Rec], defs: Definitions) -> str:
     """Per dtype: the best format of every device against every baseline that ran."""
     recs = format_records(records)
     out = ["## Speedup of each device's best format over the baselines", "",
-           "Kernel time of the baseline / kernel time of the device's best format, same "
+           "`kernel`: time of the baseline / kernel time of the device's best format; `wall`: "
+           "wall time of the baseline / wall time of the best format's `M @ x` from a numpy x "
+           "to a numpy y (transfers included; none for cuSPARSE, timed by kernel only); same "
            "matrix, value type and run. `absent`: the baseline could not run (see below).", ""]
+    index = baseline_index(records)
     for dtype in unique(r["dtype"] for r in recs):
         here = [r for r in recs if r["dtype"] == dtype]
         devices = unique(r["device"] for r in here)
@@ -277,15 +223,23 @@ def speedup_section(records: list[Rec], defs: Definitions) -> str:
         if not names:
             out += [f"### {dtype}", "", *note, "No baseline ran.", ""]
             continue
-        headers = ["matrix"] + [f"{short_device(d)} × {b}" for d in devices for b in names]
+        matrices = matrices_by_size(here)
+        winners = {(m, d): best([r for r in here if r["matrix"] == m and r["device"] == d])
+                   for m in matrices for d in devices}
+        columns = []  # (device, baseline, wall?)
+        for d in devices:
+            for name in names:
+                columns.append((d, name, False))
+                if any(wall_speedup(winners[m, d], name, index, defs) is not None
+                       for m in matrices):
+                    columns.append((d, name, True))
+        headers = ["matrix"] + [f"{short_device(d)} × {b} {'wall' if wall else 'kernel'}"
+                                for d, b, wall in columns]
         rows = []
-        for m in matrices_by_size(here):
-            row = [m]
-            for d in devices:
-                b = best([r for r in here if r["matrix"] == m and r["device"] == d])
-                for name in names:
-                    row.append(num(speedup(b, name), ".2f"))
-            rows.append(row)
+        for m in matrices:
+            rows.append([m] + [num(wall_speedup(winners[m, d], b, index, defs) if wall
+                                   else speedup(winners[m, d], b), ".2f")
+                               for d, b, wall in columns])
         out += [f"### {dtype}", "", *note, table(rows, headers), ""]
     return "\n".join(out)
 
@@ -365,8 +319,11 @@ def render(metas: list[dict[str, Any]], records: list[Rec],
     defs = Definitions.of(metas)
     records = [upgrade(r) for r in records]
     parts = ["# clspmv benchmark report", "",
-             f"{len(records)} records from {len(metas)} run{'s' if len(metas) != 1 else ''}.",
-             "", "## Runs", "", runs_section(metas), method_section(metas, defs), ""]
+             f"{len(records)} records from {len(metas)} run{'s' if len(metas) != 1 else ''}; "
+             "the answer first, then the runs, the definitions and every table.", ""]
+    summary = summary_section(records, defs, plots) if records else ""
+    parts += [summary] if summary else []
+    parts += ["## Runs", "", runs_section(metas), method_section(metas, defs), ""]
     if records:
         mixed = mixed_section(records, defs)
         parts += [matrices_section(records), "", device_sections(records, defs),
