@@ -222,6 +222,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    import json
+
+    from .model import store
+
+    device = select_device(args.device)
+    path = store.calibration_path(device)
+    if args.force or store.load(device) is None:
+        cal = store.calibration(device, force=True, progress=not args.quiet)
+        print(f"calibrated {device.name} in {cal.seconds:.1f} s: {path}")
+    if args.show:
+        print(json.dumps(json.loads(path.read_text()), indent=1, sort_keys=True))
+    elif not args.force:
+        print(f"calibration of {device.name}: {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="clspmv",
@@ -313,6 +330,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: the folder of the first file)")
     p.set_defaults(run=cmd_report)
+
+    p = sub.add_parser(
+        "calibrate", help="measure the device for format='auto' (stored in the user cache)",
+        description="Run the micro-benchmarks that instantiate the per-format time models of "
+                    "format='auto' on a device, unless a calibration is stored already, and "
+                    "store it as JSON in the user cache directory (CLSPMV_CACHE_DIR overrides).")
+    p.add_argument("--device", default=None, metavar="SPEC",
+                   help="device spec as 'clspmv devices' lists them (default: the first GPU)")
+    p.add_argument("--force", action="store_true", help="measure again even if stored")
+    p.add_argument("--show", action="store_true", help="print the stored calibration")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=cmd_calibrate)
     return parser
 
 

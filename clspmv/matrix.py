@@ -119,16 +119,20 @@ class DeviceMatrix:
         self._lock = threading.Lock()
         self.last_events: list[cl.Event] = []
         """The kernel events of the latest product (for profiling)."""
+        self.selection = None
+        """The :class:`clspmv.model.Selection` that chose the format (``format="auto"``), else
+        None."""
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def from_scipy(
         cls,
         A: object,
-        format: str = "csr-vector",
+        format: str = "auto",
         device: Device | str | None = None,
         dtype: object = None,
         work_group_size: int | None = None,
+        expected_products: int | None = None,
         **params: object,
     ) -> DeviceMatrix:
         """Convert ``A`` (scipy.sparse or dense 2-D array) to ``format`` and upload it.
@@ -143,24 +147,41 @@ class DeviceMatrix:
         after the other instead of column-major). A CSC matrix (``csc_matrix`` or ``csc_array``)
         is not converted: its arrays are stored as the CSR arrays of its transpose.
 
+        ``format="auto"`` (the default) takes the format with the least predicted kernel time
+        on the device (:func:`clspmv.model.select`; the device is calibrated on first use unless
+        ``CLSPMV_CALIBRATE=0``), or with ``expected_products=n`` the least predicted conversion
+        plus n products; :attr:`selection` says what was predicted and why.
+
         Raises ValueError for an unknown format, TypeError for another ``dtype``,
         :class:`UnsuitableFormatError` when the format would pad absurdly, :class:`DeviceError`
         for float64 or ``"mixed"`` on a device without fp64 or data the device cannot hold,
         :class:`IndexOverflowError` beyond 32-bit indices.
         """
-        if format not in FORMAT_CLASSES:
-            raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+        if format not in FORMAT_CLASSES and format != "auto":
+            raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)} "
+                             "or 'auto'")
+        if format == "auto" and params:
+            raise ValueError(f"format parameters ({', '.join(params)}) belong to a named format; "
+                             "name one (format=...) or leave them out with format='auto'")
         dev = select_device(device)
         transposed = sp.issparse(A) and A.format == "csc"
         # The transpose of a CSC matrix is a CSR matrix sharing its arrays: no conversion.
         csr = canonical_csr(A.T if transposed else A, dtype)
         precision = resolve(dtype, csr.dtype)
         dev.require(precision)
+        selection = None
+        if format == "auto":
+            from .model.select import select  # the model imports this module
+
+            selection = select(csr, dev, precision, expected_products)
+            format = selection.format
         layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
         fmt = convert(csr, format, layout, precision, **params)
         diagonal = csr.diagonal()  # A's diagonal is its transpose's
         del csr
-        return cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal)
+        M = cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal)
+        M.selection = selection
+        return M
 
     @classmethod
     def upload(cls, fmt: Format, device: Device, transposed_storage: bool = False,
@@ -268,7 +289,8 @@ class DeviceMatrix:
 
     def __repr__(self) -> str:
         m, n = self.shape
-        return (f"<DeviceMatrix {m}x{n} {self.precision} format={self.format!r} "
+        chosen = " (auto)" if self.selection is not None else ""
+        return (f"<DeviceMatrix {m}x{n} {self.precision} format={self.format!r}{chosen} "
                 f"device={self.device.name!r} {self.nbytes} bytes>")
 
     # -- products -------------------------------------------------------------------------

@@ -1,0 +1,215 @@
+"""Features of a CSR matrix (or of a block of its rows) that the time models read, and the
+formats' refusals, computed with numpy in about one pass over the row pointers and a sample of
+the column indices.
+
+The features are what the kernels pay for: the slots each format stores (entries plus its
+padding: ELL pads every row to the longest, SELL-C-sigma / pJDS each slice of C rows to its own
+longest row, ``csr-aligned`` every row to 16, HYB its ELL part to the width K, DIA every occupied
+diagonal to the row count), the rows, the longest row (the critical path of a row-per-work-item
+kernel), and the gathers from x: the distinct cache lines of x touched per block of rows
+(:data:`ROW_BLOCK` rows, about one work-group), estimated on a sample of blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from types import SimpleNamespace
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import UnsuitableFormatError
+from ..formats.base import INDEX_DTYPE, INDEX_LIMIT, check_padding, round_up
+from ..formats.csr import ALIGNMENT, VECTOR_WIDTHS, threads_for_mean_length
+from ..formats.ell import ellr_t_threads
+from ..formats.sell import choose_sigma, slice_padding
+from ..stats import hyb_width
+
+LINE_BYTES = 64
+"""Bytes of the cache line the gather estimate counts in."""
+ROW_BLOCK = 256
+"""Rows per block for the distinct-cache-lines-of-x estimate."""
+SAMPLE_BLOCKS = 256
+"""Row blocks sampled (evenly spaced) for the gather estimate; all of them when fewer."""
+
+PADDED_FORMATS = ("csr-aligned", "ell", "ellr", "ellr-t", "sell", "pjds", "hyb", "dia")
+
+
+@dataclass(frozen=True)
+class Features:
+    """Features of a block of rows of a CSR matrix for one value size and SIMD width."""
+
+    rows: int
+    cols: int
+    entries: int
+    itemsize: int
+    simd_width: int
+    empty_rows: int
+    mean_row: float
+    max_row: int
+    std_row: float
+    x_lines: float
+    """Estimated distinct cache lines of x read per block of :data:`ROW_BLOCK` rows, summed over
+    the blocks: the gathers from x that no neighbouring entry already brought in."""
+    near_fraction: float
+    """Share of the entries whose column is within one cache line of the previous entry of the
+    same row (1 for dense rows, ~0 for random columns)."""
+    mean_distance: float
+    """Mean |column - row| over the sampled entries (column spread)."""
+    slots: dict[str, int] = field(default_factory=dict)
+    """Stored slots (entries plus padding) per padded format; the others store ``entries``."""
+    diagonals: int = 0
+    hyb_width: int = 0
+
+    def slots_of(self, fmt: str) -> int:
+        """Slots format ``fmt`` stores (entries plus its padding)."""
+        return self.slots.get(fmt, self.entries)
+
+    def as_dict(self) -> dict[str, object]:
+        """The features as a plain dict (JSON-ready)."""
+        return asdict(self)
+
+
+def _x_locality(csr: sp.csr_matrix, line_entries: int) -> tuple[float, float, float]:
+    """(distinct x lines summed over row blocks, near fraction, mean |col - row|), from up to
+    :data:`SAMPLE_BLOCKS` evenly spaced row blocks scaled to the whole matrix."""
+    m = csr.shape[0]
+    if csr.nnz == 0 or m == 0:
+        return 0.0, 1.0, 0.0
+    blocks = -(-m // ROW_BLOCK)
+    picked = np.unique(np.linspace(0, blocks - 1, min(blocks, SAMPLE_BLOCKS)).astype(np.int64))
+    indptr = csr.indptr
+    lines = 0
+    near = 0
+    distance = 0.0
+    sampled = 0
+    for b in picked:
+        r0, r1 = b * ROW_BLOCK, min(m, (b + 1) * ROW_BLOCK)
+        lo, hi = int(indptr[r0]), int(indptr[r1])
+        if hi == lo:
+            continue
+        cols = csr.indices[lo:hi].astype(np.int64)
+        line = cols // line_entries
+        lines += np.unique(line).size
+        lengths = np.diff(indptr[r0:r1 + 1]).astype(np.int64)
+        rows = np.repeat(np.arange(r0, r1, dtype=np.int64), lengths)
+        step = np.abs(np.diff(cols)) < line_entries
+        same_row = rows[1:] == rows[:-1]
+        near += int(np.count_nonzero(step & same_row)) + int(np.count_nonzero(lengths))
+        distance += float(np.abs(cols - rows).sum())
+        sampled += hi - lo
+    if sampled == 0:
+        return 0.0, 1.0, 0.0
+    scale = csr.nnz / sampled
+    return lines * scale, near / sampled, distance / sampled
+
+
+def _diagonals(csr: sp.csr_matrix) -> int:
+    m, n = csr.shape
+    if csr.nnz == 0:
+        return 0
+    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(csr.indptr))
+    present = np.zeros(m + n - 1, bool)
+    present[csr.indices.astype(np.int64) - rows + (m - 1)] = True
+    return int(np.count_nonzero(present))
+
+
+def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None) -> Features:
+    """Features of the canonical CSR matrix ``csr`` (or of its block of ``rows``, a slice) for a
+    device of SIMD width ``simd_width`` (the formats' C)."""
+    if rows is not None:
+        csr = csr[rows]
+    m, n = csr.shape
+    lengths = np.diff(csr.indptr).astype(np.int64)
+    nnz = int(csr.nnz)
+    c = simd_width
+    n_pad = round_up(m, c)
+    longest = int(lengths.max()) if m else 0
+    k = hyb_width(lengths) if m else 0
+    beyond = int(np.maximum(lengths - k, 0).sum())
+    threads = ellr_t_threads(nnz / m if m else 0.0)
+    diags = _diagonals(csr)
+    pjds_pad = slice_padding(lengths, c, max(m, 1))
+    sell_pad = slice_padding(lengths, c, choose_sigma(lengths, c)) if m else 0
+    slots = {
+        "csr-aligned": int((-(-lengths // ALIGNMENT) * ALIGNMENT).sum()),
+        "ell": n_pad * longest,
+        "ellr": n_pad * longest,
+        "ellr-t": n_pad * round_up(longest, threads),
+        "sell": nnz + sell_pad,
+        "pjds": nnz + pjds_pad,
+        "hyb": n_pad * k + beyond,
+        "dia": diags * n_pad,
+    }
+    line_entries = max(1, LINE_BYTES // csr.dtype.itemsize)
+    x_lines, near, distance = _x_locality(csr, line_entries)
+    return Features(
+        rows=m, cols=n, entries=nnz, itemsize=csr.dtype.itemsize, simd_width=c,
+        empty_rows=int(np.count_nonzero(lengths == 0)), mean_row=nnz / m if m else 0.0,
+        max_row=longest, std_row=float(lengths.std()) if m else 0.0, x_lines=x_lines,
+        near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags, hyb_width=k,
+    )
+
+
+def threads_per_row(fmt: str, f: Features) -> int:
+    """Work-items sharing a row in ``fmt``'s default layout (1 for one row per work-item)."""
+    if fmt in ("csr-vector", "csr-adaptive"):
+        return threads_for_mean_length(f.mean_row, VECTOR_WIDTHS)
+    if fmt == "ellr-t":
+        return ellr_t_threads(f.mean_row)
+    if fmt == "csr-aligned":
+        return ALIGNMENT
+    return 1
+
+
+def matrix_bytes(fmt: str, f: Features) -> int:
+    """Device bytes of the matrix in ``fmt`` (values and indices of the slots plus the per-row
+    arrays), as the formats lay them out."""
+    slot = f.itemsize + INDEX_DTYPE.itemsize
+    n_pad = round_up(f.rows, f.simd_width)
+    if fmt == "dia":
+        return f.slots_of(fmt) * f.itemsize + f.diagonals * 4
+    if fmt == "coo":
+        return f.entries * (slot + 4)
+    if fmt == "hyb":
+        return f.slots_of(fmt) * slot + (f.slots_of(fmt) - n_pad * f.hyb_width) * 4
+    if fmt == "ell":
+        return f.slots_of(fmt) * slot
+    if fmt in ("ellr", "ellr-t"):
+        return f.slots_of(fmt) * slot + n_pad * 4
+    if fmt in ("sell", "pjds"):
+        return f.slots_of(fmt) * slot + n_pad * 8 + (n_pad // f.simd_width + 1) * 4
+    return f.slots_of(fmt) * slot + (f.rows + 1) * 4  # the CSR family
+
+
+def _stand_in(f: Features) -> SimpleNamespace:
+    """What :func:`clspmv.formats.base.check_padding` reads of a CSR matrix."""
+    return SimpleNamespace(nnz=f.entries, shape=(f.rows, f.cols),
+                           data=np.empty(0, np.dtype(f"f{f.itemsize}")))
+
+
+def refusal(fmt: str, f: Features, work_group_size: int = 256) -> str | None:
+    """Why ``fmt`` refuses a matrix of features ``f`` (the message the format itself raises), or
+    None when it accepts it. Mirrors the formats' checks: the padding bound of
+    :func:`~clspmv.formats.base.check_padding` (ELL family and DIA), the 32-bit index limit of
+    every array, and the work-items per row of ``ellr-t`` against the work-group size."""
+    slots = f.slots_of(fmt)
+    if slots > INDEX_LIMIT - f.simd_width * 32:
+        return (f"format {fmt!r} would store {slots} slots, beyond the 32-bit index type of the "
+                "kernels")
+    try:
+        if fmt in ("ell", "ellr", "ellr-t"):
+            n_pad = round_up(f.rows, f.simd_width)
+            check_padding(fmt, slots * (f.itemsize + 4) + n_pad * 4, _stand_in(f))
+        elif fmt == "dia":
+            check_padding(fmt, slots * f.itemsize + f.diagonals * 4, _stand_in(f))
+    except UnsuitableFormatError as err:
+        return str(err)
+    if fmt == "ellr-t" and threads_per_row(fmt, f) > work_group_size:
+        return (f"format 'ellr-t' shares each row among {threads_per_row(fmt, f)} work-items, "
+                f"more than the work-group size {work_group_size}")
+    return None
+
+
+__all__ = ["Features", "features", "matrix_bytes", "refusal",
+           "threads_per_row"]
