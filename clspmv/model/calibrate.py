@@ -26,7 +26,7 @@ from ..device import Device
 from ..formats import FORMAT_CLASSES, convert
 from ..matrix import DeviceMatrix, canonical_csr
 from ..precision import resolve
-from .features import Features, features, refusal
+from .features import Features, features, refusal, with_exact_diagonals
 from .timemodel import (
     CONVERSION_TERMS,
     LAUNCHES,
@@ -41,7 +41,7 @@ CACHE_MULTIPLE = 3
 MIN_ENTRIES = 200_000
 MAX_ENTRIES = {"gpu": 8_000_000, "cpu": 2_500_000}
 REPEATS = 5
-PRIOR_WEIGHT = 0.1
+PRIOR_WEIGHT = 0.02
 """Weight of the pull towards the device-wide priors in the non-negative least-squares fit."""
 
 
@@ -66,6 +66,16 @@ def _from_lengths(lengths: np.ndarray, cols: int, spread: int | None, rng: np.ra
     return A
 
 
+def _from_offsets(m: int, offsets: np.ndarray) -> sp.csr_matrix:
+    """Row r holds columns r + offsets inside [0, m) (a stencil or block pattern)."""
+    rows = np.repeat(np.arange(m, dtype=np.int64), offsets.size)
+    cols = rows + np.tile(offsets, m)
+    keep = (cols >= 0) & (cols < m)
+    A = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(m, m))
+    A.sum_duplicates()
+    return A
+
+
 def benchmark_matrices(device: Device) -> dict[str, sp.csr_matrix]:
     """The calibration's matrices for ``device`` (deterministic: fixed seeds)."""
     rng = np.random.default_rng(10)
@@ -78,6 +88,7 @@ def benchmark_matrices(device: Device) -> dict[str, sp.csr_matrix]:
     long[rng.choice(m, 8, replace=False)] = max(entries // 40, 64)
     empty = np.where(rng.random(m) < 0.6, 0, 16).astype(np.int64)
     small = max(unit, 4096 // unit * unit)
+    side = max(4, round((m // 3) ** (1 / 3)))
     return {
         "tiny": _from_lengths(np.full(small, 4, np.int64), small, 8, rng),
         "medium-banded": _from_lengths(np.full(m // 8, 8, np.int64), m // 8, 16, rng),
@@ -87,6 +98,12 @@ def benchmark_matrices(device: Device) -> dict[str, sp.csr_matrix]:
         "long-rows": _from_lengths(long, m, 256, rng),
         "empty-rows": _from_lengths(empty, m, 32, rng),
         "wide": _from_lengths(np.full(m // 5, 40, np.int64), m, 2000, rng),
+        "short-rows": _from_lengths(np.full(2 * m, 3, np.int64), 2 * m, 4, rng),
+        "random-long": _from_lengths(np.full(m // 3, 24, np.int64), m, None, rng),
+        "powerlaw-random": _from_lengths(powerlaw // 2 + 1, m, None, rng),
+        "stencil": _from_offsets(m // 3, np.array([(i * side + j) * side + k for i in (-1, 0, 1)
+                                                   for j in (-1, 0, 1) for k in (-1, 0, 1)])),
+        "blocks": sp.block_diag([np.ones((5, 5))] * (m // 5), format="csr"),
     }
 
 
@@ -144,7 +161,8 @@ def calibrate(device: Device, progress: bool = True, dtype: object = np.float64,
     names = tuple(formats or FORMAT_CLASSES)
     precision = resolve(dtype if device.fp64 else np.float32, np.float64)
     mats = {k: canonical_csr(v, precision.value) for k, v in benchmark_matrices(device).items()}
-    feats = {k: features(v, device.simd_width) for k, v in mats.items()}
+    feats = {k: with_exact_diagonals(features(v, device.simd_width), v)
+             for k, v in mats.items()}
     largest = max(mats["banded"].data.nbytes * 2, 1 << 20)
     stream = stream_bandwidth(device, min(largest, device.max_allocation // 2))
     kernel_rows: dict[str, list[tuple[np.ndarray, float]]] = {f: [] for f in names}

@@ -12,14 +12,19 @@ kernel), and the gathers from x: the distinct cache lines of x touched per block
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import UnsuitableFormatError
-from ..formats.base import INDEX_DTYPE, INDEX_LIMIT, check_padding, round_up
+from ..formats.base import (
+    INDEX_DTYPE,
+    INDEX_LIMIT,
+    check_padding,
+    round_up,
+)
 from ..formats.csr import ALIGNMENT, VECTOR_WIDTHS, threads_for_mean_length
 from ..formats.ell import ellr_t_threads
 from ..formats.sell import choose_sigma, slice_padding
@@ -29,7 +34,7 @@ LINE_BYTES = 64
 """Bytes of the cache line the gather estimate counts in."""
 ROW_BLOCK = 256
 """Rows per block for the distinct-cache-lines-of-x estimate."""
-SAMPLE_BLOCKS = 256
+SAMPLE_BLOCKS = 64
 """Row blocks sampled (evenly spaced) for the gather estimate; all of them when fewer."""
 
 PADDED_FORMATS = ("csr-aligned", "ell", "ellr", "ellr-t", "sell", "pjds", "hyb", "dia")
@@ -59,6 +64,8 @@ class Features:
     slots: dict[str, int] = field(default_factory=dict)
     """Stored slots (entries plus padding) per padded format; the others store ``entries``."""
     diagonals: int = 0
+    """Occupied diagonals (DIA); of a sample of rows unless :attr:`diagonals_exact`."""
+    diagonals_exact: bool = True
     hyb_width: int = 0
 
     def slots_of(self, fmt: str) -> int:
@@ -70,48 +77,74 @@ class Features:
         return asdict(self)
 
 
-def _x_locality(csr: sp.csr_matrix, line_entries: int) -> tuple[float, float, float]:
-    """(distinct x lines summed over row blocks, near fraction, mean |col - row|), from up to
-    :data:`SAMPLE_BLOCKS` evenly spaced row blocks scaled to the whole matrix."""
+def _sample(csr: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(block, row, column) of the entries of up to :data:`SAMPLE_BLOCKS` evenly spaced blocks
+    of :data:`ROW_BLOCK` rows."""
     m = csr.shape[0]
-    if csr.nnz == 0 or m == 0:
-        return 0.0, 1.0, 0.0
     blocks = -(-m // ROW_BLOCK)
-    picked = np.unique(np.linspace(0, blocks - 1, min(blocks, SAMPLE_BLOCKS)).astype(np.int64))
-    indptr = csr.indptr
-    lines = 0
-    near = 0
-    distance = 0.0
-    sampled = 0
-    for b in picked:
-        r0, r1 = b * ROW_BLOCK, min(m, (b + 1) * ROW_BLOCK)
-        lo, hi = int(indptr[r0]), int(indptr[r1])
-        if hi == lo:
-            continue
-        cols = csr.indices[lo:hi].astype(np.int64)
-        line = cols // line_entries
-        lines += np.unique(line).size
-        lengths = np.diff(indptr[r0:r1 + 1]).astype(np.int64)
-        rows = np.repeat(np.arange(r0, r1, dtype=np.int64), lengths)
-        step = np.abs(np.diff(cols)) < line_entries
-        same_row = rows[1:] == rows[:-1]
-        near += int(np.count_nonzero(step & same_row)) + int(np.count_nonzero(lengths))
-        distance += float(np.abs(cols - rows).sum())
-        sampled += hi - lo
-    if sampled == 0:
+    picked = np.linspace(0, blocks - 1, min(blocks, SAMPLE_BLOCKS)).astype(np.int64)
+    picked = picked[np.r_[True, picked[1:] != picked[:-1]]]
+    starts = picked * ROW_BLOCK
+    stops = np.minimum(starts + ROW_BLOCK, m)
+    sizes = stops - starts
+    rows = np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+    indptr = csr.indptr.astype(np.int64)
+    lengths = indptr[rows + 1] - indptr[rows]
+    first = np.repeat(indptr[rows] - np.cumsum(lengths) + lengths, lengths)
+    where = first + np.arange(int(lengths.sum()))
+    entry_rows = np.repeat(rows, lengths)
+    return entry_rows // ROW_BLOCK, entry_rows, csr.indices[where].astype(np.int64)
+
+
+def _x_locality(csr: sp.csr_matrix, line_entries: int) -> tuple[float, float, float]:
+    """(distinct x lines summed over row blocks, near fraction, mean |col - row|), from
+    :func:`_sample` scaled to the whole matrix."""
+    if csr.nnz == 0 or csr.shape[0] == 0:
         return 0.0, 1.0, 0.0
-    scale = csr.nnz / sampled
-    return lines * scale, near / sampled, distance / sampled
+    block, rows, cols = _sample(csr)
+    if cols.size == 0:
+        return 0.0, 1.0, 0.0
+    lines_per_block = csr.shape[1] // line_entries + 1
+    keys = np.sort(block * lines_per_block + cols // line_entries)
+    lines = 1 + int(np.count_nonzero(keys[1:] != keys[:-1]))
+    new_row = np.ones(cols.size, bool)
+    new_row[1:] = rows[1:] != rows[:-1]
+    near = np.ones(cols.size, bool)
+    near[1:] = np.abs(np.diff(cols)) < line_entries
+    near_count = int(np.count_nonzero(near | new_row))
+    scale = csr.nnz / cols.size
+    return lines * scale, near_count / cols.size, float(np.abs(cols - rows).mean())
 
 
-def _diagonals(csr: sp.csr_matrix) -> int:
+def _sampled_diagonals(csr: sp.csr_matrix) -> tuple[int, bool]:
+    """(occupied diagonals of the sampled rows, whether the sample is the whole matrix): a lower
+    bound, exact for banded and stencil matrices; :func:`exact_diagonals` counts them all."""
+    if csr.nnz == 0:
+        return 0, True
+    _, rows, cols = _sample(csr)
+    offsets = np.sort(cols - rows)
+    seen = 1 + int(np.count_nonzero(offsets[1:] != offsets[:-1])) if offsets.size else 0
+    return seen, cols.size == csr.nnz
+
+
+def exact_diagonals(csr: sp.csr_matrix) -> int:
+    """Occupied diagonals of ``csr`` (a pass over all entries, as DIA's conversion makes)."""
     m, n = csr.shape
     if csr.nnz == 0:
         return 0
-    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(csr.indptr))
+    rows = np.repeat(np.arange(m, dtype=np.int32), np.diff(csr.indptr))
     present = np.zeros(m + n - 1, bool)
-    present[csr.indices.astype(np.int64) - rows + (m - 1)] = True
+    present[csr.indices - rows + (m - 1)] = True
     return int(np.count_nonzero(present))
+
+
+def with_exact_diagonals(f: Features, csr: sp.csr_matrix) -> Features:
+    """``f`` with DIA's slots from :func:`exact_diagonals` (a no-op when already exact)."""
+    if f.diagonals_exact:
+        return f
+    diags = exact_diagonals(csr)
+    slots = {**f.slots, "dia": diags * round_up(f.rows, f.simd_width)}
+    return replace(f, diagonals=diags, diagonals_exact=True, slots=slots)
 
 
 def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None) -> Features:
@@ -128,7 +161,7 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None) -> 
     k = hyb_width(lengths) if m else 0
     beyond = int(np.maximum(lengths - k, 0).sum())
     threads = ellr_t_threads(nnz / m if m else 0.0)
-    diags = _diagonals(csr)
+    diags, exact = _sampled_diagonals(csr)
     pjds_pad = slice_padding(lengths, c, max(m, 1))
     sell_pad = slice_padding(lengths, c, choose_sigma(lengths, c)) if m else 0
     slots = {
@@ -147,7 +180,9 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None) -> 
         rows=m, cols=n, entries=nnz, itemsize=csr.dtype.itemsize, simd_width=c,
         empty_rows=int(np.count_nonzero(lengths == 0)), mean_row=nnz / m if m else 0.0,
         max_row=longest, std_row=float(lengths.std()) if m else 0.0, x_lines=x_lines,
-        near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags, hyb_width=k,
+        near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags,
+        diagonals_exact=exact,
+        hyb_width=k,
     )
 
 
@@ -211,5 +246,5 @@ def refusal(fmt: str, f: Features, work_group_size: int = 256) -> str | None:
     return None
 
 
-__all__ = ["Features", "features", "matrix_bytes", "refusal",
-           "threads_per_row"]
+__all__ = ["Features", "exact_diagonals", "features", "matrix_bytes", "refusal",
+           "threads_per_row", "with_exact_diagonals"]

@@ -8,7 +8,7 @@ from ..device import Device, select_device
 from ..formats import FORMAT_CLASSES
 from ..matrix import canonical_csr
 from ..precision import resolve
-from .features import Features, features, refusal
+from .features import Features, features, refusal, with_exact_diagonals
 from .store import calibration
 from .timemodel import Calibration
 
@@ -55,5 +55,5 @@ def predict(A: object, device: Device | str | None = None, dtype: object = None,
     csr = canonical_csr(A, dtype)
     resolve(dtype, csr.dtype)
     cal = calibration_ or calibration(dev)
-    return predict_features(features(csr, dev.simd_width), cal,
-                            min(256, dev.max_work_group_size))
+    f = with_exact_diagonals(features(csr, dev.simd_width), csr)
+    return predict_features(f, cal, min(256, dev.max_work_group_size))

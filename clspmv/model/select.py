@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from ..device import Device
 from ..precision import Precision
-from .features import Features, features
+from .features import Features, features, with_exact_diagonals
 from .predict import Prediction, predict_features
 from .store import calibration
 from .timemodel import Calibration
@@ -56,18 +56,20 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
         raise ValueError(f"expected_products must be at least 1, got {expected_products}")
     cal = calibration_ or calibration(device)
     t0 = time.perf_counter()
+    wg = min(256, device.max_work_group_size)
     f = features(csr, device.simd_width)
-    preds = predict_features(f, cal, min(256, device.max_work_group_size))
+    preds = predict_features(f, cal, wg)
+    best = _best(preds, expected_products)
+    if best.format == "dia" and not f.diagonals_exact:
+        # the sampled diagonals are a lower bound: count them all before DIA is taken
+        f = with_exact_diagonals(f, csr)
+        preds["dia"] = predict_features(f, cal, wg, ("dia",))["dia"]
+        best = _best(preds, expected_products)
     accepted = [p for p in preds.values() if p.refused is None]
-    if not accepted:
-        raise ValueError("every format refuses this matrix: " + "; ".join(
-            p.refused or "" for p in preds.values()))
     if expected_products is None:
-        best = min(accepted, key=lambda p: (p.kernel_s, p.format))
         why = (f"least predicted kernel time ({best.kernel_s * 1e3:.4g} ms per product) of "
                f"{len(accepted)} formats accepting the matrix")
     else:
-        best = min(accepted, key=lambda p: (p.total_s(expected_products), p.format))
         fastest = min(accepted, key=lambda p: (p.kernel_s, p.format))
         why = (f"least predicted conversion + {expected_products} products "
                f"({best.total_s(expected_products) * 1e3:.4g} ms)")
@@ -76,3 +78,15 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
                     f"off over {expected_products}")
     cost = (time.perf_counter() - t0) * 1e3
     return Selection(best.format, preds, why, expected_products, cal.kind, cost, f)
+
+
+def _best(preds: dict[str, Prediction], expected_products: int | None) -> Prediction:
+    """The accepted format of least predicted kernel time (or conversion plus
+    ``expected_products`` products); ValueError when every format refuses."""
+    accepted = [p for p in preds.values() if p.refused is None]
+    if not accepted:
+        raise ValueError("every format refuses this matrix: " + "; ".join(
+            p.refused or "" for p in preds.values()))
+    if expected_products is None:
+        return min(accepted, key=lambda p: (p.kernel_s, p.format))
+    return min(accepted, key=lambda p: (p.total_s(expected_products), p.format))
