@@ -39,7 +39,7 @@ from .timemodel import (
 
 CACHE_MULTIPLE = 3
 MIN_ENTRIES = 200_000
-MAX_ENTRIES = {"gpu": 8_000_000, "cpu": 2_500_000}
+MAX_ENTRIES = {"gpu": 8_000_000, "cpu": 4_000_000}
 REPEATS = 5
 PRIOR_WEIGHT = 0.02
 """Weight of the pull towards the device-wide priors in the non-negative least-squares fit."""

@@ -27,7 +27,7 @@ from ..formats.base import (
 )
 from ..formats.csr import ALIGNMENT, VECTOR_WIDTHS, threads_for_mean_length
 from ..formats.ell import ellr_t_threads
-from ..formats.sell import choose_sigma, slice_padding
+from ..formats.sell import SIGMA_PADDING_SLACK, slice_padding
 from ..stats import hyb_width
 
 LINE_BYTES = 64
@@ -96,12 +96,13 @@ def _sample(csr: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return entry_rows // ROW_BLOCK, entry_rows, csr.indices[where].astype(np.int64)
 
 
-def _x_locality(csr: sp.csr_matrix, line_entries: int) -> tuple[float, float, float]:
+def _x_locality(csr: sp.csr_matrix, line_entries: int, sample: tuple[np.ndarray, ...]
+                ) -> tuple[float, float, float]:
     """(distinct x lines summed over row blocks, near fraction, mean |col - row|), from
-    :func:`_sample` scaled to the whole matrix."""
+    the :func:`_sample` ``sample`` scaled to the whole matrix."""
     if csr.nnz == 0 or csr.shape[0] == 0:
         return 0.0, 1.0, 0.0
-    block, rows, cols = _sample(csr)
+    block, rows, cols = sample
     if cols.size == 0:
         return 0.0, 1.0, 0.0
     lines_per_block = csr.shape[1] // line_entries + 1
@@ -116,12 +117,12 @@ def _x_locality(csr: sp.csr_matrix, line_entries: int) -> tuple[float, float, fl
     return lines * scale, near_count / cols.size, float(np.abs(cols - rows).mean())
 
 
-def _sampled_diagonals(csr: sp.csr_matrix) -> tuple[int, bool]:
+def _sampled_diagonals(csr: sp.csr_matrix, sample: tuple[np.ndarray, ...]) -> tuple[int, bool]:
     """(occupied diagonals of the sampled rows, whether the sample is the whole matrix): a lower
     bound, exact for banded and stencil matrices; :func:`exact_diagonals` counts them all."""
     if csr.nnz == 0:
         return 0, True
-    _, rows, cols = _sample(csr)
+    _, rows, cols = sample
     offsets = np.sort(cols - rows)
     seen = 1 + int(np.count_nonzero(offsets[1:] != offsets[:-1])) if offsets.size else 0
     return seen, cols.size == csr.nnz
@@ -161,9 +162,13 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None) -> 
     k = hyb_width(lengths) if m else 0
     beyond = int(np.maximum(lengths - k, 0).sum())
     threads = ellr_t_threads(nnz / m if m else 0.0)
-    diags, exact = _sampled_diagonals(csr)
+    sample = _sample(csr) if nnz else ()
+    diags, exact = _sampled_diagonals(csr, sample)
     pjds_pad = slice_padding(lengths, c, max(m, 1))
-    sell_pad = slice_padding(lengths, c, choose_sigma(lengths, c)) if m else 0
+    # sell's window (choose_sigma) pads at most SIGMA_PADDING_SLACK * entries beyond pJDS:
+    # counted at half that, instead of the sorts choose_sigma makes
+    constant = m == 0 or lengths.min() == lengths.max()
+    sell_pad = pjds_pad if constant else pjds_pad + int(SIGMA_PADDING_SLACK * nnz / 2)
     slots = {
         "csr-aligned": int((-(-lengths // ALIGNMENT) * ALIGNMENT).sum()),
         "ell": n_pad * longest,
@@ -175,7 +180,7 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None) -> 
         "dia": diags * n_pad,
     }
     line_entries = max(1, LINE_BYTES // csr.dtype.itemsize)
-    x_lines, near, distance = _x_locality(csr, line_entries)
+    x_lines, near, distance = _x_locality(csr, line_entries, sample)
     return Features(
         rows=m, cols=n, entries=nnz, itemsize=csr.dtype.itemsize, simd_width=c,
         empty_rows=int(np.count_nonzero(lengths == 0)), mean_row=nnz / m if m else 0.0,
