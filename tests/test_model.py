@@ -146,11 +146,11 @@ def test_predict_gives_times_and_refusal_reasons(device, stored) -> None:
 def test_auto_never_takes_a_format_that_refuses(device, stored) -> None:
     cal = fixture_calibration(device)
     for fmt in ("ell", "ellr", "ellr-t", "dia"):
-        cal.kernel[fmt] = [0.0] * 5  # predicted free: the best, were it not refused
+        cal.kernel[fmt] = [0.0] * 6  # predicted free: the best, were it not refused
     csr = canonical_csr(long_row_matrix(), np.float32)
     sel = select(csr, device, calibration_=cal)
     assert sel.format not in sel.refusals and sel.refusals.keys() >= {"ell", "dia"}
-    cal.kernel["dia"] = [0.0] * 5
+    cal.kernel["dia"] = [0.0] * 6
     banded = canonical_csr(sp.diags([1.0, 2.0, 1.0], [-1, 0, 1], shape=(5000, 5000), format="csr"))
     assert select(banded, device, calibration_=cal).format in ("ell", "ellr", "ellr-t", "dia")
 
@@ -177,9 +177,9 @@ def test_selection_is_deterministic_with_the_fixture(device, stored) -> None:
 def test_expected_products_weighs_the_conversion(device, stored) -> None:
     cal = fixture_calibration(device)
     for fmt in FORMATS:
-        cal.kernel[fmt] = [1e-3, 0, 0, 0, 0]
+        cal.kernel[fmt] = [1e-3, 0, 0, 0, 0, 0]
         cal.conversion[fmt] = [1e-3, 0, 0]
-    cal.kernel["sell"] = [0.5e-3, 0, 0, 0, 0]  # faster products ...
+    cal.kernel["sell"] = [0.5e-3, 0, 0, 0, 0, 0]  # faster products ...
     cal.conversion["sell"] = [1.0, 0, 0]  # ... after a conversion worth 2000 of them
     csr = canonical_csr(sp.random(500, 500, density=0.02, format="csr", random_state=0))
     assert select(csr, device, calibration_=cal).format == "sell"

@@ -92,6 +92,9 @@ def benchmark_matrices(device: Device) -> dict[str, sp.csr_matrix]:
     return {
         "tiny": _from_lengths(np.full(small, 4, np.int64), small, 8, rng),
         "medium-banded": _from_lengths(np.full(m // 8, 8, np.int64), m // 8, 16, rng),
+        "medium-random": _from_lengths(np.full(m // 8, 8, np.int64), m // 8, None, rng),
+        "medium-wide": _from_lengths(np.full(m // 16, 32, np.int64), m // 8, 1000, rng),
+        "medium-powerlaw": _from_lengths(powerlaw[: m // 8], m // 8, 64, rng),
         "banded": _from_lengths(np.full(m, 8, np.int64), m, 16, rng),
         "random": _from_lengths(np.full(m, 8, np.int64), m, None, rng),
         "powerlaw": _from_lengths(powerlaw, m, 64, rng),
@@ -186,14 +189,14 @@ def calibrate(device: Device, progress: bool = True, dtype: object = np.float64,
             conv_rows[name].append((conversion_terms(name, f), time.perf_counter() - t0))
             t = _median_kernel_s(M, x, y, REPEATS)
             measured[(key, name)] = t
-            kernel_rows[name].append((terms(name, f), t))
+            kernel_rows[name].append((terms(name, f, device.cache_bytes), t))
             del M
     bar.close()
     launch = min(measured[("tiny", n)] / LAUNCHES.get(n, 1) for n in names
                  if ("tiny", n) in measured)
     gather = _gather_bandwidth(measured, feats, names, stream)
-    cal = Calibration(device.name, device.driver_version, __version__, "measured", launch,
-                      stream, gather)
+    cal = Calibration(device.name, device.driver_version, __version__, "measured",
+                      device.cache_bytes, launch, stream, gather)
     for name in names:
         start_k = prior(launch, stream, gather, LAUNCHES.get(name, 1))
         rows = kernel_rows[name]

@@ -85,7 +85,7 @@ def calibration(device: Device, force: bool = False, progress: bool = True) -> C
             return cal
         if os.environ.get("CLSPMV_CALIBRATE", "1") == "0":
             return quick_default(device.name, device.driver_version, __version__, device.type,
-                                 tuple(FORMAT_CLASSES))
+                                 tuple(FORMAT_CLASSES), device.cache_bytes)
         print(f"clspmv: no calibration for {device.name} yet; measuring it once "
               f"(stored in {calibration_path(device)}; CLSPMV_CALIBRATE=0 skips it)",
               file=sys.stderr)

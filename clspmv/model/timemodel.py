@@ -2,10 +2,14 @@
 
 Kernel time of format ``f`` on a block of rows with features ``F`` (:mod:`.features`)::
 
-    t_f(F) = c0 + c1 * bytes_f(F) + c2 * xbytes(F) + c3 * rows(F) + c4 * longest_f(F)
+    t_f(F) = c0 + c1 * (1 - h) * bytes_f(F) + c2 * h * bytes_f(F) + c3 * xbytes(F)
+             + c4 * rows(F) + c5 * longest_f(F)
 
 ``bytes_f`` are the bytes of the matrix in ``f`` (its padding included) plus x and y streamed
-once, ``xbytes`` the cache lines of x gathered per row block (:attr:`Features.x_lines` times 64),
+once, ``h = min(1, cache / bytes_f)`` the share of them the device's cache can hold (repeated
+products of a matrix smaller than the cache stream from the cache: c2 is then its inverse
+bandwidth, c1 that of memory), ``xbytes`` the cache lines of x gathered per row block
+(:attr:`Features.x_lines` times 64),
 ``rows`` the rows (per-row work: loads of row pointers, the reduction, the store of y) and
 ``longest_f`` the longest row divided by the work-items sharing a row in ``f`` (the critical path
 of one row). c0 is the launch overhead (all of ``f``'s kernels), c1 the inverse of the streaming
@@ -29,7 +33,7 @@ import numpy as np
 
 from .features import LINE_BYTES, Features, matrix_bytes, threads_per_row
 
-TERMS = ("launch", "bytes", "xbytes", "rows", "longest")
+TERMS = ("launch", "bytes", "cached bytes", "xbytes", "rows", "longest")
 CONVERSION_TERMS = ("fixed", "entries", "slots")
 
 QUICK_DEFAULT = {
@@ -39,17 +43,21 @@ QUICK_DEFAULT = {
     "other": (3e-5, 1.0e10, 2.5e9, 2.0e-8),
 }
 """Quick default (``CLSPMV_CALIBRATE=0``): every format's model is ``launch + bytes / streaming
-+ xbytes / gather`` with these per-device-type values, so the format storing and gathering the
++ xbytes / gather`` (bytes held by the cache at twice the streaming rate) with these
+per-device-type values, so the format storing and gathering the
 fewest bytes wins (conversion: ``s/entry`` per stored slot, a CSR layout at half that rate). No
 measurement: a rough guide for CI and for users who cannot spend the calibration time."""
 
 
-def terms(fmt: str, f: Features) -> np.ndarray:
-    """The model's terms (:data:`TERMS`) of format ``fmt`` for features ``f``."""
-    vectors = (f.rows + f.cols) * f.itemsize
+def terms(fmt: str, f: Features, cache_bytes: int = 0) -> np.ndarray:
+    """The model's terms (:data:`TERMS`) of format ``fmt`` for features ``f`` on a device with
+    ``cache_bytes`` of cache."""
+    streamed = float(matrix_bytes(fmt, f) + (f.rows + f.cols) * f.itemsize)
+    hit = min(1.0, cache_bytes / streamed) if streamed else 1.0
     return np.array([
         1.0,
-        float(matrix_bytes(fmt, f) + vectors),
+        streamed * (1.0 - hit),
+        streamed * hit,
         float(f.x_lines * LINE_BYTES),
         float(f.rows),
         float(f.max_row) / threads_per_row(fmt, f),
@@ -71,6 +79,8 @@ class Calibration:
     clspmv: str
     kind: str
     """``"measured"`` (:func:`clspmv.model.calibrate`) or ``"quick-default"``."""
+    cache_bytes: int
+    """The device's cache (:attr:`clspmv.Device.cache_bytes`), for the models' cached share."""
     launch_s: float
     stream_bw: float
     """Bytes per second of a device-to-device copy."""
@@ -85,7 +95,7 @@ class Calibration:
 
     def kernel_time(self, fmt: str, f: Features) -> float:
         """Predicted kernel seconds of ``fmt`` for features ``f``."""
-        return float(np.dot(self.kernel[fmt], terms(fmt, f)))
+        return float(np.dot(self.kernel[fmt], terms(fmt, f, self.cache_bytes)))
 
     def conversion_time(self, fmt: str, f: Features) -> float:
         """Predicted seconds to convert a canonical CSR matrix to ``fmt`` and upload it."""
@@ -122,7 +132,7 @@ class Calibration:
 def prior(launch_s: float, stream_bw: float, gather_bw: float, launches: int = 1
           ) -> list[float]:
     """Kernel coefficients of the quick form: launch + bytes / stream + xbytes / gather."""
-    return [launch_s * launches, 1.0 / stream_bw, 1.0 / gather_bw, 0.0, 0.0]
+    return [launch_s * launches, 1.0 / stream_bw, 0.5 / stream_bw, 1.0 / gather_bw, 0.0, 0.0]
 
 
 LAUNCHES = {"coo": 2, "hyb": 2, "csr-adaptive": 2}
@@ -133,10 +143,10 @@ CSR_LAYOUTS = ("csr-scalar", "csr-vector", "csr-blocks", "csr-adaptive")
 
 
 def quick_default(device_name: str, driver: str, version: str, device_type: str,
-                  formats: tuple[str, ...]) -> Calibration:
+                  formats: tuple[str, ...], cache_bytes: int = 0) -> Calibration:
     """The calibration of :data:`QUICK_DEFAULT` for a device of ``device_type``."""
     launch, stream, gather, per_entry = QUICK_DEFAULT.get(device_type, QUICK_DEFAULT["other"])
     kernel = {f: prior(launch, stream, gather, LAUNCHES.get(f, 1)) for f in formats}
     conversion = {f: [1e-4, 0.0, per_entry / (2 if f in CSR_LAYOUTS else 1)] for f in formats}
-    return Calibration(device_name, driver, version, "quick-default", launch, stream, gather,
-                       kernel, conversion)
+    return Calibration(device_name, driver, version, "quick-default", cache_bytes, launch, stream,
+                       gather, kernel, conversion)
