@@ -41,9 +41,15 @@ def cache(tmp_path, monkeypatch) -> Path:
 
 
 def fixture_calibration(device: clspmv.Device) -> Calibration:
-    """The stored fixture, relabelled as a calibration of ``device``."""
+    """The stored fixture, relabelled as a calibration of ``device``; a format added since the
+    fixture was measured gets the quick default's coefficients."""
     data = json.loads(FIXTURE.read_text())
     data.update(device=device.name, driver=device.driver_version, clspmv=clspmv.__version__)
+    quick = quick_default(device.name, device.driver_version, clspmv.__version__, device.type,
+                          FORMATS)
+    for fmt in FORMATS:
+        data["kernel"].setdefault(fmt, quick.kernel[fmt])
+        data["conversion"].setdefault(fmt, quick.conversion[fmt])
     return Calibration.from_json(data, FORMATS)
 
 
@@ -213,7 +219,8 @@ def test_quick_default_when_calibration_is_off(device, cache, monkeypatch, no_me
     assert not list(cache.iterdir())  # nothing measured, nothing stored
 
 
-@pytest.mark.parametrize("damage", ["corrupt", "truncated", "stale", "other-model"])
+@pytest.mark.parametrize("damage", ["corrupt", "truncated", "stale", "other-model",
+                                    "missing-format"])
 def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no_measuring,
                                                  damage) -> None:
     monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
@@ -227,6 +234,8 @@ def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no
         data = json.loads(text)
         if damage == "stale":
             data["clspmv"] = "0.0.1"
+        elif damage == "missing-format":
+            del data["kernel"]["sell"]
         else:
             data["terms"] = ["launch", "bytes"]
         path.write_text(json.dumps(data))
