@@ -272,3 +272,18 @@ def test_fit_recovers_known_coefficients() -> None:
     error = np.abs(rows @ fitted - rows @ truth) / (rows @ truth)
     assert np.median(error) < 0.02 and error.max() < 0.1  # the prior's pull is small
     assert min(fitted) >= 0
+
+
+def test_calibrate_end_to_end_on_small_matrices(device, monkeypatch) -> None:
+    """The measuring path, on three small matrices and two formats (seconds, not minutes)."""
+    full = calibrate_mod.benchmark_matrices(device)
+    small = {k: full[k][:2048, :2048] for k in ("tiny", "banded", "random")}
+    monkeypatch.setattr(calibrate_mod, "benchmark_matrices", lambda dev: small)
+    cal = calibrate_mod.calibrate(device, progress=False, dtype=np.float32,
+                                  formats=("csr-scalar", "ell"))
+    assert cal.kind == "measured" and set(cal.kernel) == {"csr-scalar", "ell"}
+    assert cal.launch_s >= 0 and cal.stream_bw > 0 and cal.seconds > 0
+    for fmt in ("csr-scalar", "ell"):
+        assert len(cal.kernel[fmt]) == 6 and min(cal.kernel[fmt]) >= 0
+        assert len(cal.conversion[fmt]) == 3 and min(cal.conversion[fmt]) >= 0
+    assert Calibration.from_json(json.loads(json.dumps(cal.to_json())), ("csr-scalar", "ell"))
