@@ -107,16 +107,16 @@ def _solvers(text: str) -> list[str]:
 
 def _baselines(text: str) -> list[str]:
     """``none`` or a comma-separated list of baseline names."""
-    from .bench.baselines import PRODUCTS
+    from .bench.registry import BASELINES
 
     if text.strip() == "none":
         return []
     names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in PRODUCTS]
+    unknown = [name for name in names if name not in BASELINES]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
             f"unknown baseline {', '.join(map(repr, unknown)) or repr(text)}; choose 'none' or "
-            f"from {', '.join(PRODUCTS)}")
+            f"from {', '.join(BASELINES)}")
     return list(dict.fromkeys(names))
 
 
@@ -156,7 +156,7 @@ def default_out_dir() -> Path:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import report
-    from .bench import runner, sources, suites
+    from .bench import metadata, plan, runner, sources, suites
 
     specs = list(suites.suite(args.suite)) if args.suite else []
     specs += args.matrices
@@ -173,7 +173,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     else:
         chosen = [select_device(spec) for spec in (args.device or [None])]
     chosen = list({id(d): d for d in chosen}.values())
-    plan = runner.Plan(
+    todo = plan.Plan(
         sources=plan_sources, devices=chosen, formats=args.formats, dtypes=DTYPES[args.dtype],
         baselines=args.baselines, repeat=args.repeat, warmup=args.warmup,
         mkl_threads=args.mkl_threads, max_seconds=args.max_seconds, seed=args.seed,
@@ -182,11 +182,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         solver_iterations=args.solver_iterations, sweep=args.sweep)
     out = Path(args.out) if args.out else default_out_dir()
     command = shlex.join(["clspmv", *args.argv])
-    results = runner.Results(out, runner.run_meta(plan, command))
+    results = runner.Results(out, metadata.run_meta(todo, command))
     if args.note:
         results.meta["note"] = args.note
     try:
-        runner.Runner(plan, results).run()
+        runner.Runner(todo, results).run()
     except KeyboardInterrupt:
         print(f"\nclspmv: interrupted; the {len(results.records)} records measured so far are "
               f"in {results.json_path} (clspmv report {results.json_path} makes a report)",
@@ -280,9 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="value type(s): both = float64 and float32 (default); mixed = float32 "
                         "values with float64 sums, compared with the float32 baselines; all = "
                         "float64, float32 and mixed")
-    p.add_argument("--baselines", type=_baselines, default=["scipy", "mkl", "cusparse"],
-                   metavar="scipy,mkl,cusparse|none",
-                   help="baselines measured on the same matrices (default: all three; those "
+    from .bench.registry import BASELINES
+
+    p.add_argument("--baselines", type=_baselines, default=list(BASELINES),
+                   metavar=f"{','.join(BASELINES)}|none",
+                   help="baselines measured on the same matrices (default: all of them; those "
                         "that cannot run are recorded as absent with the reason)")
     p.add_argument("--repeat", type=_positive_int, default=10, metavar="N",
                    help="timed products per measurement after warm-up (default: 10; fewer, at "

@@ -1,8 +1,16 @@
 """DeviceMatrix: a sparse matrix stored on an OpenCL device in one format, and its products.
 
-Everything format-independent lives here once: input canonicalisation, argument checks,
-alpha/beta, output allocation and host <-> device transfers, for the product (``matvec``), the
-transpose product (``rmatvec``) and several right-hand sides (``matmat``, ``rmatmat``).
+Everything format-independent lives here once: which kernel runs a product, alpha/beta, output
+allocation and the block products (rows of a longer vector, column maps), for the product
+(``matvec``), the transpose product (``rmatvec``) and several right-hand sides (``matmat``,
+``rmatmat``). The argument checks and vector transfers are :mod:`clspmv.arguments`, the input
+canonicalisation :mod:`clspmv.canonical`, the column-by-column products and the transposed copy
+:mod:`clspmv.dispatch`.
+
+Above 400 lines for a reason: this is the one public class of the package, and most of its length
+is the documentation of its public methods and properties (construction, facts, four products
+with their block forms, the transposed copy, conversions); every piece with a job of its own has
+moved to the modules named above.
 """
 
 from __future__ import annotations
@@ -16,10 +24,19 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
+from .arguments import Array, Operands, product_shapes, row_block, scalar_arg
+from .canonical import canonical_csr
 from .device import Device, select_device
-from .errors import DeviceError, IndexOverflowError, UnsuitableFormatError
+from .dispatch import (
+    FALLBACK_TRANSPOSE_FORMAT,
+    global_columns,
+    launch_columns,
+    transposed_copy,
+)
+from .errors import DeviceError
 from .formats import FORMAT_CLASSES, Format, convert
-from .formats.base import INDEX_DTYPE, INDEX_LIMIT, Strides
+from .formats.base import Triplets
+from .model import select
 from .precision import Precision, resolve
 from .vectors import DeviceVectors
 
@@ -32,64 +49,8 @@ transpose kernel (atomic scatter into y; DIA's gathers without atomics); ``"tran
 normal kernel of a transposed copy built once on first use; ``"auto"``, the copy if it exists,
 else the atomic kernel where the device can run it, else the copy."""
 
-FALLBACK_TRANSPOSE_FORMAT = "csr-vector"
-"""Format of the transposed copy when the matrix's own format refuses the transpose."""
-
-Array = np.ndarray | cl_array.Array
-
-
-def canonical_csr(A: object, dtype: object = None) -> sp.csr_matrix:
-    """A copy of ``A`` as CSR with sorted indices, duplicates summed, explicit zeros kept,
-    32-bit indices and values of ``dtype`` (default: A's float type, else float64; ``"mixed"``
-    stores float32 values).
-
-    Duplicates are summed before the values are rounded to ``dtype`` (in float64 for anything
-    but COO input of a float type, which scipy sums in that type); values beyond the range of
-    ``dtype`` become ±Inf, with numpy's "overflow encountered in cast" warning.
-
-    ``A`` may be any scipy.sparse matrix or array, or a dense 2-D array (whose zeros are dropped).
-    Raises :class:`IndexOverflowError` when the matrix does not fit 32-bit indices.
-    """
-    if sp.issparse(A):
-        source = np.dtype(A.dtype)
-        shape = A.shape
-    else:
-        dense = np.asarray(A)
-        if dense.ndim != 2:
-            raise ValueError(f"expected a 2-D matrix, got an array of shape {dense.shape}")
-        source, shape = dense.dtype, dense.shape
-    value_dtype = resolve(dtype, source).value
-    nnz = A.nnz if sp.issparse(A) else None
-    if max(shape) > INDEX_LIMIT or (nnz is not None and nnz > INDEX_LIMIT):
-        raise IndexOverflowError(
-            f"a {shape[0]}x{shape[1]} matrix with {nnz} stored entries does not fit the 32-bit "
-            f"indices of the kernels (limit {INDEX_LIMIT})"
-        )
-    if sp.issparse(A):
-        csr = sp.csr_matrix(A, copy=True)  # COO input: scipy sums duplicates in A's dtype
-        if not csr.has_canonical_format:
-            # Duplicates are summed in float64, before rounding to dtype: rounding first would
-            # lose what cancels (1 + 2**-30 and -1 would sum to 0 in float32).
-            csr = csr.astype(np.float64, copy=False)
-            csr.sum_duplicates()
-        csr = csr.astype(value_dtype, copy=False)
-    else:
-        csr = sp.csr_matrix(dense.astype(value_dtype, copy=False))
-    csr.sum_duplicates()  # sorts indices; keeps explicit zeros
-    if csr.nnz > INDEX_LIMIT:
-        raise IndexOverflowError(f"{csr.nnz} entries do not fit the 32-bit indices of the kernels")
-    csr.indptr = csr.indptr.astype(INDEX_DTYPE, copy=False)
-    csr.indices = csr.indices.astype(INDEX_DTYPE, copy=False)
-    return csr
-
-
-def _check_real(dtype: np.dtype, what: str, ndim: int = 1) -> None:
-    """TypeError unless ``dtype`` holds real numbers (bool, integers, floats)."""
-    if dtype.kind == "c":
-        kind = "matrices" if ndim == 2 else "vectors"
-        raise TypeError(f"complex {kind} are not supported ({what} has dtype {dtype})")
-    if dtype.kind not in "biuf":
-        raise TypeError(f"{what} has dtype {dtype}; expected real numbers")
+__all__ = ["FALLBACK_TRANSPOSE_FORMAT", "FORMATS", "TRANSPOSE_METHODS", "DeviceMatrix",
+           "canonical_csr"]
 
 
 class DeviceMatrix:
@@ -107,9 +68,11 @@ class DeviceMatrix:
     """
 
     def __init__(self, fmt: Format, device: Device, transposed_storage: bool = False,
-                 diagonal: np.ndarray | None = None) -> None:
+                 diagonal: np.ndarray | None = None, n_cols: int | None = None) -> None:
         """Wrap an uploaded format (use :meth:`from_scipy`); its value type and the type its
-        kernels sum in (:attr:`Format.accumulate`) are the matrix's :attr:`precision`."""
+        kernels sum in (:attr:`Format.accumulate`) are the matrix's :attr:`precision`.
+        ``n_cols``: the column count of a format with a column map (see :meth:`from_scipy`)."""
+        self._n_cols = global_columns(fmt, transposed_storage, n_cols)
         self._fmt = fmt
         self._device = device
         self._transposed_storage = transposed_storage
@@ -132,6 +95,8 @@ class DeviceMatrix:
         device: Device | str | None = None,
         dtype: object = None,
         work_group_size: int | None = None,
+        column_map: object = None,
+        n_cols: int | None = None,
         expected_products: int | None = None,
         **params: object,
     ) -> DeviceMatrix:
@@ -152,6 +117,14 @@ class DeviceMatrix:
         ``CLSPMV_CALIBRATE=0``), or with ``expected_products=n`` the least predicted conversion
         plus n products; :attr:`selection` says what was predicted and why.
 
+        ``column_map`` (integers, one per column of ``A``, all distinct) makes the matrix a block
+        with compact columns, such as the non-local part of a distributed matrix: column ``j``
+        of ``A`` is column ``column_map[j]`` of the m x ``n_cols`` matrix this returns (``n_cols``
+        default: one past the largest entry). Only ``A``'s columns are stored; the kernels read
+        ``x[column_map[j]]`` from a full-length x, and a transpose product adds into (and
+        applies beta to) the entries ``y[column_map[j]]`` only, leaving the others as they are
+        (zero in a new y). :meth:`matvec`'s ``row_offset`` places the rows in a longer y.
+
         Raises ValueError for an unknown format, TypeError for another ``dtype``,
         :class:`UnsuitableFormatError` when the format would pad absurdly, :class:`DeviceError`
         for float64 or ``"mixed"`` on a device without fp64 or data the device cannot hold,
@@ -165,38 +138,43 @@ class DeviceMatrix:
                              "name one (format=...) or leave them out with format='auto'")
         dev = select_device(device)
         transposed = sp.issparse(A) and A.format == "csc"
+        if column_map is not None and transposed:
+            raise ValueError("column_map needs a CSR (or COO, dense) matrix: convert the CSC "
+                             "matrix with A.tocsr() first")
         # The transpose of a CSC matrix is a CSR matrix sharing its arrays: no conversion.
         csr = canonical_csr(A.T if transposed else A, dtype)
         precision = resolve(dtype, csr.dtype)
         dev.require(precision)
         selection = None
         if format == "auto":
-            from .model.select import select  # the model imports this module
-
             selection = select(csr, dev, precision, expected_products)
             format = selection.format
         layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
-        fmt = convert(csr, format, layout, precision, **params)
-        diagonal = csr.diagonal()  # A's diagonal is its transpose's
+        fmt = convert(csr, format, layout, precision, column_map=column_map, **params)
+        diagonal = None if column_map is not None else csr.diagonal()  # A's is its transpose's
         del csr
-        M = cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal)
+        M = cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal, n_cols=n_cols)
         M.selection = selection
         return M
 
     @classmethod
     def upload(cls, fmt: Format, device: Device, transposed_storage: bool = False,
-               diagonal: np.ndarray | None = None) -> DeviceMatrix:
+               diagonal: np.ndarray | None = None, n_cols: int | None = None) -> DeviceMatrix:
         """Upload a converted matrix (:func:`clspmv.formats.convert`) to ``device`` and wrap it:
         the second half of :meth:`from_scipy`. ``transposed_storage``: ``fmt`` holds A^T (a CSC
-        input); ``diagonal``: A's diagonal for :meth:`diagonal` (None: read from ``fmt``)."""
+        input); ``diagonal``: A's diagonal for :meth:`diagonal` (None: read from ``fmt``);
+        ``n_cols``: see :meth:`from_scipy`'s ``column_map``."""
         fmt.upload(device)
-        return cls(fmt, device, transposed_storage=transposed_storage, diagonal=diagonal)
+        return cls(fmt, device, transposed_storage=transposed_storage, diagonal=diagonal,
+                   n_cols=n_cols)
 
     # -- facts ----------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, int]:
         """(rows, columns)."""
         m, n = self._fmt.shape
+        if self._n_cols is not None:
+            return m, self._n_cols
         return (n, m) if self._transposed_storage else (m, n)
 
     @property
@@ -274,13 +252,12 @@ class DeviceMatrix:
         """
         fmt = self._fmt.retuned(work_group_size, **options)
         return DeviceMatrix(fmt, self._device, transposed_storage=self._transposed_storage,
-                            diagonal=self._diagonal)
+                            diagonal=self._diagonal, n_cols=self._n_cols)
 
     def diagonal(self) -> np.ndarray:
         """The main diagonal (``min(m, n)`` values), computed at conversion time (a copy)."""
         if self._diagonal is None:
-            with self._lock:
-                rows, cols, vals = self._fmt.to_coo(self._fmt.download())
+            rows, cols, vals = self._triplets()
             diag = np.zeros(min(self.shape), self.dtype)
             on = rows == cols
             np.add.at(diag, rows[on], vals[on])
@@ -295,7 +272,7 @@ class DeviceMatrix:
 
     # -- products -------------------------------------------------------------------------
     def matvec(self, x: Array, y: Array | None = None, alpha: float = 1.0, beta: float = 0.0,
-               method: str = "auto") -> Array:
+               method: str = "auto", row_offset: int | None = None) -> Array:
         """``y = alpha * A @ x + beta * y``.
 
         With a numpy ``x`` the result is a numpy array; a numpy ``y`` is updated in place and
@@ -303,11 +280,16 @@ class DeviceMatrix:
         device: a given ``y`` array is updated in place, else a new one is returned. ``method``
         matters only for CSC input, whose product is a transpose product (see
         :data:`TRANSPOSE_METHODS`).
+
+        ``row_offset``: the matrix is a row block of a larger one, and ``y`` (required) is the
+        larger one's output: rows ``[row_offset, row_offset + m)`` of ``y`` get
+        ``alpha * A @ x + beta * y``, its other rows are left as they are (several blocks, of
+        any formats, thus fill one y). Not for CSC input.
         """
-        return self._apply(False, method, x, y, alpha, beta, columns=False)
+        return self._apply(False, method, x, y, alpha, beta, False, row_offset)
 
     def rmatvec(self, x: Array, y: Array | None = None, alpha: float = 1.0, beta: float = 0.0,
-                method: str = "auto") -> Array:
+                method: str = "auto", row_offset: int | None = None) -> Array:
         """``y = alpha * A.T @ x + beta * y``, without forming A^T unless ``method`` asks for it.
 
         ``method`` is ``"atomic"`` (the format's transpose kernel: one work-item, or T, per stored
@@ -316,74 +298,78 @@ class DeviceMatrix:
         exists, else atomic where the device can, else the copy). Inputs and outputs as in
         :meth:`matvec`, with the shapes transposed. Raises :class:`DeviceError` for
         ``"atomic"`` in float64 on a device without 64-bit integer atomics.
+
+        ``row_offset``: the matrix is a row block of a larger one and ``x`` the larger one's
+        input: rows ``[row_offset, row_offset + m)`` of ``x`` are read. A block (a
+        ``row_offset``, or a ``column_map``) runs the format's own transpose kernel (``"auto"``
+        means ``"atomic"``; ``"transpose"`` is refused).
         """
-        return self._apply(True, method, x, y, alpha, beta, columns=False)
+        return self._apply(True, method, x, y, alpha, beta, False, row_offset)
 
     def matmat(self, X: Array, Y: Array | None = None, alpha: float = 1.0, beta: float = 0.0,
-               method: str = "auto") -> Array:
+               method: str = "auto", row_offset: int | None = None) -> Array:
         """``Y = alpha * A @ X + beta * Y`` for ``X`` of shape (n, k), row- or column-major.
 
         The result has X's memory order. ``csr-*``, ``ell``, ``ellr``, ``ellr-t``, ``sell`` and
         ``pjds`` read each matrix entry once per block of up to 16 columns; ``coo``, ``hyb`` and
         ``dia`` (and transpose products) run one product per column. numpy or pyopencl arrays as in
-        :meth:`matvec`.
+        :meth:`matvec`; ``row_offset`` places the rows in a taller ``Y`` as there.
         """
-        return self._apply(False, method, X, Y, alpha, beta, columns=True)
+        return self._apply(False, method, X, Y, alpha, beta, True, row_offset)
 
     def rmatmat(self, X: Array, Y: Array | None = None, alpha: float = 1.0, beta: float = 0.0,
-                method: str = "auto") -> Array:
+                method: str = "auto", row_offset: int | None = None) -> Array:
         """``Y = alpha * A.T @ X + beta * Y`` for ``X`` of shape (m, k) (see :meth:`matmat` and
         :meth:`rmatvec`)."""
-        return self._apply(True, method, X, Y, alpha, beta, columns=True)
+        return self._apply(True, method, X, Y, alpha, beta, True, row_offset)
 
     def __matmul__(self, x: Array) -> Array:
         x_ndim = len(x.shape) if isinstance(x, cl_array.Array) else np.ndim(x)
         return self.matmat(x) if x_ndim == 2 else self.matvec(x)
 
     def _apply(self, transposed: bool, method: str, x: object, y: object, alpha: float,
-               beta: float, columns: bool) -> Array:
+               beta: float, columns: bool, row_offset: int | None = None) -> Array:
         """The one generic product: checks, transfers, alpha/beta, then the launch."""
         if method not in TRANSPOSE_METHODS:
             raise ValueError(f"method must be one of {', '.join(map(repr, TRANSPOSE_METHODS))}, "
                              f"got {method!r}")
         m, n = self.shape[::-1] if transposed else self.shape
-        if method == "atomic" and self._needs_transpose_kernel(transposed):
-            self._check_atomics()
         names = ("X", "Y") if columns else ("x", "y")
-        on_device = isinstance(x, cl_array.Array)
-        in_shape, out_shape = self._shapes(x, m, n, columns, names[0])
-        alpha_v, beta_v = self._scalar(alpha, "alpha"), self._scalar(beta, "beta")
-        if on_device:
-            x_dev = self._device_input(x, in_shape, names[0])
-            y_dev = self._device_output(y, out_shape, names[1], x_dev)
-            if x_dev is not None and x_dev is x and x.base_data == y_dev.base_data:
-                # x and y in one buffer: the kernels would read x while writing y
-                x_dev = x.copy(queue=self._device.queue)
-        else:
-            x_host = self._host_input(x, in_shape, names[0])
-            y_host = self._host_output(y, out_shape, names[1])
-        if 0 in out_shape:
-            if on_device:
-                return y_dev
-            return y_host if y_host is not None else np.zeros(out_shape, self.dtype)
-        queue = self._device.queue
+        block = None
+        if row_offset is not None:
+            if self._transposed_storage:
+                raise ValueError("row_offset needs CSR storage; this matrix holds A^T (CSC "
+                                 "input): convert it with A.tocsr()")
+            block = row_block(row_offset, self._fmt.shape[0], x if transposed else y,
+                              names[0] if transposed else names[1])
+        mapped = self._fmt.column_map is not None
+        if self._needs_transpose_kernel(transposed):
+            if block is not None or mapped:
+                if method == "transpose":
+                    raise ValueError("a block's transpose product (row_offset or column_map) "
+                                     "runs the format's own kernel: use method='atomic' or "
+                                     "'auto'")
+                method = "atomic"
+            if method == "atomic":
+                self._check_atomics()
+        # y entries outside the block stay as they are: y is read also when beta == 0
+        keep_y = (block is not None and not transposed) or (mapped and transposed)
+        in_shape, out_shape = product_shapes(x, m, n, columns, names[0])
+        if block is not None and transposed:
+            in_shape = (block.length, *in_shape[1:])
+        elif block is not None:
+            out_shape = (block.length, *out_shape[1:])
+        dtype = self.dtype
+        alpha_v, beta_v = scalar_arg(alpha, "alpha", dtype), scalar_arg(beta, "beta", dtype)
+        ops = Operands(x, y, (in_shape, out_shape), names, self._device, dtype, keep_y)
+        if ops.empty:
+            return ops.result()
         with self._lock:
-            if not on_device:
-                x_dev = cl_array.to_device(queue, x_host) if x_host.size else None
-                if y_host is not None and beta_v != 0:
-                    y_dev = cl_array.to_device(queue, _contiguous(y_host))
-                else:
-                    order = "F" if x_host.ndim == 2 and _is_fortran(x_host) else "C"
-                    y_dev = cl_array.empty(queue, out_shape, self.dtype, order=order)
-            launch = self._launcher(transposed, method, columns)
-            self.last_events = launch(queue, x_dev, y_dev, alpha_v, beta_v)
-            if on_device:
-                return y_dev
-            result = y_dev.get(queue)
-        if y_host is None:
-            return result
-        y_host[...] = result
-        return y_host
+            ops.to_device(beta_v)
+            launch = self._launcher(transposed, method, columns,
+                                    block.offset if block is not None else 0, keep_y)
+            self.last_events = launch(self._device.queue, ops.x_dev, ops.y_dev, alpha_v, beta_v)
+            return ops.result()
 
     # -- which kernel runs a product --------------------------------------------------------
     def _needs_transpose_kernel(self, transposed: bool) -> bool:
@@ -399,10 +385,11 @@ class DeviceMatrix:
             raise DeviceError(
                 f"{self._device.name} has no 64-bit integer atomics (cl_khr_int64_base_atomics), "
                 f"which the float64 transpose kernel of format {self.format!r} needs; use "
-                "method='transpose' (or 'auto'), or dtype=float32"
+                "method='transpose' (or 'auto'; not for a block), or dtype=float32"
             )
 
-    def _launcher(self, transposed: bool, method: str, columns: bool) -> Callable[..., list]:
+    def _launcher(self, transposed: bool, method: str, columns: bool, row0: int,
+                  keep_y: bool) -> Callable[..., list]:
         """launch(queue, x, y, alpha, beta) -> events on device arrays, for this product."""
         fmt, use_t = self._fmt, False
         if self._needs_transpose_kernel(transposed):
@@ -412,42 +399,14 @@ class DeviceMatrix:
             else:
                 use_t = True
         if columns:
-            return lambda q, X, Y, a, b: self._launch_columns(fmt, use_t, q, X, Y, a, b)
+            if self._vectors is None:
+                self._vectors = DeviceVectors(self._device, self.dtype)
+            vectors = self._vectors
+            return lambda q, X, Y, a, b: launch_columns(fmt, use_t, vectors, q, X, Y, a, b, row0,
+                                                        keep_y)
         kernel = fmt.launch_t if use_t else fmt.launch
-        return lambda q, x, y, a, b: kernel(q, x.data if x is not None else None, y.data, a, b)
-
-    def _launch_columns(self, fmt: Format, use_t: bool, queue: cl.CommandQueue,
-                        X: cl_array.Array | None, Y: cl_array.Array, alpha: np.generic,
-                        beta: np.generic) -> list[cl.Event]:
-        """Y = alpha op(A) X + beta Y: the block kernel where the format has one, else one
-        product per column through contiguous work vectors."""
-        k = Y.shape[1]
-        launch = fmt.launch_t if use_t else fmt.launch
-        if k == 1:  # one column is a contiguous vector in either order
-            return launch(queue, X.data if X is not None else None, Y.data, alpha, beta)
-        if not use_t and fmt.has_matmat:
-            x_buf = X.data if X is not None else Y.data  # without columns A has no entries
-            x_row, x_col = _element_strides(X) if X is not None else (0, 0)
-            strides = Strides(k, x_row, x_col, *_element_strides(Y))
-            return fmt.launch_matmat(queue, x_buf, Y.data, strides, alpha, beta)
-        if self._vectors is None:
-            self._vectors = DeviceVectors(self._device, self.dtype)
-        vec = self._vectors
-        n_in, m_out = (X.shape[0] if X is not None else 0), Y.shape[0]
-        x_col = cl_array.empty(queue, n_in, self.dtype) if n_in else None
-        y_col = cl_array.empty(queue, m_out, self.dtype)
-        (x_row, x_step), (y_row, y_step) = (_element_strides(X) if X is not None else (0, 0),
-                                            _element_strides(Y))
-        events: list[cl.Event | None] = []
-        for j in range(k):
-            if x_col is not None:
-                events.append(vec.copy_strided(n_in, X, j * x_step, x_row, x_col, 0, 1))
-            if beta != 0:
-                events.append(vec.copy_strided(m_out, Y, j * y_step, y_row, y_col, 0, 1))
-            events += launch(queue, x_col.data if x_col is not None else None, y_col.data,
-                             alpha, beta)
-            events.append(vec.copy_strided(m_out, y_col, 0, 1, Y, j * y_step, y_row))
-        return [e for e in events if e is not None]
+        return lambda q, x, y, a, b: kernel(q, x.data if x is not None else None, y.data, a, b,
+                                            row0)
 
     # -- the transposed copy ----------------------------------------------------------------
     def prepare_transpose(self) -> int:
@@ -457,7 +416,8 @@ class DeviceMatrix:
         The stored arrays are read back, transposed on the host (vectorised, through scipy) and
         uploaded in the same format with its default parameters, or in ``csr-vector`` where that
         format refuses A^T; nothing stays on the host. The one-time cost is a download, a
-        transposition and an upload of the matrix: many times one product.
+        transposition and an upload of the matrix: many times one product. Raises ValueError
+        for a matrix with a ``column_map``.
         """
         with self._lock:
             return self._transposed_copy().nbytes
@@ -478,127 +438,27 @@ class DeviceMatrix:
         """The stored arrays' transpose in a format of its own (built on first use; call with the
         lock held)."""
         if self._copy is None:
-            rows, cols, vals = self._fmt.to_coo(self._fmt.download())
-            m, n = self._fmt.shape
-            csr_t = canonical_csr(sp.coo_matrix((vals, (cols, rows)), shape=(n, m)), self.dtype)
-            layout = self._fmt.layout
-            precision = self._precision
-            try:
-                copy = convert(csr_t, self.format, layout, precision)
-            except UnsuitableFormatError:
-                copy = convert(csr_t, FALLBACK_TRANSPOSE_FORMAT, layout, precision)
-            del csr_t
-            copy.upload(self._device)
-            self._copy = copy
+            self._copy = transposed_copy(self._fmt, self._device, self._precision)
         return self._copy
-
-    # -- argument checks --------------------------------------------------------------------
-    def _shapes(self, x: object, m: int, n: int, columns: bool, what: str
-                ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """Expected (input, output) shapes; for several right-hand sides k comes from x."""
-        if not columns:
-            return (n,), (m,)
-        shape = tuple(x.shape) if isinstance(x, cl_array.Array) else np.shape(x)
-        if len(shape) != 2:
-            raise ValueError(f"{what} has shape {shape}, expected ({n}, k)")
-        k = int(shape[1])
-        if max(n, m) * k > INDEX_LIMIT:
-            raise IndexOverflowError(
-                f"{what} with {k} columns has more than {INDEX_LIMIT} elements, beyond the "
-                "32-bit indices of the kernels; multiply fewer columns at a time"
-            )
-        return (n, k), (m, k)
-
-    def _scalar(self, value: object, what: str) -> np.generic:
-        arr = np.asarray(value)
-        if arr.ndim != 0 or arr.dtype.kind not in "biuf":
-            raise TypeError(f"{what} must be a real number, got {value!r}")
-        return self.dtype.type(arr)
-
-    def _host_input(self, x: object, shape: tuple[int, ...], what: str) -> np.ndarray:
-        arr = np.asarray(x)
-        if arr.shape != shape:
-            raise ValueError(f"{what} has shape {arr.shape}, expected {shape}")
-        _check_real(arr.dtype, what, arr.ndim)
-        # a copy in the matrix's dtype when x is another type, strided, reversed or Fortran-ordered
-        if arr.ndim == 2 and _is_fortran(arr):
-            return np.asfortranarray(arr, dtype=self.dtype)
-        return np.ascontiguousarray(arr, dtype=self.dtype)
-
-    def _host_output(self, y: object, shape: tuple[int, ...], what: str) -> np.ndarray | None:
-        if y is None:
-            return None if 0 not in shape else np.zeros(shape, self.dtype)
-        if not isinstance(y, np.ndarray):
-            raise TypeError(f"{what} must be a numpy array when the input is one, got "
-                            f"{type(y).__name__}")
-        self._check_output(y, shape, what)
-        if not y.flags.writeable:
-            raise ValueError(f"{what} is read-only; it is updated in place")
-        return y
-
-    def _check_output(self, y: np.ndarray | cl_array.Array, shape: tuple[int, ...], what: str
-                      ) -> None:
-        if y.shape != shape:
-            raise ValueError(f"{what} has shape {y.shape}, expected {shape}")
-        if y.dtype != self.dtype:
-            raise TypeError(
-                f"{what} has dtype {y.dtype}, expected {self.dtype} (it is updated in place)"
-            )
-
-    def _device_input(self, x: cl_array.Array, shape: tuple[int, ...], what: str
-                      ) -> cl_array.Array | None:
-        if x.shape != shape:
-            raise ValueError(f"{what} has shape {x.shape}, expected {shape}")
-        if x.context != self._device.context:
-            raise ValueError(f"{what} lives in another OpenCL context than the matrix's device "
-                             f"{self._device.name}; copy it there first")
-        _check_real(x.dtype, what, x.ndim)
-        if not x.flags.forc:
-            raise ValueError(
-                f"{what} is a non-contiguous pyopencl array (strides {x.strides}); pass a "
-                "contiguous one (pyopencl cannot copy strided arrays) or a numpy array"
-            )
-        if x.size == 0:
-            return None
-        queue = self._device.queue
-        if x.offset:
-            if x.ndim == 2:
-                raise ValueError(f"{what} must be a C- or F-contiguous array without offset")
-            x = x.copy(queue=queue)
-        if x.dtype != self.dtype:
-            if _is_fortran(x):  # pyopencl's astype gives column-major data row-major strides
-                return x.T.astype(self.dtype, queue=queue).T
-            return x.astype(self.dtype, queue=queue)
-        return x
-
-    def _device_output(self, y: object, shape: tuple[int, ...], what: str,
-                       x: cl_array.Array | None) -> cl_array.Array:
-        queue = self._device.queue
-        if y is None:
-            order = "F" if x is not None and len(shape) == 2 and _is_fortran(x) else "C"
-            return cl_array.empty(queue, shape, self.dtype, order=order)
-        if not isinstance(y, cl_array.Array):
-            raise TypeError(f"{what} must be a pyopencl array when the input is one, got "
-                            f"{type(y).__name__}")
-        self._check_output(y, shape, what)
-        if y.context != self._device.context:
-            raise ValueError(f"{what} lives in another OpenCL context than the matrix's device")
-        if y.offset or not y.flags.forc:
-            raise ValueError(f"{what} must be a contiguous array without offset (it is updated "
-                             "in place)")
-        return y
 
     # -- conversions ----------------------------------------------------------------------
     def to_scipy(self) -> sp.csr_matrix:
         """The stored matrix read back from the device as float CSR (sorted indices), also for
         CSC input."""
-        with self._lock:
-            rows, cols, vals = self._fmt.to_coo(self._fmt.download())
+        rows, cols, vals = self._triplets()
         if self._transposed_storage:
             rows, cols = cols, rows
         out = sp.csr_matrix((vals, (rows, cols)), shape=self.shape, dtype=self.dtype)
         out.sort_indices()
         return out
+
+    def _triplets(self) -> Triplets:
+        """The stored entries read back, columns in the global numbering of a column map."""
+        with self._lock:
+            rows, cols, vals = self._fmt.to_coo(self._fmt.download())
+        if self._fmt.column_map is not None:
+            cols = self._fmt.column_map[cols]
+        return rows, cols, vals
 
     def aslinearoperator(self) -> LinearOperator:
         """A scipy LinearOperator whose products (``matvec``, ``rmatvec``, ``matmat``,
@@ -611,19 +471,3 @@ class DeviceMatrix:
             rmatmat=lambda V: self.rmatmat(np.asarray(V)),
             dtype=self.dtype,
         )
-
-
-def _is_fortran(a: np.ndarray | cl_array.Array) -> bool:
-    """Column-major and not also row-major (a single column counts as row-major)."""
-    return bool(a.flags.f_contiguous and not a.flags.c_contiguous)
-
-
-def _contiguous(a: np.ndarray) -> np.ndarray:
-    """``a`` itself when C- or F-contiguous, else a C-ordered copy."""
-    return a if a.flags.c_contiguous or a.flags.f_contiguous else np.ascontiguousarray(a)
-
-
-def _element_strides(a: cl_array.Array) -> tuple[int, ...]:
-    """Strides in elements (a 1-D array counts as one column)."""
-    strides = tuple(s // a.dtype.itemsize for s in a.strides)
-    return strides if len(strides) == 2 else (1, a.shape[0])

@@ -11,7 +11,11 @@ one read for CG, two for BiCGStab, one per Arnoldi step for GMRES. Updates are f
 ``kernels_cl/vector.cl``; nothing is allocated inside the iteration loops.
 
 ``A`` is a :class:`clspmv.DeviceMatrix`, or any object with ``shape``, ``dtype``, ``device`` (a
-:class:`clspmv.Device`) and ``matvec(x, y)`` writing A x into the pyopencl array ``y``. ``M`` is
+:class:`clspmv.Device`) and ``matvec(x, y)`` writing A x into the pyopencl array ``y``. An
+``A`` with a ``vector_space`` attribute (a :class:`clspmv.distributed.DistributedMatrix`) runs
+distributed: vectors are each rank's ``vector_space.size`` entries, every dot product is summed
+over the ranks by ``vector_space.reduce`` (an ``Allreduce``) and ``b``, ``x0`` and the solution are
+the rank's slices. ``M`` is
 None, ``"jacobi"`` (the inverse of :meth:`DeviceMatrix.diagonal`, applied inside the fused update
 kernels) or such an object approximating the inverse of A (for instance a DeviceMatrix holding a
 sparse approximate inverse). ``callback(xk)`` gets the current iterate as a pyopencl array (call
@@ -31,7 +35,8 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cl_array
 
-from .vectors import DeviceVectors, i32
+from .solver_setup import Setup
+from .vectors import i32
 
 Array = np.ndarray | cl_array.Array
 
@@ -45,129 +50,6 @@ OMEGA_BREAKDOWN = -11
 """info of :func:`bicgstab` when omega or r0 . v vanishes (scipy's code)."""
 
 
-class _Setup:
-    """What every solver starts from: the operator, device vectors, right-hand side, start vector,
-    preconditioner, absolute tolerance and the bookkeeping of history and callback."""
-
-    def __init__(self, A: Any, b: Array, x0: Array | None, M: Any, rtol: float, atol: float,
-                 maxiter: int | None, callback: Callable | None, history: list | None,
-                 default_maxiter: Callable[[int], int]) -> None:
-        shape = tuple(A.shape)
-        if len(shape) != 2 or shape[0] != shape[1]:
-            raise ValueError(f"A must be square, got shape {shape}")
-        self.A = A
-        self.n = n = shape[0]
-        self.dtype = np.dtype(A.dtype)
-        self.device = A.device
-        self.queue = self.device.queue
-        self.vec = DeviceVectors(self.device, self.dtype)
-        self.b_on_device = isinstance(b, cl_array.Array)
-        self.b = self._vector(b, "b")
-        self.x = self._vector(x0, "x0") if x0 is not None else cl_array.zeros(self.queue, n,
-                                                                                self.dtype)
-        self.x_given = x0 is not None
-        self.callback = callback
-        self.history = history
-        self.maxiter = default_maxiter(n) if maxiter is None else int(maxiter)
-        if rtol < 0 or atol < 0:
-            raise ValueError(f"rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
-        self.scalars = self.vec.scalars(16)
-        self._host_scalars = np.zeros(16, self.dtype)
-        self.bnorm = math.sqrt(self.dot(self.b, self.b))
-        self.atol = max(float(atol), float(rtol) * self.bnorm)
-        self.dinv, self.M = _preconditioner(M, A, self.dtype, self.queue, n)
-        self.fused = 1 if self.dinv is not None else 0
-        self.d_arg = self.dinv if self.dinv is not None else self.b  # never read when not fused
-
-    def _vector(self, v: Array, what: str) -> cl_array.Array:
-        """A device copy of ``v`` in the matrix's dtype (the caller's array is never changed)."""
-        n = self.n
-        if isinstance(v, cl_array.Array):
-            if v.shape != (n,):
-                raise ValueError(f"{what} has shape {v.shape}, expected ({n},)")
-            if v.context != self.device.context:
-                raise ValueError(f"{what} lives in another OpenCL context than A's device "
-                                 f"{self.device.name}; copy it there first")
-            return v.astype(self.dtype, queue=self.queue)  # a new, contiguous array
-        arr = np.asarray(v)
-        if arr.shape not in ((n,), (n, 1)):
-            raise ValueError(f"{what} has shape {arr.shape}, expected ({n},)")
-        if np.issubdtype(arr.dtype, np.complexfloating):
-            raise TypeError(f"complex {what} is not supported")
-        return cl_array.to_device(self.queue, np.ascontiguousarray(arr.ravel(), self.dtype))
-
-    # -- device helpers ---------------------------------------------------------------------
-    def empty(self) -> cl_array.Array:
-        return cl_array.empty(self.queue, self.n, self.dtype)
-
-    def matvec(self, x: cl_array.Array, y: cl_array.Array) -> None:
-        """y = A x on the device."""
-        out = self.A.matvec(x, y)
-        if out is not None and out is not y:
-            cl.enqueue_copy(self.queue, y.data, out.data)
-
-    def residual(self, r: cl_array.Array, t: cl_array.Array) -> None:
-        """r = b - A x (t is scratch)."""
-        if not self.x_given:
-            cl.enqueue_copy(self.queue, r.data, self.b.data)
-            return
-        self.matvec(self.x, t)
-        self.vec.run("axpby", self.n, self.dtype.type(1), self.b, self.dtype.type(-1), t, r)
-
-    def precondition(self, r: cl_array.Array, z: cl_array.Array) -> None:
-        """z = M r where M is not fused into the update kernels."""
-        if self.dinv is not None:
-            self.vec.run("scale_by", self.n, self.dinv, r, z)
-        elif self.M is not None:
-            out = self.M.matvec(r, z)
-            if out is not None and out is not z:
-                cl.enqueue_copy(self.queue, z.data, out.data)
-
-    def read(self) -> np.ndarray:
-        """The device scalars, read back (the one synchronisation point)."""
-        cl.enqueue_copy(self.queue, self._host_scalars, self.scalars.data)
-        return self._host_scalars
-
-    def dot(self, a: cl_array.Array, b: cl_array.Array, slot: int = 15) -> float:
-        self.vec.dots(self.n, [(a, b)], self.scalars, slot)
-        return float(self.read()[slot])
-
-    # -- bookkeeping --------------------------------------------------------------------------
-    def record(self, norm: float) -> None:
-        if self.history is not None:
-            self.history.append(norm)
-
-    def step_done(self) -> None:
-        if self.callback is not None:
-            self.callback(self.x)
-
-    def result(self, info: int) -> tuple[Array, int]:
-        return (self.x if self.b_on_device else self.x.get(self.queue)), int(info)
-
-
-def _preconditioner(M: Any, A: Any, dtype: np.dtype, queue: cl.CommandQueue, n: int
-                    ) -> tuple[cl_array.Array | None, Any]:
-    """(inverse diagonal on the device for Jacobi, else None; a general M, else None)."""
-    if M is None:
-        return None, None
-    if isinstance(M, str):
-        if M != "jacobi":
-            raise ValueError(f"M must be None, 'jacobi' or an operator with matvec(x, y), got "
-                             f"{M!r}")
-        if not hasattr(A, "diagonal"):
-            raise TypeError("M='jacobi' needs A.diagonal(); pass a DeviceMatrix")
-        diag = np.asarray(A.diagonal(), dtype=np.float64)
-        zero = np.flatnonzero(diag == 0)
-        if zero.size:
-            raise ValueError(f"the Jacobi preconditioner needs a nonzero diagonal; A[i, i] = 0 "
-                             f"for {zero.size} rows, e.g. i = {zero[:5].tolist()}")
-        return cl_array.to_device(queue, (1.0 / diag).astype(dtype)), None
-    if not hasattr(M, "matvec") or tuple(M.shape) != (n, n):
-        raise TypeError(f"M must be None, 'jacobi' or an {n}x{n} operator with matvec(x, y) on "
-                        "device arrays")
-    return None, M
-
-
 def cg(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol: float = 0.0,
        maxiter: int | None = None, M: Any = None, callback: Callable | None = None,
        history: list | None = None) -> tuple[Array, int]:
@@ -179,11 +61,11 @@ def cg(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol: f
     b is numpy, else a pyopencl array; info 0 converged, > 0 iterations without convergence,
     :data:`CG_BREAKDOWN` when the residual stops being finite.
     """
-    s = _Setup(A, b, x0, M, rtol, atol, maxiter, callback, history, lambda n: 10 * n)
+    s = Setup(A, b, x0, M, rtol, atol, maxiter, callback, history, lambda n: 10 * n)
     if s.bnorm == 0:
         s.record(0.0)
         return s.result(0)
-    vec, n, run = s.vec, s.n, s.vec.run
+    n, run = s.n, s.vec.run
     r, p, q = s.empty(), s.empty(), s.empty()
     z = s.empty() if (s.dinv is not None or s.M is not None) else r
     pq_slot = 4
@@ -192,9 +74,9 @@ def cg(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol: f
     def rho_and_norm(slot: int) -> float:
         """rho = r.z into ``slot`` (and r.r after it); returns norm(r)."""
         if z is r:
-            vec.dots(n, [(r, r)], s.scalars, slot)
+            s.dots([(r, r)], s.scalars, slot)
             return math.sqrt(max(float(s.read()[slot]), 0.0))
-        vec.dots(n, [(r, z), (r, r)], s.scalars, slot)
+        s.dots([(r, z), (r, r)], s.scalars, slot)
         return math.sqrt(max(float(s.read()[slot + 1]), 0.0))
 
     s.residual(r, q)
@@ -212,7 +94,7 @@ def cg(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol: f
         else:
             run("cg_direction", n, s.scalars, i32(rho_slots[cur]), i32(rho_slots[1 - cur]), z, p)
         s.matvec(p, q)
-        vec.dots(n, [(p, q)], s.scalars, pq_slot)
+        s.dots([(p, q)], s.scalars, pq_slot)
         run("cg_step", n, s.scalars, i32(rho_slots[cur]), i32(pq_slot), s.x, r, p, q, s.d_arg,
             i32(s.fused), z)
         if s.M is not None:
@@ -237,11 +119,11 @@ def bicgstab(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5,
     10 n. ``history`` receives ``norm(r)`` before the first iteration and after each one (the
     last one ``norm(s)`` when the half step converged). Returns ``(x, info)`` as :func:`cg`.
     """
-    s = _Setup(A, b, x0, M, rtol, atol, maxiter, callback, history, lambda n: 10 * n)
+    s = Setup(A, b, x0, M, rtol, atol, maxiter, callback, history, lambda n: 10 * n)
     if s.bnorm == 0:
         s.record(0.0)
         return s.result(0)
-    vec, n, run = s.vec, s.n, s.vec.run
+    n, run = s.n, s.vec.run
     tol = float(np.finfo(s.dtype).eps) ** 2
     r, rtilde, p, v, t = s.empty(), s.empty(), s.empty(), s.empty(), s.empty()
     precond = s.dinv is not None or s.M is not None
@@ -255,7 +137,7 @@ def bicgstab(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5,
     norm = math.nan
     for iteration in range(s.maxiter):
         slot = rho_slots[cur]
-        vec.dots(n, [(rtilde, r), (r, r)], s.scalars, slot)
+        s.dots([(rtilde, r), (r, r)], s.scalars, slot)
         values = s.read()
         rho, omega = float(values[slot]), float(values[OMEGA])
         norm = math.sqrt(max(float(values[slot + 1]), 0.0))
@@ -272,13 +154,13 @@ def bicgstab(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5,
         if s.M is not None:
             s.precondition(p, phat)
         s.matvec(phat, v)
-        vec.dots(n, [(rtilde, v)], s.scalars, RV)
+        s.dots([(rtilde, v)], s.scalars, RV)
         run("bicg_half", n, s.scalars, i32(slot), i32(RV), i32(ALPHA), r, v, s.d_arg,
             i32(s.fused), shat)
         if s.M is not None:
             s.precondition(r, shat)
         s.matvec(shat, t)
-        vec.dots(n, [(t, r), (t, t), (r, r)], s.scalars, TS)
+        s.dots([(t, r), (t, t), (r, r)], s.scalars, TS)
         values = s.read()
         if values[RV] == 0:
             return s.result(OMEGA_BREAKDOWN)
@@ -291,7 +173,7 @@ def bicgstab(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5,
             shat, t)
         cur = 1 - cur
         s.step_done()
-    vec.dots(n, [(r, r)], s.scalars, 15)
+    s.dots([(r, r)], s.scalars, 15)
     norm = math.sqrt(max(float(s.read()[15]), 0.0))
     s.record(norm)
     return s.result(0 if norm < s.atol else s.maxiter)
@@ -310,7 +192,7 @@ def gmres(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol
     without converging. ``history`` receives the true residual norm at the start of each cycle
     and the Arnoldi estimate after each inner step; ``callback(xk)`` runs after each cycle.
     """
-    s = _Setup(A, b, x0, M, rtol, atol, maxiter, callback, history, lambda n: 10 * n)
+    s = Setup(A, b, x0, M, rtol, atol, maxiter, callback, history, lambda n: 10 * n)
     if s.bnorm == 0:
         s.record(0.0)
         return s.result(0)
@@ -328,7 +210,7 @@ def gmres(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol
     for _cycle in range(s.maxiter):
         s.residual(r, w)
         s.x_given = True
-        vec.dots(n, [(r, r)], s.scalars, NORM)
+        s.dots([(r, r)], s.scalars, NORM)
         beta = math.sqrt(max(float(s.read()[NORM]), 0.0))
         s.record(beta)
         if beta < s.atol:
@@ -346,9 +228,10 @@ def gmres(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol
             s.matvec(z, w)
             for offset in (0, second):  # classical Gram-Schmidt, twice
                 vec.basis_dots(n, j + 1, V, n, w, h_dev, offset)
+                s.reduce(h_dev, offset, j + 1)
                 run("basis_axpy", n, i32(j + 1), V, i32(n), h_dev, i32(offset), dt(-1), w,
                     i32(0), w)
-            vec.dots(n, [(w, w)], h_dev, norm_slot)
+            s.dots([(w, w)], h_dev, norm_slot)
             cl.enqueue_copy(s.queue, h_host, h_dev.data)
             column = h_host[: j + 1].astype(np.float64) + h_host[second: second + j + 1]
             h_next = math.sqrt(max(float(h_host[norm_slot]), 0.0))
@@ -379,7 +262,7 @@ def gmres(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol
             run("axpby", n, dt(1), s.x, dt(1), z, s.x)
         s.step_done()
     s.residual(r, w)
-    vec.dots(n, [(r, r)], s.scalars, NORM)
+    s.dots([(r, r)], s.scalars, NORM)
     beta = math.sqrt(max(float(s.read()[NORM]), 0.0))
     return s.result(0 if beta < s.atol else s.maxiter)
 

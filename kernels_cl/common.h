@@ -14,6 +14,7 @@
  *            (1, 2, 4 or 8; default 1, the plain loop), each into a partial sum of its own
  *   ROW_MAJOR ell.cl: rows stored one after the other instead of column-major (see ell.cl)
  *   NATIVE_ATOMICS  use cl_ext_float_atomics (set together with -cl-std=CL3.0 or CL2.0)
+ *   COLMAP   the matrix is a block with compact column numbers and a column map (see BLOCK_ARGS)
  */
 #ifndef CLSPMV_COMMON_H
 #define CLSPMV_COMMON_H
@@ -40,6 +41,27 @@
 #endif
 #ifndef UNROLL
 #define UNROLL 1
+#endif
+
+/* Formats as blocks of a larger matrix. Every kernel of a format (all of csr.cl, ell.cl,
+ * sell.cl, dia.cl, coo.cl, csr_adaptive.cl, csr_blocks.cl and scale_y*) takes BLOCK_ARGS first
+ * (Format.run in clspmv/formats/base.py passes them to every launch):
+ *   row0    the block's first row in the vector indexed by rows: y of a forward product (and Y
+ *           of A X), x of a transpose product. A kernel moves that pointer once, at its start
+ *           (BLOCK_ROWS(y), BLOCK_ROWS(x), or Y += row0 * yrs), so it writes rows
+ *           [row0, row0 + m) of a longer y (alpha and beta touch those rows only), or reads
+ *           rows [row0, row0 + m) of a longer x. Permutations (sell, pjds) index within the
+ *           block, after the shift, so they compose with it.
+ *   colmap  with -DCOLMAP the block's columns are numbered 0..k-1 and its column c is column
+ *           colmap[c] of the full-length vector indexed by columns: every x read of a forward
+ *           product and every y entry a transpose product writes goes through COL(c). Without
+ *           COLMAP it is an unused argument (any buffer) and COL(c) is c. */
+#define BLOCK_ARGS const INDEX_T row0, __global const INDEX_T *restrict colmap,
+#define BLOCK_ROWS(v) ((v) += row0)
+#ifdef COLMAP
+#define COL(c) colmap[c]
+#else
+#define COL(c) (c)
 #endif
 
 /* a * b in the accumulator type. Every sum of products uses it: for float32 values summed in
@@ -122,11 +144,14 @@ inline ACC_T reduce_lanes(__local ACC_T *scratch, int lid, int lane, ACC_T parti
  * of X is X[i * xrs + j * xcs] (row-major: xrs = k, xcs = 1; column-major: xrs = 1, xcs = n),
  * likewise Y with yrs, ycs. Columns go in blocks of KB: each work-item keeps KB sums, so every
  * matrix entry is read once per block. In the last block the surplus sums read the last column
- * again (a valid address) and are never stored. */
+ * again (a valid address) and are never stored. A block's rows start at row row0 of Y
+ * (BLOCK_ROWS_MATMAT, at the kernel's start) and its column c is row COL(c) of X. */
 #define MATMAT_ARGS const INDEX_T k, \
     __global const VALUE_T *restrict X, const INDEX_T xrs, const INDEX_T xcs, \
     __global VALUE_T *restrict Y, const INDEX_T yrs, const INDEX_T ycs, \
     const VALUE_T alpha, const VALUE_T beta
+
+#define BLOCK_ROWS_MATMAT (Y += row0 * yrs)
 
 /* Start a block at column jb: zero sums, offsets of its KB columns in X. */
 #define BLOCK_BEGIN(jb) \
@@ -139,7 +164,7 @@ inline ACC_T reduce_lanes(__local ACC_T *scratch, int lid, int lane, ACC_T parti
 /* sums += v * X[c, block]. */
 #define BLOCK_ENTRY(v, c) { \
     const VALUE_T v_ = (v); \
-    const INDEX_T base_ = (c) * xrs; \
+    const INDEX_T base_ = COL(c) * xrs; \
     for (int t_ = 0; t_ < KB; ++t_) \
         sums[t_] += MUL(v_, X[base_ + xoff[t_]]); \
 }

@@ -1,19 +1,10 @@
-/* COO (row-sorted triplets) and the helpers HYB shares with it.
- *   scale_y         y = beta * y (beta == 0 writes zeros without reading y)
+/* COO (row-sorted triplets); HYB runs these kernels for its COO part.
  *   coo_accumulate  y += alpha * A x: each work-item takes CHUNK consecutive entries, sums runs of
  *                   equal row index and adds each run to y atomically. */
 #include "common.h"
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void scale_y(const INDEX_T n, __global VALUE_T *restrict y, const VALUE_T beta)
-{
-    const INDEX_T i = (INDEX_T)get_global_id(0);
-    if (i < n)
-        y[i] = (beta == (VALUE_T)0) ? (VALUE_T)0 : beta * y[i];
-}
-
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void coo_accumulate(const INDEX_T nnz, const INDEX_T chunk,
+void coo_accumulate(BLOCK_ARGS const INDEX_T nnz, const INDEX_T chunk,
                     __global const INDEX_T *restrict row,
                     __global const INDEX_T *restrict col,
                     __global const VALUE_T *restrict val,
@@ -21,6 +12,7 @@ void coo_accumulate(const INDEX_T nnz, const INDEX_T chunk,
                     __global VALUE_T *y,
                     const VALUE_T alpha)
 {
+    BLOCK_ROWS(y);
     const long start = (long)get_global_id(0) * chunk;
     if (start >= nnz)
         return;
@@ -34,7 +26,7 @@ void coo_accumulate(const INDEX_T nnz, const INDEX_T chunk,
             r = rk;
             sum = 0;
         }
-        sum += MUL(val[k], x[col[k]]);
+        sum += MUL(val[k], x[COL(col[k])]);
     }
     atomic_add_value(y + r, (VALUE_T)((ACC_T)alpha * sum));
 }
@@ -42,7 +34,7 @@ void coo_accumulate(const INDEX_T nnz, const INDEX_T chunk,
 /* Transpose product y += alpha * A^T x (y already scaled by beta): each work-item takes CHUNK
  * consecutive entries and adds each to y[col] atomically. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void coo_accumulate_t(const INDEX_T nnz, const INDEX_T chunk,
+void coo_accumulate_t(BLOCK_ARGS const INDEX_T nnz, const INDEX_T chunk,
                       __global const INDEX_T *restrict row,
                       __global const INDEX_T *restrict col,
                       __global const VALUE_T *restrict val,
@@ -50,23 +42,11 @@ void coo_accumulate_t(const INDEX_T nnz, const INDEX_T chunk,
                       __global VALUE_T *y,
                       const VALUE_T alpha)
 {
+    BLOCK_ROWS(x);
     const long start = (long)get_global_id(0) * chunk;
     if (start >= nnz)
         return;
     const INDEX_T end = (INDEX_T)min((long)nnz, start + chunk);
     for (INDEX_T k = (INDEX_T)start; k < end; ++k)
-        atomic_add_value(y + col[k], (VALUE_T)(val[k] * MUL(alpha, x[row[k]])));
-}
-
-/* out[0] = 1 when atomic_add_value uses the native float add (see common.h), else 0. */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void atomic_add_kind(__global int *out)
-{
-    if (get_global_id(0) == 0) {
-#ifdef CLSPMV_NATIVE_ATOMIC_ADD
-        out[0] = 1;
-#else
-        out[0] = 0;
-#endif
-    }
+        atomic_add_value(y + COL(col[k]), (VALUE_T)(val[k] * MUL(alpha, x[row[k]])));
 }

@@ -7,14 +7,15 @@
 #include "common.h"
 
 #ifdef SKIP_PADDING
-#define ENTRY(acc, k) { const INDEX_T c_ = col[k]; if (c_ >= 0) (acc) += MUL(val[k], x[c_]); }
+#define ENTRY(acc, k) { const INDEX_T c_ = col[k]; if (c_ >= 0) (acc) += MUL(val[k], x[COL(c_)]); }
 #else
-#define ENTRY(acc, k) (acc) += MUL(val[k], x[col[k]]);
+#define ENTRY(acc, k) (acc) += MUL(val[k], x[COL(col[k])]);
 #endif
 
 /* The sum of a lane's entries k = first, first + T, ... < end of one row: UNROLL entries per
  * iteration, each into its own partial sum (horizontal unrolling), then the rest one by one. */
-inline ACC_T csr_row_sum(__global const INDEX_T *restrict col,
+inline ACC_T csr_row_sum(__global const INDEX_T *restrict colmap,
+                         __global const INDEX_T *restrict col,
                          __global const VALUE_T *restrict val,
                          __global const VALUE_T *restrict x, INDEX_T k, const INDEX_T end)
 {
@@ -36,7 +37,7 @@ inline ACC_T csr_row_sum(__global const INDEX_T *restrict col,
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_spmv(const INDEX_T n_rows,
+void csr_spmv(BLOCK_ARGS const INDEX_T n_rows,
               __global const INDEX_T *restrict row_ptr,
               __global const INDEX_T *restrict col,
               __global const VALUE_T *restrict val,
@@ -44,11 +45,12 @@ void csr_spmv(const INDEX_T n_rows,
               __global VALUE_T *restrict y,
               const VALUE_T alpha, const VALUE_T beta)
 {
+    BLOCK_ROWS(y);
 #if T == 1
     const INDEX_T row = (INDEX_T)get_global_id(0);
     if (row >= n_rows)
         return;
-    const ACC_T sum = csr_row_sum(col, val, x, row_ptr[row], row_ptr[row + 1]);
+    const ACC_T sum = csr_row_sum(colmap, col, val, x, row_ptr[row], row_ptr[row + 1]);
     STORE_Y(y, row, sum);
 #else
     __local ACC_T scratch[WG];
@@ -57,7 +59,7 @@ void csr_spmv(const INDEX_T n_rows,
     const INDEX_T row = (INDEX_T)(get_global_id(0) / T);
     ACC_T sum = 0;
     if (row < n_rows)
-        sum = csr_row_sum(col, val, x, row_ptr[row] + lane, row_ptr[row + 1]);
+        sum = csr_row_sum(colmap, col, val, x, row_ptr[row] + lane, row_ptr[row + 1]);
     sum = reduce_lanes(scratch, lid, lane, sum);
     if (lane == 0 && row < n_rows)
         STORE_Y(y, row, sum);
@@ -67,7 +69,7 @@ void csr_spmv(const INDEX_T n_rows,
 /* Transpose product y += alpha * A^T x (y already scaled by beta): the T work-items of a row
  * scatter its entries into y with atomic adds. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_spmv_t(const INDEX_T n_rows,
+void csr_spmv_t(BLOCK_ARGS const INDEX_T n_rows,
                 __global const INDEX_T *restrict row_ptr,
                 __global const INDEX_T *restrict col,
                 __global const VALUE_T *restrict val,
@@ -79,6 +81,7 @@ void csr_spmv_t(const INDEX_T n_rows,
     const int lane = (int)(get_global_id(0) & (T - 1));
     if (row >= n_rows)
         return;
+    BLOCK_ROWS(x);
     const ACC_T ax = MUL(alpha, x[row]);
     const INDEX_T end = row_ptr[row + 1];
     for (INDEX_T k = row_ptr[row] + lane; k < end; k += T) {
@@ -87,19 +90,20 @@ void csr_spmv_t(const INDEX_T n_rows,
         if (c < 0)
             continue;
 #endif
-        atomic_add_value(y + c, (VALUE_T)(val[k] * ax));
+        atomic_add_value(y + COL(c), (VALUE_T)(val[k] * ax));
     }
 }
 
 #ifdef KB
 /* Several right-hand sides (see MATMAT_ARGS in common.h): T work-items per row, KB sums each. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_matmat(const INDEX_T n_rows,
+void csr_matmat(BLOCK_ARGS const INDEX_T n_rows,
                 __global const INDEX_T *restrict row_ptr,
                 __global const INDEX_T *restrict col,
                 __global const VALUE_T *restrict val,
                 MATMAT_ARGS)
 {
+    BLOCK_ROWS_MATMAT;
     const int lid = (int)get_local_id(0);
     const int lane = lid & (T - 1);
     const INDEX_T row = (INDEX_T)(get_global_id(0) / T);

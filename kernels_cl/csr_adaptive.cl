@@ -31,7 +31,7 @@
     }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_adaptive_spmv(const INDEX_T n_blocks,
+void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
                        __global const INDEX_T *restrict row_ptr,
                        __global const INDEX_T *restrict col,
                        __global const VALUE_T *restrict val,
@@ -43,6 +43,7 @@ void csr_adaptive_spmv(const INDEX_T n_blocks,
                        __global ACC_T *restrict partial,
                        const VALUE_T alpha, const VALUE_T beta)
 {
+    BLOCK_ROWS(y);
     __local ACC_T products[CAP];
     __local ACC_T scratch[WG];
     const int lid = (int)get_local_id(0);
@@ -57,7 +58,7 @@ void csr_adaptive_spmv(const INDEX_T n_blocks,
 #pragma unroll
         for (int it = 0; it < LOADS; ++it)
             if (lid + it * WG < n)
-                sum += MUL(vals[it], x[cols[it]]);
+                sum += MUL(vals[it], x[COL(cols[it])]);
         sum = reduce_width(scratch, lid, lid, WG, sum);
         if (lid == 0)
             partial[c] = sum;
@@ -73,7 +74,7 @@ void csr_adaptive_spmv(const INDEX_T n_blocks,
 #pragma unroll
         for (int it = 0; it < LOADS; ++it)
             if (lid + it * WG < n)
-                products[lid + it * WG] = MUL(vals[it], x[cols[it]]);
+                products[lid + it * WG] = MUL(vals[it], x[COL(cols[it])]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -100,13 +101,14 @@ void csr_adaptive_spmv(const INDEX_T n_blocks,
 /* y[long_rows[l]] = alpha * (sum of partial[long_ptr[l] .. long_ptr[l+1]-1]) + beta * y, one
  * work-item per long row, adding its chunks in order. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_adaptive_combine(const INDEX_T n_long,
+void csr_adaptive_combine(BLOCK_ARGS const INDEX_T n_long,
                           __global const INDEX_T *restrict long_rows,
                           __global const INDEX_T *restrict long_ptr,
                           __global const ACC_T *restrict partial,
                           __global VALUE_T *restrict y,
                           const VALUE_T alpha, const VALUE_T beta)
 {
+    BLOCK_ROWS(y);
     const INDEX_T l = (INDEX_T)get_global_id(0);
     if (l >= n_long)
         return;

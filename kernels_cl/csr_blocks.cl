@@ -26,11 +26,11 @@
 #define IVEC_T CAT(INDEX_T, UNROLL)
 #define VLOAD CAT(vload, UNROLL)
 #if UNROLL == 2
-#define GATHER(c) (VEC_T)(x[c.s0], x[c.s1])
+#define GATHER(c) (VEC_T)(x[COL(c.s0)], x[COL(c.s1)])
 #elif UNROLL == 4
-#define GATHER(c) (VEC_T)(x[c.s0], x[c.s1], x[c.s2], x[c.s3])
+#define GATHER(c) (VEC_T)(x[COL(c.s0)], x[COL(c.s1)], x[COL(c.s2)], x[COL(c.s3)])
 #elif UNROLL == 8
-#define GATHER(c) (VEC_T)(x[c.s0], x[c.s1], x[c.s2], x[c.s3], x[c.s4], x[c.s5], x[c.s6], x[c.s7])
+#define GATHER(c) (VEC_T)(x[COL(c.s0)], x[COL(c.s1)], x[COL(c.s2)], x[COL(c.s3)], x[COL(c.s4)], x[COL(c.s5)], x[COL(c.s6)], x[COL(c.s7)])
 #else
 #error "UNROLL must be 1, 2, 4 or 8"
 #endif
@@ -49,7 +49,7 @@
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_blocks_spmv(const INDEX_T n_blocks,
+void csr_blocks_spmv(BLOCK_ARGS const INDEX_T n_blocks,
                      __global const INDEX_T *restrict block_row,
                      __global const INDEX_T *restrict row_ptr,
                      __global const INDEX_T *restrict col,
@@ -58,6 +58,7 @@ void csr_blocks_spmv(const INDEX_T n_blocks,
                      __global VALUE_T *restrict y,
                      const VALUE_T alpha, const VALUE_T beta)
 {
+    BLOCK_ROWS(y);
     const INDEX_T b = (INDEX_T)get_global_id(0);
     if (b >= n_blocks)
         return;
@@ -75,7 +76,7 @@ void csr_blocks_spmv(const INDEX_T n_blocks,
         }
 #endif
         for (; k < end; ++k)
-            sum += MUL(val[k], x[col[k]]);
+            sum += MUL(val[k], x[COL(col[k])]);
         STORE_Y(y, row, sum);
     }
 }

@@ -4,7 +4,7 @@
 #include "common.h"
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void dia_spmv(const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
+void dia_spmv(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
               const INDEX_T n_diags,
               __global const INDEX_T *restrict offsets,
               __global const VALUE_T *restrict val,
@@ -12,6 +12,7 @@ void dia_spmv(const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
               __global VALUE_T *restrict y,
               const VALUE_T alpha, const VALUE_T beta)
 {
+    BLOCK_ROWS(y);
     const INDEX_T row = (INDEX_T)get_global_id(0);
     if (row >= n_rows)
         return;
@@ -21,7 +22,7 @@ void dia_spmv(const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
         if (c >= 0 && c < n_cols) {
             const VALUE_T v = val[(long)d * n_pad + row];
             if (v != (VALUE_T)0)
-                sum += MUL(v, x[(INDEX_T)c]);
+                sum += MUL(v, x[COL((INDEX_T)c)]);
         }
     }
     STORE_Y(y, row, sum);
@@ -30,7 +31,7 @@ void dia_spmv(const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
 /* Transpose product y = alpha * A^T x + beta * y without atomics: output c gathers
  * A[c - offset[d], c] from every diagonal d. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void dia_spmv_t(const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
+void dia_spmv_t(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
                 const INDEX_T n_diags,
                 __global const INDEX_T *restrict offsets,
                 __global const VALUE_T *restrict val,
@@ -38,6 +39,7 @@ void dia_spmv_t(const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
                 __global VALUE_T *restrict y,
                 const VALUE_T alpha, const VALUE_T beta)
 {
+    BLOCK_ROWS(x);
     const INDEX_T c = (INDEX_T)get_global_id(0);
     if (c >= n_cols)
         return;
@@ -50,5 +52,5 @@ void dia_spmv_t(const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
                 sum += MUL(v, x[(INDEX_T)r]);
         }
     }
-    STORE_Y(y, c, sum);
+    STORE_Y(y, COL(c), sum);
 }

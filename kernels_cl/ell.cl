@@ -22,15 +22,16 @@
 /* One slot of an unrolled group. Without row lengths the first slot holding column -1 ends the
  * row: a group may run past it, and its padding slots add nothing. */
 #ifdef ROW_LENGTHS
-#define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; (acc) += MUL(val[idx], x[c_]); }
+#define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; (acc) += MUL(val[idx], x[COL(c_)]); }
 #else
-#define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; if (c_ >= 0) (acc) += MUL(val[idx], x[c_]); }
+#define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; if (c_ >= 0) (acc) += MUL(val[idx], x[COL(c_)]); }
 #endif
 
 /* The sum of a lane's slots j = lane, lane + T, ... < len of one row, starting at array index
  * idx: UNROLL slots per iteration, each into its own partial sum (horizontal unrolling), then
  * the rest one by one. */
-inline ACC_T ell_row_sum(__global const INDEX_T *restrict col,
+inline ACC_T ell_row_sum(__global const INDEX_T *restrict colmap,
+                         __global const INDEX_T *restrict col,
                          __global const VALUE_T *restrict val,
                          __global const VALUE_T *restrict x,
                          INDEX_T j, INDEX_T idx, const INDEX_T len, const INDEX_T step)
@@ -59,13 +60,13 @@ inline ACC_T ell_row_sum(__global const INDEX_T *restrict col,
         if (c < 0)
             break;
 #endif
-        sum += MUL(val[idx], x[c]);
+        sum += MUL(val[idx], x[COL(c)]);
     }
     return sum;
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void ell_spmv(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
+void ell_spmv(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
               __global const INDEX_T *restrict row_len,
               __global const INDEX_T *restrict col,
               __global const VALUE_T *restrict val,
@@ -73,6 +74,7 @@ void ell_spmv(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
               __global VALUE_T *restrict y,
               const VALUE_T alpha, const VALUE_T beta)
 {
+    BLOCK_ROWS(y);
     const INDEX_T row = (INDEX_T)(get_global_id(0) / T);
     const int lane = (int)(get_global_id(0) & (T - 1));
     ACC_T sum = 0;
@@ -82,7 +84,7 @@ void ell_spmv(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
 #else
         const INDEX_T len = width;
 #endif
-        sum = ell_row_sum(col, val, x, lane, SLOT_START(row, lane), len, SLOT_STEP);
+        sum = ell_row_sum(colmap, col, val, x, lane, SLOT_START(row, lane), len, SLOT_STEP);
     }
 #if T > 1
     __local ACC_T scratch[WG];
@@ -96,7 +98,7 @@ void ell_spmv(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
 /* Transpose product y += alpha * A^T x (y already scaled by beta): the T work-items of a row
  * scatter its entries into y with atomic adds. Also the ELL part of hyb's transpose product. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void ell_spmv_t(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
+void ell_spmv_t(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
                 __global const INDEX_T *restrict row_len,
                 __global const INDEX_T *restrict col,
                 __global const VALUE_T *restrict val,
@@ -113,6 +115,7 @@ void ell_spmv_t(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
 #else
     const INDEX_T len = width;
 #endif
+    BLOCK_ROWS(x);
     const ACC_T ax = MUL(alpha, x[row]);
     INDEX_T idx = SLOT_START(row, lane);
     for (INDEX_T j = lane; j < len; j += T, idx += SLOT_STEP) {
@@ -121,19 +124,20 @@ void ell_spmv_t(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
         if (c < 0)
             break;
 #endif
-        atomic_add_value(y + c, (VALUE_T)(val[idx] * ax));
+        atomic_add_value(y + COL(c), (VALUE_T)(val[idx] * ax));
     }
 }
 
 #ifdef KB
 /* Several right-hand sides (see MATMAT_ARGS in common.h): T work-items per row, KB sums each. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void ell_matmat(const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
+void ell_matmat(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_pad, const INDEX_T width,
                 __global const INDEX_T *restrict row_len,
                 __global const INDEX_T *restrict col,
                 __global const VALUE_T *restrict val,
                 MATMAT_ARGS)
 {
+    BLOCK_ROWS_MATMAT;
     const int lid = (int)get_local_id(0);
     const int lane = lid & (T - 1);
     const INDEX_T row = (INDEX_T)(get_global_id(0) / T);

@@ -5,7 +5,7 @@
 #include "common.h"
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void sell_spmv(const INDEX_T n_rows,
+void sell_spmv(BLOCK_ARGS const INDEX_T n_rows,
                __global const INDEX_T *restrict slice_ptr,
                __global const INDEX_T *restrict row_len,
                __global const INDEX_T *restrict perm,
@@ -15,6 +15,7 @@ void sell_spmv(const INDEX_T n_rows,
                __global VALUE_T *restrict y,
                const VALUE_T alpha, const VALUE_T beta)
 {
+    BLOCK_ROWS(y);
     const INDEX_T i = (INDEX_T)get_global_id(0);
     if (i >= n_rows)
         return;
@@ -25,7 +26,7 @@ void sell_spmv(const INDEX_T n_rows,
     INDEX_T idx = slice_ptr[slice] + (i - slice * C);
     ACC_T sum = 0;
     for (INDEX_T j = 0; j < len; ++j, idx += C)
-        sum += MUL(val[idx], x[col[idx]]);
+        sum += MUL(val[idx], x[COL(col[idx])]);
     const INDEX_T row = perm[i];
     STORE_Y(y, row, sum);
 }
@@ -33,7 +34,7 @@ void sell_spmv(const INDEX_T n_rows,
 /* Transpose product y += alpha * A^T x (y already scaled by beta): each slot's row scatters its
  * entries into y with atomic adds. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void sell_spmv_t(const INDEX_T n_rows,
+void sell_spmv_t(BLOCK_ARGS const INDEX_T n_rows,
                  __global const INDEX_T *restrict slice_ptr,
                  __global const INDEX_T *restrict row_len,
                  __global const INDEX_T *restrict perm,
@@ -47,17 +48,18 @@ void sell_spmv_t(const INDEX_T n_rows,
     if (i >= n_rows)
         return;
     const INDEX_T len = row_len[i];
+    BLOCK_ROWS(x);
     const ACC_T ax = MUL(alpha, x[perm[i]]);
     const INDEX_T slice = i / C;  /* not i % C: see sell_spmv */
     INDEX_T idx = slice_ptr[slice] + (i - slice * C);
     for (INDEX_T j = 0; j < len; ++j, idx += C)
-        atomic_add_value(y + col[idx], (VALUE_T)(val[idx] * ax));
+        atomic_add_value(y + COL(col[idx]), (VALUE_T)(val[idx] * ax));
 }
 
 #ifdef KB
 /* Several right-hand sides (see MATMAT_ARGS in common.h): one work-item per slot, KB sums. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void sell_matmat(const INDEX_T n_rows,
+void sell_matmat(BLOCK_ARGS const INDEX_T n_rows,
                  __global const INDEX_T *restrict slice_ptr,
                  __global const INDEX_T *restrict row_len,
                  __global const INDEX_T *restrict perm,
@@ -65,6 +67,7 @@ void sell_matmat(const INDEX_T n_rows,
                  __global const VALUE_T *restrict val,
                  MATMAT_ARGS)
 {
+    BLOCK_ROWS_MATMAT;
     const INDEX_T i = (INDEX_T)get_global_id(0);
     if (i >= n_rows)
         return;

@@ -21,6 +21,9 @@ and 64, also for the kernels that size their work-groups from the device), in bo
 * a few iterations of CG, BiCGStab and GMRES, without and with Jacobi preconditioning, on small
   SPD and nonsymmetric matrices (the vector kernels of ``vector.cl``);
 * the probe of the atomic add kind and the bandwidth kernels of ``clspmv.bench.bandwidth``;
+* formats as blocks (``check_blocks``): every format with a column map (``-DCOLMAP``) and its
+  rows inside longer vectors (``row_offset``), A x, A^T x and A X; the run fails if a kernel of
+  the format files never ran with a column map;
 * ``dtype="mixed"`` (float32 values, sums in float64: ``-DACC_T=double``): A x, A^T x (atomic)
   and A X of :data:`MIXED_FORMATS`, which launch kernels of every format's kernel file
   (the run fails if a file's kernels never ran mixed).
@@ -589,6 +592,64 @@ def check_probe_and_bandwidth(run: Run) -> None:
     assert found.get()[0] == 1
 
 
+# -- formats as blocks of a larger matrix ---------------------------------------------------------
+BLOCK_MATRIX = "long-row"
+"""The matrix of the block products: long rows (csr-adaptive's chunks, hyb's COO part) and short."""
+BLOCK_KERNEL_FILES = ("coo.cl", "csr.cl", "csr_adaptive.cl", "csr_blocks.cl", "dia.cl", "ell.cl",
+                      "sell.cl", "util.cl")
+"""Files whose every kernel (but the probe) must run with a column map (``-DCOLMAP``)."""
+
+
+def block_params(fmt: str) -> dict[str, int]:
+    """One variant per format for the block products (hyb with both of its parts)."""
+    return {"width": 2} if fmt == "hyb" else variants(fmt, quick=True)[-1]
+
+
+def check_blocks(run: Run) -> None:
+    """Every format as a block with a column map (compact columns read from, or scattered into,
+    a longer vector; ``-DCOLMAP``) whose rows lie inside longer vectors (``row_offset``): A x
+    with beta = 0 into a NaN-filled y (its other rows must stay NaN), A^T x with beta != 0, and
+    A X (block kernels or the fallback). Quick: one dtype per format, alternating."""
+    layout, wg = layouts(run.device, quick=True)[0]
+    A = run.matrices[BLOCK_MATRIX]
+    m, k = A.shape
+    n, r0 = k + 40, 7
+    cmap = np.sort(run.rng.choice(n, k, replace=False))
+    for i, fmt in enumerate(clspmv.FORMATS):
+        for dtype in DTYPES[i % 2:i % 2 + 1] if run.quick else DTYPES:
+            dev = run.memory.fresh(layout)
+            try:
+                M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=dev, dtype=dtype,
+                                                   work_group_size=wg, column_map=cmap,
+                                                   n_cols=n, **block_params(fmt))
+            except clspmv.UnsuitableFormatError:
+                run.refused += 1
+                continue
+            Aor = oracle_matrix(fmt, A, dtype)
+            x = run.rng.uniform(-1, 1, n).astype(dtype)
+            y = np.full(m + 20, np.nan, dtype)
+            M.matvec(x, y, alpha=1.5, row_offset=r0)
+            assert np.isnan(y[:r0]).all() and np.isnan(y[r0 + m:]).all()
+            assert_matches(y[r0:r0 + m], Aor, x[cmap], dtype, 1.5)
+            xt = run.rng.uniform(-1, 1, m + 20).astype(dtype)
+            yt0 = run.rng.uniform(-1, 1, n).astype(dtype)
+            yt = M.rmatvec(xt, yt0.copy(), alpha=-0.5, beta=2.0, row_offset=r0)
+            assert_matches(yt[cmap], Aor.T.tocsr(), xt[r0:r0 + m], dtype, -0.5, 2.0, yt0[cmap])
+            X = np.asarray(run.rng.uniform(-1, 1, (n, 3)), dtype, order="F")
+            Y0 = np.asarray(run.rng.uniform(-1, 1, (m + 20, 3)), dtype)
+            Y = M.matmat(X, Y0.copy(), alpha=1.5, beta=2.0, row_offset=r0)
+            for j in range(3):
+                assert_matches(Y[r0:r0 + m, j], Aor, X[cmap, j], dtype, 1.5, 2.0,
+                               Y0[r0:r0 + m, j])
+            run.products += 3
+
+
+def block_uncovered(log: LaunchLog) -> list[str]:
+    """The kernels of :data:`BLOCK_KERNEL_FILES` never launched with a column map."""
+    wanted = declared_kernels(BLOCK_KERNEL_FILES) - {"atomic_add_kind"}
+    return sorted(name for name in wanted if "1" not in log.defines(name, "COLMAP"))
+
+
 # -- mixed precision ------------------------------------------------------------------------------
 MIXED_FORMATS = ("csr-scalar", "csr-vector", "csr-adaptive", "csr-blocks", "ellr-t", "sell", "dia",
                  "coo", "hyb")
@@ -644,6 +705,7 @@ SECTIONS: tuple[tuple[str, Callable[[Run], None]], ...] = (
     ("solvers", check_solvers),
     ("probe, bandwidth", check_probe_and_bandwidth),
     ("mixed", check_mixed),
+    ("blocks", check_blocks),
 )
 
 
@@ -666,6 +728,9 @@ def check_kernels(quick: bool) -> int:
     uncovered = mixed_uncovered(log)
     if uncovered:
         raise SystemExit(f"no kernel of {uncovered} launched with dtype='mixed' ({MIXED_FLAG})")
+    no_map = block_uncovered(log)
+    if no_map:
+        raise SystemExit(f"kernels never launched as a block with a column map: {no_map}")
     blocks = {str(b) for b in MATMAT_BLOCKS}
     for name in sorted(n for n in launched if n.endswith("_matmat")):
         if log.defines(name, "KB") != blocks:

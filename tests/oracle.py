@@ -33,13 +33,16 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from clspmv.formats import FORMAT_CLASSES
+
 C = 2.0
 
 WIDE = np.longdouble if np.finfo(np.longdouble).max > np.finfo(np.float64).max else np.float64
 """The type the reference is computed in: wider than any device dtype where the platform allows."""
 
-ZEROS_ABSENT = frozenset({"dia"})
-"""Formats that cannot tell a stored zero from a gap, and so treat explicit zeros as absent."""
+ZEROS_ABSENT = frozenset(name for name, cls in FORMAT_CLASSES.items() if cls.zeros_absent)
+"""Formats that cannot tell a stored zero from a gap, and so treat explicit zeros as absent
+(their ``zeros_absent`` trait)."""
 
 
 def oracle_matrix(fmt: str, csr: sp.csr_matrix, dtype: np.dtype | None = None) -> sp.csr_matrix:

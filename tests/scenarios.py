@@ -9,12 +9,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from clspmv.bench.generators import poisson2d
+from clspmv.formats import FORMAT_CLASSES
 
 ALPHA_BETA = [(1.0, 0.0), (2.5, 0.0), (1.0, 1.0), (-0.5, 2.0), (0.0, 3.0), (1.5, -1.0)]
 """(alpha, beta) pairs of the alpha/beta tests."""
 
-PADDED_FORMATS = frozenset({"ell", "ellr", "ellr-t", "dia"})
-"""Formats that pad to the longest row or to whole diagonals and may refuse a matrix."""
+PADDED_FORMATS = frozenset(name for name, cls in FORMAT_CLASSES.items() if cls.pads)
+"""Formats that pad to the longest row or to whole diagonals and may refuse a matrix (their
+``pads`` trait)."""
 
 
 @dataclass

@@ -146,7 +146,7 @@ def test_cusparse_in_a_run_gives_gpu_speedups_and_a_crossover(
     assert cusparse["status"] == "ok" and cusparse["kernel_ms"] == pytest.approx(0.25)
     for r in records:
         if r["status"] == "ok":
-            assert r["speedup_vs_cusparse"] == pytest.approx(0.25 / r["kernel_ms"])
+            assert r["speedups"]["cusparse"] == pytest.approx(0.25 / r["kernel_ms"])
     report = (out / "report.md").read_text()
     crossover = report.split("## CPU vs GPU crossover")[1].split("\n## ")[0]
     assert "| matrix" in crossover

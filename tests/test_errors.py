@@ -14,6 +14,7 @@ import clspmv
 from clspmv import build
 
 from oracle import assert_matches
+from scenarios import PADDED_FORMATS
 
 
 @pytest.fixture
@@ -109,7 +110,7 @@ def test_unsuitable_format_names_bytes(device) -> None:
     rows = np.concatenate([np.zeros(200_000, int), rng.integers(0, 2000, 2000)])
     cols = np.concatenate([np.arange(200_000), rng.integers(0, 200_000, 2000)])
     A = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(2000, 200_000))
-    for fmt in ("ell", "ellr", "ellr-t", "dia"):
+    for fmt in sorted(PADDED_FORMATS):
         with pytest.raises(clspmv.UnsuitableFormatError,
                            match=rf"format '{fmt}' would need \d+ bytes .* against \d+ bytes in "
                                  r"CSR"):
@@ -225,9 +226,9 @@ def test_device_vectors(square, device) -> None:
 
 # -- index overflow, with mocked limits (no terabytes allocated) ---------------------------------
 def test_index_guards_with_a_mocked_limit(device, monkeypatch: pytest.MonkeyPatch) -> None:
-    from clspmv import matrix as matrix_module
+    from clspmv import canonical
 
-    monkeypatch.setattr(matrix_module, "INDEX_LIMIT", 100)
+    monkeypatch.setattr(canonical, "INDEX_LIMIT", 100)
     with pytest.raises(clspmv.IndexOverflowError, match=r"a 101x5 matrix .* \(limit 100\)"):
         clspmv.DeviceMatrix.from_scipy(sp.csr_matrix((101, 5)), device=device)
     with pytest.raises(clspmv.IndexOverflowError, match=r"a 5x101 matrix"):

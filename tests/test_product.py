@@ -99,7 +99,7 @@ def test_real_matrices(shared_matrices: str, fmt: str, dtype: np.dtype, device) 
         try:
             M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, dtype=dtype)
         except clspmv.UnsuitableFormatError:
-            assert fmt in ("ell", "ellr", "ellr-t", "dia"), f"{fmt} refused {path}"
+            assert FORMAT_CLASSES[fmt].pads, f"{fmt} refused {path}"
             refused.append(path)
             continue
         x = np.random.default_rng(5).standard_normal(A.shape[1])
@@ -132,4 +132,4 @@ def test_gpu_work_groups(fmt: str, device) -> None:
         M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=dev, dtype=np.float32)
         assert M.work_group_size == min(expected, device.max_work_group_size)
         assert_matches(M.matvec(x.astype(np.float32)), A, x.astype(np.float32), np.float32,
-                       zeros_absent=fmt == "dia")
+                       zeros_absent=FORMAT_CLASSES[fmt].zeros_absent)

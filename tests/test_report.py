@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from clspmv import report
 from clspmv.bench.records import Record
 from clspmv.cli import main
-from clspmv.report import tables
+from clspmv.report import crossover, tables
 
 CPU = "Some CPU (PoCL)"
 GPU = "Some GPU (NVIDIA CUDA)"
@@ -79,7 +80,7 @@ def test_crossover() -> None:
     ([], "No matrix ran on both"),
 ])
 def test_crossover_sentence(wins: list[tuple[int, bool]], sentence: str) -> None:
-    assert tables.crossover_sentence(wins).startswith(sentence)
+    assert crossover.crossover_sentence(wins).startswith(sentence)
 
 
 def test_speedups_and_plots_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -132,3 +133,44 @@ def test_report_merges_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     again_metas, again = report.load([out / "results.json"])
     assert again_metas == metas and again == records
     assert (out / "results.csv").read_text().count("\n") == len(RECORDS) + 1
+
+
+# -- the committed reference reports --------------------------------------------------------------
+REPORTS = Path(__file__).resolve().parents[1] / "reports"
+
+
+@pytest.mark.parametrize("folder", sorted(p.name for p in REPORTS.glob("20*")
+                                          if (p / "results.json").exists()))
+def test_committed_results_render_their_report(folder: str) -> None:
+    """Every committed results.json (older field names and meta data included) renders the
+    tables of its committed report.md: the report is a function of results.json alone, not of
+    today's defaults. The plots are the ones the report lists (matplotlib is not run here)."""
+    committed = (REPORTS / folder / "report.md").read_text(encoding="utf-8")
+    plots = re.findall(r"^!\[([^\]]+)\]", committed.split("## Plots")[1], re.MULTILINE)
+    metas, records = report.load([REPORTS / folder / "results.json"])
+    assert tables.render(metas, records, plots) == committed
+
+
+def test_old_speedup_fields_are_read() -> None:
+    """Records of older runs with speedup_vs_<name> fields: read into ``speedups``."""
+    from clspmv.bench.records import upgrade
+
+    old = {"matrix": "m", "device": "d", "format": "ell", "dtype": "float64",
+           "speedup_vs_scipy": 2.0, "speedup_vs_mkl": None}
+    new = upgrade(old)
+    assert new["speedups"] == {"scipy": 2.0} and "speedup_vs_scipy" not in new
+    assert new["operation"] == "spmv" and upgrade(new) is new
+
+
+def test_definitions_come_from_the_runs_meta() -> None:
+    """The formats' order and the baselines' columns are those the run recorded, not the
+    library's of today; a run that recorded none gets the ones of its day (report.compat)."""
+    recs = [rec("m", 400, CPU, "ell", 1.0), rec("m", 400, CPU, "coo", 2.0),
+            rec("m", 400, CPU, "other", 3.0, kind="baseline")]
+    recs[0]["speedups"] = {"other": 3.0}
+    meta = {"definitions": {"baselines": {"other": "a library"}, "formats": ["ell", "coo"]}}
+    text = tables.render([meta], recs)
+    assert "| matrix   | ell      | coo   |" in text
+    assert "× other" in text and "× scipy" not in text
+    old = tables.render([{}], recs)
+    assert "| matrix   | coo   | ell      |" in old and "× scipy" in old

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import clspmv
+from clspmv.formats import FORMAT_CLASSES
 from clspmv.formats.base import UNROLL_FACTORS
 
 from oracle import assert_matches, oracle_matrix
@@ -64,7 +65,7 @@ def test_unrolled_lanes_match_scipy(fmt: str, unroll: int, threads: int, dtype, 
 @pytest.mark.parametrize("case", CASES, ids=[s.name for s in CASES])
 def test_row_major_ell_matches_scipy(case: Scenario, fmt: str, unroll: int, dtype,
                                      device) -> None:
-    params = {"threads_per_row": 4} if fmt == "ellr-t" else {}
+    params = {"threads_per_row": 4} if FORMAT_CLASSES[fmt].thread_widths else {}
     M = _check(case, fmt, dtype, device, 2.5, 0.0, row_major=True, unroll=unroll, **params)
     if M is None:
         return
@@ -79,7 +80,7 @@ def test_row_major_ell_matches_scipy(case: Scenario, fmt: str, unroll: int, dtyp
 def test_row_major_ell_transpose_and_matmat(fmt: str, dtype, device) -> None:
     """The transpose and several-right-hand-sides kernels read the row-major layout too."""
     case = next(s for s in SCENARIOS if s.name == "imbalanced")
-    params = {"threads_per_row": 8} if fmt == "ellr-t" else {}
+    params = {"threads_per_row": 8} if FORMAT_CLASSES[fmt].thread_widths else {}
     M = clspmv.DeviceMatrix.from_scipy(case.A, format=fmt, device=device, dtype=dtype,
                                        row_major=True, **params)
     A = oracle_matrix(fmt, case.csr, dtype)
@@ -106,9 +107,10 @@ def test_work_group_sizes(fmt: str, wg: int, dtype, device) -> None:
         pytest.skip(f"{device.name} allows work-groups of {device.max_work_group_size}")
     case = next(s for s in SCENARIOS if s.name == "imbalanced")
     params: dict[str, object] = {"unroll": 2}
-    if fmt in ("csr-vector", "ellr-t"):
+    lanes = bool(FORMAT_CLASSES[fmt].thread_widths)
+    if lanes:
         params["threads_per_row"] = min(8, wg) if wg > 1 else 2
-    if fmt in ("csr-vector", "ellr-t") and wg == 1:
+    if lanes and wg == 1:
         with pytest.raises(ValueError, match="at most the work-group size 1"):
             clspmv.DeviceMatrix.from_scipy(case.A, format=fmt, device=device,
                                            work_group_size=wg, **params)

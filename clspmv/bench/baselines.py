@@ -40,32 +40,13 @@ import os
 import platform
 import site
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from .timing import DEFAULT_MAX_SECONDS, Timing, repeats_within, summarize, time_host
-
-
-@dataclass(frozen=True)
-class BaselineResult:
-    """A baseline's product time on one matrix and value type, or why there is none."""
-
-    name: str
-    device: str
-    device_type: str
-    status: str  # "ok" or "absent"
-    reason: str = ""
-    timing: Timing | None = None
-    threads: int | None = None
-    y: np.ndarray | None = None
-    """One product's result, for the error check."""
-    params: str = ""
-    """What exactly was called (the library routine and its operation), where it matters."""
-    iterations: int | None = None
-    """Iterations a solver ran (solver baselines)."""
+from .baseline import Baseline, BaselineResult
+from .timing import DEFAULT_MAX_SECONDS, repeats_within, summarize, time_host
 
 
 def host_cpu() -> str:
@@ -366,6 +347,45 @@ def _cusparse_times(cupy, product, warmup: int, repeat: int,
     return y, [timed() for _ in range(repeats_within(first, repeat, max_seconds))]
 
 
-PRODUCTS = {"scipy": scipy_product, "mkl": mkl_product, "cusparse": cusparse_product}
-"""Baseline name -> function(A, x, transpose=, warmup=, repeat=, max_seconds=) ->
-BaselineResult; x a vector or an n x k array (several right-hand sides)."""
+def mkl_versions() -> dict[str, str]:
+    """sparse_dot_mkl's and MKL's versions, when sparse_dot_mkl has been imported."""
+    mkl = sys.modules.get("sparse_dot_mkl")
+    if mkl is None:
+        return {}
+    out = {"sparse_dot_mkl": str(getattr(mkl, "__version__", "?"))}
+    try:
+        out["mkl"] = mkl.mkl_get_version_string()
+    except Exception:  # an old sparse_dot_mkl: the version is not essential
+        pass
+    return out
+
+
+def cupy_versions() -> dict[str, str]:
+    """cupy's and the CUDA runtime's and driver's versions, when cupy has been imported."""
+    cupy = sys.modules.get("cupy")
+    if cupy is None:
+        return {}
+    out = {"cupy": str(getattr(cupy, "__version__", "?"))}
+    try:
+        out["cuda_runtime"] = str(cupy.cuda.runtime.runtimeGetVersion())
+        out["cuda_driver"] = str(cupy.cuda.runtime.driverGetVersion())
+    except Exception:
+        pass
+    return out
+
+
+SCIPY = Baseline(
+    "scipy", "cpu", "scipy.sparse CSR A @ x (serial C++ sparsetools, 1 thread), host wall "
+    "clock; A.T @ x on the CSC view; A @ X by csr_matvecs; cg: scipy.sparse.linalg.cg",
+    scipy_product, solvers={"cg": scipy_solver})
+MKL = Baseline(
+    "mkl", "cpu", "Intel MKL mkl_sparse_?_mv / _mm through sparse_dot_mkl on --mkl-threads "
+    "threads (default: MKL's), handle created once, host wall clock", mkl_product,
+    threaded=True, library_versions=mkl_versions)
+CUSPARSE = Baseline(
+    "cusparse", "gpu", "cuSPARSE SpMV / SpMM through cupy on CUDA device 0, CUDA events "
+    "around each call", cusparse_product, library_versions=cupy_versions)
+
+PRODUCTS = {b.name: b.product for b in (SCIPY, MKL, CUSPARSE)}
+"""Baseline name -> its product function (:data:`clspmv.bench.registry.BASELINES` holds the
+registered :class:`~clspmv.bench.baseline.Baseline` s)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import scipy.sparse as sp
 
 from ..precision import Precision
@@ -24,13 +25,14 @@ FORMAT_CLASSES: dict[str, type[Format]] = {
 
 
 def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precision,
-            **params: object) -> Format:
+            column_map: object = None, **params: object) -> Format:
     """Lay out a canonical CSR matrix (:func:`clspmv.matrix.canonical_csr`, values of
     ``precision.value``) in ``format`` for a device of ``layout``, its kernels to sum in
     ``precision.accumulate``: numpy only, nothing touches a device. :meth:`Format.upload` (or
     :meth:`clspmv.DeviceMatrix.upload`) then copies it to the device. This pair is the one path
     from a CSR matrix to a device matrix: ``DeviceMatrix.from_scipy`` and the benchmarks both
-    take it.
+    take it. ``column_map`` (one distinct global column per column of ``csr``) makes the format a
+    block with compact columns (:meth:`Format.set_column_map`).
 
     Raises ValueError for an unknown format or parameter values the format refuses,
     :class:`~clspmv.errors.UnsuitableFormatError` when the format would pad absurdly,
@@ -41,6 +43,8 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
         raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMAT_CLASSES)}")
     fmt = cls.from_csr(csr, layout, **params)
     fmt.accumulate = precision.accumulate
+    if column_map is not None:
+        fmt.set_column_map(np.asarray(column_map))
     return fmt
 
 

@@ -7,16 +7,28 @@ A format converts a canonical CSR matrix into numpy arrays laid out for the devi
 back into triplets (:meth:`Format.to_coo`). Argument checks, alpha/beta, output allocation and host
 transfers live once in :class:`clspmv.DeviceMatrix`.
 
-:class:`RowKernels` is the common case: a format whose forward, transpose and
-several-right-hand-sides kernels take the same matrix arguments (CSR, ELLPACK and SELL families).
+**Formats as blocks of a larger matrix.** Every launch takes ``row0``: the block's rows are rows
+``[row0, row0 + m)`` of the vector indexed by rows, which may be longer (y of :meth:`launch` and
+:meth:`launch_matmat`, written there only, with alpha and beta applied to those rows only; x of
+:meth:`launch_t`, read there only). A format given a column map (:meth:`Format.set_column_map`,
+or ``convert(..., column_map=...)``) stores compact column numbers ``0..k-1`` and its column ``c``
+is entry ``column_map[c]`` of the full-length vector indexed by columns (x of :meth:`launch`, y of
+:meth:`launch_t`, which then writes and scales only those entries). The kernels get both through
+one mechanism (``BLOCK_ARGS``, ``BLOCK_ROWS`` and ``COL`` in ``kernels_cl/common.h``):
+:meth:`Format.run` passes ``row0`` and the map's buffer first to every kernel, and
+:meth:`Format.kernel` builds every kernel with ``-DCOLMAP`` when the format has a map.
+
+:class:`~clspmv.formats.row_kernels.RowKernels` is the common case: a format whose forward,
+transpose and several-right-hand-sides kernels take the same matrix arguments (CSR, ELLPACK and
+SELL families). The pieces the formats share live in modules of their own and are re-exported
+here: :mod:`~clspmv.formats.kernels` (index type, several-right-hand-sides blocks, atomic
+kernels), :mod:`~clspmv.formats.layout` (:class:`Layout`), :mod:`~clspmv.formats.conversion`
+(numpy helpers of ``from_csr``, the padding rule).
 """
 
 from __future__ import annotations
 
-import threading
-import warnings
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -25,114 +37,40 @@ import scipy.sparse as sp
 
 from .. import build
 from ..device import Device
-from ..errors import BuildError, DeviceError, IndexOverflowError, UnsuitableFormatError
+from ..errors import DeviceError, IndexOverflowError
+from .conversion import (
+    MAX_PADDING_RATIO,
+    PADDING_FLOOR,
+    UNROLL_FACTORS,
+    check_column_map,
+    check_padding,
+    check_threads,
+    check_unroll,
+    csr_bytes,
+    entry_rows,
+    position_in_row,
+    round_up,
+    row_lengths,
+)
+from .kernels import (
+    INDEX_DTYPE,
+    INDEX_LIMIT,
+    MATMAT_BLOCKS,
+    Strides,
+    atomic_add_kind,
+    atomic_kernel,
+    matmat_block,
+    scalar,
+)
+from .layout import DEFAULT_WORK_GROUP, Layout
 
-INDEX_DTYPE = np.dtype(np.int32)
-INDEX_LIMIT = 2**31 - 1
-"""Largest value the kernels' 32-bit index type holds."""
-
-MAX_PADDING_RATIO = 10.0
-"""A padded layout larger than this many times CSR's bytes (and than PADDING_FLOOR) is refused."""
-PADDING_FLOOR = 16 << 20
-
-UNROLL_FACTORS = (1, 2, 4, 8)
-"""Values of the ``unroll`` parameter (the kernels' ``UNROLL``): entries of a row handled per
-iteration of the forward product's inner loop, each into a partial sum of its own."""
-
-DEFAULT_WORK_GROUP = 256
-"""Work-group size of every format unless the caller, the format's ``gpu_work_group`` on a GPU,
-or a smaller device maximum says otherwise."""
-
-MATMAT_BLOCKS = (2, 4, 8, 16)
-"""Column-block widths KB the several-right-hand-sides kernels are built for."""
-
-
-def matmat_block(k: int, threads_per_row: int, work_group_size: int, itemsize: int,
-                 local_memory: int) -> int:
-    """KB for ``k`` columns: the smallest block holding all of them (at most the largest), halved
-    while the lane reduction's ``KB * WG`` values would not fit the device's local memory."""
-    kb = next((b for b in MATMAT_BLOCKS if b >= k), MATMAT_BLOCKS[-1])
-    if threads_per_row > 1:
-        while kb > MATMAT_BLOCKS[0] and kb * work_group_size * itemsize > local_memory:
-            kb //= 2
-    return kb
-
-
-@dataclass(frozen=True)
-class Strides:
-    """Element strides of the n x k input X and the m x k output Y of a several-right-hand-sides
-    product: element (i, j) of X is at ``i * x_row + j * x_col``."""
-
-    k: int
-    x_row: int
-    x_col: int
-    y_row: int
-    y_col: int
-
-    def args(self) -> tuple[np.int32, ...]:
-        return tuple(np.int32(v) for v in (self.x_row, self.x_col, self.y_row, self.y_col))
-
-
-_native_atomics_refused: set[tuple[Device, str]] = set()
-_native_atomics_lock = threading.Lock()
-
-
-def atomic_kernel(device: Device, file: str, name: str, dtype: np.dtype,
-                  accumulate: np.dtype | None = None, **defines: object) -> cl.Kernel:
-    """A kernel that adds to y with ``atomic_add_value`` (``common.h``): on a device with
-    ``cl_ext_float_atomics`` built with ``-DNATIVE_ATOMICS`` and the ``-cl-std`` the extension
-    needs (the native add is then used where the compiler defines its feature macro); if that
-    build fails, built again without them, with a warning (the compare-and-swap loop). The
-    atomic add is of the value type, also when ``accumulate`` (the type of the work-items' own
-    sums, see :func:`clspmv.build.options_for`) is wider."""
-    std = device.float_atomics_std
-    key = (device, file)
-    if std is not None and key not in _native_atomics_refused:
-        try:
-            return build.kernel(device, file, name, dtype, cl_std=std, accumulate=accumulate,
-                                NATIVE_ATOMICS=1, **defines)
-        except BuildError as err:
-            with _native_atomics_lock:
-                _native_atomics_refused.add(key)
-            warnings.warn(f"{file} does not build with native float atomics on {device.name} "
-                          f"({str(err).splitlines()[0]}); using compare-and-swap atomics",
-                          RuntimeWarning, stacklevel=3)
-    return build.kernel(device, file, name, dtype, accumulate=accumulate, **defines)
-
-
-def atomic_add_kind(device: Device, dtype: np.dtype) -> str:
-    """``"native"`` when the atomic kernels for ``dtype`` on ``device`` use the float atomic add
-    of ``cl_ext_float_atomics``, else ``"compare-and-swap"`` (asks the compiler, through the same
-    build options as the kernels)."""
-    wg = min(256, device.max_work_group_size)
-    kern = atomic_kernel(device, "coo.cl", "atomic_add_kind", np.dtype(dtype), WG=wg)
-    out = cl.Buffer(device.context, cl.mem_flags.WRITE_ONLY, 4)
-    kern(device.queue, (wg,), (wg,), out)
-    flag = np.zeros(1, np.int32)
-    cl.enqueue_copy(device.queue, flag, out)
-    return "native" if flag[0] else "compare-and-swap"
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Device facts that shape a layout: SIMD width for padding, work-group size for launches,
-    local memory (bytes per work-group) for the formats that stage entries there."""
-
-    simd_width: int
-    work_group_size: int
-    compute_units: int
-    local_memory: int
-
-    @classmethod
-    def for_device(cls, device: Device, work_group_size: int | None = None) -> Layout:
-        """The layout clspmv uses on ``device``: work-groups of ``work_group_size``, else of
-        :data:`DEFAULT_WORK_GROUP` or the device's maximum if smaller."""
-        wg = work_group_size or min(DEFAULT_WORK_GROUP, device.max_work_group_size)
-        if wg < 1 or wg & (wg - 1) or wg > device.max_work_group_size:
-            raise ValueError(
-                f"work_group_size must be a power of two <= {device.max_work_group_size}, got {wg}"
-            )
-        return cls(device.simd_width, wg, device.compute_units, device.local_memory)
+__all__ = [
+    "DEFAULT_WORK_GROUP", "INDEX_DTYPE", "INDEX_LIMIT", "MATMAT_BLOCKS", "MAX_PADDING_RATIO",
+    "PADDING_FLOOR", "UNROLL_FACTORS", "Format", "Layout", "Strides", "Triplets",
+    "atomic_add_kind", "atomic_kernel", "check_column_map", "check_padding", "check_threads",
+    "check_unroll", "csr_bytes", "entry_rows", "matmat_block", "position_in_row", "round_up",
+    "row_lengths", "scalar",
+]
 
 
 Triplets = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -145,6 +83,16 @@ class Format(ABC):
     """Public name, one of ``clspmv.FORMATS``."""
     kernel_file: ClassVar[str]
     """The ``kernels_cl/`` file holding this format's kernels."""
+    zeros_absent: ClassVar[bool] = False
+    """True for a format that cannot tell a stored zero from a gap (DIA): explicit zeros are then
+    treated as absent (skipped by the kernels, dropped by :meth:`to_coo`)."""
+    thread_widths: ClassVar[tuple[int, ...]] = ()
+    """The values of the ``threads_per_row`` parameter (work-items per row) where the format
+    takes one (``csr-vector``, ``ellr-t``; at most the work-group size), else empty."""
+    pads: ClassVar[bool] = False
+    """True for a format that pads to the longest row or to whole diagonals (ELLPACK family,
+    DIA): it refuses a matrix (:class:`UnsuitableFormatError`, :func:`check_padding`) whose padded
+    layout would exceed :data:`MAX_PADDING_RATIO` times CSR's bytes (and :data:`PADDING_FLOOR`)."""
 
     def __init__(
         self,
@@ -168,6 +116,8 @@ class Format(ABC):
         self._lazy_kernels: dict[str, cl.Kernel] = {}
         self.nbytes = int(sum(a.nbytes for a in arrays.values()))
         self._specs = {key: (a.dtype, a.size) for key, a in arrays.items()}
+        self.column_map: np.ndarray | None = None
+        """Global column of each stored (compact) column, or None: see :meth:`set_column_map`."""
         for key, a in arrays.items():
             if a.size > INDEX_LIMIT - layout.simd_width * 32:
                 raise IndexOverflowError(
@@ -201,6 +151,19 @@ class Format(ABC):
         """The layout this format uses on ``device``: ``work_group_size`` if given, else the
         format's preferred size, else the device default."""
         return Layout.for_device(device, work_group_size or cls.preferred_work_group_size(device))
+
+    def set_column_map(self, column_map: np.ndarray) -> None:
+        """Make this format a block with compact columns: its column ``c`` is entry
+        ``column_map[c]`` of the vectors indexed by columns (x of the forward product, y of the
+        transpose product). ``column_map`` holds ``shape[1]`` distinct non-negative indices (the
+        caller checks them against the full vector's length); it is uploaded with the arrays and
+        every kernel is built with ``-DCOLMAP``. Call before :meth:`upload`."""
+        if self.host is None:
+            raise RuntimeError("set the column map before the upload")
+        self.column_map = check_column_map(column_map, self.shape[1])
+        self.host["colmap"] = self.column_map
+        self._specs["colmap"] = (INDEX_DTYPE, self.column_map.size)
+        self.nbytes += self.column_map.nbytes
 
     # -- conversion (numpy only) ------------------------------------------------------------
     @classmethod
@@ -281,6 +244,8 @@ class Format(ABC):
         """
         assert self.device is not None
         wg = wg or self.layout.work_group_size
+        if self.column_map is not None:
+            defines["COLMAP"] = 1
         if atomics:
             return atomic_kernel(self.device, file, name, self.dtype, self.accumulate, WG=wg,
                                  **defines)
@@ -296,11 +261,28 @@ class Format(ABC):
             kern = self._lazy_kernels[key] = self.kernel(file, name, atomics=atomics, **defines)
         return kern
 
-    def scale_y(self, queue: cl.CommandQueue, y: cl.Buffer, n: int, beta: np.generic
-                ) -> cl.Event | None:
-        """Enqueue y = beta * y over ``n`` entries (zeros when beta == 0, y never read)."""
-        kern = self.lazy_kernel("scale_y", "coo.cl", "scale_y", atomics=True)
+    def scale_y(self, queue: cl.CommandQueue, y: cl.Buffer, n: int, beta: np.generic,
+                row0: int = 0) -> cl.Event | None:
+        """Enqueue y = beta * y over entries ``row0 .. row0 + n - 1`` (zeros when beta == 0, y
+        never read): the rows of a forward product that adds into y atomically."""
+        kern = self.lazy_kernel("scale_y", "util.cl", "scale_y", atomics=True)
+        return self.run(queue, kern, n, scalar(n), y, beta, row0=row0)
+
+    def scale_y_t(self, queue: cl.CommandQueue, y: cl.Buffer, beta: np.generic
+                  ) -> cl.Event | None:
+        """Enqueue y = beta * y over the entries a transpose product adds into: the ``shape[1]``
+        first, or those of the column map."""
+        kern = self.lazy_kernel("scale_y_t", "util.cl", "scale_y_t", atomics=True)
+        n = self.shape[1]
         return self.run(queue, kern, n, scalar(n), y, beta)
+
+    def block_args(self, row0: int) -> tuple[np.int32, cl.Buffer]:
+        """The arguments every kernel takes first (``BLOCK_ARGS`` in ``common.h``): the row
+        offset and the column map's buffer (any buffer of the format when it has no map)."""
+        cmap = self.buffers.get("colmap")
+        if cmap is None:
+            cmap = next(iter(self.buffers.values()))
+        return scalar(row0), cmap
 
     def run(
         self,
@@ -310,9 +292,11 @@ class Format(ABC):
         *args: object,
         wait_for: list[cl.Event] | None = None,
         wg: int | None = None,
+        row0: int = 0,
     ) -> cl.Event | None:
         """Enqueue ``kern`` over ``work_items`` (rounded up to whole work-groups of ``wg``,
-        default the layout's work-group size)."""
+        default the layout's work-group size) with :meth:`block_args` of ``row0`` before
+        ``args``."""
         if work_items <= 0:
             return None
         wg = wg or self.layout.work_group_size
@@ -321,7 +305,7 @@ class Format(ABC):
             raise IndexOverflowError(
                 f"{self.name}: {total} work-items exceed the 32-bit index range of the kernels"
             )
-        return kern(queue, (total,), (wg,), *args, wait_for=wait_for)
+        return kern(queue, (total,), (wg,), *self.block_args(row0), *args, wait_for=wait_for)
 
     @abstractmethod
     def launch(
@@ -331,8 +315,14 @@ class Format(ABC):
         y: cl.Buffer,
         alpha: np.generic,
         beta: np.generic,
+        row0: int = 0,
     ) -> list[cl.Event]:
-        """Enqueue y = alpha * A x + beta * y; returns the events of the kernels enqueued."""
+        """Enqueue y[row0 : row0 + m] = alpha * A x + beta * y[row0 : row0 + m]; returns the
+        events of the kernels enqueued."""
+
+    forward_atomics: ClassVar[bool] = False
+    """Whether :meth:`launch` adds partial sums to y atomically (in the value type, also for
+    ``dtype="mixed"``): COO and HYB's COO part."""
 
     transpose_atomics: ClassVar[bool] = True
     """Whether :meth:`launch_t` adds to y atomically (float64 then needs 64-bit integer atomics)."""
@@ -345,16 +335,19 @@ class Format(ABC):
         y: cl.Buffer,
         alpha: np.generic,
         beta: np.generic,
+        row0: int = 0,
     ) -> list[cl.Event]:
-        """Enqueue y = alpha * A^T x + beta * y (x has shape[0] entries, y shape[1]) without
-        forming A^T; returns the events of the kernels enqueued."""
+        """Enqueue y = alpha * A^T x[row0 : row0 + m] + beta * y (y: shape[1] entries, or those
+        of the column map) without forming A^T; returns the events of the kernels enqueued."""
 
     has_matmat: ClassVar[bool] = False
     """Whether :meth:`launch_matmat` exists (else DeviceMatrix.matmat does k products)."""
 
     def launch_matmat(self, queue: cl.CommandQueue, X: cl.Buffer, Y: cl.Buffer,
-                      strides: Strides, alpha: np.generic, beta: np.generic) -> list[cl.Event]:
-        """Enqueue Y = alpha * A X + beta * Y for X of ``strides.k`` columns."""
+                      strides: Strides, alpha: np.generic, beta: np.generic, row0: int = 0
+                      ) -> list[cl.Event]:
+        """Enqueue Y = alpha * A X + beta * Y for X of ``strides.k`` columns, on rows
+        ``row0 .. row0 + m - 1`` of Y."""
         raise NotImplementedError(f"format {self.name!r} has no several-right-hand-sides kernel")
 
     kernel_options: ClassVar[tuple[str, ...]] = ()
@@ -403,120 +396,3 @@ class Format(ABC):
 
     def __getstate__(self) -> None:  # buffers cannot be pickled
         raise TypeError(f"{type(self).__name__} holds device buffers and cannot be pickled")
-
-
-class RowKernels(Format):
-    """A format with a kernel family ``{family}_spmv`` (A x), ``{family}_spmv_t`` (A^T x by atomic
-    scatter) and ``{family}_matmat`` (A X, KB columns per pass) in :attr:`kernel_file`, all taking
-    the matrix arguments of :meth:`matrix_args` first and specialised by :meth:`defines`."""
-
-    family: ClassVar[str]
-    has_matmat = True
-
-    @abstractmethod
-    def defines(self) -> dict[str, object]:
-        """Build definitions shared by the family's kernels (T, ROW_LENGTHS, C, ...)."""
-
-    @abstractmethod
-    def matrix_args(self) -> tuple[int, tuple[object, ...]]:
-        """(work-items to launch, the kernels' leading matrix arguments)."""
-
-    def row_loop_defines(self) -> dict[str, object]:
-        """T (work-items per row) and, above 1, UNROLL: the definitions of the row loops of the
-        CSR and ELLPACK kernels, which the families' :meth:`defines` extend."""
-        defines: dict[str, object] = {"T": self.params["threads_per_row"]}
-        if self.params.get("unroll", 1) > 1:
-            defines["UNROLL"] = self.params["unroll"]
-        return defines
-
-    def prepare_kernels(self) -> None:
-        self._kernel = self.kernel(self.kernel_file, f"{self.family}_spmv", **self.defines())
-
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
-        items, args = self.matrix_args()
-        ev = self.run(queue, self._kernel, items, *args, x, y, alpha, beta)
-        return [ev] if ev else []
-
-    def launch_t(self, queue, x, y, alpha, beta) -> list[cl.Event]:
-        kern = self.lazy_kernel("t", self.kernel_file, f"{self.family}_spmv_t", atomics=True,
-                                **self.defines())
-        items, args = self.matrix_args()
-        events = [self.scale_y(queue, y, self.shape[1], beta),
-                  self.run(queue, kern, items, *args, x, y, alpha)]
-        return [e for e in events if e is not None]
-
-    def launch_matmat(self, queue, X, Y, strides, alpha, beta) -> list[cl.Event]:
-        assert self.device is not None
-        defines = self.defines()
-        kb = matmat_block(strides.k, int(defines.get("T", 1)), self.layout.work_group_size,
-                          self.accumulate.itemsize, self.device.local_memory)
-        kern = self.lazy_kernel(f"matmat{kb}", self.kernel_file, f"{self.family}_matmat",
-                                KB=kb, **defines)
-        items, args = self.matrix_args()
-        x_row, x_col, y_row, y_col = strides.args()
-        ev = self.run(queue, kern, items, *args, scalar(strides.k), X, x_row, x_col, Y, y_row,
-                      y_col, alpha, beta)
-        return [ev] if ev else []
-
-
-# -- shared helpers for conversions ---------------------------------------------------------
-def row_lengths(csr: sp.csr_matrix) -> np.ndarray:
-    """Entries per row as int64."""
-    return np.diff(csr.indptr).astype(np.int64)
-
-
-def round_up(n: int, multiple: int) -> int:
-    """``n`` rounded up to a multiple of ``multiple``."""
-    return -(-n // multiple) * multiple
-
-
-def entry_rows(csr: sp.csr_matrix) -> np.ndarray:
-    """The row index of every stored entry (int64)."""
-    return np.repeat(np.arange(csr.shape[0], dtype=np.int64), row_lengths(csr))
-
-
-def position_in_row(csr: sp.csr_matrix) -> np.ndarray:
-    """For every stored entry, its position within its row (0, 1, 2, ...)."""
-    return np.arange(csr.nnz, dtype=np.int64) - np.repeat(
-        csr.indptr[:-1].astype(np.int64), row_lengths(csr)
-    )
-
-
-def csr_bytes(csr: sp.csr_matrix) -> int:
-    """Device bytes of the plain CSR layout: the yardstick padded layouts are measured against."""
-    return csr.nnz * (csr.data.itemsize + INDEX_DTYPE.itemsize) + (csr.shape[0] + 1) * 4
-
-
-def check_padding(name: str, padded_bytes: int, csr: sp.csr_matrix) -> None:
-    """Refuse a layout whose padding would be absurd, before anything is allocated."""
-    reference = csr_bytes(csr)
-    if padded_bytes > max(MAX_PADDING_RATIO * reference, PADDING_FLOOR):
-        raise UnsuitableFormatError(
-            f"format {name!r} would need {padded_bytes} bytes for this {csr.shape[0]}x"
-            f"{csr.shape[1]} matrix with {csr.nnz} entries, against {reference} bytes in CSR "
-            f"(more than {MAX_PADDING_RATIO:g}x); use 'csr-vector', 'sell' or 'hyb' instead"
-        )
-
-
-def check_unroll(unroll: object) -> int:
-    """``unroll`` as an int, or ValueError unless it is one of :data:`UNROLL_FACTORS`."""
-    if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)) \
-            or int(unroll) not in UNROLL_FACTORS:
-        raise ValueError(f"unroll must be one of {UNROLL_FACTORS}, got {unroll!r}")
-    return int(unroll)
-
-
-def check_threads(threads: object, choices: tuple[int, ...], layout: Layout) -> int:
-    """ValueError unless ``threads`` (work-items per row) is one of ``choices`` and at most the
-    layout's work-group size."""
-    if threads not in choices or threads > layout.work_group_size:  # type: ignore[operator]
-        raise ValueError(
-            f"threads_per_row must be one of {choices} and at most the work-group "
-            f"size {layout.work_group_size}, got {threads}"
-        )
-    return int(threads)  # type: ignore[call-overload]
-
-
-def scalar(value: int) -> np.int32:
-    """An index-type kernel argument."""
-    return np.int32(value)

@@ -26,16 +26,17 @@ class CooPart:
         self.accumulate = fmt.kernel("coo.cl", "coo_accumulate", atomics=True)
 
     def accumulate_into(self, fmt: Format, queue, prefix: str, nnz: int, x, y, alpha,
-                        transpose: bool = False, wait_for=None) -> cl.Event | None:
+                        transpose: bool = False, wait_for=None, row0: int = 0
+                        ) -> cl.Event | None:
         """Enqueue y += alpha * (COO part) x, or alpha * (COO part)^T x with ``transpose``, over
-        the buffers ``{prefix}row/col/val``."""
+        the buffers ``{prefix}row/col/val`` (``row0``: see :meth:`Format.launch`)."""
         b = fmt.buffers
         chunk = fmt.params[prefix + "chunk"]
         kern = (fmt.lazy_kernel("coo_t", "coo.cl", "coo_accumulate_t", atomics=True)
                 if transpose else self.accumulate)
         return fmt.run(queue, kern, -(-nnz // chunk), scalar(nnz), scalar(chunk),
                        b[prefix + "row"], b[prefix + "col"], b[prefix + "val"], x, y, alpha,
-                       wait_for=wait_for)
+                       wait_for=wait_for, row0=row0)
 
 
 def coo_arrays(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, prefix: str = ""
@@ -50,6 +51,7 @@ class Coo(Format):
 
     name = "coo"
     kernel_file = "coo.cl"
+    forward_atomics = True
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Coo:
@@ -60,16 +62,18 @@ class Coo(Format):
     def prepare_kernels(self) -> None:
         self._coo = CooPart(self)
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
-        return self._launch(queue, x, y, alpha, beta, transpose=False)
+    def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
+        return self._launch(queue, x, y, alpha, beta, False, row0)
 
-    def launch_t(self, queue, x, y, alpha, beta) -> list[cl.Event]:
-        return self._launch(queue, x, y, alpha, beta, transpose=True)
+    def launch_t(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
+        return self._launch(queue, x, y, alpha, beta, True, row0)
 
-    def _launch(self, queue, x, y, alpha, beta, transpose: bool) -> list[cl.Event]:
-        events = [self.scale_y(queue, y, self.shape[int(transpose)], beta),
+    def _launch(self, queue, x, y, alpha, beta, transpose: bool, row0: int) -> list[cl.Event]:
+        scale = (self.scale_y_t(queue, y, beta) if transpose
+                 else self.scale_y(queue, y, self.shape[0], beta, row0))
+        events = [scale,
                   self._coo.accumulate_into(self, queue, "", self.params["nnz"], x, y, alpha,
-                                            transpose)]
+                                            transpose, row0=row0)]
         return [e for e in events if e is not None]
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:

@@ -17,7 +17,6 @@ import scipy.sparse as sp
 from .base import (
     INDEX_DTYPE,
     Layout,
-    RowKernels,
     Triplets,
     check_threads,
     check_unroll,
@@ -26,6 +25,7 @@ from .base import (
     row_lengths,
     scalar,
 )
+from .row_kernels import RowKernels
 
 VECTOR_WIDTHS = (2, 4, 8, 16, 32)
 ALIGNMENT = 16
@@ -52,8 +52,9 @@ def mean_row_threads(csr: sp.csr_matrix) -> int:
     return threads_for_mean_length(mean)
 
 
-class _CsrKernel(RowKernels):
-    """CSR arrays ``row_ptr``, ``col``, ``val`` and the ``csr_*`` kernels with T lanes per row."""
+class CsrFamily(RowKernels):
+    """The CSR family: arrays ``row_ptr``, ``col``, ``val`` and the ``csr_*`` kernels with T
+    lanes per row; the base of every format storing the plain (or row-padded) CSR arrays."""
 
     kernel_file = "csr.cl"
     family = "csr"
@@ -78,12 +79,12 @@ class _CsrKernel(RowKernels):
         return rows[keep], arrays["col"][keep], arrays["val"][keep]
 
     @classmethod
-    def _plain(cls, csr: sp.csr_matrix, layout: Layout, threads: int, unroll: int) -> _CsrKernel:
+    def _plain(cls, csr: sp.csr_matrix, layout: Layout, threads: int, unroll: int) -> CsrFamily:
         return cls(csr.shape, csr.dtype, layout, csr_arrays(csr), threads_per_row=threads,
                    unroll=check_unroll(unroll))
 
 
-class CsrScalar(_CsrKernel):
+class CsrScalar(CsrFamily):
     """CSR with one work-item per row."""
 
     name = "csr-scalar"
@@ -97,10 +98,11 @@ class CsrScalar(_CsrKernel):
         return cls._plain(csr, layout, 1, unroll)
 
 
-class CsrVector(_CsrKernel):
+class CsrVector(CsrFamily):
     """CSR with T work-items per row (T in 2..32, from the mean row length unless given)."""
 
     name = "csr-vector"
+    thread_widths = VECTOR_WIDTHS
     kernel_options = ("unroll", "threads_per_row")
 
     @classmethod
@@ -118,7 +120,7 @@ class CsrVector(_CsrKernel):
         check_threads(self.params["threads_per_row"], VECTOR_WIDTHS, self.layout)
 
 
-class CsrAligned(_CsrKernel):
+class CsrAligned(CsrFamily):
     """SpMV4GPU: rows padded to multiples of 16 entries, a half warp (16 work-items) per row."""
 
     name = "csr-aligned"

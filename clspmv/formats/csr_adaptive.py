@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from ..device import Device
 from .base import INDEX_DTYPE, Layout, scalar
-from .csr import _CsrKernel, csr_arrays, mean_row_threads
+from .csr import CsrFamily, csr_arrays, mean_row_threads
 
 MAX_LOAD_BYTES = 128
 """Bytes of entries (value and 32-bit column index) one work-item holds in registers while its
@@ -163,7 +163,7 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
             "long_ptr": long_ptr.astype(INDEX_DTYPE)}
 
 
-class CsrAdaptive(_CsrKernel):
+class CsrAdaptive(CsrFamily):
     """CSR with row blocks of at most ``block_entries`` entries per work-group and long rows
     split across work-groups (CSR-Adaptive)."""
 
@@ -209,13 +209,15 @@ class CsrAdaptive(_CsrKernel):
         self._spmv = self.kernel(self.adaptive_file, "csr_adaptive_spmv", CAP=cap)
         self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", CAP=cap)
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+    def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         p, b = self.params, self.buffers
         groups = p["blocks"] + p["chunks"]
         events = [self.run(queue, self._spmv, groups * self.layout.work_group_size,
                            scalar(p["blocks"]), b["row_ptr"], b["col"], b["val"], b["blocks"],
-                           b["block_lanes"], b["chunks"], x, y, b["partial"], alpha, beta)]
+                           b["block_lanes"], b["chunks"], x, y, b["partial"], alpha, beta,
+                           row0=row0)]
         if p["long_rows"]:
             events.append(self.run(queue, self._combine, p["long_rows"], scalar(p["long_rows"]),
-                                   b["long_rows"], b["long_ptr"], b["partial"], y, alpha, beta))
+                                   b["long_rows"], b["long_ptr"], b["partial"], y, alpha, beta,
+                                   row0=row0))
         return [e for e in events if e is not None]

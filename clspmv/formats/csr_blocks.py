@@ -23,7 +23,7 @@ import pyopencl as cl
 import scipy.sparse as sp
 
 from .base import INDEX_DTYPE, UNROLL_FACTORS, Layout, check_unroll, scalar
-from .csr import _CsrKernel, csr_arrays
+from .csr import CsrFamily, csr_arrays
 
 BLOCKS_PER_UNIT = 16
 """Blocks per compute unit: enough for dynamic scheduling to balance the cores."""
@@ -64,7 +64,7 @@ def row_blocks(row_ptr: np.ndarray, blocks: int) -> np.ndarray:
     return np.concatenate(([0], inner, [rows][:blocks])).astype(INDEX_DTYPE)
 
 
-class CsrBlocks(_CsrKernel):
+class CsrBlocks(CsrFamily):
     """CSR walked in row blocks balanced by entries, one work-item per block (for CPUs)."""
 
     name = "csr-blocks"
@@ -90,9 +90,9 @@ class CsrBlocks(_CsrKernel):
         self._kernel = self.kernel("csr_blocks.cl", "csr_blocks_spmv", wg=BLOCK_WORK_GROUP,
                                    UNROLL=self.params["unroll"])
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+    def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         b = self.buffers
         blocks = self.params["blocks"]
         ev = self.run(queue, self._kernel, blocks, scalar(blocks), b["block_row"], b["row_ptr"],
-                      b["col"], b["val"], x, y, alpha, beta, wg=BLOCK_WORK_GROUP)
+                      b["col"], b["val"], x, y, alpha, beta, wg=BLOCK_WORK_GROUP, row0=row0)
         return [ev] if ev else []

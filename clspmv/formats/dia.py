@@ -3,6 +3,10 @@
 A value stored on a diagonal cannot be told apart from a gap in that diagonal, so DIA treats
 explicit zeros as absent: the kernel skips zero values (an explicit zero times an infinite x gives
 no NaN here, unlike CSR), and :meth:`DeviceMatrix.to_scipy` returns no explicit zeros.
+
+As a block with a column map the diagonals are those of the compact numbering (column ``c`` of
+the block, entry ``column_map[c]`` of x): the kernels handle it like every format, but a map that
+scatters the columns leaves few full diagonals, so such a block pads more (and is refused sooner).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ class Dia(Format):
     name = "dia"
     kernel_file = "dia.cl"
     transpose_atomics = False  # the transpose kernel gathers along the diagonals
+    zeros_absent = True
+    pads = True
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Dia:
@@ -48,13 +54,14 @@ class Dia(Format):
         return (scalar(m), scalar(n), scalar(p["n_pad"]), scalar(p["n_diags"]), b["offsets"],
                 b["val"])
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
-        ev = self.run(queue, self._kernel, self.shape[0], *self._args(), x, y, alpha, beta)
+    def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
+        ev = self.run(queue, self._kernel, self.shape[0], *self._args(), x, y, alpha, beta,
+                      row0=row0)
         return [ev] if ev else []
 
-    def launch_t(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+    def launch_t(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         kern = self.lazy_kernel("t", self.kernel_file, "dia_spmv_t")
-        ev = self.run(queue, kern, self.shape[1], *self._args(), x, y, alpha, beta)
+        ev = self.run(queue, kern, self.shape[1], *self._args(), x, y, alpha, beta, row0=row0)
         return [ev] if ev else []
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:

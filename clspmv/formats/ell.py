@@ -18,7 +18,6 @@ import scipy.sparse as sp
 from .base import (
     INDEX_DTYPE,
     Layout,
-    RowKernels,
     Triplets,
     check_padding,
     check_threads,
@@ -29,6 +28,7 @@ from .base import (
     row_lengths,
     scalar,
 )
+from .row_kernels import RowKernels
 
 ELLR_T_WIDTHS = (2, 4, 8, 16, 32)
 
@@ -90,15 +90,25 @@ def ellr_t_threads(mean: float) -> int:
     return max(t for t in ELLR_T_WIDTHS if t <= max(quarter, ELLR_T_WIDTHS[0]))
 
 
-class _EllFamily(RowKernels):
+class EllFamily(RowKernels):
+    """The ELLPACK family: padded ``col``/``val`` (column-major, T lanes, or row-major) plus row
+    lengths where :attr:`row_lengths_used`, and the ``ell_*`` kernels. Its :meth:`from_csr` serves
+    ``ell`` and ``ellr`` (one work-item per row); ``ellr-t`` adds ``threads_per_row``."""
+
+    pads = True
     kernel_file = "ell.cl"
     family = "ell"
     row_lengths_used = True
     kernel_options = ("unroll",)
 
     @classmethod
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1,
+                 row_major: bool = False) -> EllFamily:
+        return cls._build(csr, layout, 1, unroll, row_major)
+
+    @classmethod
     def _build(cls, csr: sp.csr_matrix, layout: Layout, threads: int, unroll: int,
-               row_major: bool) -> _EllFamily:
+               row_major: bool) -> EllFamily:
         if not isinstance(row_major, (bool, np.bool_)):
             raise TypeError(f"row_major must be True or False, got {row_major!r}")
         unroll = check_unroll(unroll)
@@ -135,33 +145,24 @@ class _EllFamily(RowKernels):
                             p["width"] if p.get("row_major") else None)
 
 
-class Ell(_EllFamily):
+class Ell(EllFamily):
     """ELLPACK: column-major, padded to the longest row, no row lengths."""
 
     name = "ell"
     row_lengths_used = False
 
-    @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1,
-                 row_major: bool = False) -> Ell:
-        return cls._build(csr, layout, 1, unroll, row_major)
 
-
-class EllR(_EllFamily):
+class EllR(EllFamily):
     """ELLPACK-R: ELLPACK plus each row's length, so every work-item stops at its own row's end."""
 
     name = "ellr"
 
-    @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1,
-                 row_major: bool = False) -> EllR:
-        return cls._build(csr, layout, 1, unroll, row_major)
 
-
-class EllRT(_EllFamily):
+class EllRT(EllFamily):
     """ELLR-T: ELLPACK-R with T work-items per row (T from the mean row length unless given)."""
 
     name = "ellr-t"
+    thread_widths = ELLR_T_WIDTHS
 
     @classmethod
     def from_csr(

@@ -28,6 +28,7 @@ class Hyb(Format):
 
     name = "hyb"
     kernel_file = "ell.cl"
+    forward_atomics = True
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, width: int | None = None) -> Hyb:
@@ -60,17 +61,20 @@ class Hyb(Format):
         return (scalar(self.shape[0]), scalar(p["n_pad"]), scalar(p["width"]), b["col"],
                 b["col"], b["val"])
 
-    def launch(self, queue, x, y, alpha, beta) -> list[cl.Event]:
-        ell = self.run(queue, self._ell, self.shape[0], *self._ell_args(), x, y, alpha, beta)
-        coo = self._coo.accumulate_into(self, queue, "coo_", self.params["coo_nnz"], x, y, alpha)
+    def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
+        ell = self.run(queue, self._ell, self.shape[0], *self._ell_args(), x, y, alpha, beta,
+                       row0=row0)
+        coo = self._coo.accumulate_into(self, queue, "coo_", self.params["coo_nnz"], x, y, alpha,
+                                        row0=row0)
         return [e for e in (ell, coo) if e is not None]
 
-    def launch_t(self, queue, x, y, alpha, beta) -> list[cl.Event]:
+    def launch_t(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         ell_t = self.lazy_kernel("ell_t", self.kernel_file, "ell_spmv_t", atomics=True, T=1)
-        events = [self.scale_y(queue, y, self.shape[1], beta),
-                  self.run(queue, ell_t, self.shape[0], *self._ell_args(), x, y, alpha),
+        events = [self.scale_y_t(queue, y, beta),
+                  self.run(queue, ell_t, self.shape[0], *self._ell_args(), x, y, alpha,
+                           row0=row0),
                   self._coo.accumulate_into(self, queue, "coo_", self.params["coo_nnz"], x, y,
-                                            alpha, transpose=True)]
+                                            alpha, transpose=True, row0=row0)]
         return [e for e in events if e is not None]
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:

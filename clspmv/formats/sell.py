@@ -12,7 +12,6 @@ import scipy.sparse as sp
 from .base import (
     INDEX_DTYPE,
     Layout,
-    RowKernels,
     Triplets,
     entry_rows,
     position_in_row,
@@ -20,6 +19,7 @@ from .base import (
     row_lengths,
     scalar,
 )
+from .row_kernels import RowKernels
 
 SIGMA_PADDING_SLACK = 0.05
 """``sell`` picks the smallest sorting window whose padding is within this share of the entries of

@@ -21,11 +21,11 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 from scipy.optimize import nnls
 
-from .. import __version__
+from ..canonical import canonical_csr
 from ..device import Device
-from ..formats import FORMAT_CLASSES, convert
-from ..matrix import DeviceMatrix, canonical_csr
+from ..formats import FORMAT_CLASSES, Format, convert
 from ..precision import resolve
+from ..version import __version__
 from .features import Features, features, refusal, with_exact_diagonals
 from .timemodel import (
     CONVERSION_TERMS,
@@ -112,13 +112,17 @@ def benchmark_matrices(device: Device) -> dict[str, sp.csr_matrix]:
     }
 
 
-def _median_kernel_s(M: DeviceMatrix, x: cl_array.Array, y: cl_array.Array, repeat: int) -> float:
-    M.matvec(x, y)
+def median_kernel_s(fmt: Format, x: cl_array.Array, y: cl_array.Array, repeat: int) -> float:
+    """Median kernel seconds of ``repeat`` products y = A x of the uploaded format ``fmt`` (after
+    one warm-up), from the OpenCL profiling events of the kernels it enqueues."""
+    queue = fmt.device.queue
+    one, zero = fmt.dtype.type(1), fmt.dtype.type(0)
+    cl.wait_for_events(fmt.launch(queue, x.data, y.data, one, zero) or [])
     samples = []
     for _ in range(repeat):
-        M.matvec(x, y)
-        cl.wait_for_events(M.last_events)
-        samples.append(sum(e.profile.end - e.profile.start for e in M.last_events) * 1e-9)
+        events = fmt.launch(queue, x.data, y.data, one, zero)
+        cl.wait_for_events(events)
+        samples.append(sum(e.profile.end - e.profile.start for e in events) * 1e-9)
     return statistics.median(samples)
 
 
@@ -155,10 +159,12 @@ def calibrate(device: Device, progress: bool = True, dtype: object = np.float64,
     """Measure ``device`` and fit a time model per format (:mod:`.timemodel`).
 
     Runs every format of ``formats`` (default all) on :func:`benchmark_matrices` through
-    :func:`clspmv.formats.convert` and :meth:`clspmv.DeviceMatrix.upload`, timing the kernels
-    with the OpenCL profiling events of ``M.last_events`` (median of :data:`REPEATS`, after a
-    warm-up) and the conversion with the host clock, plus a device copy for the streaming
-    bandwidth. ``dtype`` is the value type measured (float32 where the device has no fp64).
+    :func:`clspmv.formats.convert` and :meth:`clspmv.formats.Format.upload` (the library's own
+    path, at the format level: the model never imports :mod:`clspmv.matrix`), timing
+    :meth:`~clspmv.formats.Format.launch` with the OpenCL profiling events of the kernels it
+    enqueues (median of :data:`REPEATS`, after a warm-up) and the conversion with the host
+    clock, plus a device copy for the streaming bandwidth. ``dtype`` is the value type
+    measured (float32 where the device has no fp64).
     """
     from tqdm import tqdm
 
@@ -186,13 +192,14 @@ def calibrate(device: Device, progress: bool = True, dtype: object = np.float64,
             layout = FORMAT_CLASSES[name].layout_for(device)
             convert(csr[:64], name, layout, precision).compile(device)  # builds out of the timing
             t0 = time.perf_counter()
-            M = DeviceMatrix.upload(convert(csr, name, layout, precision), device)
+            fmt = convert(csr, name, layout, precision)
+            fmt.upload(device)
             device.queue.finish()
             conv_rows[name].append((conversion_terms(name, f), time.perf_counter() - t0))
-            t = _median_kernel_s(M, x, y, REPEATS)
+            t = median_kernel_s(fmt, x, y, REPEATS)
             measured[(key, name)] = t
             kernel_rows[name].append((terms(name, f, device.cache_bytes), t))
-            del M
+            del fmt
     bar.close()
     launch = min(measured[("tiny", n)] / LAUNCHES.get(n, 1) for n in names
                  if ("tiny", n) in measured)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..canonical import canonical_csr
 from ..device import Device, select_device
 from ..formats import FORMAT_CLASSES
-from ..matrix import canonical_csr
 from ..precision import resolve
 from .features import Features, features, refusal, with_exact_diagonals
 from .store import calibration

@@ -18,9 +18,9 @@ import sys
 import warnings
 from pathlib import Path
 
-from .. import __version__
 from ..device import Device
 from ..formats import FORMAT_CLASSES
+from ..version import __version__
 from .calibrate import calibrate
 from .timemodel import Calibration, quick_default
 

@@ -15,11 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..bench.records import BASELINES
 from ..matrix import FORMATS
-from .tables import _unique, best, format_records, matrices_by_size, short_device
-
-Rec = dict[str, Any]
+from .common import Rec, best, format_records, matrices_by_size, short_device, unique
+from .common import speedup as speedup_of
 
 
 def _pyplot():
@@ -69,7 +67,7 @@ def _bars(ax, matrices: list[str], series: dict[str, list[float | None]], ylabel
 
 def gflops(plt, records: list[Rec], dtype: str, path: Path) -> None:
     recs = [r for r in format_records(records) if r["dtype"] == dtype]
-    devices = _unique(r["device"] for r in recs)
+    devices = unique(r["device"] for r in recs)
     matrices = matrices_by_size(recs)
     fig, axes = plt.subplots(len(devices), 1, figsize=(max(8, 1.6 * len(matrices)),
                                                         3.6 * len(devices)), squeeze=False)
@@ -89,14 +87,14 @@ def gflops(plt, records: list[Rec], dtype: str, path: Path) -> None:
 
 def speedup(plt, records: list[Rec], dtype: str, path: Path) -> bool:
     recs = [r for r in format_records(records) if r["dtype"] == dtype]
-    devices = _unique(r["device"] for r in recs)
+    devices = unique(r["device"] for r in recs)
     matrices = matrices_by_size(recs)
     series: dict[str, list[float | None]] = {}
     for d in devices:
         winners = [best([r for r in recs if r["device"] == d and r["matrix"] == m])
                    for m in matrices]
-        for b in BASELINES:
-            values = [w.get(f"speedup_vs_{b}") if w else None for w in winners]
+        for b in unique(name for w in winners if w for name in w.get("speedups") or {}):
+            values = [speedup_of(w, b) for w in winners]
             if any(v is not None for v in values):
                 series[f"{short_device(d)} vs {b}"] = values
     if not series:
@@ -120,7 +118,7 @@ def speedup(plt, records: list[Rec], dtype: str, path: Path) -> bool:
 
 def bandwidth(plt, records: list[Rec], dtype: str, path: Path) -> None:
     recs = [r for r in format_records(records) if r["dtype"] == dtype]
-    devices = _unique(r["device"] for r in recs)
+    devices = unique(r["device"] for r in recs)
     matrices = matrices_by_size(recs)
     series, hatches, notes = {}, {}, {}
     for d in devices:
@@ -149,8 +147,8 @@ def matmat(plt, records: list[Rec], dtype: str, path: Path) -> None:
     recs = [r for r in records if r.get("operation") == "matmat" and r["dtype"] == dtype
             and r["status"] == "ok" and r.get("gflops")]
     matrices = matrices_by_size(recs)
-    devices = _unique(r["device"] for r in recs if r["kind"] == "format")
-    series = _unique((r["kind"], r["device"], r["format"]) for r in recs)
+    devices = unique(r["device"] for r in recs if r["kind"] == "format")
+    series = unique((r["kind"], r["device"], r["format"]) for r in recs)
     palette = matplotlib.colormaps["tab20" if len(series) > 10 else "tab10"].colors
     colour = {s: palette[i % len(palette)] for i, s in enumerate(series)}
     styles = {("format", "C"): "-", ("format", "F"): ":", ("baseline", "C"): "--",
@@ -200,13 +198,13 @@ def draw(records: list[Rec], out_dir: Path) -> list[str]:
     matplotlib."""
     plt = _pyplot()
     names = []
-    for dtype in _unique(r["dtype"] for r in format_records(records)):
+    for dtype in unique(r["dtype"] for r in format_records(records)):
         for kind, function in (("gflops", gflops), ("speedup", speedup),
                                ("bandwidth", bandwidth)):
             name = f"{kind}_{dtype}.png"
             if function(plt, records, dtype, Path(out_dir) / name) is not False:
                 names.append(name)
-    for dtype in _unique(r["dtype"] for r in records if r.get("operation") == "matmat"
+    for dtype in unique(r["dtype"] for r in records if r.get("operation") == "matmat"
                          and r["status"] == "ok" and r.get("gflops")):
         name = f"matmat_{dtype}.png"
         matmat(plt, records, dtype, Path(out_dir) / name)

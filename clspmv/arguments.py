@@ -1,0 +1,252 @@
+"""The arguments of a product: shape, dtype and context checks, and the transfers that bring
+numpy or pyopencl vectors to the form the kernels take (contiguous, of the matrix's dtype, in one
+device buffer without offset). :class:`clspmv.DeviceMatrix` calls these for every product; they
+hold no state of their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyopencl.array as cl_array
+
+from .device import Device
+from .errors import IndexOverflowError
+from .formats.base import INDEX_LIMIT
+
+Array = np.ndarray | cl_array.Array
+
+
+def check_real(dtype: np.dtype, what: str, ndim: int = 1) -> None:
+    """TypeError unless ``dtype`` holds real numbers (bool, integers, floats)."""
+    if dtype.kind == "c":
+        kind = "matrices" if ndim == 2 else "vectors"
+        raise TypeError(f"complex {kind} are not supported ({what} has dtype {dtype})")
+    if dtype.kind not in "biuf":
+        raise TypeError(f"{what} has dtype {dtype}; expected real numbers")
+
+
+def shape_of(a: object) -> tuple[int, ...]:
+    """The shape of a numpy-like or pyopencl array."""
+    return tuple(a.shape) if isinstance(a, cl_array.Array) else np.shape(a)
+
+
+def product_shapes(x: object, m: int, n: int, columns: bool, what: str
+                   ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Expected (input, output) shapes of op(A) (m x n) times ``x``; for several right-hand sides
+    k comes from x."""
+    if not columns:
+        return (n,), (m,)
+    shape = shape_of(x)
+    if len(shape) != 2:
+        raise ValueError(f"{what} has shape {shape}, expected ({n}, k)")
+    k = int(shape[1])
+    if max(n, m) * k > INDEX_LIMIT:
+        raise IndexOverflowError(
+            f"{what} with {k} columns has more than {INDEX_LIMIT} elements, beyond the "
+            "32-bit indices of the kernels; multiply fewer columns at a time"
+        )
+    return (n, k), (m, k)
+
+
+@dataclass(frozen=True)
+class RowBlock:
+    """Where a block product's rows lie in a longer vector: ``offset`` and the vector's length
+    (``rows`` is the block's own row count)."""
+
+    offset: int
+    length: int
+
+
+def row_block(row_offset: object, rows: int, side: object, what: str) -> RowBlock:
+    """Check ``row_offset`` (an int >= 0) against the vector ``side`` (named ``what``) that a
+    block of ``rows`` rows writes into or reads from: it must hold rows
+    ``[row_offset, row_offset + rows)``."""
+    if isinstance(row_offset, bool) or not isinstance(row_offset, (int, np.integer)) \
+            or row_offset < 0:
+        raise ValueError(f"row_offset must be an int >= 0, got {row_offset!r}")
+    if side is None:
+        raise ValueError(f"row_offset needs {what}: the longer vector whose rows "
+                         f"{row_offset}..{row_offset + rows - 1} the block covers")
+    shape = shape_of(side)
+    length = int(shape[0]) if len(shape) else 0
+    if length < row_offset + rows:
+        raise ValueError(f"{what} has {length} rows; the block's {rows} rows from row_offset "
+                         f"{row_offset} need at least {row_offset + rows}")
+    if length > INDEX_LIMIT:
+        raise IndexOverflowError(f"{what} has more rows than the kernels' 32-bit indices reach")
+    return RowBlock(int(row_offset), length)
+
+
+def scalar_arg(value: object, what: str, dtype: np.dtype) -> np.generic:
+    """``alpha`` or ``beta`` as a scalar of ``dtype``; TypeError for anything but a real number."""
+    arr = np.asarray(value)
+    if arr.ndim != 0 or arr.dtype.kind not in "biuf":
+        raise TypeError(f"{what} must be a real number, got {value!r}")
+    return dtype.type(arr)
+
+
+def host_input(x: object, shape: tuple[int, ...], what: str, dtype: np.dtype) -> np.ndarray:
+    """``x`` as a contiguous numpy array of ``dtype`` (a copy when it is another type, strided,
+    reversed or Fortran-ordered: column-major 2-D arrays stay column-major)."""
+    arr = np.asarray(x)
+    if arr.shape != shape:
+        raise ValueError(f"{what} has shape {arr.shape}, expected {shape}")
+    check_real(arr.dtype, what, arr.ndim)
+    if arr.ndim == 2 and is_fortran(arr):
+        return np.asfortranarray(arr, dtype=dtype)
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def host_output(y: object, shape: tuple[int, ...], what: str, dtype: np.dtype
+                ) -> np.ndarray | None:
+    """A given numpy output checked (it is updated in place), or None (or zeros of an empty
+    shape) when none is given."""
+    if y is None:
+        return None if 0 not in shape else np.zeros(shape, dtype)
+    if not isinstance(y, np.ndarray):
+        raise TypeError(f"{what} must be a numpy array when the input is one, got "
+                        f"{type(y).__name__}")
+    check_output(y, shape, what, dtype)
+    if not y.flags.writeable:
+        raise ValueError(f"{what} is read-only; it is updated in place")
+    return y
+
+
+def check_output(y: np.ndarray | cl_array.Array, shape: tuple[int, ...], what: str,
+                 dtype: np.dtype) -> None:
+    """ValueError or TypeError unless ``y`` has ``shape`` and ``dtype``."""
+    if y.shape != shape:
+        raise ValueError(f"{what} has shape {y.shape}, expected {shape}")
+    if y.dtype != dtype:
+        raise TypeError(f"{what} has dtype {y.dtype}, expected {dtype} (it is updated in place)")
+
+
+def device_input(x: cl_array.Array, shape: tuple[int, ...], what: str, device: Device,
+                 dtype: np.dtype) -> cl_array.Array | None:
+    """A pyopencl input checked, and copied where the kernels cannot take it as it is (an
+    offset, another dtype); None when it is empty."""
+    if x.shape != shape:
+        raise ValueError(f"{what} has shape {x.shape}, expected {shape}")
+    if x.context != device.context:
+        raise ValueError(f"{what} lives in another OpenCL context than the matrix's device "
+                         f"{device.name}; copy it there first")
+    check_real(x.dtype, what, x.ndim)
+    if not x.flags.forc:
+        raise ValueError(
+            f"{what} is a non-contiguous pyopencl array (strides {x.strides}); pass a "
+            "contiguous one (pyopencl cannot copy strided arrays) or a numpy array"
+        )
+    if x.size == 0:
+        return None
+    queue = device.queue
+    if x.offset:
+        if x.ndim == 2:
+            raise ValueError(f"{what} must be a C- or F-contiguous array without offset")
+        x = x.copy(queue=queue)
+    if x.dtype != dtype:
+        if is_fortran(x):  # pyopencl's astype gives column-major data row-major strides
+            return x.T.astype(dtype, queue=queue).T
+        return x.astype(dtype, queue=queue)
+    return x
+
+
+def device_output(y: object, shape: tuple[int, ...], what: str, x: cl_array.Array | None,
+                  device: Device, dtype: np.dtype, zeros: bool = False) -> cl_array.Array:
+    """A given pyopencl output checked (it is updated in place), else a new one in x's memory
+    order (filled with zeros when ``zeros``: a block product leaves entries outside the block
+    as they are)."""
+    queue = device.queue
+    if y is None:
+        order = "F" if x is not None and len(shape) == 2 and is_fortran(x) else "C"
+        new = cl_array.zeros if zeros else cl_array.empty
+        return new(queue, shape, dtype, order=order)
+    if not isinstance(y, cl_array.Array):
+        raise TypeError(f"{what} must be a pyopencl array when the input is one, got "
+                        f"{type(y).__name__}")
+    check_output(y, shape, what, dtype)
+    if y.context != device.context:
+        raise ValueError(f"{what} lives in another OpenCL context than the matrix's device")
+    if y.offset or not y.flags.forc:
+        raise ValueError(f"{what} must be a contiguous array without offset (it is updated "
+                         "in place)")
+    return y
+
+
+def is_fortran(a: np.ndarray | cl_array.Array) -> bool:
+    """Column-major and not also row-major (a single column counts as row-major)."""
+    return bool(a.flags.f_contiguous and not a.flags.c_contiguous)
+
+
+def contiguous(a: np.ndarray) -> np.ndarray:
+    """``a`` itself when C- or F-contiguous, else a C-ordered copy."""
+    return a if a.flags.c_contiguous or a.flags.f_contiguous else np.ascontiguousarray(a)
+
+
+def element_strides(a: cl_array.Array) -> tuple[int, ...]:
+    """Strides in elements (a 1-D array counts as one column)."""
+    strides = tuple(s // a.dtype.itemsize for s in a.strides)
+    return strides if len(strides) == 2 else (1, a.shape[0])
+
+
+class Operands:
+    """The input and output of one product, checked (in the constructor, before any device
+    work) and brought to the device (:meth:`to_device`, under the matrix's lock).
+
+    numpy inputs are copied to the device and the result copied back by :meth:`result`
+    (into the given y, updated in place); pyopencl inputs stay on the device. ``keep_y``: the
+    product writes part of y only (a block), so a given y is uploaded also when beta == 0 and a
+    new one starts as zeros.
+    """
+
+    def __init__(self, x: object, y: object, shapes: tuple[tuple[int, ...], tuple[int, ...]],
+                 names: tuple[str, str], device: Device, dtype: np.dtype,
+                 keep_y: bool) -> None:
+        in_shape, self.out_shape = shapes
+        self.device, self.dtype, self.keep_y = device, dtype, keep_y
+        self.on_device = isinstance(x, cl_array.Array)
+        self.x_dev: cl_array.Array | None = None
+        self.y_dev: cl_array.Array | None = None
+        self.y_host: np.ndarray | None = None
+        if self.on_device:
+            self.x_dev = device_input(x, in_shape, names[0], device, dtype)
+            self.y_dev = device_output(y, self.out_shape, names[1], self.x_dev, device, dtype,
+                                       keep_y)
+            if self.x_dev is not None and self.x_dev is x and x.base_data == self.y_dev.base_data:
+                # x and y in one buffer: the kernels would read x while writing y
+                self.x_dev = x.copy(queue=device.queue)
+        else:
+            self.x_host = host_input(x, in_shape, names[0], dtype)
+            self.y_host = host_output(y, self.out_shape, names[1], dtype)
+
+    @property
+    def empty(self) -> bool:
+        """True when the output has no entries (nothing to launch)."""
+        return 0 in self.out_shape
+
+    def to_device(self, beta: np.generic) -> None:
+        """Copy numpy operands to the device (y only where the product reads it)."""
+        if self.on_device:
+            return
+        queue, x = self.device.queue, self.x_host
+        self.x_dev = cl_array.to_device(queue, x) if x.size else None
+        if self.y_host is not None and (beta != 0 or self.keep_y):
+            self.y_dev = cl_array.to_device(queue, contiguous(self.y_host))
+        else:
+            order = "F" if x.ndim == 2 and is_fortran(x) else "C"
+            new = cl_array.zeros if self.keep_y else cl_array.empty
+            self.y_dev = new(queue, self.out_shape, self.dtype, order=order)
+
+    def result(self) -> Array:
+        """The product's output: the device array, or the numpy y (updated) or a new array."""
+        if self.on_device:
+            return self.y_dev
+        if self.y_dev is None:  # nothing was launched: an empty output
+            return self.y_host if self.y_host is not None else np.zeros(self.out_shape,
+                                                                         self.dtype)
+        result = self.y_dev.get(self.device.queue)
+        if self.y_host is None:
+            return result
+        self.y_host[...] = result
+        return self.y_host

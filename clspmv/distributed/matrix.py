@@ -1,0 +1,370 @@
+"""DistributedMatrix: a sparse matrix whose rows are spread over the ranks of an MPI
+communicator, one OpenCL device per rank (pjds-multigpu.txt, section 3).
+
+Each rank holds a contiguous row block, split into a *local* part (the columns it owns, i.e. its
+slice of x) and a *non-local* part (columns owned by others, renumbered compactly in the order of
+the halo buffer), each an ordinary :class:`clspmv.DeviceMatrix` in its own format. A product is
+``y = alpha A_loc x_local + beta y`` then ``y += alpha A_nl x_halo``, with the halo exchanged by
+the :class:`.plan.ExchangePlan` in one of the :mod:`.modes`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import pyopencl.array as cl_array
+
+from ..device import Device
+from ..matrix import DeviceMatrix
+from . import model, modes, staging
+from .collective import agree
+from .partition import balanced_offsets
+from .placement import choose_device, node_rank
+from .plan import ExchangePlan
+from .product import Product
+from .source import row_block, split_columns
+
+DEFAULT_FORMATS = ("csr-vector", "csr-scalar")
+"""(local, non-local) formats when none is given: the non-local part is usually very sparse."""
+
+Array = np.ndarray | cl_array.Array
+
+
+class DistributedMatrix:
+    """A matrix distributed by row blocks over ``comm``; build one with :meth:`from_scipy`.
+
+    Vectors are distributed too: ``x_local`` is this rank's slice ``col_range`` of x and
+    ``y_local`` its slice ``row_range`` of y (for a square matrix both are the row block).
+    Every product is collective: all ranks call it together. Call :meth:`close` (or use the
+    matrix as a context manager) to free its communicator, requests and thread.
+    """
+
+    def __init__(self, comm: Any, shape: tuple[int, int], row_offsets: np.ndarray,
+                 col_offsets: np.ndarray, local: DeviceMatrix, non_local: DeviceMatrix | None,
+                 plan: ExchangePlan, device: Device, mode: str, own_comm: Any,
+                 counts: tuple[int, int, int] = (0, 0, 0)) -> None:
+        """Assemble the parts (use :meth:`from_scipy`); ``counts``: (local entries, non-local
+        entries, rows with non-local entries) for :meth:`costs`."""
+        self._counts = tuple(int(c) for c in counts)
+        self._user_comm = comm
+        self._comm = own_comm
+        self._shape = (int(shape[0]), int(shape[1]))
+        self.row_offsets = row_offsets
+        """Rank k holds rows ``row_offsets[k]:row_offsets[k + 1]``."""
+        self.col_offsets = col_offsets
+        """Rank k owns x entries ``col_offsets[k]:col_offsets[k + 1]``."""
+        self.local = local
+        """The local part (columns of this rank, renumbered from 0)."""
+        self.non_local = non_local
+        """The non-local part (halo columns, numbered as the halo buffer), None without any."""
+        self.plan = plan
+        self._device = device
+        self._lock = threading.Lock()
+        self._worker: modes.CommThread | None = None
+        self._mode = "vector"
+        self.mode = mode
+        queue = device.queue
+        dtype = local.dtype
+        m, n = self.local_shape
+        self._x_dev = cl_array.zeros(queue, n, dtype) if n else None
+        self._y_dev = cl_array.zeros(queue, m, dtype) if m else None
+        h = plan.halo_size
+        self._halo_dev = cl_array.zeros(queue, h, dtype) if h else None
+        s = plan.send_size
+        self._send_index_dev = (cl_array.to_device(queue, plan.send_index.astype(np.int32))
+                                if s else None)
+        self._send_dev = cl_array.zeros(queue, s, dtype) if s else None
+        self._events: dict[str, list] = {"local": [], "non_local": [], "staging": []}
+        self._seconds = {"gather": 0.0, "communication": 0.0, "total": 0.0}
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_scipy(cls, A: object, comm: Any = None, format: str | tuple[str, str] | None = None,
+                   mode: str = "task", partition: object = "nnz",
+                   device: Device | str | None = None, dtype: object = None,
+                   root: int | None = None, row_offsets: object = None,
+                   pinned: bool | None = None, machine: model.Machine | None = None,
+                   **params: object) -> DistributedMatrix:
+        """Distribute ``A`` over the ranks of ``comm`` (default ``MPI.COMM_WORLD``); collective.
+
+        ``A``: a scipy.sparse matrix (or dense 2-D array) given on every rank; or given on rank
+        ``root`` only (the others pass None), which scatters the row blocks; or the path of a
+        Matrix Market file that each rank reads only its rows of. ``partition``: ``"nnz"``
+        (blocks of equal stored entries), ``"rows"`` or a weight per row (e.g. its predicted
+        time); ``row_offsets`` (``size + 1`` numbers) fixes the blocks instead. Columns (the
+        slices of x) follow the row blocks for a square matrix, else equal shares of the columns.
+        ``format``: one name for both parts or a pair (local, non-local); default
+        :data:`DEFAULT_FORMATS`. ``mode``: see :mod:`clspmv.distributed.modes`. ``device``: a
+        :class:`clspmv.Device`, a :func:`clspmv.select_device` spec, ``"local-rank"`` (GPU
+        ``local_rank % gpus`` of each node) or None (see :mod:`.placement`). ``dtype`` and the
+        format ``params`` as in :meth:`clspmv.DeviceMatrix.from_scipy`. ``pinned``: stage the
+        exchange through pinned host memory (default: on GPUs). ``machine``: a
+        :class:`.model.Machine` (e.g. from :func:`.model.probe`); when given, rank 0 warns if the
+        model predicts less than :data:`.model.HELPS` times one rank's speed.
+
+        Raises ValueError for an unknown mode or a bad partition (on every rank alike), the
+        error itself where every rank fails alike (e.g. an unknown format), and
+        :class:`DistributedError` on every rank when some ranks fail to read, convert or upload
+        their part (the message names the ranks and their errors).
+        """
+        from mpi4py import MPI
+
+        comm = MPI.COMM_WORLD if comm is None else comm
+        modes.check_mode(mode)
+        formats = _formats(format)
+        block = row_block(comm, A, dtype, partition, row_offsets, root)
+        m, n = block.shape
+        offsets = block.offsets
+        cols = offsets if m == n else balanced_offsets(np.ones(n), comm.size)
+        rank = comm.rank
+        c0, c1 = int(cols[rank]), int(cols[rank + 1])
+        local_csr, nl_csr, halo = split_columns(block.rows, c0, c1)
+        del block
+        local_rank, local_size = node_rank(comm)
+        dev = agree(comm, "choosing the device",
+                    lambda: choose_device(device, local_rank, local_size))
+        value_dtype = local_csr.dtype if dtype is None else dtype
+
+        def upload() -> tuple[DeviceMatrix, DeviceMatrix | None]:
+            loc = DeviceMatrix.from_scipy(local_csr, format=formats[0], device=dev,
+                                          dtype=value_dtype, **params)
+            nl = None
+            if halo.size:
+                nl = DeviceMatrix.from_scipy(nl_csr, format=formats[1], device=dev,
+                                             dtype=value_dtype)
+            return loc, nl
+
+        local, non_local = agree(comm, "building the local and non-local parts", upload)
+        own = comm.Dup()
+        use_pinned = dev.type == "gpu" if pinned is None else bool(pinned)
+        plan = ExchangePlan(own, halo, cols, staging.HostBuffers(dev, local.dtype, use_pinned))
+        counts = (local_csr.nnz, nl_csr.nnz, int(np.count_nonzero(np.diff(nl_csr.indptr))))
+        D = cls(comm, (m, n), offsets, cols, local, non_local, plan, dev, mode, own, counts)
+        if machine is not None:
+            helps, message = model.more_ranks_help(D.all_costs(), machine)
+            if not helps and comm.rank == 0:
+                warnings.warn(message, RuntimeWarning, stacklevel=2)
+        return D
+
+    def close(self) -> None:
+        """Free the communicator, the persistent requests and the task-mode thread (collective)."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+        if self._comm is not None:
+            self.plan.free()
+            self._comm.Free()
+            self._comm = None
+
+    def __enter__(self) -> DistributedMatrix:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- facts ----------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, int]:
+        """Global (rows, columns)."""
+        return self._shape
+
+    @property
+    def local_shape(self) -> tuple[int, int]:
+        """(rows of this rank, x entries this rank owns)."""
+        return self.local.shape
+
+    @property
+    def row_range(self) -> tuple[int, int]:
+        """The global rows ``start, stop`` of this rank (its slice of y)."""
+        r = self._comm_rank
+        return int(self.row_offsets[r]), int(self.row_offsets[r + 1])
+
+    @property
+    def col_range(self) -> tuple[int, int]:
+        """The global columns ``start, stop`` this rank owns (its slice of x)."""
+        r = self._comm_rank
+        return int(self.col_offsets[r]), int(self.col_offsets[r + 1])
+
+    @property
+    def _comm_rank(self) -> int:
+        return self._user_comm.rank
+
+    @property
+    def comm(self) -> Any:
+        """The communicator the matrix was built on."""
+        return self._user_comm
+
+    @property
+    def dtype(self) -> np.dtype:
+        """Value type of x, y and the stored values."""
+        return self.local.dtype
+
+    @property
+    def device(self) -> Device:
+        """This rank's device."""
+        return self._device
+
+    @property
+    def formats(self) -> tuple[str, str | None]:
+        """(local format, non-local format or None) of this rank."""
+        return self.local.format, (self.non_local.format if self.non_local else None)
+
+    @property
+    def mode(self) -> str:
+        """``"vector"``, ``"overlap"`` or ``"task"``; may be changed at any time."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        value = modes.check_mode(value)
+        if value == "task" and self._worker is None:
+            self._worker = modes.CommThread()
+        self._mode = value
+
+    @property
+    def halo_size(self) -> int:
+        """x entries this rank receives per product."""
+        return self.plan.halo_size
+
+    @property
+    def bytes_exchanged(self) -> tuple[int, int]:
+        """(bytes sent, bytes received) by this rank per product."""
+        size = self.dtype.itemsize
+        return self.plan.send_size * size, self.plan.halo_size * size
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """Seconds of the latest product on this rank: ``local`` and ``non_local`` (kernel time
+        from profiling events), ``staging`` (host <-> device copies, from their events),
+        ``gather`` (host time filling the send buffer), ``communication`` (start to completion of
+        the exchange, wall clock) and ``total`` (the call, wall clock)."""
+        out = {name: staging.seconds(events) for name, events in self._events.items()}
+        out.update(self._seconds)
+        return out
+
+    def costs(self) -> model.RankCosts:
+        """What this rank moves per product, for :mod:`.model`."""
+        m, n = self.local_shape
+        local_nnz, nl_nnz, nl_rows = self._counts
+        return model.RankCosts(
+            rows=m, local_nnz=local_nnz, non_local_nnz=nl_nnz, non_local_rows=nl_rows,
+            x_entries=n, send=self.plan.send_size, halo=self.plan.halo_size,
+            send_messages=self.plan.messages,
+            recv_messages=int(np.count_nonzero(self.plan.recv_counts)),
+            value_bytes=self.dtype.itemsize)
+
+    def all_costs(self) -> list[model.RankCosts]:
+        """Every rank's :meth:`costs` (collective)."""
+        return self._comm.allgather(self.costs())
+
+    def predict(self, machine: model.Machine, resident: bool = False) -> dict[str, float]:
+        """Predicted seconds per product for each mode (collective; ``resident``: x and y are
+        pyopencl arrays, so only the exchanged values are staged)."""
+        return model.predict(self.all_costs(), machine, resident)
+
+    def diagonal(self) -> np.ndarray:
+        """This rank's rows of the main diagonal (square matrices: for Jacobi)."""
+        r0, r1 = self.row_range
+        c0, c1 = self.col_range
+        if (r0, r1) != (c0, c1):
+            raise ValueError("diagonal() needs a square matrix distributed by row blocks")
+        return self.local.diagonal()
+
+    @property
+    def vector_space(self) -> Any:
+        """What :mod:`clspmv.solvers` needs to run on this matrix: the local vector length and
+        the sum of dot products over the ranks. Raises ValueError (on every rank alike) for a
+        matrix that is not square or has a rank without rows."""
+        from .collective import MPISpace
+
+        if self.shape[0] != self.shape[1]:
+            raise ValueError(f"the solvers need a square matrix, got shape {self.shape}")
+        empty = np.flatnonzero(np.diff(self.row_offsets) == 0)
+        if empty.size:
+            raise ValueError(f"the solvers need at least one row on every rank; rank(s) "
+                             f"{empty.tolist()} have none: use fewer ranks or other row_offsets")
+        return MPISpace(self._comm, self.local_shape[0])
+
+    def __repr__(self) -> str:
+        m, n = self.shape
+        return (f"<DistributedMatrix {m}x{n} rank {self._comm_rank}/{self._user_comm.size} rows "
+                f"{self.row_range} formats={self.formats} mode={self.mode!r}>")
+
+    # -- products -------------------------------------------------------------------------
+    def matvec(self, x_local: Array, y_local: Array | None = None, alpha: float = 1.0,
+               beta: float = 0.0) -> Array:
+        """``y_local = alpha (A x)[row_range] + beta y_local`` (collective).
+
+        ``x_local`` is this rank's slice of x, numpy or a pyopencl array on this rank's device;
+        the result has the same kind (a given ``y_local`` is updated in place and returned).
+        Arguments are checked before any communication: every rank must pass valid ones, or
+        the ranks that do wait for those that raised.
+        """
+        with self._lock:
+            started = time.perf_counter()
+            product = Product(self, x_local, y_local, alpha, beta)
+            modes.run(self._mode, product, self._worker)
+            result = product.finish()
+            self._seconds = {"gather": product.gather_seconds,
+                             "communication": self.plan.seconds,
+                             "total": time.perf_counter() - started}
+            self._events = product.events
+            return result
+
+    def __matmul__(self, x_local: Array) -> Array:
+        return self.matvec(x_local)
+
+    def rmatvec(self, x_local: Array, y_local: Array | None = None, alpha: float = 1.0,
+                beta: float = 0.0) -> Array:
+        """``y_local = alpha (A.T x)[col_range] + beta y_local`` (collective): ``x_local`` is this
+        rank's slice of the row space. The non-local part's products go back to the owners of
+        their columns, which add them; their exchange overlaps the local part in every mode."""
+        with self._lock:
+            started = time.perf_counter()
+            product = Product(self, x_local, y_local, alpha, beta, transposed=True)
+            product.transposed()
+            result = product.finish()
+            self._seconds = {"gather": product.gather_seconds,
+                             "communication": self.plan.seconds,
+                             "total": time.perf_counter() - started}
+            self._events = product.events
+            return result
+
+    def matvec_global(self, x: np.ndarray) -> np.ndarray:
+        """``A @ x`` with the whole x on every rank; the whole y on every rank (collective; for
+        tests and small problems)."""
+        return self._global(x, self.col_offsets, self.row_offsets, self.matvec)
+
+    def rmatvec_global(self, x: np.ndarray) -> np.ndarray:
+        """``A.T @ x`` with the whole x on every rank; the whole result on every rank."""
+        return self._global(x, self.row_offsets, self.col_offsets, self.rmatvec)
+
+    def _global(self, x: np.ndarray, in_offsets: np.ndarray, out_offsets: np.ndarray,
+                product: Any) -> np.ndarray:
+        x = np.asarray(x)
+        if x.shape != (int(in_offsets[-1]),):
+            raise ValueError(f"x has shape {x.shape}, expected ({int(in_offsets[-1])},)")
+        r = self._comm_rank
+        y_local = np.ascontiguousarray(product(x[int(in_offsets[r]): int(in_offsets[r + 1])]))
+        counts = np.diff(out_offsets)
+        y = np.empty(int(out_offsets[-1]), self.dtype)
+        self._comm.Allgatherv(y_local, [y, (counts, out_offsets[:-1])])
+        return y
+
+
+def _formats(format: str | tuple[str, str] | None) -> tuple[str, str]:
+    if format is None:
+        return DEFAULT_FORMATS
+    if isinstance(format, str):
+        return format, format
+    pair = tuple(format)
+    if len(pair) != 2 or not all(isinstance(f, str) for f in pair):
+        raise ValueError(f"format must be a name or a pair (local, non-local), got {format!r}")
+    return pair
+
+
+__all__ = ["DEFAULT_FORMATS", "DistributedMatrix"]

@@ -1,0 +1,244 @@
+"""Predicted time of one distributed product per mode (pjds-multigpu.txt, sections 2.2 and 3).
+
+No measurement happens here except in :func:`probe`: the model takes the matrix's per-rank
+quantities (:class:`RankCosts`) and the machine's bandwidths (:class:`Machine`) and adds
+
+* the kernels' memory traffic over the device bandwidth, from the paper's code balance (1): per
+  stored entry a value, an index and ``alpha`` values of x (``alpha`` = 1: no reuse of x from
+  cache; ``1 / Nnzr``: each x entry loaded once), per row y read and written. The non-local part
+  is a second pass over the rows it touches (the paper's extra ``8 / Nnzr`` bytes/flop);
+* the host staging over the host <-> device bandwidth (the paper's ``T_PCI``, eq. 2): the halo
+  up and the values to send down every product, plus x up and y down when the vectors live on
+  the host;
+* the network: a latency per message and the larger of the bytes sent and received over the
+  network bandwidth.
+
+The modes combine the terms (section 3.1): ``vector`` adds everything; ``overlap`` hides the
+fraction ``async_progress`` of the exchange behind the local part (0 for MPI libraries that do
+not progress messages in the background, the paper's expectation); ``task`` runs the exchange
+and the local part side by side (at most a factor of two). The time of a product is the
+slowest rank's.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .modes import MODES
+from .partition import balanced_offsets, check_offsets, owners, row_offsets
+
+HELPS = 1.1
+"""Predicted speedup below which more ranks are not worth it."""
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Bandwidths (bytes/s) and latency (s) the model needs; :func:`probe` measures them."""
+
+    device_bandwidth: float
+    """Memory bandwidth of one device (each rank has its own, or its share of a shared one)."""
+    staging_bandwidth: float
+    """Host <-> device copies (PCIe for GPUs through pinned memory; a host memcpy for CPUs)."""
+    network_bandwidth: float
+    """Between two ranks."""
+    network_latency: float
+    """Per message."""
+    alpha: float = 1.0
+    """The paper's x reuse factor, between 1/Nnzr (each x entry loaded once) and 1 (no cache)."""
+    async_progress: float = 0.0
+    """Fraction of the exchange that progresses during the local part in ``overlap`` mode."""
+
+
+@dataclass(frozen=True)
+class RankCosts:
+    """What one rank moves per product."""
+
+    rows: int
+    local_nnz: int
+    non_local_nnz: int
+    non_local_rows: int
+    """Rows with at least one non-local entry (y is read and written again for them)."""
+    x_entries: int
+    send: int
+    """x values sent per product."""
+    halo: int
+    """x values received per product."""
+    send_messages: int
+    recv_messages: int
+    value_bytes: int = 8
+    index_bytes: int = 4
+
+
+def kernel_bytes(nnz: int, rows: int, value_bytes: int, index_bytes: int, alpha: float) -> float:
+    """Bytes one product pass moves: the code balance (1) of the paper times the flops."""
+    return nnz * (value_bytes + index_bytes + alpha * value_bytes) + 2 * rows * value_bytes
+
+
+def terms(c: RankCosts, machine: Machine, resident: bool = False) -> dict[str, float]:
+    """The seconds of each part of one rank's product: ``local``, ``non_local`` (kernels),
+    ``send_down``, ``halo_up``, ``x_up``, ``y_down`` (staging) and ``network``."""
+    v, b_dev, b_stage = c.value_bytes, machine.device_bandwidth, machine.staging_bandwidth
+    vectors = 0.0 if resident else 1.0
+    net = 0.0
+    if c.send or c.halo:
+        net = (machine.network_latency * max(c.send_messages, c.recv_messages)
+               + max(c.send, c.halo) * v / machine.network_bandwidth)
+    return {
+        "local": kernel_bytes(c.local_nnz, c.rows, v, c.index_bytes, machine.alpha) / b_dev,
+        "non_local": kernel_bytes(c.non_local_nnz, c.non_local_rows, v, c.index_bytes,
+                                  machine.alpha) / b_dev,
+        "send_down": c.send * v / b_stage,
+        "halo_up": c.halo * v / b_stage,
+        "x_up": vectors * c.x_entries * v / b_stage,
+        "y_down": vectors * c.rows * v / b_stage,
+        "network": net,
+    }
+
+
+def rank_time(c: RankCosts, machine: Machine, mode: str, resident: bool = False) -> float:
+    """Predicted seconds of one rank's product in ``mode``."""
+    t = terms(c, machine, resident)
+    before = t["send_down"]
+    after = t["halo_up"] + t["non_local"] + t["y_down"]
+    compute = t["x_up"] + t["local"]
+    if mode == "vector":
+        return before + t["network"] + compute + after
+    if mode == "overlap":
+        hidden = machine.async_progress * min(t["network"], compute)
+        return before + compute + t["network"] - hidden + after
+    if mode == "task":
+        return before + max(t["network"], compute) + after
+    raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
+
+
+def predict(costs: list[RankCosts], machine: Machine, resident: bool = False
+            ) -> dict[str, float]:
+    """Predicted seconds per product for each mode: the slowest rank's."""
+    return {mode: max(rank_time(c, machine, mode, resident) for c in costs) for mode in MODES}
+
+
+def rank_costs(A: Any, ranks: int, partition: object = "nnz", offsets: object = None,
+               value_bytes: int = 8) -> list[RankCosts]:
+    """The :class:`RankCosts` of every rank when ``A`` (scipy.sparse) is distributed over
+    ``ranks`` as :meth:`DistributedMatrix.from_scipy` would (no MPI, no device)."""
+    csr = sp.csr_matrix(A)
+    m, n = csr.shape
+    row_nnz = np.diff(csr.indptr)
+    o = (row_offsets(row_nnz, ranks, partition) if offsets is None
+         else check_offsets(offsets, m, ranks))
+    cols = o if m == n else balanced_offsets(np.ones(n), ranks)
+    counts = np.zeros((ranks, ranks), np.int64)  # counts[j, k]: values j receives from k
+    parts = []
+    for j in range(ranks):
+        block = csr[int(o[j]): int(o[j + 1])]
+        c = block.indices.astype(np.int64)
+        mine = (c >= cols[j]) & (c < cols[j + 1])
+        halo = np.unique(c[~mine])
+        counts[j] = np.bincount(owners(halo, cols), minlength=ranks)
+        row_of = np.repeat(np.arange(block.shape[0]), np.diff(block.indptr))
+        parts.append((block.shape[0], int(mine.sum()), int((~mine).sum()),
+                      int(np.unique(row_of[~mine]).size), int(cols[j + 1] - cols[j])))
+    return [RankCosts(rows, loc, nl, nl_rows, x, send=int(counts[:, j].sum()),
+                      halo=int(counts[j].sum()),
+                      send_messages=int(np.count_nonzero(counts[:, j])),
+                      recv_messages=int(np.count_nonzero(counts[j])), value_bytes=value_bytes)
+            for j, (rows, loc, nl, nl_rows, x) in enumerate(parts)]
+
+
+def one_rank(costs: list[RankCosts]) -> RankCosts:
+    """The costs of the same matrix on one rank (everything local, nothing exchanged)."""
+    first = costs[0]
+    return RankCosts(rows=sum(c.rows for c in costs),
+                     local_nnz=sum(c.local_nnz + c.non_local_nnz for c in costs),
+                     non_local_nnz=0, non_local_rows=0, x_entries=sum(c.x_entries for c in costs),
+                     send=0, halo=0, send_messages=0, recv_messages=0,
+                     value_bytes=first.value_bytes, index_bytes=first.index_bytes)
+
+
+def speedup(costs: list[RankCosts], machine: Machine, resident: bool = False
+            ) -> tuple[float, str]:
+    """(predicted speedup of the best mode over one rank, that mode)."""
+    single = rank_time(one_rank(costs), machine, "vector", resident)
+    times = predict(costs, machine, resident)
+    best = min(times, key=times.get)
+    return (single / times[best] if times[best] > 0 else 1.0), best
+
+
+def more_ranks_help(costs: list[RankCosts], machine: Machine, resident: bool = False,
+                    threshold: float = HELPS) -> tuple[bool, str]:
+    """(whether the predicted speedup over one rank reaches ``threshold``, a sentence saying so
+    for the user)."""
+    s, mode = speedup(costs, machine, resident)
+    ranks = len(costs)
+    if s >= threshold:
+        return True, f"{ranks} ranks are predicted {s:.2f}x faster than one (mode {mode!r})"
+    return False, (f"{ranks} ranks are predicted only {s:.2f}x faster than one (best mode "
+                   f"{mode!r}, below {threshold:g}x): the exchange costs about what the extra "
+                   "devices save; one device may serve as well")
+
+
+def effective_bandwidth(c: RankCosts, local_seconds: float, alpha: float = 1.0) -> float:
+    """The device bandwidth a measured local part reached (its bytes by the code balance over
+    its kernel seconds, e.g. ``D.timings["local"]``): a better ``device_bandwidth`` than
+    :func:`probe`'s buffer copy where kernels reach much less than a copy (a CPU device limited
+    to one thread, irregular x access)."""
+    if local_seconds <= 0:
+        raise ValueError(f"local_seconds must be > 0, got {local_seconds}")
+    return kernel_bytes(c.local_nnz, c.rows, c.value_bytes, c.index_bytes, alpha) / local_seconds
+
+
+def probe(comm: Any, device: Any, nbytes: int = 1 << 24, repeats: int = 5) -> Machine:
+    """Measure a :class:`Machine` (collective): device copy bandwidth (device to device, counted
+    as read + write), host -> device bandwidth from pinned memory, and the network between
+    ranks 0 and 1 (ping-pong of 8 bytes for the latency, of ``nbytes`` for the bandwidth).
+    Every rank returns rank 0's figures."""
+    import pyopencl as cl
+
+    from .staging import HostBuffers
+
+    ctx, queue = device.context, device.queue
+    count = nbytes // 8
+    a = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
+    b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
+    host = HostBuffers(device, np.float64, pinned=True)(count)
+
+    def best(run) -> float:
+        run().wait()
+        times = []
+        for _ in range(repeats):
+            event = run()
+            event.wait()
+            times.append((event.profile.end - event.profile.start) * 1e-9)
+        return max(min(times), 1e-9)
+
+    device_bw = 2 * nbytes / best(lambda: cl.enqueue_copy(queue, b, a))
+    stage_bw = nbytes / best(lambda: cl.enqueue_copy(queue, a, host))
+    latency, net_bw = 0.0, float("inf")
+    if comm.size > 1:
+        latency = _ping_pong(comm, np.zeros(1), repeats * 20) / 2
+        big = _ping_pong(comm, np.zeros(count), repeats) / 2
+        net_bw = nbytes / max(big - latency, 1e-9)
+    figures = comm.bcast((device_bw, stage_bw, net_bw, latency), root=0)
+    return Machine(*figures)
+
+
+def _ping_pong(comm: Any, buf: np.ndarray, repeats: int) -> float:
+    """Best round-trip seconds between ranks 0 and 1 (the others wait at a barrier)."""
+    best = float("inf")
+    comm.Barrier()
+    for _ in range(repeats):
+        start = time.perf_counter()
+        if comm.rank == 0:
+            comm.Send(buf, 1, 99)
+            comm.Recv(buf, 1, 99)
+        elif comm.rank == 1:
+            comm.Recv(buf, 0, 99)
+            comm.Send(buf, 0, 99)
+        best = min(best, time.perf_counter() - start)
+    comm.Barrier()
+    return best

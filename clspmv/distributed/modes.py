@@ -1,0 +1,114 @@
+"""The three schedules of a distributed product (pjds-multigpu.txt, section 3.1).
+
+* ``"vector"``: exchange the halo, then the whole product (local and non-local parts).
+* ``"overlap"``: start the non-blocking exchange, enqueue the local part, complete the exchange,
+  then the non-local part ("naive overlap": whether the messages progress during the local part
+  is up to the MPI library).
+* ``"task"``: the values to send are gathered (on the device for pyopencl vectors), then a
+  dedicated host thread starts and completes the exchange while the main thread drives the
+  device through the local part; the non-local part follows both. MPI must
+  allow calls from that thread (``MPI_THREAD_SERIALIZED`` or better): where it does not,
+  ``"task"`` falls back to ``"overlap"`` with a warning.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import warnings
+from collections.abc import Callable
+from typing import Protocol
+
+MODES = ("vector", "overlap", "task")
+
+
+class Steps(Protocol):
+    """The steps of one product, as the matrix provides them."""
+
+    def gather(self) -> None: ...  # fill the send buffer (or enqueue the device copy to it)
+    def start(self) -> None: ...  # start the exchange (after the send buffer is filled)
+    def wait(self) -> None: ...  # complete the exchange
+    def local(self) -> None: ...  # enqueue x upload and the local part
+    def non_local(self) -> None: ...  # enqueue the halo upload and the non-local part
+
+
+def check_mode(mode: str) -> str:
+    """``mode`` after checking it, ``"overlap"`` for ``"task"`` where MPI lacks thread support."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
+    if mode == "task" and not threads_allowed():
+        warnings.warn("MPI was initialised without thread support (MPI_THREAD_SERIALIZED or "
+                      "better), which task mode needs; using mode='overlap'", RuntimeWarning,
+                      stacklevel=3)
+        return "overlap"
+    return mode
+
+
+def threads_allowed() -> bool:
+    """True when MPI may be called from a thread other than the main one."""
+    from mpi4py import MPI
+
+    return MPI.Query_thread() >= MPI.THREAD_SERIALIZED
+
+
+def run(mode: str, steps: Steps, worker: CommThread | None) -> None:
+    """One product in ``mode``."""
+    if mode == "vector":
+        steps.gather()
+        steps.start()
+        steps.wait()
+        steps.local()
+    elif mode == "overlap":
+        steps.gather()
+        steps.start()
+        steps.local()
+        steps.wait()
+    else:
+        assert worker is not None
+        steps.gather()  # enqueued ahead of the local part; the thread waits for it
+        worker.submit(_exchange(steps))
+        steps.local()
+        worker.join()
+    steps.non_local()
+
+
+def _exchange(steps: Steps) -> Callable[[], None]:
+    def exchange() -> None:
+        steps.start()
+        steps.wait()
+    return exchange
+
+
+class CommThread:
+    """A host thread that runs one job at a time (the communication of task mode); an exception
+    in the job is raised again by :meth:`join`."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._done: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="clspmv-mpi", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            try:
+                job()
+            except BaseException as exc:  # handed to the main thread
+                self._done.put(exc)
+            else:
+                self._done.put(None)
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self._jobs.put(job)
+
+    def join(self) -> None:
+        error = self._done.get()
+        if error is not None:
+            raise error
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        self._thread.join()

@@ -1,0 +1,126 @@
+"""Each rank's row block of the matrix, from one of three sources: the whole matrix on every
+rank, the whole matrix on one root rank (scattered from there), or a Matrix Market file each
+rank reads only its own rows of (:func:`clspmv.io.read_rows`).
+
+Every step that can fail on one rank runs under :func:`.collective.agree`, so the others raise too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import io
+from ..matrix import canonical_csr
+from .collective import agree
+from .partition import balanced_offsets, check_offsets, row_offsets
+
+
+@dataclass
+class Block:
+    """This rank's rows ``offsets[rank]:offsets[rank + 1]`` of an ``shape`` matrix, as CSR."""
+
+    shape: tuple[int, int]
+    offsets: np.ndarray
+    rows: sp.csr_matrix
+
+
+def is_path(A: object) -> bool:
+    return isinstance(A, (str, os.PathLike))
+
+
+def row_block(comm: Any, A: object, dtype: object, partition: object, offsets: object,
+              root: int | None) -> Block:
+    """This rank's :class:`Block` (collective over ``comm``)."""
+    if is_path(A):
+        return _from_file(comm, os.fspath(A), dtype, partition, offsets)
+    if root is None:
+        csr = agree(comm, "converting the matrix", lambda: canonical_csr(A, dtype))
+        o = agree(comm, "partitioning the rows",
+                  lambda: _offsets(np.diff(csr.indptr), comm.size, partition, offsets))
+        return Block(csr.shape, o, csr[int(o[comm.rank]): int(o[comm.rank + 1])])
+    if not 0 <= root < comm.size:
+        raise ValueError(f"root must be a rank of the communicator (0..{comm.size - 1}), "
+                         f"got {root}")
+
+    def prepare() -> tuple:
+        if comm.rank != root:
+            return None
+        if A is None:
+            raise ValueError(f"the root rank {root} was given no matrix")
+        csr = canonical_csr(A, dtype)
+        o = _offsets(np.diff(csr.indptr), comm.size, partition, offsets)
+        return csr, o
+
+    prepared = agree(comm, "converting the matrix on the root rank", prepare)
+    blocks = None
+    head = None
+    if comm.rank == root:
+        csr, o = prepared
+        blocks = [csr[int(o[k]): int(o[k + 1])] for k in range(comm.size)]
+        head = (csr.shape, o)
+    shape, o = comm.bcast(head, root=root)
+    return Block(shape, o, comm.scatter(blocks, root=root))
+
+
+def _offsets(row_nnz: np.ndarray, parts: int, partition: object, offsets: object) -> np.ndarray:
+    if offsets is not None:
+        return check_offsets(offsets, row_nnz.size, parts)
+    return row_offsets(row_nnz, parts, partition)
+
+
+def _from_file(comm: Any, path: str, dtype: object, partition: object,
+               offsets: object) -> Block:
+    """Rows read by each rank from the file; ``"nnz"`` needs the row lengths first: each rank
+    counts those of an equal share of the rows, and all share them (one ``allgather``)."""
+    read_rows = getattr(io, "read_rows", None)
+    if read_rows is None:
+        raise NotImplementedError(
+            "reading a distributed matrix from a Matrix Market path needs clspmv.io.read_rows, "
+            "which this version lacks; read the matrix on one rank and pass it with root=0")
+    from scipy.io import mminfo
+
+    def header() -> tuple[int, int]:
+        rows, cols, *_ = mminfo(path)
+        return int(rows), int(cols)
+
+    shape = agree(comm, f"reading the header of {path}", header)
+    m = shape[0]
+    if offsets is None and isinstance(partition, str) and partition == "nnz":
+        share = balanced_offsets(np.ones(m), comm.size)
+        lo, hi = int(share[comm.rank]), int(share[comm.rank + 1])
+        counts = agree(comm, f"reading rows {lo}:{hi} of {path}",
+                       lambda: np.diff(read_rows(path, lo, hi).indptr))
+        row_nnz = np.concatenate(comm.allgather(counts))
+    else:
+        row_nnz = np.zeros(m, np.int64)
+    o = agree(comm, "partitioning the rows",
+              lambda: _offsets(row_nnz, comm.size, partition, offsets))
+    lo, hi = int(o[comm.rank]), int(o[comm.rank + 1])
+    rows = agree(comm, f"reading rows {lo}:{hi} of {path}",
+                 lambda: canonical_csr(read_rows(path, lo, hi), dtype))
+    return Block(shape, o, rows)
+
+
+def split_columns(rows: sp.csr_matrix, lo: int, hi: int
+                  ) -> tuple[sp.csr_matrix, sp.csr_matrix, np.ndarray]:
+    """(local part: columns ``lo:hi`` renumbered from 0; non-local part: the other columns
+    renumbered 0.. in the order of the sorted halo; the halo: those columns' global indices)."""
+    m = rows.shape[0]
+    cols = rows.indices.astype(np.int64)
+    row_of = np.repeat(np.arange(m), np.diff(rows.indptr))
+    mine = (cols >= lo) & (cols < hi)
+    halo = np.unique(cols[~mine])
+
+    def part(keep: np.ndarray, new_cols: np.ndarray, n: int) -> sp.csr_matrix:
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(row_of[keep], minlength=m))])
+        return sp.csr_matrix((rows.data[keep], new_cols.astype(np.int32),
+                              indptr.astype(np.int32)), shape=(m, n))
+
+    local = part(mine, cols[mine] - lo, hi - lo)
+    non_local = part(~mine, np.searchsorted(halo, cols[~mine]), halo.size)
+    return local, non_local, halo

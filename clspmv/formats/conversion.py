@@ -1,0 +1,92 @@
+"""Numpy helpers the formats' conversions (``from_csr``) share: row lengths and entry positions,
+the padding refusal rule, and the checks of the parameters common to several formats."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import IndexOverflowError, UnsuitableFormatError
+from .kernels import INDEX_DTYPE, INDEX_LIMIT
+from .layout import Layout
+
+MAX_PADDING_RATIO = 10.0
+"""A padded layout larger than this many times CSR's bytes (and than PADDING_FLOOR) is refused."""
+PADDING_FLOOR = 16 << 20
+
+UNROLL_FACTORS = (1, 2, 4, 8)
+"""Values of the ``unroll`` parameter (the kernels' ``UNROLL``): entries of a row handled per
+iteration of the forward product's inner loop, each into a partial sum of its own."""
+
+
+def row_lengths(csr: sp.csr_matrix) -> np.ndarray:
+    """Entries per row as int64."""
+    return np.diff(csr.indptr).astype(np.int64)
+
+
+def round_up(n: int, multiple: int) -> int:
+    """``n`` rounded up to a multiple of ``multiple``."""
+    return -(-n // multiple) * multiple
+
+
+def entry_rows(csr: sp.csr_matrix) -> np.ndarray:
+    """The row index of every stored entry (int64)."""
+    return np.repeat(np.arange(csr.shape[0], dtype=np.int64), row_lengths(csr))
+
+
+def position_in_row(csr: sp.csr_matrix) -> np.ndarray:
+    """For every stored entry, its position within its row (0, 1, 2, ...)."""
+    return np.arange(csr.nnz, dtype=np.int64) - np.repeat(
+        csr.indptr[:-1].astype(np.int64), row_lengths(csr)
+    )
+
+
+def csr_bytes(csr: sp.csr_matrix) -> int:
+    """Device bytes of the plain CSR layout: the yardstick padded layouts are measured against."""
+    return csr.nnz * (csr.data.itemsize + INDEX_DTYPE.itemsize) + (csr.shape[0] + 1) * 4
+
+
+def check_padding(name: str, padded_bytes: int, csr: sp.csr_matrix) -> None:
+    """Refuse a layout whose padding would be absurd, before anything is allocated."""
+    reference = csr_bytes(csr)
+    if padded_bytes > max(MAX_PADDING_RATIO * reference, PADDING_FLOOR):
+        raise UnsuitableFormatError(
+            f"format {name!r} would need {padded_bytes} bytes for this {csr.shape[0]}x"
+            f"{csr.shape[1]} matrix with {csr.nnz} entries, against {reference} bytes in CSR "
+            f"(more than {MAX_PADDING_RATIO:g}x); use 'csr-vector', 'sell' or 'hyb' instead"
+        )
+
+
+def check_unroll(unroll: object) -> int:
+    """``unroll`` as an int, or ValueError unless it is one of :data:`UNROLL_FACTORS`."""
+    if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)) \
+            or int(unroll) not in UNROLL_FACTORS:
+        raise ValueError(f"unroll must be one of {UNROLL_FACTORS}, got {unroll!r}")
+    return int(unroll)
+
+
+def check_threads(threads: object, choices: tuple[int, ...], layout: Layout) -> int:
+    """ValueError unless ``threads`` (work-items per row) is one of ``choices`` and at most the
+    layout's work-group size."""
+    if threads not in choices or threads > layout.work_group_size:  # type: ignore[operator]
+        raise ValueError(
+            f"threads_per_row must be one of {choices} and at most the work-group "
+            f"size {layout.work_group_size}, got {threads}"
+        )
+    return int(threads)  # type: ignore[call-overload]
+
+
+def check_column_map(column_map: object, columns: int) -> np.ndarray:
+    """``column_map`` as the kernels' index type: ``columns`` distinct non-negative indices (one
+    per column of a block), else ValueError (IndexOverflowError beyond 32-bit indices)."""
+    cmap = np.asarray(column_map)
+    if cmap.ndim != 1 or cmap.size != columns or (cmap.size and (
+            cmap.dtype.kind not in "iu" or cmap.min() < 0)):
+        raise ValueError(f"column_map must hold {columns} non-negative column indices "
+                         f"(one per column of the block), got shape {cmap.shape}")
+    if cmap.size and cmap.max() > INDEX_LIMIT:
+        raise IndexOverflowError("column_map holds indices beyond the kernels' 32-bit range")
+    if np.unique(cmap).size != cmap.size:
+        raise ValueError("column_map must not repeat a column (a transpose product would "
+                         "write one entry of y twice)")
+    return cmap.astype(INDEX_DTYPE)

@@ -1,0 +1,488 @@
+"""Cases of the distributed product, run under ``mpiexec -n N python distributed_worker.py N``.
+
+Every rank runs the same cases in the same order; a case passes when it passes on every rank
+(each case ends with an ``allgather`` of the outcome, so the ranks stay in step). Rank 0 prints
+one line ``RESULTS <json>`` mapping case names to None (passed) or the errors per rank.
+tests/test_distributed.py launches this script and imports :func:`case_names` to list the cases.
+(Above 400 lines: every case must sit in the one script mpiexec runs.)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+MODES = ("vector", "overlap", "task")
+PARTITIONS = ("nnz", "rows")
+FORMATS = (None, ("ell", "coo"))
+DTYPES = (np.float32, np.float64)
+
+
+def poisson(k: int) -> sp.csr_matrix:
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(k, k))
+    return (sp.kron(sp.identity(k), T) + sp.kron(T, sp.identity(k))).tocsr()
+
+
+def uneven(n: int = 61, seed: int = 3) -> sp.csr_matrix:
+    """Random rows of very different lengths, one dense row and one dense column."""
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=0.06, random_state=rng, format="lil")
+    A[5, :] = rng.standard_normal(n)
+    A[:, n - 2] = rng.standard_normal((n, 1))
+    A = A.tocsr() + sp.identity(n)
+    return sp.csr_matrix(A)
+
+
+def block_diagonal(size: int, b: int = 7) -> sp.csr_matrix:
+    """One dense block per rank: no rank has non-local columns."""
+    rng = np.random.default_rng(1)
+    return sp.block_diag([rng.standard_normal((b, b)) for _ in range(size)], format="csr")
+
+
+def convection_diffusion(k: int) -> sp.csr_matrix:
+    h = 1.0 / (k + 1)
+    D = sp.diags([-1.0, 1.0], [-1, 0], shape=(k, k)) * (20.0 * h)
+    return (poisson(k) + sp.kron(sp.identity(k), D)).tocsr()
+
+
+def cases(size: int) -> dict[str, Callable[[object], None]]:
+    """Every case for ``size`` ranks: name -> function(comm)."""
+    out: dict[str, Callable] = {}
+    for mode in MODES:
+        for partition in PARTITIONS:
+            for fmt in FORMATS:
+                for dtype in DTYPES:
+                    name = (f"product-{mode}-{partition}-{'default' if fmt is None else fmt[0]}-"
+                            f"{np.dtype(dtype).name}")
+                    out[name] = _bind(check_products, uneven(), mode=mode, partition=partition,
+                                      format=fmt, dtype=dtype)
+    zero_rows = [0] + [0] + list(np.linspace(0, 61, size).round().astype(int)[1:])
+    shaped = {
+        "uneven-offsets": (uneven(), {"row_offsets": _uneven_offsets(61, size)}),
+        "zero-row-rank": (uneven(), {"row_offsets": zero_rows}),
+        "no-non-local": (block_diagonal(size), {"partition": "rows"}),
+        "rectangular": (sp.random(45, 31, density=0.15, random_state=4, format="csr"), {}),
+        "rectangular-wide": (sp.random(13, 50, density=0.2, random_state=5, format="csr"), {}),
+        "all-zero": (sp.csr_matrix((20, 20)), {}),
+        "empty-0x0": (sp.csr_matrix((0, 0)), {}),
+        "poisson": (poisson(9), {}),
+        "weights": (uneven(), {"partition": np.linspace(1.0, 5.0, 61)}),
+        "pinned": (uneven(), {"pinned": True}),
+    }
+    for label, (A, kwargs) in shaped.items():
+        for mode in MODES:
+            out[f"{label}-{mode}"] = _bind(check_products, A, mode=mode, dtype=np.float64,
+                                           **kwargs)
+    out["root-scatter"] = lambda comm: check_root(comm, 0)
+    out["root-last-rank"] = lambda comm: check_root(comm, comm.size - 1)
+    out["mode-change"] = check_mode_change
+    out["device-arrays"] = check_device_arrays
+    out["global-result"] = check_global
+    out["cg-poisson"] = lambda comm: check_cg(comm, None)
+    out["cg-jacobi"] = lambda comm: check_cg(comm, "jacobi")
+    out["bicgstab"] = check_bicgstab
+    out["solver-empty-rank"] = check_solver_refuses_empty_rank
+    out["gmres"] = check_gmres
+    out["matrix-market-path"] = check_path
+    out["path-without-read-rows"] = check_path_missing
+    out["probe-and-advice"] = check_probe
+    out["fails-format-one-rank"] = check_format_failure
+    out["fails-device-one-rank"] = check_device_failure
+    out["fails-root-without-matrix"] = check_root_failure
+    out["timings-and-model"] = check_timings
+    out["bad-arguments"] = check_bad_arguments
+    for mode in MODES:
+        out[f"mixed-{mode}"] = _bind(check_products, uneven(), mode=mode, dtype="mixed")
+    return out
+
+
+def oclgrind_cases() -> dict[str, Callable[[object], None]]:
+    """The product on the Oclgrind simulator (``--oclgrind``): every mode, both directions."""
+    return {f"oclgrind-{mode}": _bind(check_products, uneven(23), mode=mode, device="oclgrind",
+                                         pinned=False)
+            for mode in MODES}
+
+
+def case_names(size: int) -> list[str]:
+    return list(cases(size))
+
+
+def _bind(fn: Callable, *args: object, **kwargs: object) -> Callable:
+    return lambda comm: fn(comm, *args, **kwargs)
+
+
+def _uneven_offsets(m: int, size: int) -> list[int]:
+    weights = np.arange(1, size + 1, dtype=float) ** 2
+    cuts = np.concatenate([[0], np.cumsum(weights) / weights.sum()])
+    return list((cuts * m).round().astype(int))
+
+
+# -- checks --------------------------------------------------------------------------------
+def _build(comm, A, **kwargs):
+    from clspmv.distributed import DistributedMatrix
+
+    return DistributedMatrix.from_scipy(A, comm, **kwargs)
+
+
+def check_products(comm, A, dtype=np.float64, **kwargs) -> None:
+    """matvec (beta 0 and alpha/beta with y), rmatvec, against scipy per row."""
+    from oracle import assert_matches
+
+    m, n = A.shape
+    rng = np.random.default_rng(comm.size)
+    x = rng.standard_normal(n)
+    xt = rng.standard_normal(m)
+    y0 = rng.standard_normal(m)
+    z0 = rng.standard_normal(n)
+    with _build(comm, A, dtype=dtype, **kwargs) as D:
+        assert D.shape == A.shape
+        r0, r1 = D.row_range
+        c0, c1 = D.col_range
+        assert D.local_shape == (r1 - r0, c1 - c0)
+        dt = D.dtype
+        block = sp.csr_matrix(A)[r0:r1]
+        xl = x.astype(dt)
+        assert_matches(D.matvec(xl[c0:c1]), block, xl, dt)
+        y = y0[r0:r1].astype(dt)
+        out = D.matvec(xl[c0:c1], y, alpha=-1.5, beta=0.5)
+        assert out is y
+        assert_matches(y, block, xl, dt, alpha=-1.5, beta=0.5, y0=y0[r0:r1].astype(dt))
+        tblock = sp.csr_matrix(A.T)[c0:c1]
+        xtl = xt.astype(dt)
+        assert_matches(D.rmatvec(xtl[r0:r1]), tblock, xtl, dt)
+        z = z0[c0:c1].astype(dt)
+        D.rmatvec(xtl[r0:r1], z, alpha=2.0, beta=-1.0)
+        assert_matches(z, tblock, xtl, dt, alpha=2.0, beta=-1.0, y0=z0[c0:c1].astype(dt))
+
+
+def check_root(comm, root: int) -> None:
+    from oracle import assert_matches
+
+    A = uneven()
+    x = np.random.default_rng(0).standard_normal(A.shape[1])
+    with _build(comm, A if comm.rank == root else None, root=root, mode="overlap") as D:
+        r0, r1 = D.row_range
+        c0, c1 = D.col_range
+        assert D.shape == A.shape
+        assert_matches(D.matvec(x[c0:c1]), A[r0:r1], x, np.float64)
+
+
+def check_mode_change(comm) -> None:
+    from oracle import assert_matches
+
+    A = uneven()
+    x = np.random.default_rng(1).standard_normal(A.shape[1])
+    with _build(comm, A, mode="task") as D:
+        r0, r1 = D.row_range
+        for mode in ("vector", "task", "overlap", "task"):
+            D.mode = mode
+            assert D.mode == mode
+            assert_matches(D.matvec(x[slice(*D.col_range)]), A[r0:r1], x, np.float64)
+        try:
+            D.mode = "bogus"
+        except ValueError as err:
+            assert "mode must be one of" in str(err)
+        else:
+            raise AssertionError("an unknown mode was accepted")
+
+
+def check_device_arrays(comm) -> None:
+    import pyopencl.array as cl_array
+
+    from oracle import assert_matches
+
+    A = uneven()
+    x = np.random.default_rng(2).standard_normal(A.shape[1])
+    for mode in MODES:
+        with _build(comm, A, mode=mode) as D:
+            r0, r1 = D.row_range
+            q = D.device.queue
+            x_dev = cl_array.to_device(q, x[slice(*D.col_range)])
+            y = D.matvec(x_dev)
+            assert isinstance(y, cl_array.Array)
+            assert_matches(y.get(), A[r0:r1], x, np.float64)
+            y0 = np.arange(r1 - r0, dtype=np.float64)
+            y_dev = cl_array.to_device(q, y0)
+            assert D.matvec(x_dev, y_dev, alpha=2.0, beta=3.0) is y_dev
+            assert_matches(y_dev.get(), A[r0:r1], x, np.float64, alpha=2.0, beta=3.0, y0=y0)
+            xt = cl_array.to_device(q, x[r0:r1])
+            z = D.rmatvec(xt)
+            assert_matches(z.get(), sp.csr_matrix(A.T)[slice(*D.col_range)], x, np.float64)
+
+
+def check_global(comm) -> None:
+    A = uneven()
+    x = np.random.default_rng(3).standard_normal(A.shape[1])
+    with _build(comm, A) as D:
+        y = D.matvec_global(x)
+        z = D.rmatvec_global(x)
+    ref = A @ x
+    assert np.abs(y - ref).max() <= 1e-12 * np.abs(ref).max(), "matvec_global differs"
+    reft = A.T @ x
+    assert np.abs(z - reft).max() <= 1e-12 * np.abs(reft).max(), "rmatvec_global differs"
+
+
+def _solve_and_compare(comm, solver_name: str, A, M, rtol: float, modes=MODES) -> None:
+    import scipy.sparse.linalg as sla
+
+    from clspmv import solvers
+
+    b = A @ np.random.default_rng(4).standard_normal(A.shape[0])
+    count = [0]
+    x_ref, info_ref = getattr(sla, solver_name)(
+        A, b, rtol=rtol, callback=lambda _x: count.__setitem__(0, count[0] + 1),
+        M=sp.diags(1.0 / A.diagonal()) if M == "jacobi" else None)
+    res_ref = np.linalg.norm(b - A @ x_ref) / np.linalg.norm(b)
+    for mode in modes:
+        with _build(comm, A, mode=mode) as D:
+            r0, r1 = D.row_range
+            history: list[float] = []
+            x_local, info = getattr(solvers, solver_name)(D, b[r0:r1], rtol=rtol, M=M,
+                                                          history=history)
+            x = np.concatenate(comm.allgather(x_local))
+        res = np.linalg.norm(b - A @ x) / np.linalg.norm(b)
+        assert info == 0 and info_ref == 0, f"info {info} (scipy {info_ref})"
+        assert res <= 1.01 * rtol, f"{mode}: residual {res:.3e} above {rtol:g}"
+        assert res_ref <= 1.01 * rtol
+        iterations = len(history) - 1
+        assert abs(iterations - count[0]) <= max(2, 0.02 * count[0]), (
+            f"{mode}: {iterations} iterations, scipy {count[0]}")
+        assert np.linalg.norm(x - x_ref) <= 1e-6 * np.linalg.norm(x_ref)
+
+
+def check_cg(comm, M) -> None:
+    _solve_and_compare(comm, "cg", poisson(12), M, 1e-9)
+
+
+def check_solver_refuses_empty_rank(comm) -> None:
+    from clspmv import solvers
+
+    A = poisson(6)
+    offsets = [0, 0] + list(np.linspace(0, 36, comm.size).round().astype(int)[1:])
+    with _build(comm, A, row_offsets=offsets) as D:
+        try:
+            solvers.cg(D, np.ones(D.local_shape[0]))
+        except ValueError as err:
+            assert "rank(s) [0] have none" in str(err), str(err)
+        else:
+            raise AssertionError("CG ran with a rank without rows")
+
+
+def check_bicgstab(comm) -> None:
+    _solve_and_compare(comm, "bicgstab", convection_diffusion(10), None, 1e-9,
+                       modes=("task",))
+
+
+def check_gmres(comm) -> None:
+    from clspmv import solvers
+
+    A = convection_diffusion(10)
+    b = A @ np.random.default_rng(5).standard_normal(A.shape[0])
+    with _build(comm, A, mode="task") as D:
+        r0, r1 = D.row_range
+        x_local, info = solvers.gmres(D, b[r0:r1], rtol=1e-9, restart=15)
+        x = np.concatenate(comm.allgather(x_local))
+    res = np.linalg.norm(b - A @ x) / np.linalg.norm(b)
+    assert info == 0 and res <= 1.01e-9, f"info {info}, residual {res:.3e}"
+
+
+def _write_mtx(comm, A) -> str:
+    import os
+    import tempfile
+
+    import clspmv
+
+    path = None
+    if comm.rank == 0:
+        fd, path = tempfile.mkstemp(suffix=".mtx")
+        os.close(fd)
+        clspmv.io.write(path, A)
+    return comm.bcast(path, root=0)
+
+
+def check_path(comm) -> None:
+    """The path source with a stand-in for clspmv.io.read_rows (reads the file, keeps the rows)."""
+    import os
+
+    import clspmv
+
+    from oracle import assert_matches
+
+    A = uneven()
+    path = _write_mtx(comm, A)
+    had = hasattr(clspmv.io, "read_rows")
+    calls = []
+    if not had:
+        def read_rows(p, start, stop):
+            calls.append((start, stop))
+            return clspmv.io.read(p).tocsr()[start:stop]
+        clspmv.io.read_rows = read_rows
+    try:
+        x = np.random.default_rng(6).standard_normal(A.shape[1])
+        for partition in PARTITIONS:
+            with _build(comm, path, partition=partition) as D:
+                r0, r1 = D.row_range
+                assert D.shape == A.shape
+                assert_matches(D.matvec(x[slice(*D.col_range)]), A[r0:r1], x, np.float64)
+                if not had:
+                    assert calls[-1] == (r0, r1), calls
+    finally:
+        if not had:
+            del clspmv.io.read_rows
+        comm.Barrier()
+        if comm.rank == 0:
+            os.unlink(path)
+
+
+def check_path_missing(comm) -> None:
+    import clspmv
+
+    if hasattr(clspmv.io, "read_rows"):
+        return  # the row-range reader exists: check_path covers the path
+    try:
+        _build(comm, "/nonexistent/matrix.mtx")
+    except NotImplementedError as err:
+        assert "clspmv.io.read_rows" in str(err) and "root=0" in str(err)
+    else:
+        raise AssertionError("a path was accepted without clspmv.io.read_rows")
+
+
+def check_probe(comm) -> None:
+    import warnings
+
+    from clspmv.distributed import model
+
+    with _build(comm, poisson(8)) as D:
+        machine = model.probe(comm, D.device, nbytes=1 << 20, repeats=2)
+    for value in (machine.device_bandwidth, machine.staging_bandwidth,
+                  machine.network_bandwidth):
+        assert value > 0 and np.isfinite(value), machine
+    assert machine.network_latency >= 0
+    assert comm.allgather(machine) == [machine] * comm.size
+    crawl = model.Machine(1e9, 1e12, 1e3, 1e-2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _build(comm, poisson(8), machine=crawl).close()
+    said = [str(w.message) for w in caught if "one device may serve as well" in str(w.message)]
+    assert len(said) == (1 if comm.rank == 0 else 0), said
+
+
+def _expect_failure(comm, build: Callable, *needles: str) -> None:
+    from clspmv.distributed import DistributedError
+
+    try:
+        build()
+    except DistributedError as err:
+        for needle in needles:
+            assert needle in str(err), f"{needle!r} not in {err}"
+    else:
+        raise AssertionError("construction succeeded where one rank should fail")
+
+
+def check_format_failure(comm) -> None:
+    bad = comm.size - 1
+    fmt = "no-such-format" if comm.rank == bad else None
+    _expect_failure(comm, lambda: _build(comm, uneven(), format=fmt),
+                    f"rank {bad}: ValueError: unknown format 'no-such-format'",
+                    "building the local and non-local parts failed on 1 of")
+
+
+def check_device_failure(comm) -> None:
+    spec = "no-such-device" if comm.rank == 1 else None
+    _expect_failure(comm, lambda: _build(comm, uneven(), device=spec),
+                    "rank 1: DeviceError: no OpenCL device matches 'no-such-device'")
+
+
+def check_root_failure(comm) -> None:
+    _expect_failure(comm, lambda: _build(comm, None, root=0),
+                    "rank 0: ValueError: the root rank 0 was given no matrix")
+
+
+def check_bad_arguments(comm) -> None:
+    """The same bad argument on every rank: the same error everywhere, no communication."""
+    with _build(comm, uneven()) as D:
+        n = D.local_shape[1]
+        for call, error, needle in [
+                (lambda: D.matvec(np.ones(n + 1)), ValueError, "x_local has shape"),
+                (lambda: D.matvec(np.ones(n), np.ones(D.local_shape[0], np.float32), beta=1.0),
+                 TypeError, "y_local has dtype float32"),
+                (lambda: D.matvec(np.ones(n), [0.0] * D.local_shape[0]), TypeError, "y_local"),
+                (lambda: D.matvec_global(np.ones(3)), ValueError, "x has shape")]:
+            try:
+                call()
+            except error as err:
+                assert needle in str(err), f"{needle!r} not in {err}"
+            else:
+                raise AssertionError(f"no {error.__name__} for {needle}")
+    for kwargs, needle in [({"mode": "async"}, "mode must be one of"),
+                           ({"partition": "cols"}, "partition must be one of"),
+                           ({"format": ("csr-vector",)}, "format must be a name or a pair"),
+                           ({"row_offsets": [0, 61]}, "row_offsets must be"),
+                           ({"format": "no-such-format"}, "unknown format 'no-such-format'")]:
+        try:
+            _build(comm, uneven(), **kwargs)
+        except ValueError as err:
+            assert needle in str(err), f"{needle!r} not in {err}"
+        else:
+            raise AssertionError(f"{kwargs} accepted")
+
+
+def check_timings(comm) -> None:
+    from clspmv.distributed import model
+
+    A = poisson(10)
+    with _build(comm, A, mode="task") as D:
+        D.matvec(np.ones(D.local_shape[1]))
+        t = D.timings
+        assert set(t) == {"local", "non_local", "staging", "gather", "communication",
+                          "total"}, t
+        assert all(v >= 0 for v in t.values()), t
+        assert t["total"] >= t["communication"]
+        costs = D.all_costs()
+        expected = model.rank_costs(A, comm.size)
+        assert costs == expected, f"{costs} != {expected}"
+        sent, received = D.bytes_exchanged
+        assert sum(c.send for c in costs) == sum(c.halo for c in costs)
+        assert sent == costs[comm.rank].send * 8 and received == costs[comm.rank].halo * 8
+        machine = model.Machine(1e10, 1e9, 1e9, 1e-6)
+        times = D.predict(machine)
+        assert set(times) == set(MODES) and times["task"] <= times["vector"]
+
+
+# -- driver --------------------------------------------------------------------------------
+def main() -> int:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    size = comm.size
+    wanted = sys.argv[1:]
+    simulator = "--oclgrind" in wanted
+    if simulator:  # Oclgrind reports on stderr: progress goes to stdout
+        wanted.remove("--oclgrind")
+    progress = sys.stdout if simulator else sys.stderr
+    results: dict[str, object] = {}
+    for name, case in (oclgrind_cases() if simulator else cases(size)).items():
+        if wanted and not any(w in name for w in wanted):
+            continue
+        error = None
+        try:
+            case(comm)
+        except Exception:  # reported, then the next case
+            error = traceback.format_exc(limit=6)
+        errors = comm.allgather(error)
+        failed = {rank: e for rank, e in enumerate(errors) if e is not None}
+        results[name] = failed or None
+        if comm.rank == 0:
+            print(f"{name}: {'FAILED' if failed else 'ok'}", file=progress, flush=True)
+    if comm.rank == 0:
+        print("RESULTS " + json.dumps(results), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+"""Distributed products over MPI (clspmv.distributed): the test suite launches
+``mpiexec -n 2``, ``-n 3`` and ``-n 4`` itself, each running every case of
+``distributed_worker.py`` once (PoCL limited to one thread per rank), with a timeout so that a
+deadlock fails instead of hanging. Each case is reported as its own test.
+
+Cases (per rank count): every mode x partition x format pair (default, ell/coo) x dtype on a
+matrix with uneven rows, a dense row and a dense column, against scipy under the per-row bound of
+oracle.py (matvec with beta 0 and with alpha/beta, rmatvec likewise); uneven explicit blocks,
+a rank with zero rows, a block-diagonal matrix (no rank has non-local columns), rectangular
+matrices (tall and wide), an all-zero and a 0x0 matrix, a Poisson matrix, partition by row
+weights, each in every mode; the matrix given on the root rank only (rank 0 and the last rank);
+changing the mode of a built matrix; pyopencl vectors in and out; matvec_global/rmatvec_global;
+CG (plain and Jacobi) and BiCGStab reaching scipy's residual in about scipy's iterations; one
+rank failing at construction (unknown format, unknown device, root without a matrix) raising
+DistributedError on every rank; timings, exchanged bytes and the model's costs.
+
+Besides: one launch of 2 ranks on the Oclgrind simulator; the partition, the model and the device
+per local rank (no MPI); task mode's fallback without thread support.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from distributed_worker import case_names, poisson, uneven
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+RANKS = (2, 3, 4)
+LAUNCH_TIMEOUT = 420
+"""Seconds one mpiexec launch may take (all its cases; the first launch also builds kernels)."""
+
+
+def _mpiexec() -> str:
+    pytest.importorskip("mpi4py", reason='needs mpi4py: pip install "clspmv[mpi]"')
+    found = shutil.which("mpiexec") or shutil.which("mpiexec", path=str(Path(sys.executable)
+                                                                         .parent))
+    if found is None:
+        pytest.fail('mpi4py is installed but no mpiexec was found: pip install "clspmv[mpi]" '
+                    "(the mpich wheel provides it)")
+    return found
+
+
+@cache
+def _launch(ranks: int) -> dict[str, object]:
+    return _run_worker(ranks)[0]
+
+
+def _run_worker(ranks: int, *args: str, **extra_env: str) -> tuple[dict[str, object], str]:
+    """(results, stderr) of ``mpiexec -n ranks distributed_worker.py args``."""
+    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1", **extra_env)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), env.get("PYTHONPATH", "")])
+    spec = env.get("CLSPMV_TEST_DEVICES", "all").strip()
+    if spec not in ("", "all"):
+        env["CLSPMV_DEVICE"] = spec
+    command = [_mpiexec(), "-n", str(ranks), sys.executable, str(TESTS / "distributed_worker.py"),
+               *args]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env,
+                              timeout=LAUNCH_TIMEOUT, cwd=TESTS)
+    except subprocess.TimeoutExpired as err:
+        progress = (err.stderr or b"")
+        progress = progress.decode() if isinstance(progress, bytes) else progress
+        pytest.fail(f"mpiexec -n {ranks} did not finish in {LAUNCH_TIMEOUT} s (a deadlock?); "
+                    f"its progress:\n{progress[-3000:]}")
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULTS "):
+            return json.loads(line[len("RESULTS "):]), done.stderr
+    pytest.fail(f"mpiexec -n {ranks} exited with {done.returncode} without results:\n"
+                f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ranks,case", [(n, c) for n in RANKS for c in case_names(n)],
+                         ids=[f"n{n}-{c}" for n in RANKS for c in case_names(n)])
+def test_distributed_case(ranks: int, case: str) -> None:
+    results = _launch(ranks)
+    assert case in results, f"the worker did not run {case!r}"
+    failed = results[case]
+    if failed:
+        report = "\n".join(f"rank {rank}:\n{error}" for rank, error in failed.items())
+        pytest.fail(f"{case} failed on {len(failed)} of {ranks} ranks:\n{report}")
+
+
+@pytest.mark.slow
+def test_distributed_under_oclgrind() -> None:
+    """Two ranks on the Oclgrind simulator, every mode, with its memory-access, data-race and
+    API checks. Not its uninitialised-value check: Oclgrind keeps the shadow state of a released
+    buffer for the next one in its slot (see oclgrind_check.SimulatorMemory), which makes a
+    product with beta = 1 after one with beta = 0 look like a read of uninitialised y, with or
+    without MPI."""
+    import clspmv
+    from clspmv.device import SIMULATOR
+
+    if not any(d.platform == SIMULATOR for d in clspmv.devices()):
+        message = 'no Oclgrind platform: pip install "clspmv[oclgrind]"'
+        if os.environ.get("CLSPMV_REQUIRE_OCLGRIND") == "1":
+            pytest.fail(message + " (CLSPMV_REQUIRE_OCLGRIND=1)")
+        pytest.skip(message)
+    from oclgrind_check import diagnostics
+
+    results, stderr = _run_worker(2, "--oclgrind", OCLGRIND_CHECK_API="1",
+                                  OCLGRIND_DATA_RACES="1")
+    assert results and all(v is None for v in results.values()), results
+    found = diagnostics(stderr)
+    assert not found, "Oclgrind reports:\n\n" + "\n\n".join(found[:5])
+
+
+# -- no MPI launch needed ------------------------------------------------------------------
+def test_balanced_offsets() -> None:
+    from clspmv.distributed import balanced_offsets, row_offsets
+
+    assert balanced_offsets(np.ones(10), 2).tolist() == [0, 5, 10]
+    assert balanced_offsets(np.ones(3), 5).tolist() == [0, 1, 1, 2, 2, 3]
+    assert balanced_offsets(np.zeros(4), 2).tolist() == [0, 2, 4]
+    assert balanced_offsets(np.zeros(0), 3).tolist() == [0, 0, 0, 0]
+    # one heavy row takes a block of its own
+    assert balanced_offsets(np.array([1, 1, 100, 1, 1.0]), 2).tolist() in ([0, 2, 5],
+                                                                           [0, 3, 5])
+    nnz = np.diff(uneven().indptr)
+    o = row_offsets(nnz, 3, "nnz")
+    shares = [nnz[o[k]:o[k + 1]].sum() + o[k + 1] - o[k] for k in range(3)]
+    assert max(shares) - min(shares) <= nnz.max() + 1
+    assert row_offsets(nnz, 4, "rows").tolist() == [0, 15, 30, 46, 61]
+    with pytest.raises(ValueError, match="partition must be one of"):
+        row_offsets(nnz, 2, "cols")
+    with pytest.raises(ValueError, match="one weight per row"):
+        row_offsets(nnz, 2, np.ones(3))
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        balanced_offsets(np.array([1.0, -1.0]), 2)
+
+
+def test_model_terms_and_modes() -> None:
+    from clspmv.distributed import model
+
+    A = poisson(30)
+    costs = model.rank_costs(A, 2)
+    assert sum(c.local_nnz + c.non_local_nnz for c in costs) == A.nnz
+    assert [c.halo for c in costs] == [30, 30] and [c.send for c in costs] == [30, 30]
+    assert [c.send_messages for c in costs] == [1, 1]
+    # network slow next to the kernels: task hides it behind the local part, at most 2x
+    slow_net = model.Machine(device_bandwidth=1e9, staging_bandwidth=1e12,
+                             network_bandwidth=1e6, network_latency=0.0)
+    t = model.predict(costs, slow_net, resident=True)
+    assert t["task"] < t["vector"] == pytest.approx(t["overlap"])
+    assert t["vector"] / t["task"] <= 2.0
+    hidden = model.Machine(1e9, 1e12, 1e6, 0.0, async_progress=1.0)
+    assert model.predict(costs, hidden, True)["overlap"] == pytest.approx(t["task"])
+    # code balance: entries x (value + index + alpha value) + rows x 2 values
+    assert model.kernel_bytes(10, 2, 8, 4, 1.0) == 10 * 20 + 2 * 16
+    # a fast network: two ranks help; a very slow one: they do not, and the advice says so
+    fast = model.Machine(1e9, 1e12, 1e12, 0.0)
+    helps, message = model.more_ranks_help(costs, fast, resident=True)
+    assert helps and "faster than one" in message
+    crawl = model.Machine(1e9, 1e12, 1e3, 1e-2)
+    helps, message = model.more_ranks_help(costs, crawl, resident=True)
+    assert not helps and "one device may serve as well" in message
+
+
+def test_effective_bandwidth_inverts_the_local_term() -> None:
+    from clspmv.distributed import model
+
+    c = model.rank_costs(poisson(20), 2)[0]
+    machine = model.Machine(3e9, 1e10, 1e9, 1e-6)
+    seconds = model.terms(c, machine)["local"]
+    assert model.effective_bandwidth(c, seconds) == pytest.approx(3e9)
+    with pytest.raises(ValueError, match="local_seconds must be > 0"):
+        model.effective_bandwidth(c, 0.0)
+
+
+def test_model_rectangular_and_empty_blocks() -> None:
+    from clspmv.distributed import model
+
+    A = sp.random(40, 25, density=0.2, random_state=0, format="csr")
+    costs = model.rank_costs(A, 3)
+    assert sum(c.rows for c in costs) == 40 and sum(c.x_entries for c in costs) == 25
+    assert sum(c.send for c in costs) == sum(c.halo for c in costs)
+    costs = model.rank_costs(poisson(5), 3, offsets=[0, 0, 10, 25])
+    assert costs[0].rows == 0 and costs[0].send == 0 and costs[0].halo == 0
+
+
+def test_task_mode_falls_back_without_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("mpi4py")
+    from clspmv.distributed import modes
+
+    monkeypatch.setattr(modes, "threads_allowed", lambda: False)
+    with pytest.warns(RuntimeWarning, match="using mode='overlap'"):
+        assert modes.check_mode("task") == "overlap"
+    assert modes.check_mode("vector") == "vector"
+    with pytest.raises(ValueError, match="mode must be one of"):
+        modes.check_mode("async")
+
+
+def test_device_per_local_rank(monkeypatch: pytest.MonkeyPatch) -> None:
+    import warnings
+
+    from clspmv.distributed import placement
+
+    gpus = ["gpu0", "gpu1"]
+    monkeypatch.setattr(placement, "gpus", lambda: gpus)
+    monkeypatch.setattr(placement, "select_device", lambda spec: f"selected {spec}")
+    monkeypatch.delenv("CLSPMV_DEVICE", raising=False)
+    monkeypatch.delenv("PYOPENCL_CTX", raising=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert placement.choose_device("local-rank", 1, 2) == "gpu1"
+        assert placement.choose_device(None, 0, 2) == "gpu0"  # several GPUs: local-rank
+        assert placement.choose_device(None, 3, 4) == "gpu1"  # shared; rank 0 warns
+        assert placement.choose_device("cpu", 1, 2) == "selected cpu"
+    with pytest.warns(RuntimeWarning, match="3 ranks on this node share 2 GPU"):
+        assert placement.choose_device("local-rank", 0, 3) == "gpu0"
+    monkeypatch.setenv("CLSPMV_DEVICE", "1:0")  # per rank, e.g. from a wrapper script
+    assert placement.choose_device(None, 1, 2) == "selected None"
+    gpus.pop()
+    monkeypatch.delenv("CLSPMV_DEVICE")
+    assert placement.choose_device(None, 1, 2) == "selected None"  # one GPU: the default
+    gpus.pop()
+    assert placement.choose_device("local-rank", 1, 2) == "selected None"  # no GPU: default
