@@ -179,7 +179,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         mkl_threads=args.mkl_threads, max_seconds=args.max_seconds, seed=args.seed,
         progress=not args.quiet, suite=args.suite or (None if args.matrices else "demo"),
         transpose=args.transpose, matmat=args.matmat, solvers=args.solver,
-        solver_iterations=args.solver_iterations, sweep=args.sweep)
+        solver_iterations=args.solver_iterations, sweep=args.sweep,
+        selection=args.formats == "all" if args.selection is None else args.selection)
     out = Path(args.out) if args.out else default_out_dir()
     command = shlex.join(["clspmv", *args.argv])
     results = runner.Results(out, metadata.run_meta(todo, command))
@@ -315,6 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also the kernel-parameter experiments of openmp-vs-cuda.txt on every "
                         "device: work-group sizes, work-items per row, unroll factors, row- "
                         "against column-major ELLPACK (clspmv/bench/sweep.py lists the grid)")
+    p.add_argument("--selection", action=argparse.BooleanOptionalAction, default=None,
+                   help="also the choice of format='auto' against every format measured: predicted "
+                        "and measured times, the model's error (default: on with --formats "
+                        "all)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random x (default: 0)")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: reports/<date>-<host>/)")

@@ -42,6 +42,9 @@ class Plan:
     solver_iterations: int = 100
     sweep: bool = False
     """Also the kernel-parameter sweep on every device (``--sweep``)."""
+    selection: bool = False
+    """Also auto's choice against every format measured (``--selection``; the command line
+    turns it on with ``--formats all``)."""
 
     @property
     def active(self) -> list[Operation]:

@@ -4,8 +4,10 @@ Per value type: ``gflops_<dtype>.png`` (GFLOP/s of every format per matrix, one 
 device), ``speedup_<dtype>.png`` (each device's best format over each baseline, log scale) and
 ``bandwidth_<dtype>.png`` (the best format's % of the device's copy bandwidth; hatched bars:
 matrices that fit in the device's cache); with ``--matmat`` records ``matmat_<dtype>.png``
-(GFLOP/s against the number of right-hand sides k, one panel per matrix). Like the tables, a
-pure function of the records.
+(GFLOP/s against the number of right-hand sides k, one panel per matrix); with ``selection``
+records ``selection_<dtype>.png`` (the model's predicted against the measured kernel time of
+every format and matrix, log-log, one marker per format, one panel per device). Like the
+tables, a pure function of the records.
 """
 
 from __future__ import annotations
@@ -193,6 +195,56 @@ def matmat(plt, records: list[Rec], dtype: str, path: Path) -> None:
     plt.close(fig)
 
 
+MARKERS = "os^vD<>phX*P8"
+
+
+def selection(plt: Any, records: list[Rec], dtype: str, path: Path) -> bool:
+    """Predicted against measured kernel ms (log-log) of every format on every matrix, one
+    marker per format, the diagonal y = x; False when nothing was both predicted and
+    measured."""
+    recs = [r for r in records if r.get("operation") == "selection" and r["dtype"] == dtype
+            and r["status"] == "ok"]
+    devices = unique(r["device"] for r in recs)
+    points = {d: {} for d in devices}
+    for r in recs:
+        pred, meas = r.get("predicted_ms") or {}, r.get("measured_ms") or {}
+        for f in pred:
+            if f in meas and pred[f] > 0 and meas[f] > 0:
+                points[r["device"]].setdefault(f, []).append((pred[f], meas[f]))
+    devices = [d for d in devices if points[d]]
+    if not devices:
+        return False
+    order = [f for f in FORMATS if any(f in points[d] for d in devices)]
+    order += sorted({f for d in devices for f in points[d]} - set(order))
+    fig, axes = plt.subplots(1, len(devices), figsize=(5.2 * len(devices), 5), squeeze=False)
+    handles = {}
+    for ax, device in zip(axes.flat, devices, strict=False):
+        values = [v for pts in points[device].values() for p in pts for v in p]
+        lo, hi = min(values) / 1.5, max(values) * 1.5
+        ax.plot([lo, hi], [lo, hi], color="grey", linewidth=0.8, linestyle="--")
+        for i, f in enumerate(order):
+            pts = points[device].get(f)
+            if pts:
+                handles[f] = ax.scatter([p for p, _ in pts], [m for _, m in pts], s=18,
+                                        marker=MARKERS[i % len(MARKERS)], label=f, alpha=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_xlabel("predicted kernel ms")
+        ax.set_ylabel("measured kernel ms")
+        ax.set_title(short_device(device), fontsize=8)
+        ax.grid(alpha=0.3, which="both")
+    fig.suptitle(f"format='auto': the model's predicted against measured kernel time, {dtype}"
+                 "\n(dashed: predicted = measured)", fontsize=9)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", fontsize=6,
+               ncol=min(7, max(len(handles), 1)), frameon=False)
+    fig.tight_layout(rect=(0, 0.04 + 0.02 * -(-len(handles) // 7), 1, 0.92))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def draw(records: list[Rec], out_dir: Path) -> list[str]:
     """Write the plots into ``out_dir``; returns their file names. ImportError without
     matplotlib."""
@@ -209,4 +261,8 @@ def draw(records: list[Rec], out_dir: Path) -> list[str]:
         name = f"matmat_{dtype}.png"
         matmat(plt, records, dtype, Path(out_dir) / name)
         names.append(name)
+    for dtype in unique(r["dtype"] for r in records if r.get("operation") == "selection"):
+        name = f"selection_{dtype}.png"
+        if selection(plt, records, dtype, Path(out_dir) / name):
+            names.append(name)
     return names
