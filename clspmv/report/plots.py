@@ -218,6 +218,7 @@ def selection(plt: Any, records: list[Rec], dtype: str, path: Path) -> bool:
     order += sorted({f for d in devices for f in points[d]} - set(order))
     fig, axes = plt.subplots(1, len(devices), figsize=(5.2 * len(devices), 5), squeeze=False)
     handles = {}
+    colors = plt.get_cmap("tab20").colors
     for ax, device in zip(axes.flat, devices, strict=False):
         values = [v for pts in points[device].values() for p in pts for v in p]
         lo, hi = min(values) / 1.5, max(values) * 1.5
@@ -226,7 +227,8 @@ def selection(plt: Any, records: list[Rec], dtype: str, path: Path) -> bool:
             pts = points[device].get(f)
             if pts:
                 handles[f] = ax.scatter([p for p, _ in pts], [m for _, m in pts], s=18,
-                                        marker=MARKERS[i % len(MARKERS)], label=f, alpha=0.8)
+                                        marker=MARKERS[i % len(MARKERS)], label=f, alpha=0.8,
+                                        color=colors[i % len(colors)])
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)
