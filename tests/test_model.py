@@ -101,7 +101,7 @@ def test_features_by_hand() -> None:
 def test_features_of_a_row_block_and_locality() -> None:
     f = features_mod.features(canonical_csr(SMALL), 2, rows=slice(2, 4))
     assert (f.rows, f.entries, f.max_row, f.empty_rows) == (2, 4, 3, 0)
-    n = 4096
+    n = 1 << 16  # x of 512 KiB: random columns of one block are mostly not the block before's
     rng = np.random.default_rng(0)
     rows = np.repeat(np.arange(n), 4)
     banded = sp.csr_matrix((np.ones(4 * n), (rows, np.minimum(rows + np.tile(np.arange(4), n),
@@ -111,6 +111,17 @@ def test_features_of_a_row_block_and_locality() -> None:
     fs = features_mod.features(canonical_csr(scattered), 8)
     assert fb.near_fraction == 1.0 and fs.near_fraction < 0.5
     assert fb.x_lines < fs.x_lines / 5
+
+
+def test_gathers_count_the_lines_the_block_before_did_not_read() -> None:
+    # row r reads columns r, r + 8, ..., r + 248: 32 lines of float64 x, one per entry; a block of
+    # 256 rows reads 63 lines, 31 of which the block before read too: 32 new (63 in the first)
+    n = 16 * features_mod.ROW_BLOCK
+    rows = np.repeat(np.arange(n), 32)
+    cols = rows + np.tile(np.arange(0, 256, 8), n)
+    A = canonical_csr(sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n + 256)))
+    f = features_mod.features(A, 8)
+    assert f.x_lines == 63 + 15 * 32
 
 
 def test_sampled_diagonals_are_a_lower_bound_made_exact() -> None:

@@ -7,7 +7,8 @@ padding: ELL pads every row to the longest, SELL-C-sigma / pJDS each slice of C 
 longest row, ``csr-aligned`` every row to 16, HYB its ELL part to the width K, DIA every occupied
 diagonal to the row count), the rows, the longest row (the critical path of a row-per-work-item
 kernel), and the gathers from x: the distinct cache lines of x touched per block of rows
-(:data:`ROW_BLOCK` rows, about one work-group), estimated on a sample of blocks.
+(:data:`ROW_BLOCK` rows, about one work-group) and not by the block before it, estimated on a
+sample of blocks.
 """
 
 from __future__ import annotations
@@ -54,8 +55,9 @@ class Features:
     max_row: int
     std_row: float
     x_lines: float
-    """Estimated distinct cache lines of x read per block of :data:`ROW_BLOCK` rows, summed over
-    the blocks: the gathers from x that no neighbouring entry already brought in."""
+    """Estimated cache lines of x gathered per block of :data:`ROW_BLOCK` rows, summed over the
+    blocks: the distinct lines a block reads that the block before it did not read (those are
+    still cached), the gathers from x that no neighbouring entry already brought in."""
     near_fraction: float
     """Share of the entries whose column is within one cache line of the previous entry of the
     same row (1 for dense rows, ~0 for random columns)."""
@@ -77,14 +79,15 @@ class Features:
         return asdict(self)
 
 
-def _sample(csr: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(block, row, column) of the entries of up to :data:`SAMPLE_BLOCKS` evenly spaced blocks
-    of :data:`ROW_BLOCK` rows."""
+def _sample(csr: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(block, row, column, counted) of the entries of up to :data:`SAMPLE_BLOCKS` evenly spaced
+    blocks of :data:`ROW_BLOCK` rows and of the block before each (``counted`` False for the
+    entries of a block taken only as the one before: the x lines it leaves in the cache)."""
     m = csr.shape[0]
     blocks = -(-m // ROW_BLOCK)
-    picked = np.linspace(0, blocks - 1, min(blocks, SAMPLE_BLOCKS)).astype(np.int64)
-    picked = picked[np.r_[True, picked[1:] != picked[:-1]]]
-    starts = picked * ROW_BLOCK
+    picked = _distinct(np.linspace(0, blocks - 1, min(blocks, SAMPLE_BLOCKS)).astype(np.int64))
+    taken = _distinct(np.concatenate([picked, picked[picked > 0] - 1]))
+    starts = taken * ROW_BLOCK
     stops = np.minimum(starts + ROW_BLOCK, m)
     sizes = stops - starts
     rows = np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
@@ -93,21 +96,42 @@ def _sample(csr: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first = np.repeat(indptr[rows] - np.cumsum(lengths) + lengths, lengths)
     where = first + np.arange(int(lengths.sum()))
     entry_rows = np.repeat(rows, lengths)
-    return entry_rows // ROW_BLOCK, entry_rows, csr.indices[where].astype(np.int64)
+    block = entry_rows // ROW_BLOCK
+    return block, entry_rows, csr.indices[where].astype(np.int64), _member(block, picked)
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """``values`` in ``sorted_set`` (sorted, distinct), by binary search: numpy's hashing
+    ``isin`` / ``unique`` are slow on these keys."""
+    if sorted_set.size == 0:
+        return np.zeros(values.shape, bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), sorted_set.size - 1)
+    return sorted_set[at] == values
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct ``values``."""
+    v = np.sort(values)
+    return v[np.r_[True, v[1:] != v[:-1]]] if v.size else v
 
 
 def _x_locality(csr: sp.csr_matrix, line_entries: int, sample: tuple[np.ndarray, ...]
                 ) -> tuple[float, float, float]:
-    """(distinct x lines summed over row blocks, near fraction, mean |col - row|), from
-    the :func:`_sample` ``sample`` scaled to the whole matrix."""
+    """(x lines gathered, summed over row blocks; near fraction; mean |col - row|), from the
+    :func:`_sample` ``sample`` scaled to the whole matrix. A block gathers the distinct lines of x
+    it reads that the block before it did not read (those are still in the cache: the rows of a
+    band or a stencil share most of their lines with the rows just before them)."""
     if csr.nnz == 0 or csr.shape[0] == 0:
         return 0.0, 1.0, 0.0
-    block, rows, cols = sample
-    if cols.size == 0:
+    block, rows, cols, counted = sample
+    if not counted.any():
         return 0.0, 1.0, 0.0
     lines_per_block = csr.shape[1] // line_entries + 1
-    keys = np.sort(block * lines_per_block + cols // line_entries)
-    lines = 1 + int(np.count_nonzero(keys[1:] != keys[:-1]))
+    keys = _distinct(block * lines_per_block + cols // line_entries)
+    mine = _member(keys // lines_per_block, _distinct(block[counted]))
+    cached = _member(keys - lines_per_block, keys)  # the same line in the block before
+    lines = int(np.count_nonzero(mine & ~cached))
+    rows, cols = rows[counted], cols[counted]
     new_row = np.ones(cols.size, bool)
     new_row[1:] = rows[1:] != rows[:-1]
     near = np.ones(cols.size, bool)
@@ -122,7 +146,7 @@ def _sampled_diagonals(csr: sp.csr_matrix, sample: tuple[np.ndarray, ...]) -> tu
     bound, exact for banded and stencil matrices; :func:`exact_diagonals` counts them all."""
     if csr.nnz == 0:
         return 0, True
-    _, rows, cols = sample
+    _, rows, cols, _ = sample
     offsets = np.sort(cols - rows)
     seen = 1 + int(np.count_nonzero(offsets[1:] != offsets[:-1])) if offsets.size else 0
     return seen, cols.size == csr.nnz
