@@ -95,9 +95,10 @@ def _sample(csr: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     lengths = indptr[rows + 1] - indptr[rows]
     first = np.repeat(indptr[rows] - np.cumsum(lengths) + lengths, lengths)
     where = first + np.arange(int(lengths.sum()))
-    entry_rows = np.repeat(rows, lengths)
-    block = entry_rows // ROW_BLOCK
-    return block, entry_rows, csr.indices[where].astype(np.int64), _member(block, picked)
+    counted = np.zeros(blocks, bool)
+    counted[picked] = True
+    return (np.repeat(rows // ROW_BLOCK, lengths), np.repeat(rows, lengths),
+            csr.indices[where].astype(np.int64), np.repeat(counted[rows // ROW_BLOCK], lengths))
 
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
@@ -128,7 +129,9 @@ def _x_locality(csr: sp.csr_matrix, line_entries: int, sample: tuple[np.ndarray,
         return 0.0, 1.0, 0.0
     lines_per_block = csr.shape[1] // line_entries + 1
     keys = _distinct(block * lines_per_block + cols // line_entries)
-    mine = _member(keys // lines_per_block, _distinct(block[counted]))
+    picked = np.zeros(int(block.max()) + 1, bool)
+    picked[block[counted]] = True
+    mine = picked[keys // lines_per_block]
     cached = _member(keys - lines_per_block, keys)  # the same line in the block before
     lines = int(np.count_nonzero(mine & ~cached))
     rows, cols = rows[counted], cols[counted]
