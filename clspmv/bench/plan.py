@@ -45,6 +45,11 @@ class Plan:
     selection: bool = False
     """Also auto's choice against every format measured (``--selection``; the command line
     turns it on with ``--formats all``)."""
+    distributed: list[str] = field(default_factory=list)
+    """The distributed product in these modes (``--distributed --modes``; run under mpiexec,
+    :mod:`clspmv.bench.distributed`); ``distributed_formats``: its (local, non-local) formats
+    (None: the library's default)."""
+    distributed_formats: list[str] | None = None
 
     @property
     def active(self) -> list[Operation]:

@@ -4,7 +4,7 @@ plus one entry here."""
 
 from __future__ import annotations
 
-from . import baselines, operations, selection, sweep
+from . import baselines, distributed, operations, selection, sweep
 from .baseline import Baseline
 from .operation import Operation
 
@@ -14,5 +14,5 @@ BASELINES: dict[str, Baseline] = {b.name: b for b in (
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     operations.TRANSPOSE, operations.MATMAT, operations.SOLVER, selection.SELECTION,
-    sweep.SWEEP)}
+    sweep.SWEEP, distributed.DISTRIBUTED)}
 """Operation name -> :class:`~clspmv.bench.operation.Operation`, in the order they run."""

@@ -114,15 +114,21 @@ def benchmark_matrices(device: Device) -> dict[str, sp.csr_matrix]:
 
 def median_kernel_s(fmt: Format, x: cl_array.Array, y: cl_array.Array, repeat: int) -> float:
     """Median kernel seconds of ``repeat`` products y = A x of the uploaded format ``fmt`` (after
-    one warm-up), from the OpenCL profiling events of the kernels it enqueues."""
-    queue = fmt.device.queue
+    one warm-up), from the OpenCL profiling events of the kernels it enqueues, or the host clock
+    around each product where the device's queue has no profiling (a user's queue)."""
+    device = fmt.device
+    queue = device.queue
     one, zero = fmt.dtype.type(1), fmt.dtype.type(0)
     cl.wait_for_events(fmt.launch(queue, x.data, y.data, one, zero) or [])
     samples = []
     for _ in range(repeat):
+        t0 = time.perf_counter()
         events = fmt.launch(queue, x.data, y.data, one, zero)
         cl.wait_for_events(events)
-        samples.append(sum(e.profile.end - e.profile.start for e in events) * 1e-9)
+        if device.profiling:
+            samples.append(sum(e.profile.end - e.profile.start for e in events) * 1e-9)
+        else:
+            samples.append(time.perf_counter() - t0)
     return statistics.median(samples)
 
 
@@ -134,9 +140,11 @@ def stream_bandwidth(device: Device, nbytes: int) -> float:
     cl.enqueue_fill_buffer(queue, a, np.uint8(1), 0, nbytes).wait()
     times = []
     for _ in range(REPEATS):
+        t0 = time.perf_counter()
         ev = cl.enqueue_copy(queue, b, a)
         ev.wait()
-        times.append((ev.profile.end - ev.profile.start) * 1e-9)
+        times.append((ev.profile.end - ev.profile.start) * 1e-9 if device.profiling
+                     else time.perf_counter() - t0)
     return 2 * nbytes / max(statistics.median(times), 1e-9)
 
 
