@@ -207,7 +207,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         transpose=args.transpose, matmat=args.matmat, solvers=args.solver,
         solver_iterations=args.solver_iterations, sweep=args.sweep,
         distributed=dist_modes if dist else [],
-        distributed_formats=dist_formats if dist else None)
+        distributed_formats=dist_formats if dist else None,
+        selection=(args.formats == "all" and not dist) if args.selection is None
+        else args.selection)
     out = Path(args.out) if args.out else default_out_dir()
     command = shlex.join(["clspmv", *args.argv])
     meta = metadata.run_meta(todo, command)
@@ -253,6 +255,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     path = report.write(out, metas, records)
     print(f"{len(records)} records from {len(metas)} run{'s' if len(metas) != 1 else ''}; "
           f"report: {path}")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    import json
+
+    from .model import store
+
+    device = select_device(args.device)
+    path = store.calibration_path(device)
+    if args.force or store.load(device) is None:
+        cal = store.calibration(device, force=True, progress=not args.quiet)
+        print(f"calibrated {device.name} in {cal.seconds:.1f} s: {path}")
+    if args.show:
+        print(json.dumps(json.loads(path.read_text()), indent=1, sort_keys=True))
+    elif not args.force:
+        print(f"calibration of {device.name}: {path}")
     return 0
 
 
@@ -351,6 +370,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "Matrix-Vector Product: OpenMP vs CUDA on Hybrid Platforms' on every "
                         "device: work-group sizes, work-items per row, unroll factors, row- "
                         "against column-major ELLPACK (clspmv/bench/sweep.py lists the grid)")
+    p.add_argument("--selection", action=argparse.BooleanOptionalAction, default=None,
+                   help="also the choice of format='auto' against every format measured: predicted "
+                        "and measured times, the model's error (default: on with --formats "
+                        "all)")
     p.add_argument("--distributed", action="store_true",
                    help="run under mpiexec -n N: only the distributed product "
                         "(clspmv.distributed), per mode against the same code on one rank and "
@@ -376,6 +399,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: the folder of the first file)")
     p.set_defaults(run=cmd_report)
+
+    p = sub.add_parser(
+        "calibrate", help="measure the device for format='auto' (stored in the user cache)",
+        description="Run the micro-benchmarks that instantiate the per-format time models of "
+                    "format='auto' on a device, unless a calibration is stored already, and "
+                    "store it as JSON in the user cache directory (CLSPMV_CACHE_DIR overrides).")
+    p.add_argument("--device", default=None, metavar="SPEC",
+                   help="device spec as 'clspmv devices' lists them (default: the first GPU)")
+    p.add_argument("--force", action="store_true", help="measure again even if stored")
+    p.add_argument("--show", action="store_true", help="print the stored calibration")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=cmd_calibrate)
     return parser
 
 

@@ -37,6 +37,7 @@ from .dispatch import (
 from .errors import DeviceError
 from .formats import FORMAT_CLASSES, Format, convert
 from .formats.base import Triplets
+from .model import select
 from .precision import Precision, resolve
 from .sparse_api import ScipyOperators, TransposedMatrix, host_state, rebuild, restore
 from .vectors import DeviceVectors
@@ -96,18 +97,22 @@ class DeviceMatrix(ScipyOperators):
         """How x and y of the latest product reached the kernels: ``"in place"`` (a numpy array
         used where it lies, on a CPU device), ``"copied"`` or ``"device"`` (pyopencl arrays);
         see :mod:`clspmv.host_buffers`."""
+        self.selection = None
+        """The :class:`clspmv.model.Selection` that chose the format (``format="auto"``), else
+        None."""
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def from_scipy(
         cls,
         A: object,
-        format: str = "csr-vector",
+        format: str = "auto",
         device: Device | str | None = None,
         dtype: object = None,
         work_group_size: int | None = None,
         column_map: object = None,
         n_cols: int | None = None,
+        expected_products: int | None = None,
         **params: object,
     ) -> DeviceMatrix:
         """Convert ``A`` (scipy.sparse or dense 2-D array) to ``format`` and upload it.
@@ -122,6 +127,11 @@ class DeviceMatrix(ScipyOperators):
         after the other instead of column-major). A CSC matrix (``csc_matrix`` or ``csc_array``)
         is not converted: its arrays are stored as the CSR arrays of its transpose.
 
+        ``format="auto"`` (the default) takes the format with the least predicted kernel time
+        on the device (:func:`clspmv.model.select`; the device is calibrated on first use unless
+        ``CLSPMV_CALIBRATE=0``), or with ``expected_products=n`` the least predicted conversion
+        plus n products; :attr:`selection` says what was predicted and why.
+
         ``column_map`` (integers, one per column of ``A``, all distinct) makes the matrix a block
         with compact columns, such as the non-local part of a distributed matrix: column ``j``
         of ``A`` is column ``column_map[j]`` of the m x ``n_cols`` matrix this returns (``n_cols``
@@ -135,8 +145,12 @@ class DeviceMatrix(ScipyOperators):
         for float64 or ``"mixed"`` on a device without fp64 or data the device cannot hold,
         :class:`IndexOverflowError` beyond 32-bit indices.
         """
-        if format not in FORMAT_CLASSES:
-            raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+        if format not in FORMAT_CLASSES and format != "auto":
+            raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)} "
+                             "or 'auto'")
+        if format == "auto" and params:
+            raise ValueError(f"format parameters ({', '.join(params)}) belong to a named format; "
+                             "name one (format=...) or leave them out with format='auto'")
         dev = select_device(device)
         transposed = sp.issparse(A) and A.format == "csc"
         if column_map is not None and transposed:
@@ -146,13 +160,19 @@ class DeviceMatrix(ScipyOperators):
         csr = canonical_csr(A.T if transposed else A, dtype)
         precision = resolve(dtype, csr.dtype)
         dev.require(precision)
+        selection = None
+        if format == "auto":
+            selection = select(csr, dev, precision, expected_products)
+            format = selection.format
         layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
         fmt = convert(csr, format, layout, precision, column_map=column_map, **params)
         diagonal = None if column_map is not None else csr.diagonal()  # A's is its transpose's
         nnz = csr.nnz
         del csr
-        return cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal,
-                          n_cols=n_cols, nnz=nnz)
+        M = cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal,
+                       n_cols=n_cols, nnz=nnz)
+        M.selection = selection
+        return M
 
     @classmethod
     def upload(cls, fmt: Format, device: Device, transposed_storage: bool = False,
@@ -279,7 +299,8 @@ class DeviceMatrix(ScipyOperators):
 
     def __repr__(self) -> str:
         m, n = self.shape
-        return (f"<DeviceMatrix {m}x{n} {self.precision} format={self.format!r} "
+        chosen = " (auto)" if self.selection is not None else ""
+        return (f"<DeviceMatrix {m}x{n} {self.precision} format={self.format!r}{chosen} "
                 f"device={self.device.name!r} {self.nbytes} bytes>")
 
     # -- products -------------------------------------------------------------------------

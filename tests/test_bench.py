@@ -20,9 +20,12 @@ import pytest
 
 import clspmv
 from clspmv.bench import bandwidth, reference, runner, speedups, timing
+from clspmv.bench.generators import generate
 from clspmv.bench.records import FIELDS, device_label
 from clspmv.bench.registry import BASELINES
+from clspmv.canonical import canonical_csr
 from clspmv.cli import main
+from clspmv.model import select
 
 REQUIRED = ("matrix rows cols nnz device format dtype status reason kernel_ms kernel_ms_min "
             "kernel_ms_max wall_ms conversion_ms breakeven_products gflops gbps pct_copy_bw "
@@ -324,9 +327,10 @@ def test_auto_formats(device: clspmv.Device, tmp_path: Path) -> None:
         chosen = pick(records, matrix=matrix)
         assert chosen[-1]["format"] == "csr-scalar" or len(chosen) == 1
         assert "auto: " in chosen[0]["params"]
-    # the row of 20000 entries makes DENSE_ROW very uneven
-    assert pick(records, matrix=DENSE_ROW)[0]["format"] == (
-        "csr-blocks" if device.type == "cpu" else "csr-adaptive")
+    # the library's own choice (format="auto"), the one selection path
+    for matrix in (POISSON, DENSE_ROW):
+        A = canonical_csr(generate(matrix.removeprefix("gen:")), np.float32)
+        assert pick(records, matrix=matrix)[0]["format"] == select(A, device).format
 
 
 # -- argument errors ------------------------------------------------------------------------------

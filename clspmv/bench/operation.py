@@ -8,8 +8,8 @@ An operation runs in one of two places:
   :class:`Case` s measured right after a format's A x on the same uploaded matrix,
   :meth:`Operation.measure` measures one; :meth:`Operation.baseline_cases` and
   :meth:`Operation.measure_baseline` do the same for a baseline;
-* per device (``sweep``): :meth:`Operation.run_device` runs after every format of a device,
-  with the :class:`Context` of the run.
+* per device (``sweep``, ``selection``): :meth:`Operation.run_device` runs after every format
+  of a device, with the :class:`Context` of the run.
 
 Also here: the helpers every operation shares to fill in a record (:func:`start`,
 :func:`set_times`, :func:`check`, :func:`set_ratio`, :func:`note`).

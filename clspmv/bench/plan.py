@@ -42,6 +42,9 @@ class Plan:
     solver_iterations: int = 100
     sweep: bool = False
     """Also the kernel-parameter sweep on every device (``--sweep``)."""
+    selection: bool = False
+    """Also auto's choice against every format measured (``--selection``; the command line
+    turns it on with ``--formats all``)."""
     distributed: list[str] = field(default_factory=list)
     """The distributed product in these modes (``--distributed --modes``; run under mpiexec,
     :mod:`clspmv.bench.distributed`); ``distributed_formats``: its (local, non-local) formats

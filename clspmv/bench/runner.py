@@ -33,9 +33,10 @@ import numpy as np
 from ..device import Device
 from ..errors import MatrixFormatError
 from ..matrix import FORMATS, DeviceMatrix
+from ..model import select
 from ..precision import Precision
 from ..stats import stats
-from . import autoselect, bandwidth, timing
+from . import bandwidth, timing
 from .baseline import Baseline
 from .errors import NotApplicable, classify, first_lines
 from .operation import SPMV, Case, Operation, Settings
@@ -203,8 +204,10 @@ class Runner:
         if self.plan.formats == "all":
             return list(FORMATS), ""
         if self.plan.formats == "auto":
-            chosen, why = autoselect.choose(problem.csr, problem.stats, device)
-            return list(dict.fromkeys([chosen, REFERENCE_FORMAT])), f"auto: {why}"
+            # the library's own choice (format="auto" of DeviceMatrix.from_scipy)
+            chosen = select(problem.csr, device)
+            return (list(dict.fromkeys([chosen.format, REFERENCE_FORMAT])),
+                    f"auto: {chosen.why} ({chosen.calibration} calibration)")
         return list(self.plan.formats), ""
 
     def cases_for(self, fmt: str) -> list[tuple[Operation, Case]]:

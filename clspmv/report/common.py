@@ -29,6 +29,11 @@ class Definitions:
     mixed_note: str = ""
     method: tuple[str, ...] = ()
     sweep_defaults: dict[str, Any] = field(default_factory=dict)
+    selection: dict[str, Any] = field(default_factory=dict)
+    """The selection's settings (``tie_pct``, ``csr_reference``) of the first run that has them
+    (empty: no run measured it)."""
+    formulas: dict[str, str] = field(default_factory=dict)
+    """Every run's formulas (``meta["formulas"]``, the first run's text where two differ)."""
 
     @classmethod
     def of(cls, metas: list[dict[str, Any]]) -> Definitions:
@@ -40,9 +45,16 @@ class Definitions:
         mixed = metas[0]["definitions"]["mixed"]
         sweeps = [m["settings"]["sweep"]["defaults"] for m in metas
                   if isinstance((m.get("settings") or {}).get("sweep"), dict)]
+        selections = [m["settings"]["selection"] for m in metas
+                      if isinstance((m.get("settings") or {}).get("selection"), dict)]
+        formulas: dict[str, str] = {}
+        for m in metas:
+            for name, text in (m.get("formulas") or {}).items():
+                formulas.setdefault(name, text)
         return cls(tuple(baselines), tuple(formats), mixed["dtype"], mixed["baseline_dtype"],
                    mixed["note"], tuple(metas[0]["method"]),
-                   sweeps[0] if sweeps else LEGACY_SWEEP_DEFAULTS)
+                   sweeps[0] if sweeps else LEGACY_SWEEP_DEFAULTS,
+                   selections[0] if selections else {}, formulas)
 
     def baseline_dtype(self, dtype: str) -> str:
         """The dtype of the baseline records a format's records of ``dtype`` are compared

@@ -29,6 +29,7 @@ from .common import (
     unique,
 )
 from .distributed import section as distributed_section
+from .selection import section as selection_section
 from .sweep import section as sweep_section
 
 
@@ -307,6 +308,7 @@ def problems_section(records: list[Rec]) -> str:
 def sections(records: list[Rec], defs: Definitions, plots: list[str] | str = "") -> list[str]:
     """The sections of the operations that have records, in order."""
     parts = [transpose_section(records, defs), matmat_section(records, plots),
-             solver_section(records, defs), sweep_section(records, defs),
-             distributed_section(records, plots), problems_section(records)]
+             solver_section(records, defs), selection_section(records, defs),
+             sweep_section(records, defs), distributed_section(records, plots),
+             problems_section(records)]
     return [p for p in parts if p]
