@@ -15,12 +15,18 @@ from .dia import Dia
 from .ell import Ell, EllR, EllRT
 from .hyb import Hyb
 from .sell import Pjds, Sell
+from .strips import Strips
 
 FORMAT_CLASSES: dict[str, type[Format]] = {
     cls.name: cls
     for cls in (Coo, CsrScalar, CsrVector, CsrAligned, CsrAdaptive, CsrBlocks, Ell, EllR, EllRT,
-                Pjds, Sell, Hyb, Dia)
+                Pjds, Sell, Hyb, Dia, Strips)
 }
+
+SINGLE_FORMATS: tuple[str, ...] = tuple(
+    name for name, cls in FORMAT_CLASSES.items() if not issubclass(cls, Strips))
+"""The formats that store a whole matrix one way (all but the composite ``strips``, whose blocks
+are in these): the ones a time model describes and a strips plan chooses from."""
 
 
 
@@ -48,4 +54,4 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
     return fmt
 
 
-__all__ = ["FORMAT_CLASSES", "Format", "Layout", "convert"]
+__all__ = ["FORMAT_CLASSES", "SINGLE_FORMATS", "Format", "Layout", "convert"]
