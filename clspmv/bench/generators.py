@@ -16,6 +16,7 @@ rmat       R-MAT power-law graph, 2^scale vertices, Kronecker a, b, c  power law
 denserows  band of half-width w plus a few rows of ``long`` entries   2w+1, and ``long``: dc1-like
 banded     ``diags`` diagonals at random offsets within +-spread      <= diags, DIA-friendly
 constrows  k entries per row at fixed periodic offsets                exactly k, QCD-like
+stacked    stencil27 rows above rmat (or denserows) rows, diagonal    each block's (row strips)
 ========== ========================================================== ==============================
 
 ``parse_spec("gen:random:n=100000,k=12")`` returns ``("random", {"n": 100000, "k": 12})`` and
@@ -252,9 +253,24 @@ def constrows(n: int = 100_000, k: int = 39, spread: int = 2000, seed: int = 0) 
     return _csr(indptr, cols.ravel(), rng.random(n * k), (n, n))
 
 
+def stacked(k: int = 30, scale: int = 15, edges: int = 16, count: int = 0, long: int = 0,
+            seed: int = 0) -> sp.csr_matrix:
+    """Differently structured row blocks joined block-diagonally (the case of a strips plan):
+    the 27-point stencil on a k x k x k grid (upper rows), then 2^scale rows of an R-MAT
+    power-law graph with ``edges`` entries per row on average; with ``count`` > 0 the lower rows
+    are instead a band of half-width 3 with ``count`` rows of ``long`` entries (denserows).
+    Square; values of the stencil part as in :func:`stencil27`, the others uniform in [0, 1)."""
+    upper = stencil27(k)
+    lower = (denserows(2**scale, 3, count, long, seed) if count > 0
+             else rmat(scale, edges, seed=seed))
+    A = sp.block_diag([upper, lower], format="csr")
+    return _csr(A.indptr, A.indices, A.data, A.shape)
+
+
 GENERATORS: dict[str, Callable[..., sp.csr_matrix]] = {
     f.__name__: f
-    for f in (poisson2d, stencil27, block, random, rmat, denserows, banded, constrows)
+    for f in (poisson2d, stencil27, block, random, rmat, denserows, banded, constrows,
+              stacked)
 }
 """Generator functions by name; their keyword arguments are the keys of a spec."""
 
