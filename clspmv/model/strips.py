@@ -134,9 +134,9 @@ class StripsPlan:
 
     @property
     def worthwhile(self) -> bool:
-        """The rule of ``format="auto"``: at least two blocks and a gain of at least
-        :attr:`margin` (:data:`AUTO_MARGIN`)."""
-        return len(self.blocks) > 1 and self.gain >= self.margin
+        """The rule of ``format="auto"``: at least two blocks and a predicted time of at most
+        ``1 - margin`` (:data:`AUTO_MARGIN`) times the best single format's."""
+        return len(self.blocks) > 1 and self.predicted_s <= (1.0 - self.margin) * self.single_s
 
     def params(self) -> dict[str, object]:
         """The parameters of ``format="strips"`` that store this plan
