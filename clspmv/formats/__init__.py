@@ -27,6 +27,7 @@ SINGLE_FORMATS: tuple[str, ...] = tuple(
     name for name, cls in FORMAT_CLASSES.items() if not issubclass(cls, Strips))
 """The formats that store a whole matrix one way (all but the composite ``strips``, whose blocks
 are in these): the ones a time model describes and a strips plan chooses from."""
+Strips.block_formats = {name: FORMAT_CLASSES[name] for name in SINGLE_FORMATS}
 
 
 

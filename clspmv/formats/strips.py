@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import ClassVar
 
 import numpy as np
 import pyopencl as cl
@@ -79,6 +80,9 @@ class Strips(Format):
     name = "strips"
     kernel_file = ""  # none of its own: the blocks launch their formats' kernels
     has_matmat = True  # the default plan's csr-vector; per matrix: every block has one
+    block_formats: ClassVar[dict[str, type[Format]]] = {}
+    """The formats a block may take, by name: every single format (set by
+    :mod:`clspmv.formats` where it registers them, so that this module imports no registry)."""
 
     def __init__(self, shape: tuple[int, int], dtype: np.dtype, layout: Layout,
                  blocks: list[tuple[int, int, Format]], strip_rows: int = 0) -> None:
@@ -111,16 +115,13 @@ class Strips(Format):
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout,
                  blocks: Sequence[Sequence[object]] | None = None, strip_rows: int = 0
                  ) -> Strips:
-        from . import FORMAT_CLASSES  # the registry holds this class: imported when called
-
-        singles = [n for n, c in FORMAT_CLASSES.items() if not issubclass(c, Strips)]
         converted = []
-        for r0, r1, fmt, params in check_plan(blocks, csr.shape[0], singles):
+        for r0, r1, fmt, params in check_plan(blocks, csr.shape[0], list(cls.block_formats)):
             wg = params.pop("work_group_size", None)
             block_layout = layout if wg is None else replace(layout, work_group_size=int(wg))
             part = csr[r0:r1]
             part.has_sorted_indices = True  # a row slice of a canonical matrix stays sorted
-            converted.append((r0, r1, FORMAT_CLASSES[fmt].from_csr(part, block_layout,
+            converted.append((r0, r1, cls.block_formats[fmt].from_csr(part, block_layout,
                                                                   **params)))
         return cls(csr.shape, csr.dtype, layout, converted, int(strip_rows))
 
