@@ -312,3 +312,15 @@ def test_plan_with_calibration_fixture(spec: str, dtype: np.dtype, device) -> No
                                        **plan.params())
     x = vector(A.shape[1], 0, dtype)
     assert_matches(M.matvec(x), oracle(A, list(plan.blocks), dtype), x, dtype)
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (7, 0), (10, 10)])
+def test_plan_of_empty_and_tiny_matrices(shape: tuple[int, int], device) -> None:
+    A = sp.csr_matrix(np.eye(*shape)) if 0 not in shape else sp.csr_matrix(shape)
+    A.indices, A.indptr = A.indices.astype(np.int32), A.indptr.astype(np.int32)
+    plan = plan_strips(A, fixture(device), device.simd_width, 256)
+    assert len(plan.blocks) == 1 and not plan.worthwhile
+    M = clspmv.DeviceMatrix.from_scipy(A, format="strips", device=device, **plan.params())
+    x = vector(shape[1], 0, np.float64)
+    np.testing.assert_array_equal(M.matvec(x), A @ x)
+    np.testing.assert_array_equal(M.rmatvec(np.ones(shape[0])), A.T @ np.ones(shape[0]))
