@@ -252,6 +252,8 @@ def test_strip_rows() -> None:
     assert strip_rows(1000, 8, 256) == 256  # lcm(64, 256), at least
     assert strip_rows(10**6, 32, 128) % 256 == 0 and -(-10**6 // strip_rows(10**6, 32, 128)) <= 32
     assert strip_rows(10**6, 8, 256, max_strips=64) == 15872
+    # few entries: fewer strips (here 4 of about 2**15 entries)
+    assert strip_rows(10**6, 8, 256, entries=4 * 2**15 + 5) == 250112
 
 
 def fake_predictor(fmt: str, f) -> float | None:
@@ -268,7 +270,7 @@ def test_plan_with_fake_predictor_on_stacked_matrix() -> None:
     the last strip holding only stencil rows, the rest in whatever the costs say; the plan's
     time is the sum of the fake costs of the exact blocks."""
     A = generate("gen:stacked:k=20,scale=13,edges=8")  # 8000 stencil rows, then 8192
-    plan = plan_strips(A, fake_predictor, 8, 256, launch_cost=100.0)
+    plan = plan_strips(A, fake_predictor, 8, 256, launch_cost=100.0, min_strip_entries=1)
     assert plan.strip_rows == 512  # 16192 rows in 32 strips, a multiple of 256
     assert plan.blocks[0] == (0, 7680, "ellr")  # strip 15 (7680..8191) mixes the two
     assert [b[0] for b in plan.blocks[1:]] == [b[1] for b in plan.blocks[:-1]]

@@ -2,7 +2,8 @@
 equations 1-2): the plan of the composite format ``strips`` (:mod:`clspmv.formats.strips`).
 
 The rows are cut into N strips of :func:`strip_rows` rows (a multiple of the SIMD width and of
-the work-group size, at most :data:`MAX_STRIPS` strips). ``E[i, j]`` is the least predicted time
+the work-group size, at most :data:`MAX_STRIPS` strips, of :data:`MIN_STRIP_ENTRIES` entries or
+more on average). ``E[i, j]`` is the least predicted time
 of the block of strips ``i .. j-1`` over the formats that accept it, plus ``launch_cost`` (the
 extra cost of one more block: its kernels' launches); with ``T[0] = 0``::
 
@@ -47,6 +48,10 @@ MAX_STRIPS = 32
 """Most strips a matrix is cut into: the DP evaluates N (N + 1) / 2 blocks in every format, 528
 for 32 strips (64 strips, 2 080 blocks, took four times as long for the same plans on the
 stacked matrices)."""
+MIN_STRIP_ENTRIES = 1 << 15
+"""Fewest entries (on average) a strip holds: a smaller matrix is cut into fewer strips, since a
+block of fewer entries saves less than the launch it costs, and the plan itself costs time per
+strip (features) and per block (predictions)."""
 AUTO_MARGIN = 0.10
 """``format="auto"`` takes a strips plan only when predicted at least this much faster than the
 best single format."""
@@ -70,11 +75,14 @@ def calibration_predictor(cal: Calibration, work_group_size: int = 256) -> Predi
 
 
 def strip_rows(rows: int, simd_width: int, work_group_size: int,
-               max_strips: int = MAX_STRIPS) -> int:
+               max_strips: int = MAX_STRIPS, entries: int = 0,
+               min_entries: int = MIN_STRIP_ENTRIES) -> int:
     """Rows per strip: a multiple of ``lcm(8 * simd_width, work_group_size)``, the smallest that
-    cuts ``rows`` into at most ``max_strips`` strips."""
+    cuts ``rows`` into at most ``max_strips`` strips of about ``min_entries`` of the matrix's
+    ``entries`` or more each."""
     base = math.lcm(8 * simd_width, work_group_size)
-    return max(base, round_up(-(-rows // max_strips), base))
+    strips = max(1, min(max_strips, entries // min_entries if entries else max_strips))
+    return max(base, round_up(-(-rows // strips), base))
 
 
 def partition(block_cost: Callable[[int, int], tuple[float, str | None]], strips: int,
@@ -238,14 +246,16 @@ class StripSummaries:
 def plan_strips(csr: sp.csr_matrix, predictor: Calibration | Predictor, simd_width: int,
                 work_group_size: int = 256, launch_cost: float | None = None,
                 formats: Sequence[str] | None = None, max_strips: int = MAX_STRIPS,
-                margin: float = AUTO_MARGIN) -> StripsPlan:
+                margin: float = AUTO_MARGIN, min_strip_entries: int = MIN_STRIP_ENTRIES
+                ) -> StripsPlan:
     """The strips plan of least predicted time for the canonical CSR matrix ``csr`` on a device
     of ``simd_width`` and ``work_group_size`` (see the module docstring).
 
     ``predictor``: a :class:`Calibration` (its models, :func:`calibration_predictor`) or any
     :data:`Predictor`. ``launch_cost``: seconds added per block (default: the calibration's
     launch overhead, else 0). ``formats``: the formats a block may take (default
-    :data:`clspmv.formats.SINGLE_FORMATS`). Raises ValueError when every format refuses a strip.
+    :data:`clspmv.formats.SINGLE_FORMATS`). ``max_strips``, ``min_strip_entries``: see
+    :func:`strip_rows`. Raises ValueError when every format refuses a strip.
     """
     t0 = time.perf_counter()
     if isinstance(predictor, Calibration):
@@ -254,7 +264,8 @@ def plan_strips(csr: sp.csr_matrix, predictor: Calibration | Predictor, simd_wid
         predictor = calibration_predictor(predictor, work_group_size)
     launch_cost = launch_cost or 0.0
     names = tuple(formats or SINGLE_FORMATS)
-    size = strip_rows(csr.shape[0], simd_width, work_group_size, max_strips)
+    size = strip_rows(csr.shape[0], simd_width, work_group_size, max_strips, csr.nnz,
+                      min_strip_entries)
     summary = StripSummaries(csr, simd_width, size)
     n = summary.count
     diags = [summary.diagonal_counts(i) for i in range(n)]
@@ -278,5 +289,5 @@ def plan_strips(csr: sp.csr_matrix, predictor: Calibration | Predictor, simd_wid
                       (time.perf_counter() - t0) * 1e3, margin)
 
 
-__all__ = ["AUTO_MARGIN", "MAX_STRIPS", "Predictor", "StripSummaries", "StripsPlan",
-           "calibration_predictor", "partition", "plan_strips", "strip_rows"]
+__all__ = ["AUTO_MARGIN", "MAX_STRIPS", "MIN_STRIP_ENTRIES", "Predictor", "StripSummaries",
+           "StripsPlan", "calibration_predictor", "partition", "plan_strips", "strip_rows"]
