@@ -326,3 +326,15 @@ def test_plan_of_empty_and_tiny_matrices(shape: tuple[int, int], device) -> None
     x = vector(shape[1], 0, np.float64)
     np.testing.assert_array_equal(M.matvec(x), A @ x)
     np.testing.assert_array_equal(M.rmatvec(np.ones(shape[0])), A.T @ np.ones(shape[0]))
+
+
+def test_mixed_precision_reaches_every_block(device) -> None:
+    if not device.fp64:
+        pytest.skip(f"{device.name} has no fp64 for dtype='mixed'")
+    A, plan = matrix(8), every_format_plan(8)
+    M = clspmv.DeviceMatrix.from_scipy(A, format="strips", device=device, dtype="mixed",
+                                       blocks=plan)
+    assert M.precision == "mixed"
+    assert {f.accumulate for _, _, f in M._fmt.blocks} == {np.dtype(np.float64)}
+    x = vector(A.shape[1], 1, np.float32)
+    assert_matches(M.matvec(x), oracle(A, plan, np.float32), x, np.float32)
