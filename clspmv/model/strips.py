@@ -188,14 +188,18 @@ class StripSummaries:
             hist = np.bincount(np.minimum(lengths[a:b], cap + 1), minlength=cap + 2)
             reach[s + 1] = np.cumsum(hist[::-1])[::-1]  # rows with length >= w
         self.reach = np.cumsum(reach, axis=0)
-        # DIA: the occupied diagonals of each strip (one sort of (strip, diagonal) keys)
-        entry_rows = np.repeat(np.arange(m, dtype=np.int64), lengths)
-        span = m + csr.shape[1]
-        keys = (entry_rows // rows_per_strip) * span + (csr.indices - entry_rows + m)
-        keys.sort()
-        keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if keys.size else keys
-        cuts = np.searchsorted(keys, np.arange(self.count + 1, dtype=np.int64) * span)
-        self.diagonals = [keys[a:b] % span - m for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+        # DIA: the occupied diagonals of each strip (None beyond DIAGONAL_CAP), from a presence
+        # table over the m + n diagonals, cleared after each strip: O(entries + strips (m + n))
+        present = np.zeros(m + csr.shape[1], bool)
+        self.diagonals: list[np.ndarray | None] = []
+        for a, b in zip(self.bounds[:-1], self.bounds[1:], strict=True):
+            lo, hi = int(csr.indptr[a]), int(csr.indptr[b])
+            where = csr.indices[lo:hi] - np.repeat(np.arange(a, b, dtype=np.int64),
+                                                    lengths[a:b]) + m
+            present[where] = True
+            occupied = np.flatnonzero(present)
+            present[where] = False
+            self.diagonals.append(occupied if occupied.size <= DIAGONAL_CAP else None)
 
     def rows_of(self, i: int, j: int) -> tuple[int, int]:
         """First row and end row of the block of strips ``i .. j-1``."""
@@ -231,12 +235,14 @@ class StripSummaries:
         """Occupied diagonals of the blocks ``i .. j-1`` for j = i+1 .. N (beyond
         :data:`DIAGONAL_CAP`: that cap plus one)."""
         m, n = self.csr_shape
-        present = np.zeros(m + n + 1, bool)
+        present = np.zeros(m + n, bool)
         count = 0
         out = []
         for j in range(i, self.count):
-            if count <= DIAGONAL_CAP:
-                where = self.diagonals[j] + m
+            where = self.diagonals[j]
+            if where is None:
+                count = DIAGONAL_CAP + 1
+            elif count <= DIAGONAL_CAP:
                 count += int(np.count_nonzero(~present[where]))
                 present[where] = True
             out.append(min(count, DIAGONAL_CAP + 1))
