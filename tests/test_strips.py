@@ -173,7 +173,7 @@ def test_default_plan_is_one_csr_vector_block(device) -> None:
     A = matrix(3)
     M = clspmv.DeviceMatrix.from_scipy(A, format="strips", device=device)
     assert [b[:3] for b in M._fmt.plan] == [(0, A.shape[0], "csr-vector")]
-    assert M.params == {"n_blocks": 1, "strip_rows": 0}
+    assert M.params == {"blocks": [[0, A.shape[0], "csr-vector", {}]], "strip_rows": 0}
 
 
 @pytest.mark.parametrize("blocks,message", [
@@ -195,6 +195,7 @@ def test_block_params_and_work_group(device) -> None:
     plan = [(0, 60, "csr-vector", {"threads_per_row": 4, "work_group_size": 64}),
             (60, A.shape[0], "hyb", {"width": 2})]
     M = clspmv.DeviceMatrix.from_scipy(A, format="strips", device=device, blocks=plan)
+    assert M._fmt.plan == [tuple(b) for b in plan]  # as given: a conversion rebuilds it
     first, second = M._fmt.blocks[0][2], M._fmt.blocks[1][2]
     assert first.params["threads_per_row"] == 4 and first.layout.work_group_size == 64
     assert second.params["width"] == 2
@@ -338,3 +339,15 @@ def test_mixed_precision_reaches_every_block(device) -> None:
     assert {f.accumulate for _, _, f in M._fmt.blocks} == {np.dtype(np.float64)}
     x = vector(A.shape[1], 1, np.float32)
     assert_matches(M.matvec(x), oracle(A, plan, np.float32), x, np.float32)
+
+
+def test_params_rebuild_the_plan(device) -> None:
+    """``M.params`` are conversion parameters: converting again with them gives the same plan
+    (what a copy or a pickle of the matrix does)."""
+    A = matrix(3)
+    plan = [*every_format_plan(3)[:-1], (PER_BLOCK * 12, A.shape[0], "hyb", {"width": 1})]
+    M = clspmv.DeviceMatrix.from_scipy(A, format="strips", device=device, blocks=plan)
+    again = clspmv.DeviceMatrix.from_scipy(A, format="strips", device=device, **M.params)
+    assert again._fmt.plan == M._fmt.plan and again._fmt.blocks[-1][2].params["width"] == 1
+    x = vector(A.shape[1], 0, np.float64)
+    np.testing.assert_array_equal(again.matvec(x), M.matvec(x))

@@ -85,10 +85,13 @@ class Strips(Format):
     :mod:`clspmv.formats` where it registers them, so that this module imports no registry)."""
 
     def __init__(self, shape: tuple[int, int], dtype: np.dtype, layout: Layout,
-                 blocks: list[tuple[int, int, Format]], strip_rows: int = 0) -> None:
+                 blocks: list[tuple[int, int, Format]], plan: list[Block],
+                 strip_rows: int = 0) -> None:
         self.blocks = blocks
         """``(row_start, row_stop, format)`` of every block, the formats converted."""
-        super().__init__(shape, dtype, layout, {}, n_blocks=len(blocks), strip_rows=strip_rows)
+        # params hold the plan as given (conversion parameters: from_csr(**params) rebuilds it)
+        super().__init__(shape, dtype, layout, {}, blocks=[list(b) for b in plan],
+                         strip_rows=strip_rows)
         self.nbytes = sum(f.nbytes for _, _, f in blocks)
         self.zeros_absent = any(f.zeros_absent for _, _, f in blocks)
         self.forward_atomics = any(f.forward_atomics for _, _, f in blocks)
@@ -108,22 +111,26 @@ class Strips(Format):
 
     @property
     def plan(self) -> list[Block]:
-        """``(row_start, row_stop, format, params)`` of every block (params as converted)."""
-        return [(r0, r1, f.name, dict(f.params)) for r0, r1, f in self.blocks]
+        """``(row_start, row_stop, format, params)`` of every block, as given to
+        :meth:`from_csr` (also ``params["blocks"]``); the converted blocks' own parameters are
+        in :attr:`blocks`."""
+        return [(r0, r1, fmt, dict(params)) for r0, r1, fmt, params in self.params["blocks"]]
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout,
                  blocks: Sequence[Sequence[object]] | None = None, strip_rows: int = 0
                  ) -> Strips:
         converted = []
-        for r0, r1, fmt, params in check_plan(blocks, csr.shape[0], list(cls.block_formats)):
+        plan = check_plan(blocks, csr.shape[0], list(cls.block_formats))
+        for r0, r1, fmt, given in plan:
+            params = dict(given)
             wg = params.pop("work_group_size", None)
             block_layout = layout if wg is None else replace(layout, work_group_size=int(wg))
             part = csr[r0:r1]
             part.has_sorted_indices = True  # a row slice of a canonical matrix stays sorted
             converted.append((r0, r1, cls.block_formats[fmt].from_csr(part, block_layout,
                                                                   **params)))
-        return cls(csr.shape, csr.dtype, layout, converted, int(strip_rows))
+        return cls(csr.shape, csr.dtype, layout, converted, plan, int(strip_rows))
 
     def set_column_map(self, column_map: np.ndarray) -> None:
         self.column_map = check_column_map(column_map, self.shape[1])
