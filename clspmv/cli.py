@@ -166,7 +166,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
         plan_sources = [sources.resolve(spec, progress=not args.quiet) for spec in specs]
     except sources.SourceError as err:
         return _error(err, 2)
-    if args.device and "all" in args.device:
+    dist = None
+    if args.distributed:  # one device per rank, only the distributed product, rank 0 writes
+        from .bench import mpirun as dist
+        try:
+            if args.max_seconds:
+                raise ValueError("--max-seconds cannot be used with --distributed (each rank "
+                                 "would stop on its own clock)")
+            dist_formats = dist.formats_pair(args.formats)
+            dist_modes = dist.modes(args.modes) if args.modes else dist.all_modes()
+            chosen = [dist.rank_device(args.device)]
+        except ValueError as err:
+            return _error(err, 2)
+        args.quiet = args.quiet or not dist.is_root()
+    elif args.device and "all" in args.device:
         chosen = devices()
         if not chosen:
             select_device()  # raises the DeviceError that says what to install
@@ -174,15 +187,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
         chosen = [select_device(spec) for spec in (args.device or [None])]
     chosen = list({id(d): d for d in chosen}.values())
     todo = plan.Plan(
-        sources=plan_sources, devices=chosen, formats=args.formats, dtypes=DTYPES[args.dtype],
-        baselines=args.baselines, repeat=args.repeat, warmup=args.warmup,
+        sources=plan_sources, devices=chosen, formats=[] if dist else args.formats,
+        dtypes=DTYPES[args.dtype], baselines=[] if dist else args.baselines,
+        repeat=args.repeat, warmup=args.warmup,
         mkl_threads=args.mkl_threads, max_seconds=args.max_seconds, seed=args.seed,
         progress=not args.quiet, suite=args.suite or (None if args.matrices else "demo"),
         transpose=args.transpose, matmat=args.matmat, solvers=args.solver,
-        solver_iterations=args.solver_iterations, sweep=args.sweep)
+        solver_iterations=args.solver_iterations, sweep=args.sweep,
+        distributed=dist_modes if dist else [],
+        distributed_formats=dist_formats if dist else None)
     out = Path(args.out) if args.out else default_out_dir()
     command = shlex.join(["clspmv", *args.argv])
-    results = runner.Results(out, metadata.run_meta(todo, command))
+    meta = metadata.run_meta(todo, command)
+    results = dist.results_for(out, meta) if dist else runner.Results(out, meta)
     if args.note:
         results.meta["note"] = args.note
     try:
@@ -194,6 +211,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 130
     except sources.SourceError as err:
         return _error(err, 2)
+    if not getattr(results, "writes", True):  # --distributed: ranks other than 0
+        return 0
     path = report.write(out, [results.meta], [r.as_dict() for r in results.records])
     counts: dict[str, int] = {}
     for r in results.records:
@@ -298,6 +317,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also the kernel-parameter experiments of openmp-vs-cuda.txt on every "
                         "device: work-group sizes, work-items per row, unroll factors, row- "
                         "against column-major ELLPACK (clspmv/bench/sweep.py lists the grid)")
+    p.add_argument("--distributed", action="store_true",
+                   help="run under mpiexec -n N: only the distributed product "
+                        "(clspmv.distributed), per mode against the same code on one rank and "
+                        "the model's prediction; one device per rank (--device local-rank: GPU "
+                        "local_rank %% gpus); --formats: one format or local,non-local; rank 0 "
+                        "writes the results")
+    p.add_argument("--modes", default=None, metavar="vector,overlap,task",
+                   help="modes of --distributed (default: all three)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random x (default: 0)")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: reports/<date>-<host>/)")

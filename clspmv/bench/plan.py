@@ -42,6 +42,11 @@ class Plan:
     solver_iterations: int = 100
     sweep: bool = False
     """Also the kernel-parameter sweep on every device (``--sweep``)."""
+    distributed: list[str] = field(default_factory=list)
+    """The distributed product in these modes (``--distributed --modes``; run under mpiexec,
+    :mod:`clspmv.bench.distributed`); ``distributed_formats``: its (local, non-local) formats
+    (None: the library's default)."""
+    distributed_formats: list[str] | None = None
 
     @property
     def active(self) -> list[Operation]:

@@ -4,7 +4,7 @@ plus one entry here."""
 
 from __future__ import annotations
 
-from . import baselines, operations, sweep
+from . import baselines, distributed, operations, sweep
 from .baseline import Baseline
 from .operation import Operation
 
@@ -13,5 +13,6 @@ BASELINES: dict[str, Baseline] = {b.name: b for b in (
 """Baseline name -> :class:`~clspmv.bench.baseline.Baseline`, in the order records list them."""
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (
-    operations.TRANSPOSE, operations.MATMAT, operations.SOLVER, sweep.SWEEP)}
+    operations.TRANSPOSE, operations.MATMAT, operations.SOLVER, sweep.SWEEP,
+    distributed.DISTRIBUTED)}
 """Operation name -> :class:`~clspmv.bench.operation.Operation`, in the order they run."""

@@ -211,7 +211,7 @@ class DistributedMatrix:
     @property
     def formats(self) -> tuple[str, str | None]:
         """(local format, non-local format or None) of this rank."""
-        return self.local.format, (self.non_local.format if self.non_local else None)
+        return self.local.format, (None if self.non_local is None else self.non_local.format)
 
     @property
     def mode(self) -> str:

@@ -28,6 +28,7 @@ from .common import (
     table,
     unique,
 )
+from .distributed import section as distributed_section
 from .sweep import section as sweep_section
 
 
@@ -284,7 +285,8 @@ def problems_section(records: list[Rec]) -> str:
     """Records of the other operations that did not run well, with the reason: one row per
     device, format, operation and reason, naming the matrices and value types concerned (the
     sweep lists its own, :mod:`.sweep`)."""
-    bad = [r for r in records if r.get("operation", "spmv") not in ("spmv", "sweep")
+    bad = [r for r in records if r.get("operation", "spmv") not in ("spmv", "sweep",
+                                                                   "distributed")
            and r["status"] != "ok"]
     if not bad:
         return ""
@@ -305,5 +307,5 @@ def sections(records: list[Rec], defs: Definitions, plots: list[str] | str = "")
     """The sections of the operations that have records, in order."""
     parts = [transpose_section(records, defs), matmat_section(records, plots),
              solver_section(records, defs), sweep_section(records, defs),
-             problems_section(records)]
+             distributed_section(records, plots), problems_section(records)]
     return [p for p in parts if p]

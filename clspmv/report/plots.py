@@ -209,4 +209,6 @@ def draw(records: list[Rec], out_dir: Path) -> list[str]:
         name = f"matmat_{dtype}.png"
         matmat(plt, records, dtype, Path(out_dir) / name)
         names.append(name)
-    return names
+    from . import distributed  # efficiency per mode against the ranks
+
+    return names + distributed.draw(plt, records, Path(out_dir))
