@@ -351,3 +351,15 @@ def test_params_rebuild_the_plan(device) -> None:
     assert again._fmt.plan == M._fmt.plan and again._fmt.blocks[-1][2].params["width"] == 1
     x = vector(A.shape[1], 0, np.float64)
     np.testing.assert_array_equal(again.matvec(x), M.matvec(x))
+
+
+def test_pickle_copy_and_astype_keep_the_plan(device) -> None:
+    import pickle
+
+    A, plan = matrix(5), every_format_plan(5)
+    M = clspmv.DeviceMatrix.from_scipy(A, format="strips", device=device, blocks=plan)
+    x = vector(A.shape[1], 0, np.float64)
+    for N in (pickle.loads(pickle.dumps(M)), M.copy(), M.astype(np.float32)):
+        assert [b[:3] for b in N._fmt.plan] == plan
+        assert_matches(N @ x.astype(N.dtype), oracle(A, plan, N.dtype), x.astype(N.dtype),
+                       N.dtype)
