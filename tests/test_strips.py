@@ -20,10 +20,11 @@ import scipy.sparse as sp
 import clspmv
 from clspmv.bench.generators import generate
 from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS
-from clspmv.model.features import features
+from clspmv.model.features import features, with_exact_diagonals
 from clspmv.model.strips import (
     AUTO_MARGIN,
     StripsPlan,
+    StripSummaries,
     partition,
     plan_strips,
     strip_rows,
@@ -363,3 +364,28 @@ def test_pickle_copy_and_astype_keep_the_plan(device) -> None:
         assert [b[:3] for b in N._fmt.plan] == plan
         assert_matches(N @ x.astype(N.dtype), oracle(A, plan, N.dtype), x.astype(N.dtype),
                        N.dtype)
+
+
+@pytest.mark.parametrize("spec", ["gen:stacked:k=12,scale=12,edges=8",
+                                  "gen:stacked:k=12,scale=12,count=3,long=1500",
+                                  "gen:banded:n=9000,diags=5,spread=50"])
+def test_block_features_combined_from_strips(spec: str) -> None:
+    """Every count, the padded formats' slots and the occupied diagonals of a block of strips,
+    combined from the strip summaries, equal the features of the block's rows (the gathers
+    from x are sample estimates in both: within 25 %)."""
+    A = generate(spec)
+    summary = StripSummaries(A, 8, 512)
+    n = summary.count
+    for i, j in [(0, n), (0, n // 2), (n // 3, n), (1, 2), (n - 1, n)]:
+        d = summary.diagonal_counts(i)[j - i - 1]
+        got = summary.block(i, j, d)
+        r0, r1 = summary.rows_of(i, j)
+        want = with_exact_diagonals(features(A, 8, rows=slice(r0, r1)), A[r0:r1])
+        for key in ("rows", "cols", "entries", "empty_rows", "max_row", "hyb_width"):
+            assert getattr(got, key) == getattr(want, key), (key, i, j)
+        assert got.std_row == pytest.approx(want.std_row)
+        assert got.slots == {**want.slots, "dia": got.slots["dia"]}
+        assert d == want.diagonals or d > 4096
+        if d <= 4096:
+            assert got.slots["dia"] == want.slots["dia"]
+        assert got.x_lines == pytest.approx(want.x_lines, rel=0.25)

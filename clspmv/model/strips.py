@@ -16,10 +16,11 @@ at most 528 blocks (:func:`plan_strips` reports its cost in :attr:`StripsPlan.co
 
 Block features come from per-strip summaries, computed once (one pass over the matrix), combined
 per block without touching the entries again: counts, sums and maxima exactly; the gathers from x
-(:attr:`Features.x_lines`) and the SELL / pJDS padding as sums over the strips (pJDS sorts the
-whole block: the sum is an upper bound); HYB's width from per-strip histograms of the row lengths
-(exact up to widths of :data:`HYB_WIDTH_CAP`); DIA's diagonals as the union of the strips'
-(exact; a block of more than :data:`DIAGONAL_CAP` diagonals counts as refused by DIA).
+(:attr:`Features.x_lines`) as sums over the strips; HYB's width and the pJDS / SELL padding
+from per-strip histograms of the row lengths (exact: widths up to :data:`HYB_WIDTH_CAP` from the
+histograms, longer rows kept as they are; SELL as :mod:`.features` estimates it from pJDS);
+DIA's diagonals as the union of the strips' (exact; a block of more than :data:`DIAGONAL_CAP`
+diagonals counts as refused by DIA).
 
 **The rule for ``format="auto"``** (:attr:`StripsPlan.worthwhile`): take ``strips`` when the plan
 has at least two blocks and its predicted time is at most ``1 - AUTO_MARGIN`` (0.9) times the
@@ -41,6 +42,7 @@ import scipy.sparse as sp
 from ..formats import SINGLE_FORMATS
 from ..formats.base import round_up
 from ..formats.ell import ellr_t_threads
+from ..formats.sell import SIGMA_PADDING_SLACK
 from .features import Features, features, refusal
 from .timemodel import Calibration
 
@@ -176,13 +178,18 @@ class StripSummaries:
         self.x_lines = cum([f.x_lines for f in strips])
         self.near = cum([f.near_fraction * f.entries for f in strips])
         self.distance = cum([f.mean_distance * f.entries for f in strips])
-        self.slots = {fmt: cum([f.slots_of(fmt) for f in strips])
-                      for fmt in ("csr-aligned", "sell", "pjds")}
+        self.slots = {"csr-aligned": cum([f.slots_of("csr-aligned") for f in strips])}
         self.max_row = np.array([f.max_row for f in strips], np.int64)
+        self.min_row = np.array([lengths[a:b].min() if b > a else 0
+                                 for a, b in zip(self.bounds[:-1], self.bounds[1:], strict=True)],
+                                np.int64)
         squares = np.concatenate([[0], np.cumsum(lengths * lengths)])
         self.squares = squares[self.bounds].astype(np.float64)
         # HYB: rows of each strip reaching width w (w = 0 .. cap), summed over strips
-        cap = int(min(lengths.max(initial=0), HYB_WIDTH_CAP))
+        self.cap = cap = int(min(lengths.max(initial=0), HYB_WIDTH_CAP))
+        # the rows longer than cap, per strip (at most entries / cap of them)
+        self.long_rows = [lengths[a:b][lengths[a:b] > cap]
+                          for a, b in zip(self.bounds[:-1], self.bounds[1:], strict=True)]
         reach = np.zeros((self.count + 1, cap + 2), np.int64)
         for s, (a, b) in enumerate(zip(self.bounds[:-1], self.bounds[1:], strict=True)):
             hist = np.bincount(np.minimum(lengths[a:b], cap + 1), minlength=cap + 2)
@@ -218,6 +225,10 @@ class StripSummaries:
         k = int(np.count_nonzero(3 * reach[1:-1] >= rows)) if rows else 0
         beyond = nnz - int(reach[1:k + 1].sum())
         slots = {fmt: int(c[j] - c[i]) for fmt, c in self.slots.items()}
+        pjds = self.sorted_slots(reach, [self.long_rows[s] for s in range(i, j)])
+        constant = rows == 0 or int(self.min_row[i:j].min()) == longest
+        slots["pjds"] = pjds
+        slots["sell"] = pjds if constant else pjds + int(SIGMA_PADDING_SLACK * nnz / 2)
         slots.update({
             "ell": n_pad * longest, "ellr": n_pad * longest,
             "ellr-t": n_pad * round_up(longest, ellr_t_threads(mean)),
@@ -230,6 +241,20 @@ class StripSummaries:
             near_fraction=float((self.near[j] - self.near[i]) / nnz) if nnz else 1.0,
             mean_distance=float((self.distance[j] - self.distance[i]) / nnz) if nnz else 0.0,
             slots=slots, diagonals=diagonals, diagonals_exact=True, hyb_width=k)
+
+    def sorted_slots(self, reach: np.ndarray, long_rows: list[np.ndarray]) -> int:
+        """Slots of pJDS (all rows sorted by length, slices of C rows padded to their longest)
+        for a block whose rows reaching each width w are ``reach[w]`` (w <= cap) and whose rows
+        longer than cap are ``long_rows``: slice s pads to the length of rank s C, so the slots
+        are C times the sum over w of ceil(rows reaching w / C), the widths above cap counted
+        from the long rows themselves (exact, without sorting the block's rows)."""
+        c = self.simd
+        total = int((-(-reach[1:self.cap + 1] // c)).sum())
+        longest = np.concatenate(long_rows) if long_rows else np.zeros(0, np.int64)
+        if longest.size:
+            ranked = -np.sort(-longest)
+            total += int((ranked[::c] - self.cap).sum())
+        return c * total
 
     def diagonal_counts(self, i: int) -> list[int]:
         """Occupied diagonals of the blocks ``i .. j-1`` for j = i+1 .. N (beyond
