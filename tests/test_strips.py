@@ -26,6 +26,7 @@ from clspmv.model.strips import (
     StripsPlan,
     StripSummaries,
     partition,
+    plan_for_device,
     plan_strips,
     strip_rows,
 )
@@ -316,6 +317,25 @@ def test_plan_with_calibration_fixture(spec: str, dtype: np.dtype, device) -> No
                                        **plan.params())
     x = vector(A.shape[1], 0, dtype)
     assert_matches(M.matvec(x), oracle(A, list(plan.blocks), dtype), x, dtype)
+    on_device = plan_for_device(A, device, cal)
+    assert on_device.blocks == plan.blocks or device.max_work_group_size < 256
+    assert len(on_device.block_params) == len(on_device.blocks)
+    for (_, _, fmt), params in zip(on_device.blocks, on_device.block_params, strict=True):
+        wg = FORMAT_CLASSES[fmt].preferred_work_group_size(device)
+        assert params == ({} if wg in (None, min(256, device.max_work_group_size))
+                          else {"work_group_size": wg})
+
+
+def test_plan_params_carry_block_params(device) -> None:
+    A = matrix(0)
+    plan = StripsPlan(256, ((0, 60, "csr-adaptive"), (60, A.shape[0], "sell")), 1.0, "ell",
+                      2.0, 0.0, block_params=({"work_group_size": 64}, {}))
+    assert plan.params()["blocks"] == [[0, 60, "csr-adaptive", {"work_group_size": 64}],
+                                       [60, A.shape[0], "sell", {}]]
+    M = clspmv.DeviceMatrix.from_scipy(A, format="strips", device=device, **plan.params())
+    assert M._fmt.blocks[0][2].layout.work_group_size == 64
+    x = vector(A.shape[1], 0, np.float64)
+    assert_matches(M.matvec(x), A, x, np.float64)
 
 
 @pytest.mark.parametrize("shape", [(0, 5), (7, 0), (10, 10)])

@@ -34,12 +34,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..formats import SINGLE_FORMATS
+from ..device import Device
+from ..formats import FORMAT_CLASSES, SINGLE_FORMATS
 from ..formats.base import round_up
 from ..formats.ell import ellr_t_threads
 from ..formats.sell import SIGMA_PADDING_SLACK
@@ -136,6 +137,9 @@ class StripsPlan:
     cost_ms: float
     """Milliseconds the plan took (strip summaries, block predictions, the DP)."""
     margin: float = AUTO_MARGIN
+    block_params: tuple[dict[str, object], ...] = ()
+    """Parameters of every block's format (e.g. its preferred ``work_group_size`` on the
+    device: :func:`plan_for_device`); empty: the formats' defaults."""
 
     @property
     def gain(self) -> float:
@@ -151,7 +155,9 @@ class StripsPlan:
     def params(self) -> dict[str, object]:
         """The parameters of ``format="strips"`` that store this plan
         (``DeviceMatrix.from_scipy(A, format="strips", **plan.params())``)."""
-        return {"blocks": [list(b) for b in self.blocks], "strip_rows": self.strip_rows}
+        params = self.block_params or ({},) * len(self.blocks)
+        return {"blocks": [[*b, dict(p)] for b, p in zip(self.blocks, params, strict=True)],
+                "strip_rows": self.strip_rows}
 
 
 class StripSummaries:
@@ -320,5 +326,21 @@ def plan_strips(csr: sp.csr_matrix, predictor: Calibration | Predictor, simd_wid
                       (time.perf_counter() - t0) * 1e3, margin)
 
 
+def plan_for_device(csr: sp.csr_matrix, device: Device, calibration_: Calibration,
+                    **options: object) -> StripsPlan:
+    """:func:`plan_strips` for ``device`` with its calibration: its SIMD width, the work-group
+    size :func:`clspmv.model.select` predicts with, and every block launched with its format's
+    preferred work-group size there (as the calibration measured the formats). ``options``:
+    those of :func:`plan_strips`."""
+    wg = min(256, device.max_work_group_size)
+    plan = plan_strips(csr, calibration_, device.simd_width, wg, **options)  # type: ignore[arg-type]
+    params = []
+    for _, _, fmt in plan.blocks:
+        preferred = FORMAT_CLASSES[fmt].preferred_work_group_size(device)
+        params.append({"work_group_size": preferred} if preferred not in (None, wg) else {})
+    return replace(plan, block_params=tuple(params))
+
+
 __all__ = ["AUTO_MARGIN", "MAX_STRIPS", "MIN_STRIP_ENTRIES", "Predictor", "StripSummaries",
-           "StripsPlan", "calibration_predictor", "partition", "plan_strips", "strip_rows"]
+           "StripsPlan", "calibration_predictor", "partition", "plan_for_device", "plan_strips",
+           "strip_rows"]
