@@ -25,6 +25,7 @@ import numpy as np
 from tabulate import tabulate
 
 from . import __version__
+from . import cli_values as values
 from .device import devices, select_device
 from .errors import DeviceError, MatrixFormatError
 from .matrix import FORMATS
@@ -34,84 +35,6 @@ from .stats import format_table, stats
 def _error(message: object, code: int) -> int:
     print(f"clspmv: error: {message}", file=sys.stderr)
     return code
-
-
-def _formats(text: str) -> list[str] | str:
-    """``all``, ``auto`` or a comma-separated list of format names, in any case."""
-    if text.strip().lower() in ("all", "auto"):
-        return text.strip().lower()
-    names = [name.strip().lower() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in FORMATS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown format{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(map(repr, unknown)) or repr(text)}; "
-            f"choose 'all', 'auto' or from {', '.join(FORMATS)}"
-        )
-    return names
-
-
-def _positive_int(text: str) -> int:
-    try:
-        k = int(text)
-    except ValueError:
-        k = 0
-    if k < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return k
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
-
-
-def _column_counts(text: str) -> list[int]:
-    """``K[,K...]``: numbers of right-hand sides, positive, in the order given, no repeats."""
-    counts = []
-    for part in text.split(","):
-        try:
-            k = int(part.strip())
-        except ValueError:
-            k = 0
-        if k < 1:
-            raise argparse.ArgumentTypeError(
-                f"expected positive integers separated by commas (e.g. 1,2,4,8), got {text!r}")
-        counts.append(k)
-    return list(dict.fromkeys(counts))
-
-
-def _solvers(text: str) -> list[str]:
-    """``cg`` (a comma-separated list of solver names)."""
-    from .bench.operations import SOLVERS
-
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in SOLVERS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown solver {', '.join(map(repr, unknown)) or repr(text)}; choose from "
-            f"{', '.join(SOLVERS)}")
-    return list(dict.fromkeys(names))
-
-
-def _baselines(text: str) -> list[str]:
-    """``none`` or a comma-separated list of baseline names."""
-    from .bench.registry import BASELINES
-
-    if text.strip() == "none":
-        return []
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in BASELINES]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown baseline {', '.join(map(repr, unknown)) or repr(text)}; choose 'none' or "
-            f"from {', '.join(BASELINES)}")
-    return list(dict.fromkeys(names))
 
 
 DTYPES: dict[str, list[np.dtype | str]] = {
@@ -325,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="device(s): 'all', 'gpu', 'cpu', 'P:D' or a substring of the platform "
                         "or device name (default: $CLSPMV_DEVICE, $PYOPENCL_CTX, else the "
                         "first GPU, else CPU)")
-    p.add_argument("--formats", type=_formats, default="all", metavar="all|auto|F[,F...]",
+    p.add_argument("--formats", type=values.formats, default="all", metavar="all|auto|F[,F...]",
                    help=f"formats to run, any case (default: all): {', '.join(FORMATS)}; "
                         "auto: one "
                         "chosen from the row statistics and device type (plus csr-scalar, the "
@@ -336,33 +259,33 @@ def build_parser() -> argparse.ArgumentParser:
                         "float64, float32 and mixed")
     from .bench.registry import BASELINES
 
-    p.add_argument("--baselines", type=_baselines, default=list(BASELINES),
+    p.add_argument("--baselines", type=values.baselines, default=list(BASELINES),
                    metavar=f"{','.join(BASELINES)}|none",
                    help="baselines measured on the same matrices (default: all of them; those "
                         "that cannot run are recorded as absent with the reason)")
-    p.add_argument("--repeat", type=_positive_int, default=10, metavar="N",
+    p.add_argument("--repeat", type=values.positive_int, default=10, metavar="N",
                    help="timed products per measurement after warm-up (default: 10; fewer, at "
                         "least 3, when N products would take more than 10 s)")
-    p.add_argument("--warmup", type=_positive_int, default=2, metavar="N",
+    p.add_argument("--warmup", type=values.positive_int, default=2, metavar="N",
                    help="untimed products first (default: 2)")
-    p.add_argument("--mkl-threads", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--mkl-threads", type=values.positive_int, default=None, metavar="N",
                    help="threads of the MKL baseline (default: MKL's, the number of cores)")
-    p.add_argument("--max-seconds", type=_positive_float, default=None, metavar="S",
+    p.add_argument("--max-seconds", type=values.positive_float, default=None, metavar="S",
                    help="time budget of the whole run: once spent, nothing new starts and what "
                         "is left is recorded as skipped (default: none)")
     p.add_argument("--transpose", action="store_true",
                    help="also A^T x of every format by both methods (atomic kernel; transposed "
                         "copy, with its one-time cost) and of the baselines (scipy A.T @ x, "
                         "MKL, cuSPARSE's transpose operation)")
-    p.add_argument("--matmat", type=_column_counts, default=[], metavar="K[,K...]",
+    p.add_argument("--matmat", type=values.column_counts, default=[], metavar="K[,K...]",
                    help="also A X for these numbers of right-hand sides (e.g. 1,2,4,8,16,32,64), "
                         "row- and column-major, for the formats with a block kernel (others "
                         "when --formats names them) and the baselines")
-    p.add_argument("--solver", type=_solvers, default=[], metavar="cg",
+    p.add_argument("--solver", type=values.solvers, default=[], metavar="cg",
                    help="also the time per iteration of this device-resident solver on every "
                         "format, against scipy's on the host (square matrices; CG needs them "
                         "symmetric positive definite)")
-    p.add_argument("--solver-iterations", type=_positive_int, default=100, metavar="N",
+    p.add_argument("--solver-iterations", type=values.positive_int, default=100, metavar="N",
                    help="iterations of each solve with --solver: rtol = atol = 0, so exactly "
                         "N run (default: 100)")
     p.add_argument("--sweep", action="store_true",

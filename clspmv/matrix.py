@@ -163,7 +163,7 @@ class DeviceMatrix(ScipyOperators):
         selection = None
         if format == "auto":
             selection = select(csr, dev, precision, expected_products)
-            format = selection.format
+            format, params = selection.format, selection.params
         layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
         fmt = convert(csr, format, layout, precision, column_map=column_map, **params)
         diagonal = None if column_map is not None else csr.diagonal()  # A's is its transpose's

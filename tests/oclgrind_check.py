@@ -331,13 +331,15 @@ def layouts(device: clspmv.Device, quick: bool) -> list[tuple[clspmv.Device, int
 
 
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+SIMULATED_FORMATS = tuple(f for f in clspmv.FORMATS if FORMAT_CLASSES[f].kernel_file)
+"""The formats with kernels of their own: all but ``strips``, whose blocks launch these."""
 
 
 def cases(device: clspmv.Device, quick: bool
           ) -> Iterator[tuple[clspmv.Device, int | None, str, dict[str, int], np.dtype]]:
     """(device, work-group size, format, format parameters, dtype) of every run."""
     for dev, wg in layouts(device, quick):
-        for fmt in clspmv.FORMATS:
+        for fmt in SIMULATED_FORMATS:
             for dtype in DTYPES:
                 for params in variants(fmt, quick):
                     yield dev, wg, fmt, params, dtype
@@ -625,7 +627,7 @@ def check_blocks(run: Run) -> None:
     m, k = A.shape
     n, r0 = k + 40, 7
     cmap = np.sort(run.rng.choice(n, k, replace=False))
-    for i, fmt in enumerate(clspmv.FORMATS):
+    for i, fmt in enumerate(SIMULATED_FORMATS):
         for dtype, params in itertools.product(
                 DTYPES[i % 2:i % 2 + 1] if run.quick else DTYPES, block_params(fmt)):
             dev = run.memory.fresh(layout)
@@ -672,7 +674,7 @@ MIXED_FLAG = "-DACC_T=double"
 
 def format_kernel_files() -> set[str]:
     """The kernel files of the formats (HYB's COO part lives in coo.cl)."""
-    return {cls.kernel_file for cls in FORMAT_CLASSES.values()} | {"coo.cl"}
+    return {cls.kernel_file for cls in FORMAT_CLASSES.values() if cls.kernel_file} | {"coo.cl"}
 
 
 def check_mixed(run: Run) -> None:

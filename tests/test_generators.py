@@ -32,6 +32,7 @@ ALL_SMALL = [
     "gen:banded:n=500,diags=6,spread=40", "gen:constrows:n=200,k=9,spread=30",
     "gen:powerlaw:n=3000,k=12", "gen:arrow:n=40", "gen:emptyrows:n=500,k=6,empty=0.7",
     "gen:chunglu:n=2000,k=8",
+    "gen:stacked:k=4,scale=8,edges=4",
 ]
 
 
@@ -149,6 +150,16 @@ def test_constrows() -> None:
     assert np.all(np.sort(offsets, axis=1) == np.sort(offsets[0]))
     with pytest.raises(ValueError, match="wraps around"):
         g.constrows(n=50, k=3, spread=30)
+
+
+def test_stacked_joins_the_blocks_diagonally() -> None:
+    A = g.stacked(k=5, scale=9, edges=4, seed=3)
+    up = 125
+    assert A.shape == (up + 512, up + 512)
+    assert (A[:up, :up] != g.stencil27(5)).nnz == 0 and A[:up, up:].nnz == 0
+    assert (A[up:, up:] != g.rmat(9, 4, seed=3)).nnz == 0 and A[up:, :up].nnz == 0
+    B = g.stacked(k=5, scale=9, count=3, long=200, seed=3)
+    assert (B[up:, up:] != g.denserows(512, 3, 3, 200, seed=3)).nnz == 0
 
 
 # -- specs ----------------------------------------------------------------------------------------

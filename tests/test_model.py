@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 import clspmv
 from clspmv.cli import main
-from clspmv.formats import FORMAT_CLASSES
+from clspmv.formats import SINGLE_FORMATS
 from clspmv.matrix import canonical_csr
 from clspmv.model import Calibration, predict, select
 from clspmv.model.timemodel import quick_default
@@ -28,7 +28,7 @@ features_mod = importlib.import_module("clspmv.model.features")
 calibrate_mod = importlib.import_module("clspmv.model.calibrate")
 
 FIXTURE = Path(__file__).parent / "data" / "calibration-fixture.json"
-FORMATS = tuple(FORMAT_CLASSES)
+FORMATS = SINGLE_FORMATS
 
 
 @pytest.fixture

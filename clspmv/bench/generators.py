@@ -20,6 +20,7 @@ powerlaw   Zipf row lengths of mean k, a share near the diagonal      power law,
 arrow      diagonal + full first row + full first column              n, then 2
 emptyrows  k random columns, a share ``empty`` of the rows empty      0 or k
 chunglu    Chung-Lu graph: power-law out- and in-degrees              power law, hot columns
+stacked    stencil27 rows above rmat (or denserows) rows, diagonal    each block's (row strips)
 ========== ========================================================== ==============================
 
 The last four live in :mod:`clspmv.bench.generators_irregular`, the pieces the generators share
@@ -236,10 +237,24 @@ def constrows(n: int = 100_000, k: int = 39, spread: int = 2000, seed: int = 0) 
     return sorted_csr(indptr, cols.ravel(), rng.random(n * k), (n, n))
 
 
+def stacked(k: int = 30, scale: int = 15, edges: int = 16, count: int = 0, long: int = 0,
+            seed: int = 0) -> sp.csr_matrix:
+    """Differently structured row blocks joined block-diagonally (the case of a strips plan):
+    the 27-point stencil on a k x k x k grid (upper rows), then 2^scale rows of an R-MAT
+    power-law graph with ``edges`` entries per row on average; with ``count`` > 0 the lower rows
+    are instead a band of half-width 3 with ``count`` rows of ``long`` entries (denserows).
+    Square; values of the stencil part as in :func:`stencil27`, the others uniform in [0, 1)."""
+    upper = stencil27(k)
+    lower = (denserows(2**scale, 3, count, long, seed) if count > 0
+             else rmat(scale, edges, seed=seed))
+    A = sp.block_diag([upper, lower], format="csr")
+    return sorted_csr(A.indptr, A.indices, A.data, A.shape)
+
+
 GENERATORS: dict[str, Callable[..., sp.csr_matrix]] = {
     f.__name__: f
     for f in (poisson2d, stencil27, block, random, rmat, denserows, banded, constrows, powerlaw,
-              arrow, emptyrows, chunglu)
+              arrow, emptyrows, chunglu, stacked)
 }
 """Generator functions by name; their keyword arguments are the keys of a spec."""
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..device import Device
-from ..matrix import FORMATS
+from ..formats import SINGLE_FORMATS
 from .operation import Operation, Settings
 from .registry import BASELINES, OPERATIONS
 from .sources import Source
@@ -66,7 +66,7 @@ class Plan:
 
     def formats_for_count(self) -> int:
         if self.formats == "all":
-            return len(FORMATS)
+            return len(SINGLE_FORMATS)
         if self.formats == "auto":
             return 2
         return len(self.formats)

@@ -32,7 +32,8 @@ import numpy as np
 
 from ..device import Device
 from ..errors import MatrixFormatError
-from ..matrix import FORMATS, DeviceMatrix
+from ..formats import SINGLE_FORMATS
+from ..matrix import DeviceMatrix
 from ..model import select
 from ..precision import Precision
 from ..stats import stats
@@ -202,7 +203,7 @@ class Runner:
 
     def formats_for(self, problem: Problem, device: Device) -> tuple[list[str], str]:
         if self.plan.formats == "all":
-            return list(FORMATS), ""
+            return list(SINGLE_FORMATS), ""
         if self.plan.formats == "auto":
             # the library's own choice (format="auto" of DeviceMatrix.from_scipy)
             chosen = select(problem.csr, device)

@@ -22,7 +22,8 @@ from scipy.stats import spearmanr
 
 from ..device import Device
 from ..model import calibration, select
-from .operation import Context, Operation
+from . import timing
+from .operation import Context, Operation, Settings
 from .records import Record, device_label
 from .reference import Problem
 from .speedups import REFERENCE_FORMAT
@@ -55,6 +56,12 @@ FIELDS = {
     "csr_conversion_ms": f"conversion_ms of {REFERENCE_FORMAT} in this run (host layout + "
                          "upload): one conversion to CSR",
     "selection_vs_csr": "selection_ms / csr_conversion_ms (goal: below 1)",
+    "strips": "the row-strip plan weighed against the single formats: its blocks "
+              "[row_start, row_stop, format], predicted ms, the best single format's and the "
+              "predicted gain (None: no plan searched)",
+    "strips_ms": "measured kernel ms of that plan's strips product (median, as A x; measured "
+                 "here when the plan has two blocks or more; also in measured_ms as 'strips' "
+                 "when auto chose it)",
 }
 
 
@@ -107,6 +114,21 @@ def measured_times(records: list[Record], like: Record) -> tuple[dict[str, float
     return out, reference
 
 
+def strips_time(problem: Problem, device: Device, params: dict[str, Any],
+                settings: Settings) -> float | None:
+    """Median kernel ms of A x stored as the strips plan ``params``, checked against the
+    reference product (None when it fails or is wrong: the record's ``why`` still says what
+    was chosen)."""
+    try:
+        M = timing.convert(problem.csr, "strips", device, **params).matrix
+        if not problem.error_ratio(M.matvec(problem.x)) <= 1.0:  # the per-row bound
+            return None
+        return timing.time_kernels(M, problem.x, warmup=settings.warmup,
+                                   repeat=settings.repeat).median_ms
+    except Exception:  # a plan the device cannot hold: the plan stays recorded, unmeasured
+        return None
+
+
 class Selection(Operation):
     """auto's choice against every format measured on the device (per device)."""
 
@@ -141,6 +163,18 @@ class Selection(Operation):
             predicted = {f: p.kernel_s * 1e3 for f, p in chosen.predictions.items()
                          if p.kernel_s is not None}
             measured, reference = measured_times(context.results.records, rec)
+            plan = chosen.strips
+            if plan is not None:
+                rec.extra["strips"] = {
+                    "blocks": [list(b) for b in plan.blocks], "predicted_ms": plan.predicted_s
+                    * 1e3, "single_format": plan.single_format, "single_ms": plan.single_s
+                    * 1e3, "gain": plan.gain}
+                if len(plan.blocks) > 1:
+                    rec.extra["strips_ms"] = strips_time(problem, device, plan.params(),
+                                                         context.settings)
+                    if chosen.format == "strips":
+                        measured["strips"] = rec.extra["strips_ms"]
+                        predicted["strips"] = plan.predicted_s * 1e3
             fill(rec, predicted, measured, chosen.format)
             if reference is not None and reference.conversion_ms:
                 rec.extra["csr_conversion_ms"] = reference.conversion_ms

@@ -4,6 +4,8 @@
   so that every format in both value types finishes in a few minutes on a 2-core CPU.
 * ``cpu``: 1 to 30 million entries, one matrix per generator family, for CPUs (PoCL vs scipy
   vs MKL) and as the small end of GPU comparisons.
+* ``stacked`` matrices (in ``demo`` and ``cpu``) join differently structured row blocks: the case
+  of the ``strips`` format, whose plan stores each block in its own format.
 * ``anchors``: six families at 25 to 125 million entries, for GPUs (larger than any GPU
   cache; the H200's L2 is tens of MB).
 * ``irregular``: seven irregular shapes at 10 to 60 million entries, for GPUs (issue 11):
@@ -26,6 +28,7 @@ SUITES: dict[str, tuple[str, ...]] = {
         "gen:denserows:n=60000,w=3,count=8,long=5000",  # 0.46 M
         "gen:banded:n=60000,diags=7,spread=200",     # 0.42 M
         "gen:constrows:n=12000,k=39,spread=500",     # 0.47 M
+        "gen:stacked:k=22,scale=13,edges=16",        # 0.39 M: stencil rows above power-law rows
     ),
     "cpu": (
         "gen:poisson2d:k=450",                       # 1.0 M entries
@@ -33,6 +36,7 @@ SUITES: dict[str, tuple[str, ...]] = {
         "gen:random:n=400000,k=10",                  # 4.0 M
         "gen:rmat:scale=19,edges=16",                # 8.0 M
         "gen:constrows:n=300000,k=39,spread=2000",   # 11.7 M
+        "gen:stacked:k=60,scale=20,count=16,long=100000",  # 15 M: stencil above band + long rows
         "gen:denserows:n=1500000,w=4,count=16,long=100000",  # 15 M
         "gen:block:k=48,b=5",                        # 19 M
         "gen:stencil27:k=104",                       # 30 M

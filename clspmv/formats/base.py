@@ -271,7 +271,9 @@ class Format(ABC):
     def scale_y_t(self, queue: cl.CommandQueue, y: cl.Buffer, beta: np.generic
                   ) -> cl.Event | None:
         """Enqueue y = beta * y over the entries a transpose product adds into: the ``shape[1]``
-        first, or those of the column map."""
+        first, or those of the column map); nothing for beta == 1."""
+        if beta == 1:
+            return None
         kern = self.lazy_kernel("scale_y_t", "util.cl", "scale_y_t", atomics=True)
         n = self.shape[1]
         return self.run(queue, kern, n, scalar(n), y, beta)

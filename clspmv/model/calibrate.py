@@ -23,7 +23,7 @@ from scipy.optimize import nnls
 
 from ..canonical import canonical_csr
 from ..device import Device
-from ..formats import FORMAT_CLASSES, Format, convert
+from ..formats import FORMAT_CLASSES, SINGLE_FORMATS, Format, convert
 from ..precision import resolve
 from ..version import __version__
 from .features import Features, features, refusal, with_exact_diagonals
@@ -177,7 +177,7 @@ def calibrate(device: Device, progress: bool = True, dtype: object = np.float64,
     from tqdm import tqdm
 
     start = time.perf_counter()
-    names = tuple(formats or FORMAT_CLASSES)
+    names = tuple(formats or SINGLE_FORMATS)
     precision = resolve(dtype if device.fp64 else np.float32, np.float64)
     mats = {k: canonical_csr(v, precision.value) for k, v in benchmark_matrices(device).items()}
     feats = {k: with_exact_diagonals(features(v, device.simd_width), v)

@@ -166,6 +166,16 @@ def exact_diagonals(csr: sp.csr_matrix) -> int:
     return int(np.count_nonzero(present))
 
 
+def x_lines(csr: sp.csr_matrix, rows: slice | None = None) -> float:
+    """:attr:`Features.x_lines` of ``csr`` (or of its block of ``rows``) alone: the estimate of
+    :func:`features` without the rest of its work."""
+    if rows is not None:
+        csr = csr[rows]
+    if csr.nnz == 0:
+        return 0.0
+    return _x_locality(csr, max(1, LINE_BYTES // csr.dtype.itemsize), _sample(csr))[0]
+
+
 def with_exact_diagonals(f: Features, csr: sp.csr_matrix) -> Features:
     """``f`` with DIA's slots from :func:`exact_diagonals` (a no-op when already exact)."""
     if f.diagonals_exact:

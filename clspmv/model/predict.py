@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..canonical import canonical_csr
 from ..device import Device, select_device
-from ..formats import FORMAT_CLASSES
+from ..formats import SINGLE_FORMATS
 from ..precision import resolve
 from .features import Features, features, refusal, with_exact_diagonals
 from .store import calibration
@@ -35,7 +35,7 @@ def predict_features(f: Features, cal: Calibration, work_group_size: int = 256,
                      formats: tuple[str, ...] | None = None) -> dict[str, Prediction]:
     """:func:`predict` for matrix features already computed and a calibration at hand."""
     out = {}
-    for name in formats or tuple(FORMAT_CLASSES):
+    for name in formats or SINGLE_FORMATS:
         why = refusal(name, f, work_group_size)
         if why is not None or name not in cal.kernel:
             out[name] = Prediction(name, None, None,

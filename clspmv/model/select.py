@@ -1,5 +1,7 @@
 """``format="auto"``: the format with the least predicted time, conversion included when the
-caller says how many products will pay for it."""
+caller says how many products will pay for it; or ``strips``, row blocks each in its own format
+(:mod:`.strips`), when its plan is predicted faster than every single format by
+:data:`.strips.AUTO_MARGIN`."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from ..precision import Precision
 from .features import Features, features, with_exact_diagonals
 from .predict import Prediction, predict_features
 from .store import calibration
+from .strips import MIN_STRIP_ENTRIES, StripsPlan, plan_for_device
 from .timemodel import Calibration
 
 
@@ -30,6 +33,15 @@ class Selection:
     cost_ms: float
     """Milliseconds the selection took (features and predictions; not a calibration)."""
     features: Features = field(repr=False)
+    strips: StripsPlan | None = None
+    """The row-strip plan that was weighed against the single formats (None when the matrix
+    has too few entries for two strips, or ``expected_products`` is given: a plan is searched
+    only for products that amortise it); :attr:`format` is ``"strips"`` when it was taken."""
+
+    @property
+    def params(self) -> dict[str, object]:
+        """The format parameters the choice needs: the plan's blocks for ``"strips"``."""
+        return self.strips.params() if self.format == "strips" and self.strips else {}
 
     @property
     def refusals(self) -> dict[str, str]:
@@ -66,6 +78,15 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
         preds["dia"] = predict_features(f, cal, wg, ("dia",))["dia"]
         best = _best(preds, expected_products)
     accepted = [p for p in preds.values() if p.refused is None]
+    plan = None
+    if expected_products is None and csr.nnz >= 2 * MIN_STRIP_ENTRIES:
+        plan = plan_for_device(csr, device, cal)
+    if plan is not None and plan.worthwhile:
+        cost = (time.perf_counter() - t0) * 1e3
+        why = (f"row strips predicted {plan.gain:.0%} faster ({plan.predicted_s * 1e3:.4g} ms) "
+               f"than the best single format, {plan.single_format}: "
+               + ", ".join(f"rows {r0}:{r1} {fmt}" for r0, r1, fmt in plan.blocks))
+        return Selection("strips", preds, why, expected_products, cal.kind, cost, f, plan)
     if expected_products is None:
         why = (f"least predicted kernel time ({best.kernel_s * 1e3:.4g} ms per product) of "
                f"{len(accepted)} formats accepting the matrix")
@@ -77,7 +98,7 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
             why += (f"; {fastest.format} has faster products but its conversion does not pay "
                     f"off over {expected_products}")
     cost = (time.perf_counter() - t0) * 1e3
-    return Selection(best.format, preds, why, expected_products, cal.kind, cost, f)
+    return Selection(best.format, preds, why, expected_products, cal.kind, cost, f, plan)
 
 
 def _best(preds: dict[str, Prediction], expected_products: int | None) -> Prediction:

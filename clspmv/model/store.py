@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 
 from ..device import Device
-from ..formats import FORMAT_CLASSES
+from ..formats import SINGLE_FORMATS
 from ..version import __version__
 from .calibrate import calibrate
 from .timemodel import Calibration, quick_default
@@ -51,7 +51,7 @@ def load(device: Device) -> Calibration | None:
         return None
     try:
         data = json.loads(path.read_text())
-        cal = Calibration.from_json(data, tuple(FORMAT_CLASSES))
+        cal = Calibration.from_json(data, SINGLE_FORMATS)
         if (cal.device, cal.driver, cal.clspmv) != (device.name, device.driver_version,
                                                     __version__):
             raise ValueError(f"it was made for {cal.device} (driver {cal.driver}, clspmv "
@@ -85,7 +85,7 @@ def calibration(device: Device, force: bool = False, progress: bool = True) -> C
             return cal
         if os.environ.get("CLSPMV_CALIBRATE", "1") == "0":
             return quick_default(device.name, device.driver_version, __version__, device.type,
-                                 tuple(FORMAT_CLASSES), device.cache_bytes)
+                                 SINGLE_FORMATS, device.cache_bytes)
         print(f"clspmv: no calibration for {device.name} yet; measuring it once "
               f"(stored in {calibration_path(device)}; CLSPMV_CALIBRATE=0 skips it)",
               file=sys.stderr)

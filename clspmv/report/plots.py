@@ -8,11 +8,9 @@ as black lines, a mark where a format has no bar; log scale where values span de
 log scale) and ``bandwidth_<dtype>.png`` (the best format's % of the device's copy bandwidth;
 hatched bars: matrices that fit in the device's cache, said on the plot when all do); with
 ``--matmat`` records ``matmat_<dtype>.png`` (GFLOP/s against the number of right-hand sides k,
-one panel per matrix); with ``selection`` records ``selection_<dtype>.png``
-(:mod:`clspmv.report.selection`), with distributed records ``distributed_<dtype>.png``
-(:mod:`clspmv.report.distributed`). Formats keep one colour and hatch in every plot
-(:func:`style_map`, in the runs' format order). Like the tables, a pure function of the
-records.
+one panel per matrix); the selection and distributed plots are drawn by their sections'
+modules. Formats keep one colour and hatch in every plot (:func:`style_map`, in the runs'
+format order). Like the tables, a pure function of the records.
 """
 
 from __future__ import annotations
