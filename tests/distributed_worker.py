@@ -97,14 +97,19 @@ def cases(size: int) -> dict[str, Callable[[object], None]]:
     out["bad-arguments"] = check_bad_arguments
     for mode in MODES:
         out[f"mixed-{mode}"] = _bind(check_products, uneven(), mode=mode, dtype="mixed")
+        out[f"compact-non-local-{mode}"] = _bind(check_compact, mode)
     return out
 
 
 def oclgrind_cases() -> dict[str, Callable[[object], None]]:
     """The product on the Oclgrind simulator (``--oclgrind``): every mode, both directions."""
-    return {f"oclgrind-{mode}": _bind(check_products, uneven(23), mode=mode, device="oclgrind",
-                                         pinned=False)
-            for mode in MODES}
+    out = {f"oclgrind-{mode}": _bind(check_products, uneven(23), mode=mode, device="oclgrind",
+                                        pinned=False)
+           for mode in MODES}
+    # the non-local part compacted to the border rows: its scatter and gather
+    out["oclgrind-compact"] = _bind(check_products, poisson(5), mode="task", device="oclgrind",
+                                    pinned=False)
+    return out
 
 
 def case_names(size: int) -> list[str]:
@@ -157,6 +162,42 @@ def check_products(comm, A, dtype=np.float64, **kwargs) -> None:
         z = z0[c0:c1].astype(dt)
         D.rmatvec(xtl[r0:r1], z, alpha=2.0, beta=-1.0)
         assert_matches(z, tblock, xtl, dt, alpha=2.0, beta=-1.0, y0=z0[c0:c1].astype(dt))
+
+
+def check_compact(comm, mode: str) -> None:
+    """The non-local part holds exactly the rows with non-local entries (Poisson: the block's
+    border rows; uneven blocks), in every direction and with pyopencl vectors."""
+    import pyopencl.array as cl_array
+
+    from oracle import assert_matches
+
+    A = poisson(12)
+    m = A.shape[0]
+    offsets = _uneven_offsets(m, comm.size)  # the last block is large: some rows are inside
+    check_products(comm, A, mode=mode, row_offsets=offsets)
+    check_products(comm, A, mode=mode, row_offsets=offsets, dtype=np.float32,
+                   format=("ell", "coo"))
+    with _build(comm, A, mode=mode, row_offsets=offsets) as D:
+        r0, r1 = D.row_range
+        block = A[r0:r1].tocoo()
+        outside = (block.col < r0) | (block.col >= r1)
+        expected = np.unique(block.row[outside])
+        assert np.array_equal(D.non_local_rows, expected), (D.non_local_rows, expected)
+        if comm.rank == comm.size - 1:
+            assert 0 < expected.size < r1 - r0, (expected.size, r1 - r0)
+        if expected.size:
+            assert D.non_local.shape == (expected.size, D.halo_size), D.non_local.shape
+            assert D.costs().non_local_rows == expected.size
+        else:
+            assert D.non_local is None
+        x = np.random.default_rng(7).standard_normal(m)
+        q = D.device.queue
+        y0 = np.linspace(-1.0, 1.0, r1 - r0)
+        y_dev = cl_array.to_device(q, y0)
+        D.matvec(cl_array.to_device(q, x[r0:r1]), y_dev, alpha=-2.0, beta=0.5)
+        assert_matches(y_dev.get(), A[r0:r1], x, np.float64, alpha=-2.0, beta=0.5, y0=y0)
+        z = D.rmatvec(cl_array.to_device(q, x[r0:r1]), alpha=3.0)
+        assert_matches(z.get(), sp.csr_matrix(A.T)[r0:r1], x, np.float64, alpha=3.0)
 
 
 def check_root(comm, root: int) -> None:
@@ -347,6 +388,7 @@ def check_probe(comm) -> None:
                   machine.network_bandwidth):
         assert value > 0 and np.isfinite(value), machine
     assert machine.network_latency >= 0
+    assert 0 < machine.launch_latency < 1, machine
     assert comm.allgather(machine) == [machine] * comm.size
     crawl = model.Machine(1e9, 1e12, 1e3, 1e-2)
     with warnings.catch_warnings(record=True) as caught:

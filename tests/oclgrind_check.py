@@ -22,6 +22,7 @@ and 64, also for the kernels that size their work-groups from the device), in bo
 * a few iterations of CG, BiCGStab and GMRES, without and with Jacobi preconditioning, on small
   SPD and nonsymmetric matrices (the vector kernels of ``vector.cl``);
 * the probe of the atomic add kind and the bandwidth kernels of ``clspmv.bench.bandwidth``;
+* the row scatter of the distributed product (``scatter_add``), on rows in shuffled order;
 * formats as blocks (``check_blocks``): every format with a column map (``-DCOLMAP``) and its
   rows inside longer vectors (``row_offset``), A x, A^T x and A X; the run fails if a kernel of
   the format files never ran with a column map;
@@ -58,7 +59,7 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 import clspmv
-from clspmv import build, solvers
+from clspmv import build, solvers, vectors
 from clspmv.bench import bandwidth
 from clspmv.device import SIMULATOR
 from clspmv.formats import FORMAT_CLASSES
@@ -601,6 +602,25 @@ def check_probe_and_bandwidth(run: Run) -> None:
     assert found.get()[0] == 1
 
 
+def check_scatter(run: Run) -> None:
+    """``DeviceVectors.scatter_add``: y[rows] += alpha * s for distinct rows in shuffled order
+    (the compacted non-local part of ``clspmv.distributed``); the other rows are unchanged."""
+    for layout in vector_devices(run.device, run.quick):
+        for dtype in DTYPES:
+            dev = run.memory.fresh(layout)
+            queue = dev.queue
+            rows = run.rng.permutation(70)[:45].astype(np.int32)
+            s = run.rng.uniform(-1, 1, rows.size).astype(dtype)
+            y0 = run.rng.uniform(-1, 1, 70).astype(dtype)
+            y = cl_array.to_device(queue, y0)
+            vec = vectors.DeviceVectors(dev, dtype)
+            vec.scatter_add(cl_array.to_device(queue, rows), -1.5, cl_array.to_device(queue, s),
+                            y)
+            expected = y0.copy()
+            expected[rows] += dtype.type(-1.5) * s
+            assert np.allclose(y.get(), expected, rtol=1e-6, atol=1e-6), f"scatter_add {dtype}"
+
+
 # -- formats as blocks of a larger matrix ---------------------------------------------------------
 BLOCK_MATRIX = "long-row"
 """The matrix of the block products: long rows (csr-adaptive's chunks, hyb's COO part) and short."""
@@ -717,6 +737,7 @@ SECTIONS: tuple[tuple[str, Callable[[Run], None]], ...] = (
     ("matmat", check_matmat),
     ("solvers", check_solvers),
     ("probe, bandwidth", check_probe_and_bandwidth),
+    ("scatter", check_scatter),
     ("mixed", check_mixed),
     ("blocks", check_blocks),
 )

@@ -162,18 +162,18 @@ def one_rank_reference(problem: Problem, device: Device, conf: dict[str, Any], d
 
 
 def machine_for(comm: Any, device: Device, costs: Any, local_seconds: float | None) -> Any:
-    """The model's :class:`~clspmv.distributed.model.Machine` (collective): probed staging and
-    network, and the device bandwidth the 1-rank local kernel reached (the probed copy bandwidth
-    where there is none)."""
+    """The model's :class:`~clspmv.distributed.model.Machine` (collective): probed staging,
+    network and launch latency, and the device bandwidth the 1-rank local kernel reached (the
+    probed copy bandwidth where there is none)."""
+    from dataclasses import replace
+
     from ..distributed import model
 
     probed = model.probe(comm, device)
     bandwidth = probed.device_bandwidth
     if costs is not None and local_seconds:
         bandwidth = model.effective_bandwidth(costs, local_seconds)
-    machine = model.Machine(bandwidth, probed.staging_bandwidth, probed.network_bandwidth,
-                            probed.network_latency)
-    return machine, probed.device_bandwidth
+    return replace(probed, device_bandwidth=bandwidth), probed.device_bandwidth
 
 
 # -- the operation --------------------------------------------------------------------------------
@@ -211,6 +211,7 @@ class Distributed(Operation):
         "staging_gbps": "host -> device copy bandwidth (model.probe)",
         "network_gbps": "rank 0 <-> 1 bandwidth, ping-pong (model.probe; none on one rank)",
         "latency_us": "rank 0 <-> 1 latency, half a round trip (model.probe)",
+        "launch_us": "microseconds per device command, kernel launch or copy (model.probe)",
     }
     formulas = {
         "kernel_ms": "median over the repeats of one product's wall time (barrier, D.matvec on "
@@ -336,6 +337,7 @@ def _fill_model(rec: Record, machine: Any, copy_bw: float, predicted_s: float,
                      staging_gbps=machine.staging_bandwidth / 1e9,
                      network_gbps=machine.network_bandwidth / 1e9,
                      latency_us=machine.network_latency * 1e6,
+                     launch_us=machine.launch_latency * 1e6,
                      predicted_ms=predicted_s * 1e3)
     if rec.kernel_ms:
         rec.extra["model_error_pct"] = 100.0 * (predicted_s * 1e3 - rec.kernel_ms) / rec.kernel_ms

@@ -144,9 +144,10 @@ def model_table(here: list[Rec]) -> str:
             rows.append([m, str(n), num(r.get("model_device_gbps"), ".2f"),
                          num(r.get("probed_copy_gbps"), ".1f"), num(r.get("staging_gbps"), ".1f"),
                          num(r.get("network_gbps"), ".2f"), num(r.get("latency_us"), ".1f"),
-                         r.get("reference") or DASH])
+                         num(r.get("launch_us"), ".1f"), r.get("reference") or DASH])
     return table(rows, ["matrix", "ranks", "device GB/s (1-rank kernel)", "copy GB/s (probe)",
-                        "staging GB/s", "network GB/s", "latency µs", "1-rank reference"])
+                        "staging GB/s", "network GB/s", "latency µs", "launch µs",
+                        "1-rank reference"])
 
 
 def section(records: list[Rec], plots: list[str] | str = "") -> str:
