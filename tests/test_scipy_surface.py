@@ -115,7 +115,8 @@ def test_nnz_counts_stored_entries_as_scipy(device):
 
 def test_astype_and_copy(device):
     A = _matrix()
-    M = clspmv.DeviceMatrix.from_scipy(A, format="sell", device=device, sigma=8)
+    M = clspmv.DeviceMatrix.from_scipy(A, format="sell", device=device,
+                                       sigma=2 * device.simd_width)  # 1 or a multiple of C
     for target in (np.float32, "mixed", np.float64):
         if not device.supports(target):
             continue
