@@ -33,7 +33,7 @@ def random_block(rows: int, k: int, order: str, seed: int = 0) -> np.ndarray:
 def test_block_formats() -> None:
     assert set(BLOCK_FORMATS) == {"csr-scalar", "csr-vector", "csr-aligned", "csr-adaptive",
                                   "csr-blocks", "csr-merge", "ell", "ellr", "ellr-t", "sell",
-                                  "pjds"}
+                                  "pjds", "strips"}  # strips: when every block has one
 
 
 @pytest.mark.parametrize("order", ["C", "F"])

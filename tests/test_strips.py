@@ -414,8 +414,9 @@ def test_block_features_combined_from_strips(spec: str) -> None:
 
 @pytest.mark.parametrize("gain", [0.5, 0.02])
 def test_auto_takes_a_worthwhile_plan(gain: float, device, monkeypatch) -> None:
-    """format="auto" weighs the strips plan: taken (blocks stored as planned, products right)
-    when it beats the best single format by the margin, else the single format."""
+    """format="auto" searches a strips plan only for many expected products, and takes it
+    (blocks stored as planned, products right) when it beats the best single format by the
+    margin, else the single format."""
     import sys
 
     select_module = sys.modules["clspmv.model.select"]  # the package exports the function
@@ -424,7 +425,9 @@ def test_auto_takes_a_worthwhile_plan(gain: float, device, monkeypatch) -> None:
     plan = StripsPlan(512, ((0, cut, "ellr"), (cut, A.shape[0], "csr-vector")), 1.0 - gain,
                       "csr-vector", 1.0, 0.0)
     monkeypatch.setattr(select_module, "plan_for_device", lambda csr, dev, cal: plan)
-    M = clspmv.DeviceMatrix.from_scipy(A, device=device)
+    assert clspmv.DeviceMatrix.from_scipy(A, device=device).selection.strips is None  # no search
+    M = clspmv.DeviceMatrix.from_scipy(A, device=device,
+                                       expected_products=select_module.STRIPS_MIN_PRODUCTS)
     x = vector(A.shape[1], 3, np.float64)
     assert_matches(M @ x, A, x, np.float64)
     assert M.selection.strips is plan

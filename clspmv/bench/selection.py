@@ -22,6 +22,7 @@ from scipy.stats import spearmanr
 
 from ..device import Device
 from ..model import calibration, select
+from ..model.strips import MIN_STRIP_ENTRIES, plan_for_device
 from . import timing
 from .operation import Context, Operation, Settings
 from .records import Record, device_label
@@ -56,9 +57,9 @@ FIELDS = {
     "csr_conversion_ms": f"conversion_ms of {REFERENCE_FORMAT} in this run (host layout + "
                          "upload): one conversion to CSR",
     "selection_vs_csr": "selection_ms / csr_conversion_ms (goal: below 1)",
-    "strips": "the row-strip plan weighed against the single formats: its blocks "
-              "[row_start, row_stop, format], predicted ms, the best single format's and the "
-              "predicted gain (None: no plan searched)",
+    "strips": "the row-strip plan the model finds (clspmv.model.strips; auto weighs it when "
+              "told of >= 1000 products): its blocks [row_start, row_stop, format], predicted "
+              "ms, the best single format's and the predicted gain (None: too few entries)",
     "strips_ms": "measured kernel ms of that plan's strips product (median, as A x; measured "
                  "here when the plan has two blocks or more; also in measured_ms as 'strips' "
                  "when auto chose it)",
@@ -163,7 +164,9 @@ class Selection(Operation):
             predicted = {f: p.kernel_s * 1e3 for f, p in chosen.predictions.items()
                          if p.kernel_s is not None}
             measured, reference = measured_times(context.results.records, rec)
-            plan = chosen.strips
+            plan = chosen.strips or (
+                plan_for_device(problem.csr, device, cal)
+                if problem.csr.nnz >= 2 * MIN_STRIP_ENTRIES else None)
             if plan is not None:
                 rec.extra["strips"] = {
                     "blocks": [list(b) for b in plan.blocks], "predicted_ms": plan.predicted_s

@@ -1,7 +1,9 @@
 """``format="auto"``: the format with the least predicted time, conversion included when the
 caller says how many products will pay for it; or ``strips``, row blocks each in its own format
 (:mod:`.strips`), when its plan is predicted faster than every single format by
-:data:`.strips.AUTO_MARGIN`."""
+:data:`.strips.AUTO_MARGIN`. Searching a strips plan costs many times a conversion to CSR (a few
+seconds for 10^7 entries), so it is searched only when the caller says that at least
+:data:`STRIPS_MIN_PRODUCTS` products will use the matrix, or asks for it (``strips=True``)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,11 @@ from .predict import Prediction, predict_features
 from .store import calibration
 from .strips import MIN_STRIP_ENTRIES, StripsPlan, plan_for_device
 from .timemodel import Calibration
+
+STRIPS_MIN_PRODUCTS = 1000
+"""``expected_products`` from which ``format="auto"`` searches a strips plan (see the module
+docstring; measured on the H200: 1.6-6.4 s of planning for 4-60 M entries, 10-20 conversions to
+CSR)."""
 
 
 @dataclass(frozen=True)
@@ -34,9 +41,9 @@ class Selection:
     """Milliseconds the selection took (features and predictions; not a calibration)."""
     features: Features = field(repr=False)
     strips: StripsPlan | None = None
-    """The row-strip plan that was weighed against the single formats (None when the matrix
-    has too few entries for two strips, or ``expected_products`` is given: a plan is searched
-    only for products that amortise it); :attr:`format` is ``"strips"`` when it was taken."""
+    """The row-strip plan that was weighed against the single formats (None when none was
+    searched: see :func:`select`'s ``strips``, or the matrix has too few entries for two
+    strips); :attr:`format` is ``"strips"`` when it was taken."""
 
     @property
     def params(self) -> dict[str, object]:
@@ -57,12 +64,13 @@ class Selection:
 
 
 def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = None,
-           expected_products: int | None = None, calibration_: Calibration | None = None
-           ) -> Selection:
+           expected_products: int | None = None, calibration_: Calibration | None = None,
+           strips: bool | None = None) -> Selection:
     """The format for the canonical CSR matrix ``csr`` on ``device``: the least predicted kernel
     time, or with ``expected_products=n`` the least conversion plus n products. ``precision``
     is accepted for the signature's sake: the values of ``csr`` already have its value type.
-    Raises ValueError for ``expected_products < 1``."""
+    ``strips``: search a row-strip plan (None: when ``expected_products`` is at least
+    :data:`STRIPS_MIN_PRODUCTS`). Raises ValueError for ``expected_products < 1``."""
     del precision  # the features read the value size from csr.dtype
     if expected_products is not None and expected_products < 1:
         raise ValueError(f"expected_products must be at least 1, got {expected_products}")
@@ -79,7 +87,9 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
         best = _best(preds, expected_products)
     accepted = [p for p in preds.values() if p.refused is None]
     plan = None
-    if expected_products is None and csr.nnz >= 2 * MIN_STRIP_ENTRIES:
+    if strips is None:
+        strips = expected_products is not None and expected_products >= STRIPS_MIN_PRODUCTS
+    if strips and csr.nnz >= 2 * MIN_STRIP_ENTRIES:
         plan = plan_for_device(csr, device, cal)
     if plan is not None and plan.worthwhile:
         cost = (time.perf_counter() - t0) * 1e3
