@@ -10,7 +10,6 @@ format-selection calibration of each device. ``python -m clspmv.doctor --require
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -118,27 +117,15 @@ def baseline_findings(baselines: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-CALIBRATION_MODULE = "clspmv.model"
-"""The format-selection model whose per-device calibration the doctor reports."""
 
 
 def calibration_findings(found: Sequence[Device] | None = None) -> list[Finding]:
-    """The calibration state of each device for ``format="auto"``: asked of
-    :data:`CALIBRATION_MODULE`'s ``calibration_findings(devices)`` (a list of
-    :class:`Finding`) when the module has one; "not available in this version" when there is
-    no such module."""
-    try:
-        model = importlib.import_module(CALIBRATION_MODULE)
-    except ModuleNotFoundError as err:
-        if err.name not in (CALIBRATION_MODULE, "clspmv"):
-            raise  # the model exists but something it needs is missing: a real problem
-        return [Finding("calibration", "format selection", True,
-                        "not available in this version")]
-    hook = getattr(model, "calibration_findings", None)
-    if hook is None:
-        return [Finding("calibration", "format selection", True,
-                        f"{CALIBRATION_MODULE} reports no calibration state")]
-    return list(hook(devices() if found is None else list(found)))
+    """The calibration state of each device for ``format="auto"``
+    (:func:`clspmv.model.calibration_findings`)."""
+    from .model import calibration_findings as state
+
+    return [Finding("calibration", **entry)  # type: ignore[arg-type]
+            for entry in state(devices() if found is None else list(found))]
 
 
 def report(findings: Sequence[Finding]) -> str:

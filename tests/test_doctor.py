@@ -124,23 +124,24 @@ def test_mkl_check_names_library_path(monkeypatch) -> None:
     assert not cupy.ok and "cupy is not installed" in cupy.detail and "cupy-cuda" in cupy.fix
 
 
-def test_calibration_placeholder(monkeypatch) -> None:
-    monkeypatch.setattr(doctor, "CALIBRATION_MODULE", "clspmv.no_such_model")
-    (finding,) = doctor.calibration_findings([])
-    assert finding.topic == "calibration" and "not available in this version" in finding.detail
+def test_calibration_state(device, monkeypatch, tmp_path) -> None:
+    """None stored: fine (the first format='auto' measures one), with the command that makes
+    it; a stored calibration: its kind and file."""
+    from clspmv.model import store
+    from clspmv.model.timemodel import quick_default
 
-
-def test_calibration_hook(monkeypatch) -> None:
-    import sys
-    import types
-
-    model = types.ModuleType("clspmv_fake_model")
-    model.calibration_findings = lambda found: [
-        doctor.Finding("calibration", "dev", False, "not calibrated", "clspmv calibrate")]
-    monkeypatch.setitem(sys.modules, "clspmv_fake_model", model)
-    monkeypatch.setattr(doctor, "CALIBRATION_MODULE", "clspmv_fake_model")
-    (finding,) = doctor.calibration_findings([])
-    assert "fix: clspmv calibrate" in finding.line()
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path))
+    (finding,) = doctor.calibration_findings([device])
+    assert finding.ok and finding.topic == "calibration" and str(device) in finding.what
+    assert "none yet: the first format='auto' measures it" in finding.detail
+    assert finding.fix == f"clspmv calibrate --device {device.index[0]}:{device.index[1]}"
+    store.save(quick_default(device.name, device.driver_version, clspmv.__version__,
+                             device.type, store.SINGLE_FORMATS), device)
+    (finding,) = doctor.calibration_findings([device])
+    assert finding.detail == f"quick-default, stored in {store.calibration_path(device)}"
+    store.calibration_path(device).write_text("{not json")
+    (finding,) = doctor.calibration_findings([device])
+    assert "is unusable and will be measured again on first use" in finding.detail
 
 
 def test_doctor_without_pocl(monkeypatch, capsys) -> None:
@@ -149,4 +150,4 @@ def test_doctor_without_pocl(monkeypatch, capsys) -> None:
     assert doctor.main([], baselines={}) == 0
     out = capsys.readouterr().out
     assert "OpenCL platforms: none found" in out and "fix: install an OpenCL driver" in out
-    assert "calibration" in out and "problem" in out
+    assert "problem" in out  # no device: no calibration to report

@@ -243,6 +243,19 @@ def test_auto_choice_column_when_the_run_chose() -> None:
     assert cells[1] == "csr-scalar" and cells[-2:] == ["csr-blocks", "1.20"]
 
 
+def test_auto_column_from_the_selection_record() -> None:
+    """--selection: auto's choice and its time over the fastest's come from the selection
+    record (vs_fastest = fastest / auto)."""
+    selection = rec("m", 10**6, CPU, "auto", None, operation="selection")
+    selection.update(chosen="ell", vs_fastest=0.8)
+    records = [rec("m", 10**6, CPU, "ell", 1.25), rec("m", 10**6, CPU, "csr-scalar", 1.0),
+               selection]
+    summary = _summary(tables.render([meta("x")], records))
+    row = next(line for line in summary.splitlines() if line.startswith("| m "))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "csr-scalar" and cells[-2:] == ["ell", "1.25"]
+
+
 def test_header_is_plain_text() -> None:
     m = meta("clspmv bench gen:x")
     m["settings"] = {"suite": None, "formats": "all", "dtypes": ["float64", "float32"],

@@ -9,8 +9,9 @@ from .calibrate import calibrate
 from .features import Features, features, refusal
 from .predict import Prediction, predict
 from .select import Selection, select
-from .store import calibration
+from .store import calibration, calibration_findings
 from .timemodel import Calibration
 
 __all__ = ["Calibration", "Features", "Prediction", "Selection", "calibrate", "calibration",
+           "calibration_findings",
            "features", "predict", "refusal", "select"]

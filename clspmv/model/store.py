@@ -63,6 +63,27 @@ def load(device: Device) -> Calibration | None:
     return cal
 
 
+def calibration_findings(devices: list[Device]) -> list[dict[str, object]]:
+    """The calibration state of each device for ``clspmv doctor``: ``what``, ``ok``,
+    ``detail`` and the ``fix`` where there is none (a missing or unusable file is no failure:
+    the first ``format="auto"`` measures one)."""
+    out: list[dict[str, object]] = []
+    for d in devices:
+        path = calibration_path(d)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            cal = load(d)
+        if cal is not None:
+            detail = f"{cal.kind}, stored in {path}"
+        elif path.exists():
+            detail = f"{path} is unusable and will be measured again on first use"
+        else:
+            detail = "none yet: the first format='auto' measures it (about a minute)"
+        out.append({"what": str(d), "ok": True, "detail": detail,
+                    "fix": f"clspmv calibrate --device {d.index[0]}:{d.index[1]}"})
+    return out
+
+
 def save(cal: Calibration, device: Device) -> Path:
     """Write ``cal`` as ``device``'s calibration; returns the path."""
     path = calibration_path(device)

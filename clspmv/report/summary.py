@@ -75,11 +75,27 @@ def ran(records: list[Rec], defs: Definitions, dtype: str) -> list[str]:
     return [b for b in defs.baselines if b in done]
 
 
-def auto_choice(recs: list[Rec]) -> Rec | None:
-    """The record of the format ``--formats auto`` chose among ``recs`` (one matrix, device
-    and dtype), None when the run did not choose."""
-    return next((r for r in recs if (r.get("params") or "").startswith(AUTO_PREFIX)
-                 or f"; {AUTO_PREFIX}" in (r.get("params") or "")), None)
+def auto_choice(recs: list[Rec], records: list[Rec]) -> tuple[str, float | None] | None:
+    """(auto's format, auto's kernel time / the fastest's) for the matrix, device and dtype of
+    ``recs`` (its format records): from the run's selection record (``--selection``, which
+    compares auto with every format measured) or the record ``--formats auto`` chose; None when
+    the run did not choose."""
+    if not recs:
+        return None
+    key = (recs[0]["matrix"], recs[0]["device"], recs[0]["dtype"])
+    sel = next((r for r in records if r.get("operation") == "selection" and r["status"] == "ok"
+                and (r["matrix"], r["device"], r["dtype"]) == key and r.get("chosen")), None)
+    if sel is not None:
+        ratio = sel.get("vs_fastest")
+        return sel["chosen"], (1.0 / ratio if ratio else None)
+    chosen = next((r for r in recs if (r.get("params") or "").startswith(AUTO_PREFIX)
+                   or f"; {AUTO_PREFIX}" in (r.get("params") or "")), None)
+    if chosen is None:
+        return None
+    w = best(recs)
+    ratio = (chosen["kernel_ms"] / w["kernel_ms"] if w and chosen["status"] == "ok"
+             and chosen.get("kernel_ms") and w.get("kernel_ms") else None)
+    return chosen["format"], ratio
 
 
 def summary_rows(recs: list[Rec], records: list[Rec], defs: Definitions, dtype: str
@@ -90,7 +106,7 @@ def summary_rows(recs: list[Rec], records: list[Rec], defs: Definitions, dtype: 
     matrices = matrices_by_size(recs)
     winners = {m: best([r for r in recs if r["matrix"] == m]) for m in matrices}
     walls = {b: [wall_speedup(winners[m], b, index, defs) for m in matrices] for b in names}
-    autos = {m: auto_choice([r for r in recs if r["matrix"] == m]) for m in matrices}
+    autos = {m: auto_choice([r for r in recs if r["matrix"] == m], records) for m in matrices}
     show_auto = any(autos.values())
     headers = ["matrix", "fastest format", "GB/s", "% copy BW"]
     for b in names:
@@ -112,10 +128,8 @@ def summary_rows(recs: list[Rec], records: list[Rec], defs: Definitions, dtype: 
             if any(v is not None for v in walls[b]):
                 row.append(num(walls[b][i], ".2f"))
         if show_auto:
-            a = autos[m]
-            ratio = (a["kernel_ms"] / w["kernel_ms"] if a and a["status"] == "ok"
-                     and a.get("kernel_ms") else None)
-            row += [a["format"] if a else "—", num(ratio, ".2f")]
+            chosen, ratio = autos[m] or ("—", None)
+            row += [chosen, num(ratio, ".2f")]
         rows.append(row)
     return rows, headers
 
