@@ -320,9 +320,10 @@ class Format(ABC):
         """Enqueue y[row0 : row0 + m] = alpha * A x + beta * y[row0 : row0 + m]; returns the
         events of the kernels enqueued."""
 
-    forward_atomics: ClassVar[bool] = False
-    """Whether :meth:`launch` adds partial sums to y atomically (in the value type, also for
-    ``dtype="mixed"``): COO and HYB's COO part."""
+    forward_roundings: ClassVar[int] = 1
+    """Roundings of a row's sum, or part of it, to the value type in :meth:`launch`: 1, but 2 in
+    ``hyb`` (its ELL part stores y, the COO part adds to it); each costs ``dtype="mixed"`` up
+    to half an ulp of the row's magnitude."""
 
     transpose_atomics: ClassVar[bool] = True
     """Whether :meth:`launch_t` adds to y atomically (float64 then needs 64-bit integer atomics)."""
