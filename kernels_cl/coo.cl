@@ -141,11 +141,10 @@ void coo_combine(BLOCK_ARGS const INDEX_T n_carries,
     for (INDEX_T start = 0; start < n_carries; start += TILE) {
         const int n = (int)min((INDEX_T)TILE, n_carries - start);
         for (int p = lid; p < n; p += WG) {
-            rows[p] = carry_row[start + p];
-            vals[p] = carry_sum[start + p];
+            const INDEX_T r = carry_row[start + p];
+            rows[p] = r;
+            vals[p] = carry_sum[start + p] + ((p == 0 && r == prev_row) ? prev_sum : (ACC_T)0);
         }
-        if (lid == 0 && rows[0] == prev_row)
-            vals[0] += prev_sum;
         barrier(CLK_LOCAL_MEM_FENCE);
         ACC_T s = segment_scan(rows, vals, keys, scan, n, lid);
         SEGMENT_WALK(rows, vals, n, lid, s, {

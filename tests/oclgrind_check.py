@@ -21,6 +21,10 @@ and 64, also for the kernels that size their work-groups from the device), in bo
 * a few iterations of CG, BiCGStab and GMRES, without and with Jacobi preconditioning, on small
   SPD and nonsymmetric matrices (the vector kernels of ``vector.cl``);
 * the probe of the atomic add kind and the bandwidth kernels of ``clspmv.bench.bandwidth``;
+* the carries of coo's and hyb's segmented reduction (``check_coo_carries``): work-groups of
+  16 work-items of 1 or 2 entries, so that rows span several groups, a long row many, and the
+  combining kernel runs over several tiles of carries; empty rows at the start and the end, no
+  entries at all;
 * formats as blocks (``check_blocks``): every format with a column map (``-DCOLMAP``) and its
   rows inside longer vectors (``row_offset``), A x, A^T x and A X; the run fails if a kernel of
   the format files never ran with a column map;
@@ -592,6 +596,35 @@ def check_probe_and_bandwidth(run: Run) -> None:
     assert found.get()[0] == 1
 
 
+# -- coo's carries --------------------------------------------------------------------------------
+def coo_carry_matrices() -> dict[str, sp.csr_matrix]:
+    """Empty rows first and last, short rows, one row of 400 entries; and no entries."""
+    lengths = np.random.default_rng(9).integers(0, 4, 60)
+    lengths[:3] = lengths[-3:] = 0
+    lengths[20] = 400
+    return {"coo-long-row": _random(60, 400, lengths, 9), "coo-no-entries": sp.csr_matrix((9, 4))}
+
+
+COO_CARRY_WG = 16
+"""Work-group size of the carry check: shares of 16 or 32 entries."""
+
+
+def check_coo_carries(run: Run) -> None:
+    """A x (beta = 0 on an uninitialised y, and beta != 0) of coo and hyb (width 2: its COO part
+    holds the long row) with shares of 16 and 32 entries: the 400-entry row crosses 13 to 26
+    shares, so its carries fill several tiles of the combining kernel. Quick: float64 only."""
+    layout = layouts(run.device, quick=True)[0][0]
+    for dtype in DTYPES[1:] if run.quick else DTYPES:
+        for fmt, params in (("coo", {}), ("hyb", {"width": 2})):
+            for items in (1, 2):
+                dev = run.memory.fresh(layout)
+                for A in coo_carry_matrices().values():
+                    M = run.upload(A, fmt, dev, dtype, COO_CARRY_WG, items=items, **params)
+                    assert M is not None
+                    run.products += vector_products(M, oracle_matrix(fmt, A, dtype), dtype,
+                                                    run.rng, transposed=False)
+
+
 # -- formats as blocks of a larger matrix ---------------------------------------------------------
 BLOCK_MATRIX = "long-row"
 """The matrix of the block products: long rows (csr-adaptive's chunks, hyb's COO part) and short."""
@@ -706,6 +739,7 @@ SECTIONS: tuple[tuple[str, Callable[[Run], None]], ...] = (
     ("probe, bandwidth", check_probe_and_bandwidth),
     ("mixed", check_mixed),
     ("blocks", check_blocks),
+    ("coo carries", check_coo_carries),
 )
 
 
