@@ -1,8 +1,8 @@
 /* COO (row-sorted triplets); HYB runs coo_spmv and coo_combine for its COO part.
  *
  * Build options beyond common.h:
- *   ITEMS  entries per work-item of the forward product: a work-group takes TILE = WG * ITEMS
- *          consecutive entries (its share)
+ *   ITEMS  entries per work-item of coo_spmv (a work-group takes TILE = WG * ITEMS consecutive
+ *          entries, its share) and of the tiles of coo_combine
  *
  * The forward product y = alpha A x + beta y is a segmented reduction by row over the
  * row-sorted entries, without atomics (Bell & Garland's COO kernel, done as each work-item
@@ -18,6 +18,9 @@
  *                A row of millions of entries is summed by all groups of coo_spmv and then
  *                by the whole combine group, never one work-item at a time.
  *   coo_empty    y = beta * y on the rows without entries (a bit mask: bit i of empty[i / 32]).
+ *   coo_spmv_serial  coo_spmv for CPUs: shares of `items` entries per work-item, walked
+ *                in one sequential loop (local memory and barriers cost more than they save
+ *                there); two carries per work-item, combined by coo_combine.
  * Every y entry is written once and the result is the same on every run. HYB passes beta = 1
  * (its ELL part wrote y first) and has no empty rows to scale.
  *   coo_accumulate_t  the transpose product: atomic adds to y[col] (see its comment). */
@@ -117,6 +120,52 @@ void coo_spmv(BLOCK_ARGS const INDEX_T nnz,
             STORE_Y(y, r, s);
         }
     })
+}
+
+/* The same product for CPUs: work-item i alone takes entries [i items, (i + 1) items) and walks
+ * them in one sequential loop from global memory (no local memory, no barriers), with the two
+ * carries of coo_spmv per work-item. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void coo_spmv_serial(BLOCK_ARGS const INDEX_T nnz, const INDEX_T items,
+                     __global const INDEX_T *restrict row,
+                     __global const INDEX_T *restrict col,
+                     __global const VALUE_T *restrict val,
+                     __global const VALUE_T *restrict x,
+                     __global VALUE_T *restrict y,
+                     __global INDEX_T *restrict carry_row,
+                     __global ACC_T *restrict carry_sum,
+                     const VALUE_T alpha, const VALUE_T beta)
+{
+    BLOCK_ROWS(y);
+    const INDEX_T i = (INDEX_T)get_global_id(0);
+    const long start = (long)i * items;
+    if (start >= nnz)
+        return;
+    const INDEX_T end = (INDEX_T)min((long)nnz, start + items);
+    const INDEX_T head = row[start];
+    INDEX_T r = head;
+    ACC_T s = 0;
+    for (INDEX_T k = (INDEX_T)start; k < end; ++k) {
+        const INDEX_T rk = row[k];
+        if (rk != r) {  /* row r ends at k - 1 */
+            if (r == head) {
+                carry_row[2 * i] = r;
+                carry_sum[2 * i] = s;
+            } else {
+                STORE_Y(y, r, s);
+            }
+            r = rk;
+            s = 0;
+        }
+        s += MUL(val[k], x[COL(col[k])]);
+    }
+    if (r == head) {
+        carry_row[2 * i] = r;
+        carry_sum[2 * i] = s;
+        s = 0;
+    }
+    carry_row[2 * i + 1] = r;
+    carry_sum[2 * i + 1] = s;
 }
 
 /* One work-group: y[r] = alpha * (sum of the carries of row r) + beta * y[r] for every row of

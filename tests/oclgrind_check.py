@@ -22,9 +22,9 @@ and 64, also for the kernels that size their work-groups from the device), in bo
   SPD and nonsymmetric matrices (the vector kernels of ``vector.cl``);
 * the probe of the atomic add kind and the bandwidth kernels of ``clspmv.bench.bandwidth``;
 * the carries of coo's and hyb's segmented reduction (``check_coo_carries``): work-groups of
-  16 work-items of 1 or 2 entries, so that rows span several groups, a long row many, and the
-  combining kernel runs over several tiles of carries; empty rows at the start and the end, no
-  entries at all;
+  16 work-items of 1 or 2 entries (staged) and work-items of 3 entries (serial), so that rows
+  span several shares, a long row many, and the combining kernel runs over several tiles of
+  carries; empty rows at the start and the end, no entries at all;
 * formats as blocks (``check_blocks``): every format with a column map (``-DCOLMAP``) and its
   rows inside longer vectors (``row_offset``), A x, A^T x and A X; the run fails if a kernel of
   the format files never ran with a column map;
@@ -609,17 +609,23 @@ COO_CARRY_WG = 16
 """Work-group size of the carry check: shares of 16 or 32 entries."""
 
 
+COO_CARRY_SHARES = ({"staged": True, "items": 1}, {"staged": True, "items": 2},
+                    {"staged": False, "items": 3})
+"""Shares of 16 and 32 entries (work-groups) and of 3 entries (work-items, serial kernel)."""
+
+
 def check_coo_carries(run: Run) -> None:
     """A x (beta = 0 on an uninitialised y, and beta != 0) of coo and hyb (width 2: its COO part
-    holds the long row) with shares of 16 and 32 entries: the 400-entry row crosses 13 to 26
-    shares, so its carries fill several tiles of the combining kernel. Quick: float64 only."""
+    holds the long row) with the shares of :data:`COO_CARRY_SHARES`: the 400-entry row crosses
+    13 to 134 shares, so its carries fill several tiles of the combining kernel. Quick: float64
+    only."""
     layout = layouts(run.device, quick=True)[0][0]
     for dtype in DTYPES[1:] if run.quick else DTYPES:
         for fmt, params in (("coo", {}), ("hyb", {"width": 2})):
-            for items in (1, 2):
+            for share in COO_CARRY_SHARES:
                 dev = run.memory.fresh(layout)
                 for A in coo_carry_matrices().values():
-                    M = run.upload(A, fmt, dev, dtype, COO_CARRY_WG, items=items, **params)
+                    M = run.upload(A, fmt, dev, dtype, COO_CARRY_WG, **share, **params)
                     assert M is not None
                     run.products += vector_products(M, oracle_matrix(fmt, A, dtype), dtype,
                                                     run.rng, transposed=False)
@@ -634,8 +640,11 @@ BLOCK_KERNEL_FILES = ("coo.cl", "csr.cl", "csr_adaptive.cl", "csr_blocks.cl", "d
 
 
 def block_params(fmt: str) -> dict[str, int]:
-    """One variant per format for the block products (hyb with both of its parts)."""
-    return {"width": 2} if fmt == "hyb" else variants(fmt, quick=True)[-1]
+    """One variant per format for the block products (hyb with both of its parts, staged; coo
+    serial, so that both of coo.cl's forward kernels run)."""
+    if fmt == "coo":
+        return {"staged": False}
+    return {"width": 2, "staged": True} if fmt == "hyb" else variants(fmt, quick=True)[-1]
 
 
 def check_blocks(run: Run) -> None:

@@ -16,7 +16,7 @@ from test_mixed import assert_mixed, rounded
 import clspmv
 from clspmv.bench.generators import rmat
 from clspmv.formats.base import Layout
-from clspmv.formats.coo import CPU_ITEMS, GPU_ITEMS, Coo, empty_mask, max_items
+from clspmv.formats.coo import GPU_ITEMS, SERIAL_ITEMS, Coo, empty_mask, max_items
 
 from oracle import assert_matches
 
@@ -42,8 +42,8 @@ def gappy(rows: int = 3000, cols: int = 500) -> sp.csr_matrix:
     rng = np.random.default_rng(7)
     lengths = rng.integers(0, 5, rows) * (rng.random(rows) < 0.3)
     lengths[:40] = lengths[-40:] = 0
-    lengths[1000:1500] = 0
-    lengths[700] = cols
+    lengths[rows // 3:rows // 2] = 0
+    lengths[rows // 4] = cols
     r = np.repeat(np.arange(rows), lengths)
     c = np.concatenate([rng.choice(cols, k, replace=False) for k in lengths])
     return sp.csr_matrix((rng.standard_normal(r.size), (r, c)), shape=(rows, cols))
@@ -69,24 +69,27 @@ MATRICES = {
 }
 
 
+@pytest.mark.parametrize("staged", [True, False], ids=["staged", "serial"])
 @pytest.mark.parametrize("name", MATRICES)
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_products(name: str, fmt: str, dtype: np.dtype, device) -> None:
+def test_products(name: str, fmt: str, staged: bool, dtype: np.dtype, device) -> None:
     A = MATRICES[name]()
-    products_match(clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, dtype=dtype),
-                   A, dtype)
+    products_match(clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, dtype=dtype,
+                                                  staged=staged), A, dtype)
 
 
 @pytest.mark.parametrize("name", ["row-1e6", "arrow-200k", "gaps", "power-law"])
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_carries_over_many_tiles(name: str, fmt: str, device) -> None:
-    """Work-groups of 16 work-items of 1 entry: shares of 16 entries, so a long row spans
-    thousands of groups and the combining kernel runs over many tiles of 16 carries, a row
-    going on from tile to tile."""
+@pytest.mark.parametrize("staged", [True, False], ids=["staged", "serial"])
+def test_carries_over_many_tiles(name: str, fmt: str, staged: bool, device) -> None:
+    """Work-groups of 16 work-items of 1 entry: shares of 16 entries (staged) or 1 (serial), so
+    a long row spans thousands of shares and the combining kernel runs over many tiles of
+    carries, a row going on from tile to tile."""
     A = MATRICES[name]()
     M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, dtype=np.float64,
-                                       work_group_size=16, items=1)
-    assert M.params["coo_items" if fmt == "hyb" else "items"] == 1
+                                       work_group_size=16, items=1, staged=staged)
+    prefix = "coo_" if fmt == "hyb" else ""
+    assert (M.params[prefix + "items"], M.params[prefix + "staged"]) == (1, staged)
     products_match(M, A, np.float64)
 
 
@@ -145,21 +148,28 @@ def test_deterministic(fmt: str, device) -> None:
         np.testing.assert_array_equal(M.matvec(x), first)
 
 
-def test_items_checked() -> None:
-    layout = Layout(32, 256, 132, 48 << 10)
-    assert max_items(layout) == 8  # (8 + 1) * 256 * 12 bytes = 27 KiB <= 48 KiB
+def test_defaults_and_checks() -> None:
+    """staged by the SIMD width; items within the local memory (staged), at least 1."""
+    gpu = Layout(32, 256, 132, 48 << 10)
+    assert max_items(gpu) == 8  # (8 + 1) * 256 * 12 bytes = 27 KiB <= 48 KiB
     assert max_items(Layout(32, 1024, 132, 48 << 10)) == 2
     assert max_items(Layout(32, 64, 1, 512)) == 1  # never below one entry per work-item
     csr = sp.csr_matrix(np.eye(4))
-    assert Coo.from_csr(csr, layout).params["items"] == GPU_ITEMS == 8
-    cpu = Layout(8, 256, 2, 1 << 20)
-    assert max_items(cpu) == 256 and Coo.from_csr(csr, cpu).params["items"] == CPU_ITEMS == 32
-    assert Coo.from_csr(csr, Layout(8, 256, 2, 48 << 10)).params["items"] == 8  # local memory
-    assert Coo.from_csr(csr, layout, items=2).params["items"] == 2
+    p = Coo.from_csr(csr, gpu).params
+    assert (p["staged"], p["items"]) == (1, GPU_ITEMS) and GPU_ITEMS == 8
+    p = Coo.from_csr(csr, Layout(32, 1024, 132, 48 << 10)).params
+    assert (p["staged"], p["items"]) == (1, 2)  # local memory
+    p = Coo.from_csr(csr, Layout(8, 256, 2, 1 << 20)).params
+    assert (p["staged"], p["items"]) == (0, SERIAL_ITEMS)
+    assert Coo.from_csr(csr, gpu, items=2).params["items"] == 2
+    assert Coo.from_csr(csr, gpu, staged=False, items=3).params["items"] == 3
     for bad in (0, 3, 16):
         with pytest.raises(ValueError, match="items must be a power of two between 1 and 8 "
-                                             r"\(the pairs of a work-group of 256"):
-            Coo.from_csr(csr, layout, items=bad)
+                                             r"with staged=True \(the pairs of a work-group of "
+                                             "256"):
+            Coo.from_csr(csr, gpu, items=bad)
+    with pytest.raises(ValueError, match="items must be at least 1, got 0"):
+        Coo.from_csr(csr, gpu, staged=False, items=0)
 
 
 def test_empty_mask() -> None:
@@ -172,3 +182,27 @@ def test_empty_mask() -> None:
     bits = np.unpackbits(mask.view(np.uint8), bitorder="little")[:70].astype(bool)
     np.testing.assert_array_equal(bits, lengths == 0)
     assert empty_mask(sp.csr_matrix((0, 3))).size == 0
+
+
+@pytest.mark.parametrize("staged", [True, False], ids=["staged", "serial"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_block_with_column_map(fmt: str, staged: bool, dtype: np.dtype, device) -> None:
+    """As a block (rows inside a longer y, compact columns through a map), shares of 16
+    entries: y outside the block's rows untouched, its rows alpha A x + beta y."""
+    A = gappy(600, 80)
+    m, k = A.shape
+    n, r0 = k + 30, 11
+    cmap = np.sort(np.random.default_rng(9).choice(n, k, replace=False))
+    M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, dtype=dtype,
+                                       column_map=cmap, n_cols=n, work_group_size=16, items=1,
+                                       staged=staged)
+    x = np.random.default_rng(10).uniform(-1, 1, n).astype(dtype)
+    y = np.full(m + 25, np.nan, dtype)
+    M.matvec(x, y, alpha=1.5, row_offset=r0)
+    assert np.isnan(y[:r0]).all() and np.isnan(y[r0 + m:]).all()
+    assert_matches(y[r0:r0 + m], A, x[cmap], dtype, 1.5)
+    y0 = np.random.default_rng(11).uniform(-1, 1, m + 25).astype(dtype)
+    y = M.matvec(x, y0.copy(), alpha=-0.5, beta=2.0, row_offset=r0)
+    np.testing.assert_array_equal(y[:r0], y0[:r0])
+    np.testing.assert_array_equal(y[r0 + m:], y0[r0 + m:])
+    assert_matches(y[r0:r0 + m], A, x[cmap], dtype, -0.5, 2.0, y0[r0:r0 + m])

@@ -2,19 +2,24 @@
 
 The forward product is a segmented reduction by row without atomics (``kernels_cl/coo.cl``;
 the idea of the COO kernel of N. Bell and M. Garland, "Implementing sparse matrix-vector
-multiplication on throughput-oriented processors", SC 2009): every work-group takes an equal,
-contiguous share of ``items * work_group_size`` entries, whatever the rows; rows inside a share
-are stored at once, the partial sums of the (at most two) rows each share's boundaries cut go to
-a small carry buffer, and a one-work-group kernel sums those and stores their rows. Every y entry
-is written once, the same on every run, so a row of millions of entries costs what as many
-entries in short rows cost. A third small kernel writes ``beta * y`` on the empty rows (a bit
-mask of them is stored when there are any).
+multiplication on throughput-oriented processors", SC 2009): the entries are cut into equal,
+contiguous *shares*, whatever the rows; rows inside a share are stored at once, the partial sums
+of the (at most two) rows each share's boundaries cut go to a small carry buffer, and a
+one-work-group kernel sums those and stores their rows. Every y entry is written once, the same
+on every run, so a row of millions of entries costs what as many entries in short rows cost. A
+third small kernel writes ``beta * y`` on the empty rows (a bit mask of them is stored when
+there are any). Two kernels make the shares (parameter ``staged``):
 
-``items`` (entries per work-item, a power of two) defaults to :func:`default_items`: 8 on
-devices of a SIMD width of at least 32 (GPU warps and wavefronts: the Layout carries no device
-type, and CPUs report their float vector width, at most 16), 32 elsewhere (on the 2-core CPU
-with PoCL 32 beat 8 by 1.4-1.7x: fewer barriers per entry), fewer where the group's pairs
-(32-bit row, float64 sum) would not fit the device's local memory.
+* ``staged=True`` (the default where the SIMD width is at least :data:`WIDE_SIMD`: GPU warps
+  and wavefronts; the Layout carries no device type, and CPUs report their float vector width,
+  at most 16): a share is a work-group's ``items * work_group_size`` entries, loaded coalesced
+  into local memory and summed there by a keyed scan over the work-items. ``items`` (a power of
+  two) defaults to :data:`GPU_ITEMS`, fewer where the pairs (32-bit row, float64 sum) would not
+  fit the local memory.
+* ``staged=False`` (CPUs): a share is one work-item's ``items`` entries (default
+  :data:`SERIAL_ITEMS`), walked in a plain sequential loop, in work-groups of
+  :data:`SERIAL_WORK_GROUP`. On the 2-core CPU with PoCL the staged kernel ran 4-20x slower
+  than ``csr-scalar`` (its local memory and barriers), the serial one about as fast.
 
 The transpose product is y = beta * y, then each work-item adds ``chunk`` consecutive entries to
 y[col] atomically.
@@ -32,14 +37,19 @@ from .base import INDEX_DTYPE, Format, Layout, Triplets, entry_rows, row_lengths
 MAX_CHUNK = 64
 
 GPU_ITEMS = 8
-"""Entries per work-item on warp/wavefront devices: 2048 entries per group of 256, whose pairs
-take 24 KiB of local memory with float64 sums."""
+"""Entries per work-item of the staged kernel: 2048 entries per group of 256, whose pairs take
+24 KiB of local memory with float64 sums."""
 
-CPU_ITEMS = 32
-"""Entries per work-item on devices of a narrower SIMD width (CPUs)."""
+SERIAL_ITEMS = 512
+"""Entries per work-item of the serial kernel (CPUs)."""
+
+SERIAL_WORK_GROUP = 64
+"""Work-group size of the serial kernel, whatever the layout's: on the 2-core CPU with PoCL,
+groups of 64 work-items of 256-1024 entries ran as fast as ``csr-scalar``, groups of 256 2.7x
+slower."""
 
 WIDE_SIMD = 32
-"""Smallest SIMD width that takes :data:`GPU_ITEMS`."""
+"""Smallest SIMD width for which ``staged`` defaults to True."""
 
 PAIR_BYTES = INDEX_DTYPE.itemsize + 8
 """Local memory per staged entry: its row and its product in the widest sum type."""
@@ -62,17 +72,18 @@ def max_items(layout: Layout) -> int:
     return items
 
 
-def default_items(layout: Layout) -> int:
-    """:data:`GPU_ITEMS` or :data:`CPU_ITEMS` by the SIMD width, within :func:`max_items`."""
-    return min(GPU_ITEMS if layout.simd_width >= WIDE_SIMD else CPU_ITEMS, max_items(layout))
-
-
-def check_items(items: int, layout: Layout) -> int:
-    """``items`` as an int; ValueError unless a power of two within :func:`max_items`."""
-    items, limit = int(items), max_items(layout)
+def check_items(items: int, layout: Layout, staged: bool) -> int:
+    """``items`` as an int; ValueError unless at least 1 and, staged, a power of two within
+    :func:`max_items`."""
+    items = int(items)
+    if not staged:
+        if items < 1:
+            raise ValueError(f"items must be at least 1, got {items}")
+        return items
+    limit = max_items(layout)
     if items < 1 or items & (items - 1) or items > limit:
-        raise ValueError(f"items must be a power of two between 1 and {limit} (the pairs of a "
-                         f"work-group of {layout.work_group_size} must fit the "
+        raise ValueError(f"items must be a power of two between 1 and {limit} with staged=True "
+                         f"(the pairs of a work-group of {layout.work_group_size} must fit the "
                          f"{layout.local_memory} bytes of local memory), got {items}")
     return items
 
@@ -80,8 +91,9 @@ def check_items(items: int, layout: Layout) -> int:
 class CooPart:
     """Row-sorted triplets under a name prefix and their kernels, shared by ``coo`` and the COO
     part of ``hyb``: the arrays (:meth:`arrays`), the parameters (``{prefix}nnz``, ``chunk``,
-    ``items``), the carry buffers (:meth:`upload`) and the launches. It holds only the prefix
-    (the format holds the buffers and kernels), so one instance serves every matrix."""
+    ``staged``, ``items``), the carry buffers (:meth:`upload`) and the launches. It holds only
+    the prefix (the format holds the buffers and kernels), so one instance serves every
+    matrix."""
 
     def __init__(self, prefix: str = "") -> None:
         self.prefix = prefix
@@ -93,21 +105,27 @@ class CooPart:
         return {p + "row": rows.astype(INDEX_DTYPE), p + "col": cols.astype(INDEX_DTYPE),
                 p + "val": vals}
 
-    def params(self, nnz: int, layout: Layout, items: int | None) -> dict[str, int]:
-        """The parameters of ``nnz`` triplets."""
-        items = default_items(layout) if items is None else check_items(items, layout)
+    def params(self, nnz: int, layout: Layout, items: int | None, staged: bool | None
+               ) -> dict[str, int]:
+        """The parameters of ``nnz`` triplets (defaults: see the module docstring)."""
+        staged = layout.simd_width >= WIDE_SIMD if staged is None else bool(staged)
+        if items is None:
+            items = min(GPU_ITEMS, max_items(layout)) if staged else SERIAL_ITEMS
         p = self.prefix
-        return {p + "nnz": nnz, p + "chunk": chunk_size(nnz, layout), p + "items": items}
+        return {p + "nnz": nnz, p + "chunk": chunk_size(nnz, layout), p + "staged": int(staged),
+                p + "items": check_items(items, layout, staged)}
 
-    def groups(self, fmt: Format) -> int:
-        """Work-groups of the forward product: one per share of ``items * WG`` entries."""
+    def shares(self, fmt: Format) -> int:
+        """Shares of the forward product: work-groups of ``items * WG`` entries (staged) or
+        work-items of ``items`` entries."""
         p = self.prefix
-        return -(-fmt.params[p + "nnz"] // (fmt.params[p + "items"]
-                                            * fmt.layout.work_group_size))
+        share = fmt.params[p + "items"] * (fmt.layout.work_group_size
+                                           if fmt.params[p + "staged"] else 1)
+        return -(-fmt.params[p + "nnz"] // share)
 
     def upload(self, fmt: Format, device: Device) -> None:
-        """Allocate the carries (two per work-group: row, and sum in the sums' type)."""
-        n = max(1, 2 * self.groups(fmt))
+        """Allocate the carries (two per share: row, and sum in the sums' type)."""
+        n = max(1, 2 * self.shares(fmt))
         flags = cl.mem_flags.READ_WRITE
         fmt.buffers[self.prefix + "carry_row"] = cl.Buffer(device.context, flags,
                                                            n * INDEX_DTYPE.itemsize)
@@ -115,10 +133,30 @@ class CooPart:
                                                            n * fmt.accumulate.itemsize)
         fmt.nbytes += n * (INDEX_DTYPE.itemsize + fmt.accumulate.itemsize)
 
+    def tile_items(self, fmt: Format) -> int:
+        """``ITEMS`` of the kernels' build: ``items`` when staged, else the combining kernel's
+        (:data:`GPU_ITEMS` within :func:`max_items`; the serial kernel takes ``items`` as an
+        argument)."""
+        p = self.prefix
+        if fmt.params[p + "staged"]:
+            return fmt.params[p + "items"]
+        return min(GPU_ITEMS, max_items(fmt.layout))
+
+    @staticmethod
+    def serial_group(fmt: Format) -> int:
+        """Work-group size of the serial kernel: :data:`SERIAL_WORK_GROUP`, or the layout's if
+        smaller."""
+        return min(SERIAL_WORK_GROUP, fmt.layout.work_group_size)
+
     def kernels(self, fmt: Format) -> tuple[cl.Kernel, cl.Kernel]:
         """The forward kernels (built on the first call, then kept by ``fmt``)."""
-        p, items = self.prefix, fmt.params[self.prefix + "items"]
-        return (fmt.lazy_kernel(p + "coo_spmv", "coo.cl", "coo_spmv", ITEMS=items),
+        p, items = self.prefix, self.tile_items(fmt)
+        if fmt.params[p + "staged"]:
+            spmv = fmt.lazy_kernel(p + "coo_spmv", "coo.cl", "coo_spmv", ITEMS=items)
+        else:
+            spmv = fmt.lazy_kernel(p + "coo_spmv_serial", "coo.cl", "coo_spmv_serial",
+                                   ITEMS=items, wg=self.serial_group(fmt))
+        return (spmv,
                 fmt.lazy_kernel(p + "coo_combine", "coo.cl", "coo_combine", ITEMS=items))
 
     def product(self, fmt: Format, queue, x, y, alpha, beta, row0: int = 0
@@ -126,23 +164,26 @@ class CooPart:
         """Enqueue y = alpha * (the triplets) x + beta * y on the rows that have entries
         (``row0``: see :meth:`Format.launch`); HYB passes beta = 1 to add to its ELL part."""
         p, b = self.prefix, fmt.buffers
-        groups = self.groups(fmt)
+        shares = self.shares(fmt)
         spmv, combine = self.kernels(fmt)
-        events = [fmt.run(queue, spmv, groups * fmt.layout.work_group_size,
-                          scalar(fmt.params[p + "nnz"]), b[p + "row"], b[p + "col"],
-                          b[p + "val"], x, y, b[p + "carry_row"], b[p + "carry_sum"], alpha,
-                          beta, row0=row0)]
-        if groups:
-            events.append(fmt.run(queue, combine, fmt.layout.work_group_size,
-                                  scalar(2 * groups), b[p + "carry_row"], b[p + "carry_sum"],
-                                  y, alpha, beta, row0=row0))
+        wg, nnz = fmt.layout.work_group_size, scalar(fmt.params[p + "nnz"])
+        args = (b[p + "row"], b[p + "col"], b[p + "val"], x, y, b[p + "carry_row"],
+                b[p + "carry_sum"], alpha, beta)
+        if fmt.params[p + "staged"]:
+            events = [fmt.run(queue, spmv, shares * wg, nnz, *args, row0=row0)]
+        else:
+            events = [fmt.run(queue, spmv, shares, nnz, scalar(fmt.params[p + "items"]), *args,
+                              wg=self.serial_group(fmt), row0=row0)]
+        if shares:
+            events.append(fmt.run(queue, combine, wg, scalar(2 * shares), b[p + "carry_row"],
+                                  b[p + "carry_sum"], y, alpha, beta, row0=row0))
         return [e for e in events if e is not None]
 
     def product_t(self, fmt: Format, queue, x, y, alpha, row0: int = 0) -> cl.Event | None:
         """Enqueue y += alpha * (the triplets)^T x (y scaled already), atomically."""
         p, b = self.prefix, fmt.buffers
         kern = fmt.lazy_kernel(p + "coo_t", "coo.cl", "coo_accumulate_t", atomics=True,
-                               ITEMS=fmt.params[p + "items"])  # the file's forward kernels use it
+                               ITEMS=self.tile_items(fmt))  # the file's forward kernels use it
         return fmt.run(queue, kern, -(-fmt.params[p + "nnz"] // fmt.params[p + "chunk"]),
                        scalar(fmt.params[p + "nnz"]), scalar(fmt.params[p + "chunk"]),
                        b[p + "row"], b[p + "col"], b[p + "val"], x, y, alpha, row0=row0)
@@ -169,13 +210,14 @@ class Coo(Format):
     coo_part = CooPart()
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, items: int | None = None) -> Coo:
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, items: int | None = None,
+                 staged: bool | None = None) -> Coo:
         arrays = cls.coo_part.arrays(entry_rows(csr), csr.indices, csr.data)
         empty = int((row_lengths(csr) == 0).sum())
         if empty:
             arrays["empty"] = empty_mask(csr)
         return cls(csr.shape, csr.dtype, layout, arrays, empty_rows=empty,
-                   **cls.coo_part.params(csr.nnz, layout, items))
+                   **cls.coo_part.params(csr.nnz, layout, items, staged))
 
     def upload(self, device: Device) -> None:
         super().upload(device)
@@ -185,7 +227,7 @@ class Coo(Format):
         self.coo_part.kernels(self)
         if self.params["empty_rows"]:
             self._empty = self.kernel(self.kernel_file, "coo_empty",
-                                      ITEMS=self.params["items"])
+                                      ITEMS=self.coo_part.tile_items(self))
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         events = self.coo_part.product(self, queue, x, y, alpha, beta, row0)

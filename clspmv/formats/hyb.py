@@ -38,7 +38,7 @@ class Hyb(Format):
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, width: int | None = None,
-                 items: int | None = None) -> Hyb:
+                 items: int | None = None, staged: bool | None = None) -> Hyb:
         k = hyb_width(row_lengths(csr)) if width is None else int(width)
         if k < 0:
             raise ValueError(f"width must be >= 0, got {k}")
@@ -57,7 +57,7 @@ class Hyb(Format):
             arrays.update(cls.coo_part.arrays(rows[rest], csr.indices[rest], csr.data[rest]))
             coo_nnz = int(rest.sum())
         return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, width=k,
-                   **cls.coo_part.params(coo_nnz, layout, items))
+                   **cls.coo_part.params(coo_nnz, layout, items, staged))
 
     def upload(self, device: Device) -> None:
         super().upload(device)
