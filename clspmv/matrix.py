@@ -102,11 +102,12 @@ class DeviceMatrix:
         values, x and y in float32 (:attr:`dtype` is float32) and every sum in float64
         (:attr:`precision` is ``"mixed"``); see :attr:`precision` for what that buys. ``params`` are
         the format's own parameters: ``threads_per_row`` (csr-vector, ellr-t), ``sigma`` (sell),
-        ``width`` (hyb), ``items`` (coo, hyb: entries per work-item of the segmented
-        reduction), ``block_entries`` (csr-adaptive), ``unroll`` (1, 2, 4 or 8: the inner
-        loop of the CSR and ELLPACK formats), ``row_major`` (ell, ellr, ellr-t: rows stored one
-        after the other instead of column-major). A CSC matrix (``csc_matrix`` or ``csc_array``)
-        is not converted: its arrays are stored as the CSR arrays of its transpose.
+        ``width`` (hyb), ``items``, ``staged`` (coo, hyb: entries per work-item of the
+        segmented reduction, and its kernel), ``block_entries`` (csr-adaptive), ``unroll`` (1,
+        2, 4 or 8: the inner loop of the CSR and ELLPACK formats), ``row_major`` (ell, ellr,
+        ellr-t: rows stored one after the other instead of column-major). A CSC matrix
+        (``csc_matrix`` or ``csc_array``) is not converted: its arrays are stored as the CSR
+        arrays of its transpose.
 
         ``column_map`` (integers, one per column of ``A``, all distinct) makes the matrix a block
         with compact columns, such as the non-local part of a distributed matrix: column ``j``
