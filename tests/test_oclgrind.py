@@ -95,7 +95,7 @@ def test_parser_ignores_only_pyopencl_probes() -> None:
 
 
 def test_every_kernel_is_declared() -> None:
-    assert {"csr_spmv", "ell_spmv", "sell_spmv", "dia_spmv", "scale_y", "coo_spmv",
+    assert {"csr_spmv", "ell_spmv", "sell_spmv", "dia_spmv", "scale_y_t", "coo_spmv",
             "csr_spmv_t", "coo_accumulate_t", "csr_matmat", "atomic_add_kind", "dots",
             "cg_step", "copy_strided", "copy_vec", "read_vec"} <= declared_kernels()
 

@@ -261,13 +261,6 @@ class Format(ABC):
             kern = self._lazy_kernels[key] = self.kernel(file, name, atomics=atomics, **defines)
         return kern
 
-    def scale_y(self, queue: cl.CommandQueue, y: cl.Buffer, n: int, beta: np.generic,
-                row0: int = 0) -> cl.Event | None:
-        """Enqueue y = beta * y over entries ``row0 .. row0 + n - 1`` (zeros when beta == 0, y
-        never read): the rows of a forward product that adds into y atomically."""
-        kern = self.lazy_kernel("scale_y", "util.cl", "scale_y", atomics=True)
-        return self.run(queue, kern, n, scalar(n), y, beta, row0=row0)
-
     def scale_y_t(self, queue: cl.CommandQueue, y: cl.Buffer, beta: np.generic
                   ) -> cl.Event | None:
         """Enqueue y = beta * y over the entries a transpose product adds into: the ``shape[1]``
