@@ -18,8 +18,9 @@ there are any). Two kernels make the shares (parameter ``staged``):
   fit the local memory.
 * ``staged=False`` (CPUs): a share is one work-item's ``items`` entries (default
   :data:`SERIAL_ITEMS`), walked in a plain sequential loop, in work-groups of
-  :data:`SERIAL_WORK_GROUP`. On the 2-core CPU with PoCL the staged kernel ran 4-20x slower
-  than ``csr-scalar`` (its local memory and barriers), the serial one about as fast.
+  :data:`SERIAL_WORK_GROUP`. On the 2-core CPU with PoCL 3.1 the staged kernel ran 6-8x
+  slower than ``csr-scalar`` on a random matrix of 2 M entries (its local memory and
+  barriers), the serial one 1.1-1.5x.
 
 The transpose product is y = beta * y, then each work-item adds ``chunk`` consecutive entries to
 y[col] atomically.
@@ -44,9 +45,9 @@ SERIAL_ITEMS = 512
 """Entries per work-item of the serial kernel (CPUs)."""
 
 SERIAL_WORK_GROUP = 64
-"""Work-group size of the serial kernel, whatever the layout's: on the 2-core CPU with PoCL,
-groups of 64 work-items of 256-1024 entries ran as fast as ``csr-scalar``, groups of 256 2.7x
-slower."""
+"""Work-group size of the serial kernel, whatever the layout's (if not larger): on the 2-core
+CPU with PoCL 3.1, groups of 256 work-items of 256-1024 entries ran 2-3x slower than groups of
+64."""
 
 WIDE_SIMD = 32
 """Smallest SIMD width for which ``staged`` defaults to True."""
