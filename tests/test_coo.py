@@ -101,14 +101,16 @@ def test_no_entries(shape: tuple[int, int], fmt: str, dtype: np.dtype, device) -
                    A, dtype)
 
 
+@pytest.mark.parametrize("staged", [True, False], ids=["staged", "serial"])
 @pytest.mark.parametrize("name", ["row-1e6", "arrow-200k", "gaps"])
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_mixed(name: str, fmt: str, device) -> None:
+def test_mixed(name: str, fmt: str, staged: bool, device) -> None:
     """float32 values summed in float64, carries included: mixed's own bound."""
     if not device.fp64:
         pytest.skip(f"{device.name} has no fp64")
     A = MATRICES[name]()
-    M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, dtype="mixed")
+    M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, dtype="mixed",
+                                       staged=staged)
     x = np.random.default_rng(4).uniform(-1, 1, A.shape[1]).astype(np.float32)
     A32, x32 = rounded(A, x)
     assert_mixed(M.matvec(x), fmt, A32, x32)
