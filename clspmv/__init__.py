@@ -22,8 +22,7 @@ from .errors import (
 )
 from .matrix import FORMATS, DeviceMatrix
 from .stats import MatrixStats, stats
-
-__version__ = "0.1.0"
+from .version import __version__ as __version__
 
 __all__ = [
     "FORMATS",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl.array as cl_array
 
+from . import host_buffers
 from .device import Device
 from .errors import IndexOverflowError
 from .formats.base import INDEX_LIMIT
@@ -141,6 +142,7 @@ def device_input(x: cl_array.Array, shape: tuple[int, ...], what: str, device: D
     if x.size == 0:
         return None
     queue = device.queue
+    wait_for_other_queue(x, queue)
     if x.offset:
         if x.ndim == 2:
             raise ValueError(f"{what} must be a C- or F-contiguous array without offset")
@@ -171,7 +173,15 @@ def device_output(y: object, shape: tuple[int, ...], what: str, x: cl_array.Arra
     if y.offset or not y.flags.forc:
         raise ValueError(f"{what} must be a contiguous array without offset (it is updated "
                          "in place)")
+    wait_for_other_queue(y, queue)
     return y
+
+
+def wait_for_other_queue(a: cl_array.Array, queue: object) -> None:
+    """Finish the queue of an array made on another queue of the device's context (a user's
+    queue), so that the product, enqueued on ``queue``, sees its data."""
+    if a.queue is not None and a.queue != queue:
+        a.queue.finish()
 
 
 def is_fortran(a: np.ndarray | cl_array.Array) -> bool:
@@ -194,10 +204,13 @@ class Operands:
     """The input and output of one product, checked (in the constructor, before any device
     work) and brought to the device (:meth:`to_device`, under the matrix's lock).
 
-    numpy inputs are copied to the device and the result copied back by :meth:`result`
-    (into the given y, updated in place); pyopencl inputs stay on the device. ``keep_y``: the
-    product writes part of y only (a block), so a given y is uploaded also when beta == 0 and a
-    new one starts as zeros.
+    numpy operands on a device whose buffers live in host memory (a CPU) are used in place where
+    :func:`clspmv.host_buffers.usable` allows: x read where it lies, y written where it lies (a
+    new y allocated aligned); otherwise they are copied to the device and the result copied back
+    by :meth:`result` (into the given y, updated in place). pyopencl operands stay on the device.
+    :attr:`transfers` records which path each operand took. ``keep_y``: the product writes part
+    of y only (a block), so a given y is uploaded also when beta == 0 and a new one starts as
+    zeros.
     """
 
     def __init__(self, x: object, y: object, shapes: tuple[tuple[int, ...], tuple[int, ...]],
@@ -209,6 +222,10 @@ class Operands:
         self.x_dev: cl_array.Array | None = None
         self.y_dev: cl_array.Array | None = None
         self.y_host: np.ndarray | None = None
+        self.y_in_place = False
+        self.transfers: dict[str, str] = {}
+        """How x and y reached the kernels: ``"in place"``, ``"copied"`` or ``"device"``
+        (:mod:`clspmv.host_buffers`)."""
         if self.on_device:
             self.x_dev = device_input(x, in_shape, names[0], device, dtype)
             self.y_dev = device_output(y, self.out_shape, names[1], self.x_dev, device, dtype,
@@ -216,9 +233,16 @@ class Operands:
             if self.x_dev is not None and self.x_dev is x and x.base_data == self.y_dev.base_data:
                 # x and y in one buffer: the kernels would read x while writing y
                 self.x_dev = x.copy(queue=device.queue)
+            self.transfers = {"x": host_buffers.DEVICE, "y": host_buffers.DEVICE}
         else:
             self.x_host = host_input(x, in_shape, names[0], dtype)
             self.y_host = host_output(y, self.out_shape, names[1], dtype)
+            if self.y_host is not None and np.may_share_memory(self.x_host, self.y_host):
+                self.x_host = self.x_host.copy(order="K")  # the kernels read x while writing y
+            self.x_in_place = host_buffers.usable(self.x_host, dtype, device)
+            own = isinstance(x, np.ndarray) and np.may_share_memory(self.x_host, x)
+            self.transfers["x"] = (host_buffers.IN_PLACE if self.x_in_place and own
+                                   else host_buffers.COPIED)
 
     @property
     def empty(self) -> bool:
@@ -226,25 +250,51 @@ class Operands:
         return 0 in self.out_shape
 
     def to_device(self, beta: np.generic) -> None:
-        """Copy numpy operands to the device (y only where the product reads it)."""
+        """Bring numpy operands to the device: buffers on their memory where they can be used in
+        place, else copies (y only where the product reads it)."""
         if self.on_device:
             return
-        queue, x = self.device.queue, self.x_host
-        self.x_dev = cl_array.to_device(queue, x) if x.size else None
-        if self.y_host is not None and (beta != 0 or self.keep_y):
-            self.y_dev = cl_array.to_device(queue, contiguous(self.y_host))
+        device, queue, x = self.device, self.device.queue, self.x_host
+        if not x.size:
+            self.x_dev = None
+        elif self.x_in_place:
+            self.x_dev = host_buffers.wrap(device, x, writable=False)
         else:
-            order = "F" if x.ndim == 2 and is_fortran(x) else "C"
+            self.x_dev = cl_array.to_device(queue, x)
+        order = "F" if x.ndim == 2 and is_fortran(x) else "C"
+        y = self.y_host
+        if y is None and device.host_memory:
+            y = host_buffers.aligned_empty(self.out_shape, self.dtype, order, device,
+                                           zeros=self.keep_y)
+        if y is not None and host_buffers.usable(y, self.dtype, device):
+            self.y_host, self.y_in_place = y, True
+            self.y_dev = host_buffers.wrap(device, y, writable=True)
+            self.transfers["y"] = host_buffers.IN_PLACE
+            return
+        self.transfers["y"] = host_buffers.COPIED
+        if y is not None and (beta != 0 or self.keep_y):
+            self.y_dev = cl_array.to_device(queue, contiguous(y))
+        else:
             new = cl_array.zeros if self.keep_y else cl_array.empty
             self.y_dev = new(queue, self.out_shape, self.dtype, order=order)
 
+    def launched(self, events: list) -> None:
+        """After the kernels: a device output made on another queue of the context (a user's)
+        gets the product's last event, so that pyopencl operations on it wait for the product."""
+        if self.on_device and events and self.y_dev.queue not in (None, self.device.queue):
+            self.y_dev.add_event(events[-1])
+
     def result(self) -> Array:
-        """The product's output: the device array, or the numpy y (updated) or a new array."""
+        """The product's output: the device array, or the numpy y (updated) or a new array.
+        Returns only once the product's kernels are done."""
         if self.on_device:
             return self.y_dev
         if self.y_dev is None:  # nothing was launched: an empty output
             return self.y_host if self.y_host is not None else np.zeros(self.out_shape,
                                                                          self.dtype)
+        if self.y_in_place:
+            host_buffers.sync_back(self.device.queue, self.y_dev)
+            return self.y_host
         result = self.y_dev.get(self.device.queue)
         if self.y_host is None:
             return result

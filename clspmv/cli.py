@@ -1,12 +1,14 @@
 """The ``clspmv`` command: argument parsing only; the work is done by the library.
 
-    clspmv devices                 the OpenCL devices found
-    clspmv stats FILE...           row-length statistics of Matrix Market files
+    clspmv devices                 the OpenCL devices found (* the default)
+    clspmv doctor                  what works here: devices, baselines, calibration; the fixes
+    clspmv stats MATRIX...         row-length statistics (files, directories, gen:, ss:)
     clspmv bench [MATRIX...]       benchmark formats and baselines; results.json, report.md, plots
     clspmv report FILE.json...     rebuild report.md and plots from saved (and merged) results
 
 Exit codes: 0 success, 1 no device / a device error, 2 bad arguments or an unreadable matrix
-or results file, 130 interrupted (results measured so far are kept).
+or results file, or a benchmark that made no record, 130 interrupted (results measured so far
+are kept).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from pathlib import Path
 import numpy as np
 from tabulate import tabulate
 
-from . import io
+from . import __version__
+from . import cli_values as values
 from .device import devices, select_device
 from .errors import DeviceError, MatrixFormatError
 from .matrix import FORMATS
@@ -32,92 +35,6 @@ from .stats import format_table, stats
 def _error(message: object, code: int) -> int:
     print(f"clspmv: error: {message}", file=sys.stderr)
     return code
-
-
-def _matrix_name(path: str) -> str:
-    """The file name without ``.mtx`` / ``.mtx.gz``."""
-    name = Path(path).name
-    for suffix in (".gz", ".mtx"):
-        name = name.removesuffix(suffix)
-    return name
-
-
-def _formats(text: str) -> list[str] | str:
-    """``all``, ``auto`` or a comma-separated list of format names."""
-    if text.strip() in ("all", "auto"):
-        return text.strip()
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in FORMATS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown format{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(map(repr, unknown)) or repr(text)}; "
-            f"choose 'all', 'auto' or from {', '.join(FORMATS)}"
-        )
-    return names
-
-
-def _positive_int(text: str) -> int:
-    try:
-        k = int(text)
-    except ValueError:
-        k = 0
-    if k < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return k
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
-
-
-def _column_counts(text: str) -> list[int]:
-    """``K[,K...]``: numbers of right-hand sides, positive, in the order given, no repeats."""
-    counts = []
-    for part in text.split(","):
-        try:
-            k = int(part.strip())
-        except ValueError:
-            k = 0
-        if k < 1:
-            raise argparse.ArgumentTypeError(
-                f"expected positive integers separated by commas (e.g. 1,2,4,8), got {text!r}")
-        counts.append(k)
-    return list(dict.fromkeys(counts))
-
-
-def _solvers(text: str) -> list[str]:
-    """``cg`` (a comma-separated list of solver names)."""
-    from .bench.operations import SOLVERS
-
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in SOLVERS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown solver {', '.join(map(repr, unknown)) or repr(text)}; choose from "
-            f"{', '.join(SOLVERS)}")
-    return list(dict.fromkeys(names))
-
-
-def _baselines(text: str) -> list[str]:
-    """``none`` or a comma-separated list of baseline names."""
-    from .bench.baselines import PRODUCTS
-
-    if text.strip() == "none":
-        return []
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in PRODUCTS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown baseline {', '.join(map(repr, unknown)) or repr(text)}; choose 'none' or "
-            f"from {', '.join(PRODUCTS)}")
-    return list(dict.fromkeys(names))
 
 
 DTYPES: dict[str, list[np.dtype | str]] = {
@@ -133,18 +50,36 @@ def cmd_devices(args: argparse.Namespace) -> int:
     found = devices()
     if not found:
         select_device()  # raises the DeviceError that says what to install
-    print(tabulate([d.as_row() for d in found], headers="keys"))
-    return 0
+    try:
+        default: object = select_device()
+    except DeviceError as err:  # a bad $CLSPMV_DEVICE: list the devices anyway
+        default, note = None, f"no default device: {err}".splitlines()[0]
+    else:
+        note = ("* the default device ($CLSPMV_DEVICE, else $PYOPENCL_CTX, else the first GPU, "
+                "else the first CPU); choose another with --device SPEC")
+    print(tabulate([{**d.as_row(), "default": "*" if d is default else ""} for d in found],
+                   headers="keys"))
+    print(f"\n{note}")
+    return 0 if default is not None else 1
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from . import doctor
+
+    return doctor.main(["--require-device"] if args.require_device else [])
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from .bench import sources
+
     rows = []
-    for path in args.files:
-        try:
-            A = io.read(path)
-        except OSError as err:
-            return _error(f"{path}: {err.strerror or err}", 2)
-        rows.append(stats(A).as_row(_matrix_name(path)))
+    try:
+        for source in sources.resolve_all(args.files, progress=False):
+            rows.append(stats(source.load()).as_row(source.name))
+    except sources.SourceError as err:
+        return _error(err, 2)
+    except OSError as err:
+        return _error(f"{err.filename}: {err.strerror or err}", 2)
     print(format_table(rows))
     return 0
 
@@ -156,37 +91,56 @@ def default_out_dir() -> Path:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import report
-    from .bench import runner, sources, suites
+    from .bench import metadata, plan, runner, sources, suites
 
     specs = list(suites.suite(args.suite)) if args.suite else []
     specs += args.matrices
     if not specs:
         specs = list(suites.suite("demo"))
     try:
-        plan_sources = [sources.resolve(spec, progress=not args.quiet) for spec in specs]
+        plan_sources = sources.resolve_all(specs, progress=not args.quiet)
     except sources.SourceError as err:
         return _error(err, 2)
-    if args.device and "all" in args.device:
+    dist = None
+    if args.distributed:  # one device per rank, only the distributed product, rank 0 writes
+        from .bench import mpirun as dist
+        try:
+            if args.max_seconds:
+                raise ValueError("--max-seconds cannot be used with --distributed (each rank "
+                                 "would stop on its own clock)")
+            dist_formats = dist.formats_pair(args.formats)
+            dist_modes = dist.modes(args.modes) if args.modes else dist.all_modes()
+            chosen = [dist.rank_device(args.device)]
+        except ValueError as err:
+            return _error(err, 2)
+        args.quiet = args.quiet or not dist.is_root()
+    elif args.device and "all" in args.device:
         chosen = devices()
         if not chosen:
             select_device()  # raises the DeviceError that says what to install
     else:
         chosen = [select_device(spec) for spec in (args.device or [None])]
     chosen = list({id(d): d for d in chosen}.values())
-    plan = runner.Plan(
-        sources=plan_sources, devices=chosen, formats=args.formats, dtypes=DTYPES[args.dtype],
-        baselines=args.baselines, repeat=args.repeat, warmup=args.warmup,
+    todo = plan.Plan(
+        sources=plan_sources, devices=chosen, formats=[] if dist else args.formats,
+        dtypes=DTYPES[args.dtype], baselines=[] if dist else args.baselines,
+        repeat=args.repeat, warmup=args.warmup,
         mkl_threads=args.mkl_threads, max_seconds=args.max_seconds, seed=args.seed,
         progress=not args.quiet, suite=args.suite or (None if args.matrices else "demo"),
         transpose=args.transpose, matmat=args.matmat, solvers=args.solver,
-        solver_iterations=args.solver_iterations, sweep=args.sweep)
+        solver_iterations=args.solver_iterations, sweep=args.sweep,
+        distributed=dist_modes if dist else [],
+        distributed_formats=dist_formats if dist else None,
+        selection=(args.formats == "all" and not dist) if args.selection is None
+        else args.selection)
     out = Path(args.out) if args.out else default_out_dir()
     command = shlex.join(["clspmv", *args.argv])
-    results = runner.Results(out, runner.run_meta(plan, command))
+    meta = metadata.run_meta(todo, command)
+    results = dist.results_for(out, meta) if dist else runner.Results(out, meta)
     if args.note:
         results.meta["note"] = args.note
     try:
-        runner.Runner(plan, results).run()
+        runner.Runner(todo, results).run()
     except KeyboardInterrupt:
         print(f"\nclspmv: interrupted; the {len(results.records)} records measured so far are "
               f"in {results.json_path} (clspmv report {results.json_path} makes a report)",
@@ -194,6 +148,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 130
     except sources.SourceError as err:
         return _error(err, 2)
+    if not getattr(results, "writes", True):  # --distributed: ranks other than 0
+        return 0
+    if not results.records:  # nothing was measured: no report, and a failure
+        reasons = "".join(f"\n  {what}" for what in results.meta["not_run"])
+        return _error(f"no record was made, so no report was written; not run:{reasons}", 2)
     path = report.write(out, [results.meta], [r.as_dict() for r in results.records])
     counts: dict[str, int] = {}
     for r in results.records:
@@ -222,21 +181,52 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    import json
+
+    from .model import store
+
+    device = select_device(args.device)
+    path = store.calibration_path(device)
+    if args.force or store.load(device) is None:
+        cal = store.calibration(device, force=True, progress=not args.quiet)
+        print(f"calibrated {device.name} in {cal.seconds:.1f} s: {path}")
+    if args.show:
+        print(json.dumps(json.loads(path.read_text()), indent=1, sort_keys=True))
+    elif not args.force:
+        print(f"calibration of {device.name}: {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="clspmv",
         description="Sparse matrix-vector products on OpenCL devices.",
     )
+    parser.add_argument("--version", action="version", version=f"clspmv {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("devices", help="list the OpenCL devices",
                        description="List every OpenCL device with the facts clspmv uses.")
     p.set_defaults(run=cmd_devices)
 
-    p = sub.add_parser("stats", help="row-length statistics of Matrix Market files",
-                       description="Row-length statistics (Table I of the ELLPACK-R paper) of "
-                                   "Matrix Market files (.mtx or .mtx.gz).")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser("doctor", help="check devices, baselines and calibration; say the fixes",
+                       description="List the OpenCL platforms and devices (does each build a "
+                                   "kernel? fp64?), the baselines found (scipy, MKL, "
+                                   "cupy/CUDA) and the calibration state, with a one-line fix "
+                                   "for each problem.")
+    p.add_argument("--require-device", action="store_true",
+                   help="only check the devices; exit 1 unless one other than the simulator "
+                        "builds kernels")
+    p.set_defaults(run=cmd_doctor)
+
+    p = sub.add_parser("stats", help="row-length statistics of matrices",
+                       description="Row-length statistics (Table I of Vázquez, Fernández and "
+                                   "Garzón's ELLPACK-R paper) of Matrix Market files (.mtx or "
+                                   ".mtx.gz; a directory: every such file in it), generated "
+                                   "(gen:NAME:key=val,...) or SuiteSparse (ss:GROUP/NAME) "
+                                   "matrices, the MATRIX arguments of clspmv bench.")
+    p.add_argument("files", nargs="+", metavar="MATRIX")
     p.set_defaults(run=cmd_stats)
 
     p = sub.add_parser(
@@ -246,56 +236,75 @@ def build_parser() -> argparse.ArgumentParser:
                     "results.json, results.csv, report.md and plots. Without MATRIX and "
                     "--suite: the demo suite on the default device.")
     p.add_argument("matrices", nargs="*", metavar="MATRIX",
-                   help="a .mtx/.mtx.gz file, gen:NAME:key=val,... (generators: poisson2d, "
-                        "stencil27, block, random, rmat, denserows, banded, constrows) or "
+                   help="a .mtx/.mtx.gz file, a directory (its .mtx/.mtx.gz files), "
+                        "gen:NAME:key=val,... (generators: poisson2d, stencil27, block, "
+                        "random, rmat, denserows, banded, constrows, powerlaw, arrow, "
+                        "emptyrows, chunglu) or "
                         "ss:GROUP/NAME (SuiteSparse, downloaded once into the cache)")
-    p.add_argument("--suite", choices=("demo", "cpu", "anchors"), default=None,
+    p.add_argument("--suite", default=None,
+                   choices=("demo", "cpu", "anchors", "irregular", "irregular-small"),
                    help="a named list of generated matrices (default without MATRIX: demo)")
     p.add_argument("--device", action="extend", nargs="+", metavar="SPEC", default=None,
                    help="device(s): 'all', 'gpu', 'cpu', 'P:D' or a substring of the platform "
                         "or device name (default: $CLSPMV_DEVICE, $PYOPENCL_CTX, else the "
                         "first GPU, else CPU)")
-    p.add_argument("--formats", type=_formats, default="all", metavar="all|auto|F[,F...]",
-                   help=f"formats to run (default: all): {', '.join(FORMATS)}; auto: one "
+    p.add_argument("--formats", type=values.formats, default="all", metavar="all|auto|F[,F...]",
+                   help=f"formats to run, any case (default: all): {', '.join(FORMATS)}; "
+                        "auto: one "
                         "chosen from the row statistics and device type (plus csr-scalar, the "
                         "break-even reference)")
     p.add_argument("--dtype", choices=tuple(DTYPES), default="both",
                    help="value type(s): both = float64 and float32 (default); mixed = float32 "
                         "values with float64 sums, compared with the float32 baselines; all = "
                         "float64, float32 and mixed")
-    p.add_argument("--baselines", type=_baselines, default=["scipy", "mkl", "cusparse"],
-                   metavar="scipy,mkl,cusparse|none",
-                   help="baselines measured on the same matrices (default: all three; those "
+    from .bench.registry import BASELINES
+
+    p.add_argument("--baselines", type=values.baselines, default=list(BASELINES),
+                   metavar=f"{','.join(BASELINES)}|none",
+                   help="baselines measured on the same matrices (default: all of them; those "
                         "that cannot run are recorded as absent with the reason)")
-    p.add_argument("--repeat", type=_positive_int, default=10, metavar="N",
+    p.add_argument("--repeat", type=values.positive_int, default=10, metavar="N",
                    help="timed products per measurement after warm-up (default: 10; fewer, at "
                         "least 3, when N products would take more than 10 s)")
-    p.add_argument("--warmup", type=_positive_int, default=2, metavar="N",
+    p.add_argument("--warmup", type=values.positive_int, default=2, metavar="N",
                    help="untimed products first (default: 2)")
-    p.add_argument("--mkl-threads", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--mkl-threads", type=values.positive_int, default=None, metavar="N",
                    help="threads of the MKL baseline (default: MKL's, the number of cores)")
-    p.add_argument("--max-seconds", type=_positive_float, default=None, metavar="S",
+    p.add_argument("--max-seconds", type=values.positive_float, default=None, metavar="S",
                    help="time budget of the whole run: once spent, nothing new starts and what "
                         "is left is recorded as skipped (default: none)")
     p.add_argument("--transpose", action="store_true",
                    help="also A^T x of every format by both methods (atomic kernel; transposed "
                         "copy, with its one-time cost) and of the baselines (scipy A.T @ x, "
                         "MKL, cuSPARSE's transpose operation)")
-    p.add_argument("--matmat", type=_column_counts, default=[], metavar="K[,K...]",
+    p.add_argument("--matmat", type=values.column_counts, default=[], metavar="K[,K...]",
                    help="also A X for these numbers of right-hand sides (e.g. 1,2,4,8,16,32,64), "
                         "row- and column-major, for the formats with a block kernel (others "
                         "when --formats names them) and the baselines")
-    p.add_argument("--solver", type=_solvers, default=[], metavar="cg",
+    p.add_argument("--solver", type=values.solvers, default=[], metavar="cg",
                    help="also the time per iteration of this device-resident solver on every "
                         "format, against scipy's on the host (square matrices; CG needs them "
                         "symmetric positive definite)")
-    p.add_argument("--solver-iterations", type=_positive_int, default=100, metavar="N",
+    p.add_argument("--solver-iterations", type=values.positive_int, default=100, metavar="N",
                    help="iterations of each solve with --solver: rtol = atol = 0, so exactly "
                         "N run (default: 100)")
     p.add_argument("--sweep", action="store_true",
-                   help="also the kernel-parameter experiments of openmp-vs-cuda.txt on every "
+                   help="also the kernel-parameter experiments of Ferez's 'Sparse "
+                        "Matrix-Vector Product: OpenMP vs CUDA on Hybrid Platforms' on every "
                         "device: work-group sizes, work-items per row, unroll factors, row- "
                         "against column-major ELLPACK (clspmv/bench/sweep.py lists the grid)")
+    p.add_argument("--selection", action=argparse.BooleanOptionalAction, default=None,
+                   help="also the choice of format='auto' against every format measured: predicted "
+                        "and measured times, the model's error (default: on with --formats "
+                        "all)")
+    p.add_argument("--distributed", action="store_true",
+                   help="run under mpiexec -n N: only the distributed product "
+                        "(clspmv.distributed), per mode against the same code on one rank and "
+                        "the model's prediction; one device per rank (--device local-rank: GPU "
+                        "local_rank %% gpus); --formats: one format or local,non-local; rank 0 "
+                        "writes the results")
+    p.add_argument("--modes", default=None, metavar="vector,overlap,task",
+                   help="modes of --distributed (default: all three)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random x (default: 0)")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: reports/<date>-<host>/)")
@@ -313,6 +322,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: the folder of the first file)")
     p.set_defaults(run=cmd_report)
+
+    p = sub.add_parser(
+        "calibrate", help="measure the device for format='auto' (stored in the user cache)",
+        description="Run the micro-benchmarks that instantiate the per-format time models of "
+                    "format='auto' on a device, unless a calibration is stored already, and "
+                    "store it as JSON in the user cache directory (CLSPMV_CACHE_DIR overrides).")
+    p.add_argument("--device", default=None, metavar="SPEC",
+                   help="device spec as 'clspmv devices' lists them (default: the first GPU)")
+    p.add_argument("--force", action="store_true", help="measure again even if stored")
+    p.add_argument("--show", action="store_true", help="print the stored calibration")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=cmd_calibrate)
     return parser
 
 

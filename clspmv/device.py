@@ -1,7 +1,14 @@
-"""OpenCL devices: facts read once from pyopencl, selection, and one context/queue per device."""
+"""OpenCL devices: facts read once from pyopencl, selection, and one context/queue per device.
+
+A user's own PyOpenCL objects select a device too (:func:`select_device`): a ``pyopencl.Device``
+means clspmv's :class:`Device` for it; a ``pyopencl.Context`` or ``CommandQueue`` gives a
+:class:`Device` that carries that context (and queue), so that arrays of the user's context are
+taken without copies and the products are enqueued on the user's queue.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import threading
@@ -64,14 +71,31 @@ class Device:
 
     @property
     def context(self) -> cl.Context:
-        """The one OpenCL context clspmv uses for this device (made once, also under threads)."""
+        """The one OpenCL context clspmv uses for this device (made once, also under threads), or
+        the user's context this device was selected with."""
         return self._once("_context", lambda: cl.Context([self.cl_device]))
 
     @property
     def queue(self) -> cl.CommandQueue:
-        """An in-order command queue with profiling enabled (kernel times come from its events)."""
+        """An in-order command queue with profiling enabled (kernel times come from its events),
+        or the user's queue this device was selected with (see :attr:`profiling`)."""
         return self._once("_queue", lambda: cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE))
+
+    @property
+    def profiling(self) -> bool:
+        """True when :attr:`queue` records kernel times (``DeviceMatrix.last_events`` then carry
+        profiling information). clspmv's own queues always do; a user's queue passed to
+        :func:`select_device` does only if it was made with ``PROFILING_ENABLE``: products
+        work either way, kernel timing (the benchmarks, calibration) needs it."""
+        return bool(self.queue.properties & cl.command_queue_properties.PROFILING_ENABLE)
+
+    @property
+    def host_memory(self) -> bool:
+        """True for a CPU device, whose buffers live in host memory: products from numpy arrays
+        then run on buffers made on the arrays' own memory, without copies
+        (:mod:`clspmv.host_buffers`)."""
+        return self.type == "cpu"
 
     def _once(self, name: str, make):
         """``make()`` stored under ``name`` the first time; threads that race get the same one
@@ -209,12 +233,17 @@ def _listing(found: list[Device]) -> str:
     return "\n".join(f"  {d}" for d in found)
 
 
-def select_device(spec: str | Device | None = None) -> Device:
+def select_device(spec: object = None) -> Device:
     """Choose a device.
 
     ``spec`` is ``"gpu"``, ``"cpu"`` or ``"accelerator"``; a substring of a platform or device
     name or of the device's OpenCL version string (``"nvidia"``, ``"pocl"``, case-insensitive);
-    ``"P:D"`` platform and device indices; or a :class:`Device`. Without a spec: the
+    ``"P:D"`` platform and device indices; a :class:`Device`; or a PyOpenCL object of the
+    user's: a ``pyopencl.Device`` (clspmv's context and queue for it), a ``pyopencl.Context`` of
+    one device (clspmv adds an in-order profiling queue to it) or a ``pyopencl.CommandQueue``
+    (used as it is: it must be in-order; without ``PROFILING_ENABLE`` products work but kernel
+    timing does not, see :attr:`Device.profiling`). The same context or queue gives the same
+    :class:`Device` each time. Without a spec: the
     environment variable ``CLSPMV_DEVICE`` (same syntax), else ``PYOPENCL_CTX`` (PyOpenCL's
     ``"P:D"`` or ``"P"`` syntax), else the first GPU, else the first CPU, else the first device.
     The Oclgrind simulator (a "GPU" thousands of times slower than a real one) is chosen only
@@ -225,9 +254,13 @@ def select_device(spec: str | Device | None = None) -> Device:
     """
     if isinstance(spec, Device):
         return spec
+    if isinstance(spec, (cl.Device, cl.Context, cl.CommandQueue)):
+        return _from_pyopencl(spec)
     found = devices()
     if not found:
         raise DeviceError(f"no OpenCL platform or device found; {_INSTALL_HINT}")
+    origin = "" if spec is not None else next(
+        (f" (from ${v})" for v in ("CLSPMV_DEVICE", "PYOPENCL_CTX") if os.environ.get(v)), "")
     if spec is None:
         spec = os.environ.get("CLSPMV_DEVICE") or os.environ.get("PYOPENCL_CTX") or None
     if spec is None:
@@ -240,9 +273,57 @@ def select_device(spec: str | Device | None = None) -> Device:
     match = _match(str(spec).strip(), found)
     if match is None:
         raise DeviceError(
-            f"no OpenCL device matches {spec!r}; available devices:\n{_listing(found)}"
+            f"no OpenCL device matches {spec!r}{origin}; available devices:\n{_listing(found)}"
         )
     return match
+
+
+_user_devices: dict[tuple[int, int], Device] = {}
+"""The :class:`Device` of each user context or queue, kept for the process like the programs
+built for it (:mod:`clspmv.build` caches them by the context's identity, which must not be
+reused by another context)."""
+
+
+def _from_pyopencl(obj: cl.Device | cl.Context | cl.CommandQueue) -> Device:
+    """The :class:`Device` of a user's PyOpenCL device, context or queue (see
+    :func:`select_device`)."""
+    if isinstance(obj, cl.Device):
+        return _known(obj)
+    if isinstance(obj, cl.CommandQueue):
+        if obj.properties & cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE:
+            raise DeviceError("clspmv enqueues dependent commands one after the other and needs "
+                              "an in-order queue; pass a CommandQueue made without "
+                              "OUT_OF_ORDER_EXEC_MODE_ENABLE (or its Context)")
+        context, queue, cl_device = obj.context, obj, obj.device
+    else:
+        found = obj.devices
+        if len(found) != 1:
+            names = ", ".join(d.name.strip() for d in found)
+            raise DeviceError(f"the context holds {len(found)} devices ({names}); pass a "
+                              "CommandQueue of the context to say which one clspmv uses")
+        context, queue, cl_device = obj, None, found[0]
+    key = (context.int_ptr, queue.int_ptr if queue is not None else 0)
+    with _once_lock:
+        dev = _user_devices.get(key)
+        if dev is None:
+            dev = dataclasses.replace(_known(cl_device))
+            dev.__dict__["_context"] = context
+            if queue is not None:
+                dev.__dict__["_queue"] = queue
+            _user_devices[key] = dev
+        return dev
+
+
+def _known(cl_device: cl.Device) -> Device:
+    """clspmv's :class:`Device` for a ``pyopencl.Device`` (facts read afresh for one not listed
+    by :func:`devices`, such as a sub-device)."""
+    for dev in devices():
+        if dev.cl_device == cl_device:
+            return dev
+    platform = cl_device.platform
+    platforms = cl.get_platforms()
+    p_index = next((i for i, p in enumerate(platforms) if p == platform), -1)
+    return _read_device(p_index, platform, -1, cl_device)
 
 
 def _match(spec: str, found: list[Device]) -> Device | None:

@@ -10,9 +10,11 @@ format-selection calibration of each device. ``python -m clspmv.doctor --require
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyopencl as cl
 
@@ -94,6 +96,51 @@ def device_findings(found: Sequence[Device] | None = None,
     return out
 
 
+def baseline_findings(baselines: Mapping[str, Any]) -> list[Finding]:
+    """A finding per baseline (``name -> Baseline``, :data:`clspmv.bench.registry.BASELINES`):
+    its availability check (what was found: versions, library paths) and the fix when it
+    cannot run. A baseline without a check, or whose check raises, says so."""
+    out = []
+    for name, baseline in baselines.items():
+        check = getattr(baseline, "availability", None)
+        if check is None:
+            out.append(Finding("baseline", name, True, "no availability check (the benchmark "
+                               "records why when it cannot run)"))
+            continue
+        try:
+            found = check()
+        except Exception as err:  # a broken library: report it, do not stop the doctor
+            out.append(Finding("baseline", name, False,
+                               f"the check failed: {type(err).__name__}: {err}",
+                               f"reinstall the library behind the {name} baseline"))
+            continue
+        out.append(Finding("baseline", name, found.ok, found.detail, found.fix))
+    return out
+
+
+CALIBRATION_MODULE = "clspmv.model"
+"""The format-selection model whose per-device calibration the doctor reports."""
+
+
+def calibration_findings(found: Sequence[Device] | None = None) -> list[Finding]:
+    """The calibration state of each device for ``format="auto"``: asked of
+    :data:`CALIBRATION_MODULE`'s ``calibration_findings(devices)`` (a list of
+    :class:`Finding`) when the module has one; "not available in this version" when there is
+    no such module."""
+    try:
+        model = importlib.import_module(CALIBRATION_MODULE)
+    except ModuleNotFoundError as err:
+        if err.name not in (CALIBRATION_MODULE, "clspmv"):
+            raise  # the model exists but something it needs is missing: a real problem
+        return [Finding("calibration", "format selection", True,
+                        "not available in this version")]
+    hook = getattr(model, "calibration_findings", None)
+    if hook is None:
+        return [Finding("calibration", "format selection", True,
+                        f"{CALIBRATION_MODULE} reports no calibration state")]
+    return list(hook(devices() if found is None else list(found)))
+
+
 def report(findings: Sequence[Finding]) -> str:
     """The findings as text, one per line (fixes indented under the failures)."""
     return "\n".join(f.line() for f in findings)
@@ -104,16 +151,26 @@ def usable_device_exists(findings: Sequence[Finding]) -> bool:
     return any(f.ok and f.topic == "device" and SIMULATOR not in f.what for f in findings)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m clspmv.doctor [--require-device]``."""
+def main(argv: Sequence[str] | None = None,
+         baselines: Mapping[str, Any] | None = None) -> int:
+    """``python -m clspmv.doctor [--require-device]`` (also ``clspmv doctor``): the device
+    findings, then (without ``--require-device``) those of ``baselines`` (default: the
+    benchmark's registered ones) and the calibration."""
     parser = argparse.ArgumentParser(prog="python -m clspmv.doctor", description=__doc__)
     parser.add_argument("--require-device", action="store_true",
                         help="only check the devices; exit 1 unless one builds kernels")
     args = parser.parse_args(argv)
     findings = device_findings()
-    print(report(findings))
     if args.require_device:
+        print(report(findings))
         return 0 if usable_device_exists(findings) else 1
+    if baselines is None:  # a command, like cli.py: it reports on the benchmark's baselines
+        from .bench.registry import BASELINES as baselines
+    findings += baseline_findings(baselines) + calibration_findings()
+    print(report(findings))
+    problems = [f for f in findings if not f.ok]
+    print(f"\n{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+          + (": each with its fix above" if problems else ""))
     return 0
 
 

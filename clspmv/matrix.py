@@ -9,8 +9,10 @@ canonicalisation :mod:`clspmv.canonical`, the column-by-column products and the 
 
 Above 400 lines for a reason: this is the one public class of the package, and most of its length
 is the documentation of its public methods and properties (construction, facts, four products
-with their block forms, the transposed copy, conversions); every piece with a job of its own has
-moved to the modules named above.
+with their block forms, the transposed copy, conversions, the scipy names that need its state);
+every piece with a job of its own has moved to the modules named above, the scipy operators,
+the transposed view and the pickled state to :mod:`clspmv.sparse_api`, the numpy buffers of CPU
+devices to :mod:`clspmv.host_buffers`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from collections.abc import Callable
 
 import numpy as np
 import pyopencl as cl
-import pyopencl.array as cl_array
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
@@ -36,7 +37,9 @@ from .dispatch import (
 from .errors import DeviceError
 from .formats import FORMAT_CLASSES, Format, convert
 from .formats.base import Triplets
+from .model import select
 from .precision import Precision, resolve
+from .sparse_api import ScipyOperators, TransposedMatrix, host_state, rebuild, restore
 from .vectors import DeviceVectors
 
 FORMATS: tuple[str, ...] = tuple(FORMAT_CLASSES)
@@ -52,7 +55,7 @@ __all__ = ["FALLBACK_TRANSPOSE_FORMAT", "FORMATS", "TRANSPOSE_METHODS", "DeviceM
            "canonical_csr"]
 
 
-class DeviceMatrix:
+class DeviceMatrix(ScipyOperators):
     """A sparse matrix uploaded once to an OpenCL device in one storage format.
 
     Build one with :meth:`from_scipy`; multiply with :meth:`matvec` or ``M @ x``, by the transpose
@@ -64,13 +67,21 @@ class DeviceMatrix:
     A ``scipy.sparse`` CSC matrix is stored as it is: its arrays are the CSR arrays of A^T, so
     ``matvec`` runs the format's transpose kernel and ``rmatvec`` its normal one
     (:attr:`transposed_storage` is True).
+
+    It speaks scipy.sparse where the meaning is the same (:mod:`clspmv.sparse_api`): ``nnz``,
+    ``shape``, ``ndim``, ``dtype``, ``T`` (a transposed view), ``dot``, ``x @ M``, ``toarray``,
+    ``todense``, ``astype``, ``copy``, pickling; ``len(M)``, ``np.asarray(M)`` and element-wise
+    arithmetic raise errors that say what to use instead.
     """
 
     def __init__(self, fmt: Format, device: Device, transposed_storage: bool = False,
-                 diagonal: np.ndarray | None = None, n_cols: int | None = None) -> None:
+                 diagonal: np.ndarray | None = None, n_cols: int | None = None,
+                 nnz: int | None = None) -> None:
         """Wrap an uploaded format (use :meth:`from_scipy`); its value type and the type its
         kernels sum in (:attr:`Format.accumulate`) are the matrix's :attr:`precision`.
-        ``n_cols``: the column count of a format with a column map (see :meth:`from_scipy`)."""
+        ``n_cols``: the column count of a format with a column map (see :meth:`from_scipy`);
+        ``nnz``: the stored entries of A (None: counted from the device arrays when asked)."""
+        self._nnz = nnz
         self._n_cols = global_columns(fmt, transposed_storage, n_cols)
         self._fmt = fmt
         self._device = device
@@ -80,19 +91,28 @@ class DeviceMatrix:
         self._vectors: DeviceVectors | None = None
         self._lock = threading.Lock()
         self.last_events: list[cl.Event] = []
-        """The kernel events of the latest product (for profiling)."""
+        """The kernel events of the latest product (for profiling: needs a queue with profiling,
+        see :attr:`Device.profiling`)."""
+        self.last_transfers: dict[str, str] = {}
+        """How x and y of the latest product reached the kernels: ``"in place"`` (a numpy array
+        used where it lies, on a CPU device), ``"copied"`` or ``"device"`` (pyopencl arrays);
+        see :mod:`clspmv.host_buffers`."""
+        self.selection = None
+        """The :class:`clspmv.model.Selection` that chose the format (``format="auto"``), else
+        None."""
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def from_scipy(
         cls,
         A: object,
-        format: str = "csr-vector",
+        format: str = "auto",
         device: Device | str | None = None,
         dtype: object = None,
         work_group_size: int | None = None,
         column_map: object = None,
         n_cols: int | None = None,
+        expected_products: int | None = None,
         **params: object,
     ) -> DeviceMatrix:
         """Convert ``A`` (scipy.sparse or dense 2-D array) to ``format`` and upload it.
@@ -109,6 +129,11 @@ class DeviceMatrix:
         (``csc_matrix`` or ``csc_array``) is not converted: its arrays are stored as the CSR
         arrays of its transpose.
 
+        ``format="auto"`` (the default) takes the format with the least predicted kernel time
+        on the device (:func:`clspmv.model.select`; the device is calibrated on first use unless
+        ``CLSPMV_CALIBRATE=0``), or with ``expected_products=n`` the least predicted conversion
+        plus n products; :attr:`selection` says what was predicted and why.
+
         ``column_map`` (integers, one per column of ``A``, all distinct) makes the matrix a block
         with compact columns, such as the non-local part of a distributed matrix: column ``j``
         of ``A`` is column ``column_map[j]`` of the m x ``n_cols`` matrix this returns (``n_cols``
@@ -122,8 +147,12 @@ class DeviceMatrix:
         for float64 or ``"mixed"`` on a device without fp64 or data the device cannot hold,
         :class:`IndexOverflowError` beyond 32-bit indices.
         """
-        if format not in FORMAT_CLASSES:
-            raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+        if format not in FORMAT_CLASSES and format != "auto":
+            raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)} "
+                             "or 'auto'")
+        if format == "auto" and params:
+            raise ValueError(f"format parameters ({', '.join(params)}) belong to a named format; "
+                             "name one (format=...) or leave them out with format='auto'")
         dev = select_device(device)
         transposed = sp.issparse(A) and A.format == "csc"
         if column_map is not None and transposed:
@@ -133,23 +162,31 @@ class DeviceMatrix:
         csr = canonical_csr(A.T if transposed else A, dtype)
         precision = resolve(dtype, csr.dtype)
         dev.require(precision)
+        selection = None
+        if format == "auto":
+            selection = select(csr, dev, precision, expected_products)
+            format, params = selection.format, selection.params
         layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
         fmt = convert(csr, format, layout, precision, column_map=column_map, **params)
         diagonal = None if column_map is not None else csr.diagonal()  # A's is its transpose's
+        nnz = csr.nnz
         del csr
-        return cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal,
-                          n_cols=n_cols)
+        M = cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal,
+                       n_cols=n_cols, nnz=nnz)
+        M.selection = selection
+        return M
 
     @classmethod
     def upload(cls, fmt: Format, device: Device, transposed_storage: bool = False,
-               diagonal: np.ndarray | None = None, n_cols: int | None = None) -> DeviceMatrix:
+               diagonal: np.ndarray | None = None, n_cols: int | None = None,
+               nnz: int | None = None) -> DeviceMatrix:
         """Upload a converted matrix (:func:`clspmv.formats.convert`) to ``device`` and wrap it:
         the second half of :meth:`from_scipy`. ``transposed_storage``: ``fmt`` holds A^T (a CSC
         input); ``diagonal``: A's diagonal for :meth:`diagonal` (None: read from ``fmt``);
-        ``n_cols``: see :meth:`from_scipy`'s ``column_map``."""
+        ``n_cols``: see :meth:`from_scipy`'s ``column_map``; ``nnz``: see :attr:`nnz`."""
         fmt.upload(device)
         return cls(fmt, device, transposed_storage=transposed_storage, diagonal=diagonal,
-                   n_cols=n_cols)
+                   n_cols=n_cols, nnz=nnz)
 
     # -- facts ----------------------------------------------------------------------------
     @property
@@ -159,6 +196,21 @@ class DeviceMatrix:
         if self._n_cols is not None:
             return m, self._n_cols
         return (n, m) if self._transposed_storage else (m, n)
+
+    @property
+    def nnz(self) -> int:
+        """Stored entries of A, as scipy counts them after ``sum_duplicates()``: duplicates
+        summed into one, explicit zeros counted, padding of the storage format not (read from
+        the canonical CSR at conversion; a dense input's zeros are not stored)."""
+        if self._nnz is None:
+            self._nnz = int(self._triplets()[0].size)
+        return self._nnz
+
+    @property
+    def T(self) -> TransposedMatrix:  # noqa: N802 (scipy's name)
+        """A transposed view, sharing this matrix's device arrays (nothing is copied): its
+        products run :meth:`rmatvec` / :meth:`rmatmat`, its ``.T`` is this matrix."""
+        return TransposedMatrix(self)
 
     @property
     def dtype(self) -> np.dtype:
@@ -235,7 +287,7 @@ class DeviceMatrix:
         """
         fmt = self._fmt.retuned(work_group_size, **options)
         return DeviceMatrix(fmt, self._device, transposed_storage=self._transposed_storage,
-                            diagonal=self._diagonal, n_cols=self._n_cols)
+                            diagonal=self._diagonal, n_cols=self._n_cols, nnz=self._nnz)
 
     def diagonal(self) -> np.ndarray:
         """The main diagonal (``min(m, n)`` values), computed at conversion time (a copy)."""
@@ -249,7 +301,8 @@ class DeviceMatrix:
 
     def __repr__(self) -> str:
         m, n = self.shape
-        return (f"<DeviceMatrix {m}x{n} {self.precision} format={self.format!r} "
+        chosen = " (auto)" if self.selection is not None else ""
+        return (f"<DeviceMatrix {m}x{n} {self.precision} format={self.format!r}{chosen} "
                 f"device={self.device.name!r} {self.nbytes} bytes>")
 
     # -- products -------------------------------------------------------------------------
@@ -305,10 +358,6 @@ class DeviceMatrix:
         :meth:`rmatvec`)."""
         return self._apply(True, method, X, Y, alpha, beta, True, row_offset)
 
-    def __matmul__(self, x: Array) -> Array:
-        x_ndim = len(x.shape) if isinstance(x, cl_array.Array) else np.ndim(x)
-        return self.matmat(x) if x_ndim == 2 else self.matvec(x)
-
     def _apply(self, transposed: bool, method: str, x: object, y: object, alpha: float,
                beta: float, columns: bool, row_offset: int | None = None) -> Array:
         """The one generic product: checks, transfers, alpha/beta, then the launch."""
@@ -351,6 +400,8 @@ class DeviceMatrix:
             launch = self._launcher(transposed, method, columns,
                                     block.offset if block is not None else 0, keep_y)
             self.last_events = launch(self._device.queue, ops.x_dev, ops.y_dev, alpha_v, beta_v)
+            self.last_transfers = ops.transfers
+            ops.launched(self.last_events)
             return ops.result()
 
     # -- which kernel runs a product --------------------------------------------------------
@@ -433,6 +484,34 @@ class DeviceMatrix:
         out = sp.csr_matrix((vals, (rows, cols)), shape=self.shape, dtype=self.dtype)
         out.sort_indices()
         return out
+
+    def toarray(self, order: str | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """The matrix read back from the device as a dense array (scipy's ``toarray``)."""
+        return self.to_scipy().toarray(order=order, out=out)
+
+    def astype(self, dtype: object) -> DeviceMatrix:
+        """A new device matrix of ``dtype`` (float32, float64 or ``"mixed"``) in the same format,
+        with the same parameters, on the same device: the stored arrays are read back, converted
+        and uploaded again (this matrix is unchanged)."""
+        return rebuild(DeviceMatrix, self._state(), self._device, dtype)
+
+    def copy(self) -> DeviceMatrix:
+        """A new device matrix equal to this one (same format, parameters, precision and
+        device), made like :meth:`astype`."""
+        return rebuild(DeviceMatrix, self._state(), self._device)
+
+    def __reduce__(self) -> tuple:
+        """Pickling stores the matrix read back (CSR arrays of the stored matrix), its format,
+        parameters, precision, column map and the device's platform and name; unpickling
+        uploads it again to that device if present, else to the default device with a
+        RuntimeWarning. A user's context or queue is not stored (clspmv's own is used)."""
+        return restore, (DeviceMatrix, self._state())
+
+    def _state(self) -> dict[str, object]:
+        nnz = self.nnz  # before the lock: counting may read the arrays back
+        with self._lock:
+            return host_state(self._fmt, self._transposed_storage, self._n_cols, nnz,
+                              self._device)
 
     def _triplets(self) -> Triplets:
         """The stored entries read back, columns in the global numbering of a column map."""

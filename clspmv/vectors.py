@@ -1,7 +1,7 @@
 """Dense vector kernels on the device (``kernels_cl/vector.cl``): strided column copies for
-:meth:`DeviceMatrix.matmat`'s fallback, and the dot products and fused updates of the Krylov
-solvers. Reductions run on the device into a small array of scalars; nothing is read back unless
-the caller asks for it.
+:meth:`DeviceMatrix.matmat`'s fallback, the dot products and fused updates of the Krylov
+solvers, and the row scatter of :mod:`clspmv.distributed`. Reductions run on the device into a
+small array of scalars; nothing is read back unless the caller asks for it.
 """
 
 from __future__ import annotations
@@ -93,6 +93,11 @@ class DeviceVectors:
         """dst[dst_off + i*dst_step] = src[src_off + i*src_step] for i < n (element units)."""
         return self.run("copy_strided", n, src, i32(src_off), i32(src_step), dst, i32(dst_off),
                         i32(dst_step))
+
+    def scatter_add(self, rows: Vector, alpha: float, s: Vector, y: Vector) -> cl.Event | None:
+        """y[rows[i]] += alpha * s[i] for every i < len(rows); ``rows`` (int32) must be distinct
+        (no atomics) and within y."""
+        return self.run("scatter_add", int(rows.size), rows, self.dtype.type(alpha), s, y)
 
     def dots(self, n: int, pairs: list[tuple[Vector, Vector]], s: Vector, slot: int
              ) -> list[cl.Event]:

@@ -44,8 +44,8 @@
 #endif
 
 /* Formats as blocks of a larger matrix. Every kernel of a format (all of csr.cl, ell.cl,
- * sell.cl, dia.cl, coo.cl, csr_adaptive.cl, csr_blocks.cl and scale_y_t) takes BLOCK_ARGS first
- * (Format.run in clspmv/formats/base.py passes them to every launch):
+ * sell.cl, dia.cl, coo.cl, csr_adaptive.cl, csr_blocks.cl, csr_merge.cl and scale_y_t) takes
+ * BLOCK_ARGS first (Format.run in clspmv/formats/base.py passes them to every launch):
  *   row0    the block's first row in the vector indexed by rows: y of a forward product (and Y
  *           of A X), x of a transpose product. A kernel moves that pointer once, at its start
  *           (BLOCK_ROWS(y), BLOCK_ROWS(x), or Y += row0 * yrs), so it writes rows

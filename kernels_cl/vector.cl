@@ -1,4 +1,5 @@
-/* Dense vector kernels for DeviceMatrix.matmat's fallback and the Krylov solvers.
+/* Dense vector kernels for DeviceMatrix.matmat's fallback, the Krylov solvers and the row
+ * scatter of a distributed product.
  *
  * Scalars that one kernel computes and the next consumes (dot products, CG's alpha and beta,
  * BiCGStab's omega) stay in a small device array `s`; kernels read them from there by slot index,
@@ -29,6 +30,20 @@ void axpby(const INDEX_T n, const VALUE_T a, __global const VALUE_T *x, const VA
     const INDEX_T i = (INDEX_T)get_global_id(0);
     if (i < n)
         out[i] = a * x[i] + b * y[i];
+}
+
+/* y[rows[i]] += alpha * s[i] for i < n: a product computed on a subset of y's rows (the
+ * compacted non-local part of a distributed product, clspmv/distributed) added into y. The rows
+ * are distinct, so no two work-items write the same entry. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void scatter_add(const INDEX_T n, __global const INDEX_T *restrict rows, const VALUE_T alpha,
+                 __global const VALUE_T *restrict s, __global VALUE_T *restrict y)
+{
+    const INDEX_T i = (INDEX_T)get_global_id(0);
+    if (i < n) {
+        const INDEX_T r = rows[i];
+        y[r] = (VALUE_T)((ACC_T)y[r] + MUL(alpha, s[i]));
+    }
 }
 
 /* Tree sum of `value` over the work-group; the total is returned to every work-item. */

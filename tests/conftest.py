@@ -12,6 +12,7 @@ Hypothesis profiles: ``ci`` (default; derandomized, bounded) and ``fuzz`` (thous
 from __future__ import annotations
 
 import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -39,6 +40,12 @@ settings.register_profile(
     max_examples=1000,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# format="auto" (from_scipy's default) must not calibrate the test machine nor read the user's
+# cache: the quick default, in a cache of the test session's own (tests/test_model.py stores a
+# calibration fixture there where it needs a measured one).
+os.environ.setdefault("CLSPMV_CALIBRATE", "0")
+os.environ.setdefault("CLSPMV_CACHE_DIR", tempfile.mkdtemp(prefix="clspmv-test-cache-"))
 
 
 def _test_devices() -> list[clspmv.Device]:

@@ -89,7 +89,6 @@ def cases(size: int) -> dict[str, Callable[[object], None]]:
     out["solver-empty-rank"] = check_solver_refuses_empty_rank
     out["gmres"] = check_gmres
     out["matrix-market-path"] = check_path
-    out["path-without-read-rows"] = check_path_missing
     out["probe-and-advice"] = check_probe
     out["fails-format-one-rank"] = check_format_failure
     out["fails-device-one-rank"] = check_device_failure
@@ -98,14 +97,19 @@ def cases(size: int) -> dict[str, Callable[[object], None]]:
     out["bad-arguments"] = check_bad_arguments
     for mode in MODES:
         out[f"mixed-{mode}"] = _bind(check_products, uneven(), mode=mode, dtype="mixed")
+        out[f"compact-non-local-{mode}"] = _bind(check_compact, mode)
     return out
 
 
 def oclgrind_cases() -> dict[str, Callable[[object], None]]:
     """The product on the Oclgrind simulator (``--oclgrind``): every mode, both directions."""
-    return {f"oclgrind-{mode}": _bind(check_products, uneven(23), mode=mode, device="oclgrind",
-                                         pinned=False)
-            for mode in MODES}
+    out = {f"oclgrind-{mode}": _bind(check_products, uneven(23), mode=mode, device="oclgrind",
+                                        pinned=False)
+           for mode in MODES}
+    # the non-local part compacted to the border rows: its scatter and gather
+    out["oclgrind-compact"] = _bind(check_products, poisson(5), mode="task", device="oclgrind",
+                                    pinned=False)
+    return out
 
 
 def case_names(size: int) -> list[str]:
@@ -158,6 +162,42 @@ def check_products(comm, A, dtype=np.float64, **kwargs) -> None:
         z = z0[c0:c1].astype(dt)
         D.rmatvec(xtl[r0:r1], z, alpha=2.0, beta=-1.0)
         assert_matches(z, tblock, xtl, dt, alpha=2.0, beta=-1.0, y0=z0[c0:c1].astype(dt))
+
+
+def check_compact(comm, mode: str) -> None:
+    """The non-local part holds exactly the rows with non-local entries (Poisson: the block's
+    border rows; uneven blocks), in every direction and with pyopencl vectors."""
+    import pyopencl.array as cl_array
+
+    from oracle import assert_matches
+
+    A = poisson(12)
+    m = A.shape[0]
+    offsets = _uneven_offsets(m, comm.size)  # the last block is large: some rows are inside
+    check_products(comm, A, mode=mode, row_offsets=offsets)
+    check_products(comm, A, mode=mode, row_offsets=offsets, dtype=np.float32,
+                   format=("ell", "coo"))
+    with _build(comm, A, mode=mode, row_offsets=offsets) as D:
+        r0, r1 = D.row_range
+        block = A[r0:r1].tocoo()
+        outside = (block.col < r0) | (block.col >= r1)
+        expected = np.unique(block.row[outside])
+        assert np.array_equal(D.non_local_rows, expected), (D.non_local_rows, expected)
+        if comm.rank == comm.size - 1:
+            assert 0 < expected.size < r1 - r0, (expected.size, r1 - r0)
+        if expected.size:
+            assert D.non_local.shape == (expected.size, D.halo_size), D.non_local.shape
+            assert D.costs().non_local_rows == expected.size
+        else:
+            assert D.non_local is None
+        x = np.random.default_rng(7).standard_normal(m)
+        q = D.device.queue
+        y0 = np.linspace(-1.0, 1.0, r1 - r0)
+        y_dev = cl_array.to_device(q, y0)
+        D.matvec(cl_array.to_device(q, x[r0:r1]), y_dev, alpha=-2.0, beta=0.5)
+        assert_matches(y_dev.get(), A[r0:r1], x, np.float64, alpha=-2.0, beta=0.5, y0=y0)
+        z = D.rmatvec(cl_array.to_device(q, x[r0:r1]), alpha=3.0)
+        assert_matches(z.get(), sp.csr_matrix(A.T)[r0:r1], x, np.float64, alpha=3.0)
 
 
 def check_root(comm, root: int) -> None:
@@ -306,7 +346,7 @@ def _write_mtx(comm, A) -> str:
 
 
 def check_path(comm) -> None:
-    """The path source with a stand-in for clspmv.io.read_rows (reads the file, keeps the rows)."""
+    """The path source: each rank reads its own rows with clspmv.io.read_rows (spied on)."""
     import os
 
     import clspmv
@@ -315,13 +355,13 @@ def check_path(comm) -> None:
 
     A = uneven()
     path = _write_mtx(comm, A)
-    had = hasattr(clspmv.io, "read_rows")
-    calls = []
-    if not had:
-        def read_rows(p, start, stop):
-            calls.append((start, stop))
-            return clspmv.io.read(p).tocsr()[start:stop]
-        clspmv.io.read_rows = read_rows
+    real, calls = clspmv.io.read_rows, []
+
+    def read_rows(p, start, stop):
+        calls.append((start, stop))
+        return real(p, start, stop)
+
+    clspmv.io.read_rows = read_rows
     try:
         x = np.random.default_rng(6).standard_normal(A.shape[1])
         for partition in PARTITIONS:
@@ -329,27 +369,12 @@ def check_path(comm) -> None:
                 r0, r1 = D.row_range
                 assert D.shape == A.shape
                 assert_matches(D.matvec(x[slice(*D.col_range)]), A[r0:r1], x, np.float64)
-                if not had:
-                    assert calls[-1] == (r0, r1), calls
+                assert calls[-1] == (r0, r1), calls
     finally:
-        if not had:
-            del clspmv.io.read_rows
+        clspmv.io.read_rows = real
         comm.Barrier()
         if comm.rank == 0:
             os.unlink(path)
-
-
-def check_path_missing(comm) -> None:
-    import clspmv
-
-    if hasattr(clspmv.io, "read_rows"):
-        return  # the row-range reader exists: check_path covers the path
-    try:
-        _build(comm, "/nonexistent/matrix.mtx")
-    except NotImplementedError as err:
-        assert "clspmv.io.read_rows" in str(err) and "root=0" in str(err)
-    else:
-        raise AssertionError("a path was accepted without clspmv.io.read_rows")
 
 
 def check_probe(comm) -> None:
@@ -363,6 +388,7 @@ def check_probe(comm) -> None:
                   machine.network_bandwidth):
         assert value > 0 and np.isfinite(value), machine
     assert machine.network_latency >= 0
+    assert 0 < machine.launch_latency < 1, machine
     assert comm.allgather(machine) == [machine] * comm.size
     crawl = model.Machine(1e9, 1e12, 1e3, 1e-2)
     with warnings.catch_warnings(record=True) as caught:

@@ -11,7 +11,8 @@ and 64, also for the kernels that size their work-groups from the device), in bo
 
 * every format, with each kernel variant its parameters select (threads per row, sigma, HYB
   widths, csr-adaptive's block size: chunks of long rows, csr-blocks' block counts and
-  unrolls), on small matrices with edge shapes: the product A x and the transpose product A^T x
+  unrolls, csr-merge's tiles and chunks), on small matrices with edge shapes: the product A x
+  and the transpose product A^T x
   with the format's own transpose kernel (``method="atomic"``), each with beta = 0 on an
   uninitialised output (BLAS semantics: y must not be read) and with beta != 0; the transposed
   copy (``method="transpose"``) once per value type;
@@ -25,6 +26,7 @@ and 64, also for the kernels that size their work-groups from the device), in bo
   16 work-items of 1 or 2 entries (staged) and work-items of 3 entries (serial), so that rows
   span several shares, a long row many, and the combining kernel runs over several tiles of
   carries; empty rows at the start and the end, no entries at all;
+* the row scatter of the distributed product (``scatter_add``), on rows in shuffled order;
 * formats as blocks (``check_blocks``): every format with a column map (``-DCOLMAP``) and its
   rows inside longer vectors (``row_offset``), A x, A^T x and A X; the run fails if a kernel of
   the format files never ran with a column map;
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import re
 import sys
 import time
@@ -60,7 +63,7 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 import clspmv
-from clspmv import build, solvers
+from clspmv import build, solvers, vectors
 from clspmv.bench import bandwidth
 from clspmv.device import SIMULATOR
 from clspmv.formats import FORMAT_CLASSES
@@ -307,6 +310,11 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
         return [{}, {"width": 0}, {"width": 2}] if not quick else [{}, {"width": 0}]
     if fmt == "csr-blocks":  # one block (small matrices), several (some empty), every unroll
         return [{}, *({"blocks": 3 * u, "unroll": u} for u in UNROLL_FACTORS if u != 1)]
+    if fmt == "csr-merge":  # tiles (one step per work-item: rows split across work-items
+        # and tiles), chunks (the default on a narrow SIMD width, then many small ones: the
+        # long row crosses more than FIXUP_SERIAL of them)
+        return [{"staged": True}, {"staged": True, "items": 1}, {"staged": False},
+                {"staged": False, "shares": 40}]
     return [{}]
 
 
@@ -328,13 +336,15 @@ def layouts(device: clspmv.Device, quick: bool) -> list[tuple[clspmv.Device, int
 
 
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+SIMULATED_FORMATS = tuple(f for f in clspmv.FORMATS if FORMAT_CLASSES[f].kernel_file)
+"""The formats with kernels of their own: all but ``strips``, whose blocks launch these."""
 
 
 def cases(device: clspmv.Device, quick: bool
           ) -> Iterator[tuple[clspmv.Device, int | None, str, dict[str, int], np.dtype]]:
     """(device, work-group size, format, format parameters, dtype) of every run."""
     for dev, wg in layouts(device, quick):
-        for fmt in clspmv.FORMATS:
+        for fmt in SIMULATED_FORMATS:
             for dtype in DTYPES:
                 for params in variants(fmt, quick):
                     yield dev, wg, fmt, params, dtype
@@ -631,20 +641,42 @@ def check_coo_carries(run: Run) -> None:
                                                     run.rng, transposed=False)
 
 
+def check_scatter(run: Run) -> None:
+    """``DeviceVectors.scatter_add``: y[rows] += alpha * s for distinct rows in shuffled order
+    (the compacted non-local part of ``clspmv.distributed``); the other rows are unchanged."""
+    for layout in vector_devices(run.device, run.quick):
+        for dtype in DTYPES:
+            dev = run.memory.fresh(layout)
+            queue = dev.queue
+            rows = run.rng.permutation(70)[:45].astype(np.int32)
+            s = run.rng.uniform(-1, 1, rows.size).astype(dtype)
+            y0 = run.rng.uniform(-1, 1, 70).astype(dtype)
+            y = cl_array.to_device(queue, y0)
+            vec = vectors.DeviceVectors(dev, dtype)
+            vec.scatter_add(cl_array.to_device(queue, rows), -1.5, cl_array.to_device(queue, s),
+                            y)
+            expected = y0.copy()
+            expected[rows] += dtype.type(-1.5) * s
+            assert np.allclose(y.get(), expected, rtol=1e-6, atol=1e-6), f"scatter_add {dtype}"
+
+
 # -- formats as blocks of a larger matrix ---------------------------------------------------------
 BLOCK_MATRIX = "long-row"
 """The matrix of the block products: long rows (csr-adaptive's chunks, hyb's COO part) and short."""
-BLOCK_KERNEL_FILES = ("coo.cl", "csr.cl", "csr_adaptive.cl", "csr_blocks.cl", "dia.cl", "ell.cl",
-                      "sell.cl", "util.cl")
+BLOCK_KERNEL_FILES = ("coo.cl", "csr.cl", "csr_adaptive.cl", "csr_blocks.cl", "csr_merge.cl",
+                      "dia.cl", "ell.cl", "sell.cl", "util.cl")
 """Files whose every kernel (but the probe) must run with a column map (``-DCOLMAP``)."""
 
 
-def block_params(fmt: str) -> dict[str, int]:
-    """One variant per format for the block products (hyb with both of its parts, staged; coo
-    serial, so that both of coo.cl's forward kernels run)."""
+def block_params(fmt: str) -> list[dict[str, int]]:
+    """The variants of a format for the block products: one (hyb with both of its parts,
+    staged; coo serial, so that both of coo.cl's forward kernels run), two for csr-merge (its
+    tiles and its chunks, a long row split over more than FIXUP_SERIAL)."""
+    if fmt == "csr-merge":
+        return [{"staged": True, "items": 1}, {"staged": False, "shares": 40}]
     if fmt == "coo":
-        return {"staged": False}
-    return {"width": 2, "staged": True} if fmt == "hyb" else variants(fmt, quick=True)[-1]
+        return [{"staged": False}]
+    return [{"width": 2, "staged": True} if fmt == "hyb" else variants(fmt, quick=True)[-1]]
 
 
 def check_blocks(run: Run) -> None:
@@ -657,13 +689,14 @@ def check_blocks(run: Run) -> None:
     m, k = A.shape
     n, r0 = k + 40, 7
     cmap = np.sort(run.rng.choice(n, k, replace=False))
-    for i, fmt in enumerate(clspmv.FORMATS):
-        for dtype in DTYPES[i % 2:i % 2 + 1] if run.quick else DTYPES:
+    for i, fmt in enumerate(SIMULATED_FORMATS):
+        for dtype, params in itertools.product(
+                DTYPES[i % 2:i % 2 + 1] if run.quick else DTYPES, block_params(fmt)):
             dev = run.memory.fresh(layout)
             try:
                 M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=dev, dtype=dtype,
                                                    work_group_size=wg, column_map=cmap,
-                                                   n_cols=n, **block_params(fmt))
+                                                   n_cols=n, **params)
             except clspmv.UnsuitableFormatError:
                 run.refused += 1
                 continue
@@ -694,7 +727,7 @@ def block_uncovered(log: LaunchLog) -> list[str]:
 
 # -- mixed precision ------------------------------------------------------------------------------
 MIXED_FORMATS = ("csr-scalar", "csr-vector", "csr-adaptive", "csr-blocks", "ellr-t", "sell", "dia",
-                 "coo", "hyb")
+                 "coo", "hyb", "csr-merge")
 """The formats run with ``dtype="mixed"``: between them every kernel file of the formats, with
 and without the lane reduction (whose local memory is then double)."""
 MIXED_MATRICES = ("empty-rows", "long-row", "tall")
@@ -703,7 +736,7 @@ MIXED_FLAG = "-DACC_T=double"
 
 def format_kernel_files() -> set[str]:
     """The kernel files of the formats (HYB's COO part lives in coo.cl)."""
-    return {cls.kernel_file for cls in FORMAT_CLASSES.values()} | {"coo.cl"}
+    return {cls.kernel_file for cls in FORMAT_CLASSES.values() if cls.kernel_file} | {"coo.cl"}
 
 
 def check_mixed(run: Run) -> None:
@@ -746,6 +779,7 @@ SECTIONS: tuple[tuple[str, Callable[[Run], None]], ...] = (
     ("matmat", check_matmat),
     ("solvers", check_solvers),
     ("probe, bandwidth", check_probe_and_bandwidth),
+    ("scatter", check_scatter),
     ("mixed", check_mixed),
     ("blocks", check_blocks),
     ("coo carries", check_coo_carries),

@@ -10,9 +10,12 @@ import numpy as np
 import pytest
 
 import clspmv
-from clspmv.bench import bandwidth, runner
+from clspmv.bench import bandwidth
+from clspmv.bench.methodology import MIXED
+from clspmv.bench.records import device_label
 from clspmv.cli import main
-from clspmv.report.tables import MIXED_NOTE
+
+MIXED_NOTE = MIXED["note"]
 
 MATRICES = ("gen:poisson2d:k=12", "gen:random:n=3000,k=200")  # 5 and 200 entries per row
 FORMATS = ("csr-vector", "coo", "sell")
@@ -50,7 +53,7 @@ def test_bench_all_dtypes_reports_mixed(device: clspmv.Device, tmp_path: Path) -
             assert mixed["status"] == "ok" and mixed["error_ratio"] <= 1
             # the bytes are float32's, the speedups are against float32's baselines
             assert mixed["min_bytes"] == f32["min_bytes"]
-            assert mixed["speedup_vs_scipy"] == pytest.approx(
+            assert mixed["speedups"]["scipy"] == pytest.approx(
                 scipy32["kernel_ms"] / mixed["kernel_ms"])
             # accuracy: one rounding of the float64 sum (COO: of a few run sums)
             assert 0 <= mixed["max_rel_error"] <= (8 if fmt == "coo" else 1) * EPS32
@@ -64,7 +67,7 @@ def test_bench_all_dtypes_reports_mixed(device: clspmv.Device, tmp_path: Path) -
     assert long_mixed["max_rel_error"] * 2 < long32["max_rel_error"]
 
     report = (tmp_path / "all" / "report.md").read_text()
-    label = runner.device_label(device)
+    label = device_label(device)
     assert f"## {label} — mixed" in report and MIXED_NOTE in report
     section = report.split("## Mixed precision: float32 values, float64 sums")[1]
     section = section.split("\n## ")[0]
@@ -88,7 +91,7 @@ def test_bench_mixed_alone_runs_float32_baselines(device: clspmv.Device, tmp_pat
     fmts = [r for r in records if r["kind"] == "format"]
     assert {r["dtype"] for r in fmts} == {"mixed"} and len(fmts) == len(MATRICES) * 3
     if device.fp64:
-        assert all(r["status"] == "ok" and r["speedup_vs_scipy"] for r in fmts)
+        assert all(r["status"] == "ok" and r["speedups"]["scipy"] for r in fmts)
     else:
         assert all(r["status"] == "skipped" and "dtype='mixed' needs" in r["reason"]
                    for r in fmts)

@@ -42,7 +42,9 @@ def table_rows(out: str) -> dict[str, list[str]]:
     """The rows of a tabulate "simple" table, keyed by their first cell."""
     lines = out.splitlines()
     rule = next(i for i, line in enumerate(lines) if line.startswith("---"))
-    return {line.split()[0]: line.split()[1:] for line in lines[rule + 1:] if line.strip()}
+    body = lines[rule + 1:]
+    body = body[:body.index("")] if "" in body else body  # a note may follow a blank line
+    return {line.split()[0]: line.split()[1:] for line in body}
 
 
 # -- devices ------------------------------------------------------------------------------------
@@ -94,7 +96,7 @@ def test_stats_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["stats", str(missing)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert str(missing) in captured.err and "No such file" in captured.err
+    assert str(missing) in captured.err and "no such file" in captured.err.lower()
 
 
 def test_command_required(capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,3 +111,146 @@ def test_python_dash_m(tmp_path: Path) -> None:
                           text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[:2] == ["P:D", "platform"]
+
+
+# -- issue 14: the rough edges of the command line -----------------------------------------------
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"clspmv {clspmv.__version__}"
+
+
+@pytest.mark.parametrize(("text", "parsed"), [
+    ("CSR-Scalar,ELL", ["csr-scalar", "ell"]), (" Hyb ", ["hyb"]), ("AUTO", "auto"),
+    ("All", "all")])
+def test_formats_in_any_case(text: str, parsed: object) -> None:
+    from clspmv.cli import build_parser
+
+    args = build_parser().parse_args(["bench", "--formats", text])
+    assert args.formats == parsed
+
+
+def test_unknown_format_still_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["bench", "--formats", "CSR,nope"])
+    assert "unknown formats 'csr', 'nope'" in capsys.readouterr().err
+
+
+def test_stats_takes_generators_and_directories(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "tiny.mtx").write_text(TINY)
+    (tmp_path / "notes.txt").write_text("not a matrix")
+    assert main(["stats", "gen:poisson2d:k=4", str(tmp_path)]) == 0
+    rows = table_rows(capsys.readouterr().out)
+    assert rows["tiny"] == TINY_ROW
+    assert [k for k in rows if k.startswith("gen:")] == ["gen:poisson2d:k=4"]
+    assert rows["gen:poisson2d:k=4"][:2] == ["16", "64"]  # 4 x 4 grid, 5-point stencil
+
+
+def test_stats_bad_generator(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats", "gen:nosuch:k=4"]) == 2
+    assert "nosuch" in capsys.readouterr().err
+
+
+def test_directory_without_matrices(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("stats", "bench"):
+        assert main([command, str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert f"{tmp_path}: is a directory without .mtx or .mtx.gz files" in err
+        assert "gen:NAME" in err and "ss:GROUP/NAME" in err
+
+
+def test_directory_stands_for_its_matrix_files(tmp_path: Path) -> None:
+    from clspmv.bench import sources
+
+    for name in ("b.mtx.gz", "a.mtx", "c.txt"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "sub.mtx").mkdir()
+    assert sources.expand([str(tmp_path), "gen:poisson2d:k=3"]) == [
+        str(tmp_path / "a.mtx"), str(tmp_path / "b.mtx.gz"), "gen:poisson2d:k=3"]
+    with pytest.raises(sources.SourceError, match="is a directory; pass its .mtx"):
+        sources.resolve(str(tmp_path))
+
+
+@pytest.mark.parametrize("variable", ["CLSPMV_DEVICE", "PYOPENCL_CTX"])
+def test_bad_device_variable_is_named(variable: str, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("CLSPMV_DEVICE", raising=False)
+    monkeypatch.delenv("PYOPENCL_CTX", raising=False)
+    monkeypatch.setenv(variable, "77:7")
+    assert main(["bench", "gen:poisson2d:k=3", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"no OpenCL device matches '77:7' (from ${variable})" in err
+    with pytest.raises(clspmv.DeviceError) as exc:  # a spec given in code names no variable
+        clspmv.select_device("77:7")
+    assert "$" not in str(exc.value)
+
+
+def test_devices_marks_the_default(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["devices"]) == 0
+    out = capsys.readouterr().out
+    default = clspmv.select_device()
+    lines = [line for line in out.splitlines() if line[:1].isdigit()]
+    marked = [line for line in lines if line.rstrip().endswith("*")]
+    assert len(marked) == 1 and marked[0].startswith(spec(default) + " ")
+    assert out.splitlines()[0].split()[-1] == "default"
+    assert "* the default device" in out
+
+
+def test_devices_with_a_bad_variable_lists_them(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CLSPMV_DEVICE", "nothing-like-this")
+    assert main(["devices"]) == 1
+    out = capsys.readouterr().out
+    assert all(spec(d) in out for d in clspmv.devices())
+    assert "no default device" in out and "$CLSPMV_DEVICE" in out
+
+
+def test_doctor_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "baseline     scipy: scipy" in out
+    assert "calibration" in out
+    assert main(["doctor", "--require-device"]) == 0
+    assert "baseline" not in capsys.readouterr().out
+
+
+# -- a benchmark that made no record fails ----------------------------------------------------
+@pytest.mark.parametrize("content", ["not a matrix at all\n", TINY[:TINY.index("6 1 1.5")]],
+                         ids=["notmatrix", "truncated"])
+def test_bench_without_any_record_fails(content: str, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.mtx"
+    bad.write_text(content)
+    out = tmp_path / "out"
+    code = main(["bench", str(bad), "--quiet", "--out", str(out), "--formats", "csr-scalar",
+                 "--dtype", "float64", "--baselines", "none"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no record was made, so no report was written" in err
+    assert f"{bad}: line " in err  # the reason, with the line of the file
+    assert not (out / "report.md").exists()
+
+
+def test_bench_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", str(tmp_path / "missing.mtx"), "--quiet",
+                 "--out", str(tmp_path / "out")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_bench_suitesparse_offline_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("CLSPMV_SUITESPARSE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("CLSPMV_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    assert main(["bench", "ss:HB/bcsstk01", "--quiet", "--out", str(out), "--formats",
+                 "csr-scalar", "--dtype", "float64", "--baselines", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "no record was made" in err and "cannot download" in err
+    assert not (out / "report.md").exists()

@@ -167,6 +167,41 @@ def test_model_terms_and_modes() -> None:
     assert not helps and "one device may serve as well" in message
 
 
+def test_model_compacted_non_local_part_and_launches() -> None:
+    from clspmv.distributed import model
+
+    A = poisson(30)  # 2 ranks: 450 rows each, 30 of them with non-local entries
+    c = model.rank_costs(A, 2)[0]
+    assert (c.rows, c.non_local_rows, c.non_local_nnz) == (450, 30, 30)
+    assert model.compacted(c)
+    # the kernel over 30 rows, the scratch written, the scatter (scratch, index, y twice)
+    assert model.non_local_bytes(c, 1.0) == 30 * 20 + 30 * 8 + 30 * (3 * 8 + 4)
+    full = model.RankCosts(rows=30, local_nnz=0, non_local_nnz=30, non_local_rows=30,
+                           x_entries=30, send=30, halo=30, send_messages=1, recv_messages=1)
+    assert not model.compacted(full)
+    assert model.non_local_bytes(full, 1.0) == model.kernel_bytes(30, 30, 8, 4, 1.0)
+    assert model.launches(c, resident=True) == {
+        "local": 1, "non_local": 2, "send_down": 2, "halo_up": 1, "x_up": 0, "y_down": 0,
+        "network": 0}
+    assert model.launches(c) == {"local": 1, "non_local": 2, "send_down": 0, "halo_up": 1,
+                                 "x_up": 1, "y_down": 1, "network": 0}
+    assert model.launches(full, resident=True)["non_local"] == 1
+    alone = model.one_rank(model.rank_costs(A, 2))
+    assert sum(model.launches(alone, resident=True).values()) == 1  # just the local kernel
+    # each command adds the launch latency to its term; task hides the local launch behind the
+    # exchange only when the exchange is the longer
+    base = model.Machine(1e9, 1e12, 1e12, 0.0)
+    slow = model.Machine(1e9, 1e12, 1e12, 0.0, launch_latency=1e-3)
+    t0, t1 = model.terms(c, base, True), model.terms(c, slow, True)
+    assert {k: round((t1[k] - t0[k]) * 1e3, 9) for k in t0} == model.launches(c, True)
+    for mode in ("vector", "overlap", "task"):
+        gap = model.rank_time(c, slow, mode, True) - model.rank_time(c, base, mode, True)
+        assert gap == pytest.approx(6e-3), mode  # 6 commands, all on the critical path here
+    single = model.rank_time(alone, slow, "vector", True) - model.rank_time(alone, base,
+                                                                            "vector", True)
+    assert single == pytest.approx(1e-3)
+
+
 def test_effective_bandwidth_inverts_the_local_term() -> None:
     from clspmv.distributed import model
 

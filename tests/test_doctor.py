@@ -71,3 +71,82 @@ def test_fp64_reported(device, fp64) -> None:
     d = dataclasses.replace(device, fp64=fp64)
     detail = doctor.device_findings([d], probe=lambda _: None)[0].detail
     assert ("no fp64" in detail) is not fp64
+
+
+# -- baselines and calibration (issue 14) ---------------------------------------------------------
+class FakeBaseline:
+    def __init__(self, check) -> None:
+        self.availability = check
+
+
+def test_baselines_found_and_missing() -> None:
+    from clspmv.bench.availability import Availability
+
+    def broken():
+        raise OSError("libcudart.so.12: cannot open shared object file")
+
+    findings = doctor.baseline_findings({
+        "scipy": FakeBaseline(lambda: Availability(True, "scipy 1.17.1")),
+        "mkl": FakeBaseline(lambda: Availability(False, "sparse_dot_mkl is not installed",
+                                                 'pip install "clspmv[mkl]"')),
+        "cusparse": FakeBaseline(broken),
+        "other": FakeBaseline(None)})
+    assert [(f.what, f.ok) for f in findings] == [
+        ("scipy", True), ("mkl", False), ("cusparse", False), ("other", True)]
+    text = doctor.report(findings)
+    assert "ok baseline     scipy: scipy 1.17.1" in text
+    assert "-- baseline     mkl: sparse_dot_mkl is not installed" in text
+    assert 'fix: pip install "clspmv[mkl]"' in text
+    assert "the check failed: OSError: libcudart.so.12" in text
+    assert "fix: reinstall the library behind the cusparse baseline" in text
+
+
+def test_registered_baselines_have_checks() -> None:
+    from clspmv.bench.registry import BASELINES
+
+    findings = doctor.baseline_findings(BASELINES)
+    assert [f.what for f in findings] == list(BASELINES)
+    scipy = findings[0]
+    assert scipy.ok and scipy.detail.startswith("scipy ")
+    for f in findings:  # each problem comes with its fix
+        assert f.ok or f.fix, f
+
+
+def test_mkl_check_names_library_path(monkeypatch) -> None:
+    from clspmv.bench import availability
+
+    monkeypatch.setattr(availability.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(availability, "find_mkl_rt", lambda: "/opt/lib/libmkl_rt.so.2")
+    found = availability.mkl()
+    assert not found.ok and "/opt/lib/libmkl_rt.so.2" in found.detail
+    assert 'pip install "clspmv[mkl]"' in found.fix
+    cupy = availability.cusparse()
+    assert not cupy.ok and "cupy is not installed" in cupy.detail and "cupy-cuda" in cupy.fix
+
+
+def test_calibration_placeholder(monkeypatch) -> None:
+    monkeypatch.setattr(doctor, "CALIBRATION_MODULE", "clspmv.no_such_model")
+    (finding,) = doctor.calibration_findings([])
+    assert finding.topic == "calibration" and "not available in this version" in finding.detail
+
+
+def test_calibration_hook(monkeypatch) -> None:
+    import sys
+    import types
+
+    model = types.ModuleType("clspmv_fake_model")
+    model.calibration_findings = lambda found: [
+        doctor.Finding("calibration", "dev", False, "not calibrated", "clspmv calibrate")]
+    monkeypatch.setitem(sys.modules, "clspmv_fake_model", model)
+    monkeypatch.setattr(doctor, "CALIBRATION_MODULE", "clspmv_fake_model")
+    (finding,) = doctor.calibration_findings([])
+    assert "fix: clspmv calibrate" in finding.line()
+
+
+def test_doctor_without_pocl(monkeypatch, capsys) -> None:
+    """No platform at all: the device problem and its fix, the baselines still listed."""
+    monkeypatch.setattr(doctor, "devices", lambda: [])
+    assert doctor.main([], baselines={}) == 0
+    out = capsys.readouterr().out
+    assert "OpenCL platforms: none found" in out and "fix: install an OpenCL driver" in out
+    assert "calibration" in out and "problem" in out

@@ -30,6 +30,9 @@ ALL_SMALL = [
     "gen:poisson2d:k=7", "gen:stencil27:k=5", "gen:block:k=4,b=3", "gen:random:n=300,k=7",
     "gen:rmat:scale=9,edges=8", "gen:denserows:n=400,w=2,count=3,long=250",
     "gen:banded:n=500,diags=6,spread=40", "gen:constrows:n=200,k=9,spread=30",
+    "gen:powerlaw:n=3000,k=12", "gen:arrow:n=40", "gen:emptyrows:n=500,k=6,empty=0.7",
+    "gen:chunglu:n=2000,k=8",
+    "gen:stacked:k=4,scale=8,edges=4",
 ]
 
 
@@ -149,6 +152,16 @@ def test_constrows() -> None:
         g.constrows(n=50, k=3, spread=30)
 
 
+def test_stacked_joins_the_blocks_diagonally() -> None:
+    A = g.stacked(k=5, scale=9, edges=4, seed=3)
+    up = 125
+    assert A.shape == (up + 512, up + 512)
+    assert (A[:up, :up] != g.stencil27(5)).nnz == 0 and A[:up, up:].nnz == 0
+    assert (A[up:, up:] != g.rmat(9, 4, seed=3)).nnz == 0 and A[up:, :up].nnz == 0
+    B = g.stacked(k=5, scale=9, count=3, long=200, seed=3)
+    assert (B[up:, up:] != g.denserows(512, 3, 3, 200, seed=3)).nnz == 0
+
+
 # -- specs ----------------------------------------------------------------------------------------
 def test_parse_spec() -> None:
     assert g.parse_spec("gen:random:n=1000,k=12") == ("random", {"n": 1000, "k": 12})
@@ -171,18 +184,34 @@ def test_bad_specs(spec: str, message: str) -> None:
 
 # -- suites ---------------------------------------------------------------------------------------
 def test_suites_parse() -> None:
-    assert set(suites.SUITES) == {"demo", "cpu", "anchors"}
+    assert set(suites.SUITES) == {"demo", "cpu", "anchors", "irregular", "irregular-small"}
     for specs in suites.SUITES.values():
         for spec in specs:
             g.parse_spec(spec)
-    with pytest.raises(ValueError, match="unknown suite 'big'; choose one of demo, cpu, anchors"):
+    with pytest.raises(ValueError, match="unknown suite 'big'; choose one of demo, cpu, anchors, "
+                                         "irregular, irregular-small"):
         suites.suite("big")
 
 
 def test_demo_suite_is_small_and_covers_every_generator() -> None:
+    """The demo holds one matrix of each regular family; the irregular shapes have their own
+    small suite."""
     sizes = [g.generate(spec).nnz for spec in suites.SUITES["demo"]]
     assert all(3e5 < n < 1e6 for n in sizes)
-    assert sorted(g.parse_spec(s)[0] for s in suites.SUITES["demo"]) == sorted(g.GENERATORS)
+    names = {g.parse_spec(s)[0] for s in suites.SUITES["demo"] + suites.SUITES["irregular-small"]}
+    assert sorted(names) == sorted(g.GENERATORS)
+
+
+def test_irregular_suites_have_the_same_shapes() -> None:
+    """irregular-small scales irregular down: the same generators in the same order, seeds
+    kept, at most 2.5 M entries each (arrow, emptyrows: known from the parameters)."""
+    big, small = suites.SUITES["irregular"], suites.SUITES["irregular-small"]
+    assert len(big) >= 6
+    assert [g.parse_spec(s)[0] for s in big] == [g.parse_spec(s)[0] for s in small]
+    for b, s in zip(big, small, strict=True):
+        assert g.parse_spec(b)[1].get("seed") == g.parse_spec(s)[1].get("seed")
+    arrow = g.parse_spec(big[0])[1]["n"]
+    assert 10e6 <= 3 * arrow - 2 <= 60e6
 
 
 def expected_nnz(spec: str) -> int | None:
@@ -204,3 +233,57 @@ def test_suite_sizes(name: str, low: float, high: float) -> None:
     counts = [expected_nnz(s) for s in suites.SUITES[name]]
     known = [n for n in counts if n is not None]
     assert len(known) >= 3 and all(low <= n <= high for n in known), counts
+
+
+# -- the irregular shapes -------------------------------------------------------------------------
+@pytest.mark.parametrize("local", [0.0, 0.7])
+def test_powerlaw(local: float) -> None:
+    n, k = 20000, 10
+    A = g.powerlaw(n, k, local=local, spread=50, seed=3)
+    L = lengths(A)
+    assert A.shape == (n, n) and 0.9 * n * k <= A.nnz <= n * k * 1.02
+    assert L.max() > 50 * k and L.max() <= n // 20  # a heavy tail, capped
+    assert np.median(L) < k  # most rows are short
+    # the share of entries near the diagonal: about `local` plus the uniform ones that land there
+    rows = np.repeat(np.arange(n), L)
+    reach = np.maximum(50, 2 * L)[rows]
+    dist = np.abs(A.indices - rows)
+    near = np.mean(np.minimum(dist, n - dist) <= reach)
+    assert abs(near - local) < 0.1 + 0.05 * (local == 0.0)
+    with pytest.raises(ValueError, match="local must be between 0 and 1, got 2"):
+        g.powerlaw(10, 2, local=2)
+    with pytest.raises(ValueError, match="alpha must be > 1, got 1.0"):
+        g.powerlaw(10, 2, alpha=1.0)
+
+
+def test_arrow() -> None:
+    n = 30
+    A = g.arrow(n)
+    assert A.shape == (n, n) and A.nnz == 3 * n - 2
+    dense = A.toarray() != 0
+    expected = np.eye(n, dtype=bool)
+    expected[0, :] = expected[:, 0] = True
+    assert np.array_equal(dense, expected)
+    assert g.arrow(1).nnz == 1
+
+
+def test_emptyrows() -> None:
+    A = g.emptyrows(4000, 7, empty=0.85, seed=2)
+    L = lengths(A)
+    assert set(np.unique(L)) == {0, 7} and A.nnz == 7 * np.count_nonzero(L)
+    assert abs(np.mean(L == 0) - 0.85) < 0.03
+    assert g.emptyrows(50, 3, empty=1.0).nnz == 0 and g.emptyrows(50, 3, empty=0.0).nnz == 150
+    with pytest.raises(ValueError, match="empty must be between 0 and 1, got -0.5"):
+        g.emptyrows(10, 2, empty=-0.5)
+
+
+def test_chunglu() -> None:
+    n, k = 20000, 8
+    A = g.chunglu(n, k, seed=5)
+    L, C = lengths(A), np.bincount(A.indices, minlength=n)
+    assert A.shape == (n, n) and 0.5 * n * k < A.nnz <= n * k
+    # power laws both ways, hotter in the columns (in_exp 2.1 < out_exp 2.5)
+    assert L.max() > 30 * k and C.max() > 100 * k and C.max() > 2 * L.max()
+    assert np.median(L) < k and np.median(C) < k
+    with pytest.raises(ValueError, match="exponents must be > 1"):
+        g.chunglu(10, 2, in_exp=0.5)

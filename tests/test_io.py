@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import gzip
 import re
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -271,7 +270,7 @@ def test_read_missing_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_read_million_entries_quickly(tmp_path: Path) -> None:
+def test_read_million_entries(tmp_path: Path) -> None:
     n = 1_000_000
     rng = np.random.default_rng(3)
     expected = sp.coo_matrix(
@@ -279,11 +278,7 @@ def test_read_million_entries_quickly(tmp_path: Path) -> None:
         shape=(100_000, 100_000),
     ).tocsr()
     path = mmio.write(tmp_path / "big.mtx", expected)
-    start = time.perf_counter()
-    A = mmio.read(path)
-    elapsed = time.perf_counter() - start
-    assert_same_csr(A, expected)
-    assert elapsed < 10.0, f"reading 10^6 entries took {elapsed:.1f} s"  # about 1 s in practice
+    assert_same_csr(mmio.read(path), expected)  # its speed: tools/read_speed.py, not a test
 
 
 # --------------------------------------------------------------------------- malformed files
@@ -340,7 +335,7 @@ def test_memory_measure_sees_what_scipy_allocates(tmp_path: Path) -> None:
 
 def test_dimension_guard_uses_the_kernel_index_limit(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mmio, "INDEX_LIMIT", 100)
+    monkeypatch.setattr(mmio.header, "INDEX_LIMIT", 100)
     with pytest.raises(MatrixFormatError,
                        match=r"line 2: bad size line: 101 rows is beyond the 100"):
         mmio.read(put(tmp_path, BANNER + "101 3 0\n"))

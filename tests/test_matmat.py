@@ -32,7 +32,8 @@ def random_block(rows: int, k: int, order: str, seed: int = 0) -> np.ndarray:
 
 def test_block_formats() -> None:
     assert set(BLOCK_FORMATS) == {"csr-scalar", "csr-vector", "csr-aligned", "csr-adaptive",
-                                  "csr-blocks", "ell", "ellr", "ellr-t", "sell", "pjds"}
+                                  "csr-blocks", "csr-merge", "ell", "ellr", "ellr-t", "sell",
+                                  "pjds"}
 
 
 @pytest.mark.parametrize("order", ["C", "F"])

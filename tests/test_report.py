@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from clspmv import report
 from clspmv.bench.records import Record
 from clspmv.cli import main
-from clspmv.report import tables
+from clspmv.report import crossover, tables
 
 CPU = "Some CPU (PoCL)"
 GPU = "Some GPU (NVIDIA CUDA)"
@@ -79,7 +80,7 @@ def test_crossover() -> None:
     ([], "No matrix ran on both"),
 ])
 def test_crossover_sentence(wins: list[tuple[int, bool]], sentence: str) -> None:
-    assert tables.crossover_sentence(wins).startswith(sentence)
+    assert crossover.crossover_sentence(wins).startswith(sentence)
 
 
 def test_speedups_and_plots_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -132,3 +133,197 @@ def test_report_merges_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     again_metas, again = report.load([out / "results.json"])
     assert again_metas == metas and again == records
     assert (out / "results.csv").read_text().count("\n") == len(RECORDS) + 1
+
+
+# -- the committed reference reports --------------------------------------------------------------
+REPORTS = Path(__file__).resolve().parents[1] / "reports"
+
+
+@pytest.mark.parametrize("folder", sorted(p.name for p in REPORTS.glob("20*")
+                                          if (p / "results.json").exists()))
+def test_committed_results_render_their_report(folder: str) -> None:
+    """Every committed results.json (older field names and meta data included) renders the
+    tables of its committed report.md: the report is a function of results.json alone, not of
+    today's defaults. The plots are the ones the report lists (matplotlib is not run here)."""
+    committed = (REPORTS / folder / "report.md").read_text(encoding="utf-8")
+    plots = re.findall(r"^!\[([^\]]+)\]", committed.split("## Plots")[1], re.MULTILINE)
+    metas, records = report.load([REPORTS / folder / "results.json"])
+    assert tables.render(metas, records, plots) == committed
+
+
+def test_old_speedup_fields_are_read() -> None:
+    """Records of older runs with speedup_vs_<name> fields: read into ``speedups``."""
+    from clspmv.bench.records import upgrade
+
+    old = {"matrix": "m", "device": "d", "format": "ell", "dtype": "float64",
+           "speedup_vs_scipy": 2.0, "speedup_vs_mkl": None}
+    new = upgrade(old)
+    assert new["speedups"] == {"scipy": 2.0} and "speedup_vs_scipy" not in new
+    assert new["operation"] == "spmv" and upgrade(new) is new
+
+
+def test_definitions_come_from_the_runs_meta() -> None:
+    """The formats' order and the baselines' columns are those the run recorded, not the
+    library's of today; a run that recorded none gets the ones of its day (report.compat)."""
+    recs = [rec("m", 400, CPU, "ell", 1.0), rec("m", 400, CPU, "coo", 2.0),
+            rec("m", 400, CPU, "other", 3.0, kind="baseline")]
+    recs[0]["speedups"] = {"other": 3.0}
+    meta = {"definitions": {"baselines": {"other": "a library"}, "formats": ["ell", "coo"]}}
+    text = tables.render([meta], recs)
+    assert "| matrix   | ell      | coo   |" in text
+    assert "× other" in text and "× scipy" not in text
+    old = tables.render([{}], recs)
+    assert "| matrix   | coo   | ell      |" in old and "× scipy" in old
+
+
+# -- issue 14: the answer first, wall-time speedups, plain header ----------------------------------
+WALL_RECORDS = [
+    rec("m", 10**6, CPU, "csr-scalar", 1.0, wall_ms=4.0, speedups={"scipy": 3.0}),
+    rec("m", 10**6, CPU, "ell", 2.0, wall_ms=3.0, speedups={"scipy": 1.5}),
+    rec("m", 10**6, GPU, "ell", 0.1, wall_ms=2.0, speedups={"scipy": 30.0, "cusparse": 2.0}),
+    rec("m", 10**6, "c (scipy, 1 thread)", "scipy", 3.0, kind="baseline"),
+    rec("m", 10**6, "NVIDIA GPU", "cusparse", 0.2, kind="baseline"),
+]
+
+
+def _summary(text: str) -> str:
+    return text.split("## Summary: the fastest format per matrix")[1].split("\n## ")[0]
+
+
+def test_report_opens_with_the_summary() -> None:
+    text = tables.render([meta("clspmv bench x")], WALL_RECORDS, ["summary.png"])
+    assert text.index("## Summary") < text.index("## Runs") < text.index("## How the numbers")
+    summary = _summary(text)
+    assert "![summary.png](summary.png)" in summary
+    cpu = summary.split(f"### On {CPU}, float64")[1].split("###")[0]
+    header = next(line for line in cpu.splitlines() if line.startswith("| matrix"))
+    assert [c.strip() for c in header.strip("|").split("|")] == [
+        "matrix", "fastest format", "GB/s", "% copy BW", "× scipy kernel", "× scipy wall",
+        "× cusparse kernel"]
+    row = next(line for line in cpu.splitlines() if line.startswith("| m "))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # fastest on the CPU: csr-scalar (1 ms); scipy 3 ms; wall: scipy 3 ms / 4 ms
+    assert cells[1] == "csr-scalar" and cells[4] == "3.00" and cells[5] == "0.75"
+    gpu = summary.split(f"### On {GPU}, float64")[1]
+    row = next(line for line in gpu.splitlines() if line.startswith("| m "))
+    assert [c.strip() for c in row.strip("|").split("|")][4:7] == ["30.00", "1.50", "2.00"]
+    assert "auto's choice" not in summary  # no --formats auto records
+
+
+def test_wall_speedup_needs_a_host_baseline_or_a_wall_time() -> None:
+    from clspmv.report import summary
+    from clspmv.report.common import Definitions
+
+    index = summary.baseline_index(WALL_RECORDS)
+    defs = Definitions.of([meta("x")])
+    gpu = WALL_RECORDS[2]
+    assert summary.wall_speedup(gpu, "scipy", index, defs) == pytest.approx(1.5)
+    assert summary.wall_speedup(gpu, "cusparse", index, defs) is None  # kernel-only timing
+    with_wall = dict(WALL_RECORDS[4], wall_ms=0.5)
+    index[("m", "float64", "cusparse")] = with_wall
+    assert summary.wall_speedup(gpu, "cusparse", index, defs) == pytest.approx(0.25)
+
+
+def test_best_table_and_speedups_show_wall_columns() -> None:
+    text = tables.render([meta("clspmv bench x")], WALL_RECORDS)
+    best = text.split(f"## {CPU} — float64")[1].split("### Conversion")[0]
+    assert "× scipy wall" in best
+    section = text.split("## Speedup of each device's best format")[1].split("\n## ")[0]
+    assert "Some CPU × scipy kernel" in section and "Some CPU × scipy wall" in section
+    assert "Some GPU × cusparse kernel" in section and "× cusparse wall" not in section
+
+
+def test_auto_choice_column_when_the_run_chose() -> None:
+    records = [
+        rec("m", 10**6, CPU, "csr-blocks", 1.2, params="auto: long rows; rows=4"),
+        rec("m", 10**6, CPU, "csr-scalar", 1.0)]
+    summary = _summary(tables.render([meta("x")], records))
+    row = next(line for line in summary.splitlines() if line.startswith("| m "))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "csr-scalar" and cells[-2:] == ["csr-blocks", "1.20"]
+
+
+def test_header_is_plain_text() -> None:
+    m = meta("clspmv bench gen:x")
+    m["settings"] = {"suite": None, "formats": "all", "dtypes": ["float64", "float32"],
+                     "baselines": ["scipy", "mkl"], "repeat": 10, "warmup": 2}
+    m["versions"] = {"clspmv": "9.9"}
+    text = tables.render([m], RECORDS)
+    settings = next(line for line in text.splitlines() if line.startswith("- settings"))
+    assert "suite none (matrices named on the command line)" in settings
+    assert "value types float64, float32" in settings and "baselines scipy, mkl" in settings
+    assert "[" not in settings and "None" not in settings
+    assert ("- code: clspmv 9.9 (installed package, or a copy without .git: no git commit "
+            "known)") in text
+    m["git"] = {"commit": "abc", "modified": True, "installed": True, "checkout": "/src"}
+    text = tables.render([m], RECORDS)
+    assert ("- code: git commit abc (with local changes) of the checkout /src; clspmv 9.9 ran "
+            "from an installed package") in text
+
+
+def test_papers_cited_by_title_not_file() -> None:
+    m = meta("x")
+    m["method"] = ["Wall time: as in the pJDS paper, pjds-multigpu.txt §2.2."]
+    m["formulas"] = {"breakeven": "as in `naive-spmv-transpose.txt`"}
+    text = tables.render([m], RECORDS)
+    assert ".txt" not in text
+    assert "“Sparse matrix-vector multiplication on GPGPU clusters”" in text
+    assert "Steinberger, Derler, Zayer, Seidel: “How naive is naive SpMV on the GPU?”" in text
+
+
+def test_no_paper_files_in_user_visible_text() -> None:
+    from clspmv.bench import methodology
+    from clspmv.cli import build_parser
+
+    root = Path(__file__).resolve().parents[1]
+    visible = [build_parser().format_help(), (root / "README.md").read_text(encoding="utf-8"),
+               *methodology.METHOD, *methodology.FORMULAS.values()]
+    for sub in ("bench", "stats"):
+        with pytest.raises(SystemExit):
+            main([sub, "--help"])
+    for name in methodology.PAPERS:
+        assert not any(f"{name}.txt" in text for text in visible), name
+
+
+def test_results_files_are_written_like_open_would(tmp_path: Path) -> None:
+    import os
+
+    from clspmv.bench.records import write_csv, write_json
+
+    old = os.umask(0o022)
+    try:
+        write_json(tmp_path / "results.json", {}, [])
+        write_csv(tmp_path / "results.csv", [])
+        os.umask(0o027)
+        write_json(tmp_path / "strict.json", {}, [])
+    finally:
+        os.umask(old)
+    assert (tmp_path / "results.json").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "results.csv").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "strict.json").stat().st_mode & 0o777 == 0o640
+
+
+def test_git_info_of_the_current_checkout(tmp_path: Path) -> None:
+    from clspmv.bench import metadata
+
+    here = metadata.git_info()
+    assert here is None or len(here["commit"]) == 40
+    assert metadata.git_info(tmp_path) == here  # the package's checkout wins over the cwd
+
+
+def test_format_styles_are_distinct_and_stable() -> None:
+    from clspmv.report import plots
+
+    formats = [f"f{i}" for i in range(20)]
+    styles = plots.style_map(formats)
+    assert len({(s["color"], s["hatch"]) for s in styles.values()}) == 20
+    assert plots.style_map(formats[:13]) == {f: styles[f] for f in formats[:13]}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="no matplotlib")
+def test_summary_plot_is_drawn(tmp_path: Path) -> None:
+    path = report.write(tmp_path, [meta("c")], WALL_RECORDS)
+    names = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert "summary.png" in names and "speedup_float64.png" in names
+    text = path.read_text()
+    assert text.index("![summary.png](summary.png)") < text.index("## Runs")

@@ -12,12 +12,17 @@ import numpy as np
 import pytest
 
 import clspmv
-from clspmv.bench import bandwidth, runner, sources, sweep
-from clspmv.bench.records import FIELDS, Results, key_of
+from clspmv.bench import bandwidth, metadata, runner, sources, sweep
+from clspmv.bench.plan import Plan
+from clspmv.bench.records import FIELDS, Results, device_label, key_of
 from clspmv.cli import main
 from clspmv.formats.base import UNROLL_FACTORS
 from clspmv.formats.csr_adaptive import GPU_WORK_GROUP, CsrAdaptive, max_block_entries
+from clspmv.report.common import Definitions
 from clspmv.report.sweep import section
+
+DEFS = Definitions(sweep_defaults=sweep.defaults())
+"""Today's defaults, as a run records them."""
 
 POISSON = "gen:poisson2d:k=12"  # 144 rows of 3 to 5 entries: every format runs
 DENSEROWS = "gen:denserows:n=3000,w=2,count=2,long=1000"  # ELLPACK refuses it (padding)
@@ -106,7 +111,7 @@ def swept(device: clspmv.Device, tmp_path_factory: pytest.TempPathFactory
                      "--formats", "csr-scalar", "--dtype", "float32", "--baselines", "scipy",
                      "--repeat", "3", "--warmup", "1", "--quiet", "--out", str(out)]) == 0
     records = json.loads((out / "results.json").read_text())["records"]
-    return out, records, runner.device_label(device)
+    return out, records, device_label(device)
 
 
 def test_sweep_records(swept, device: clspmv.Device) -> None:
@@ -115,7 +120,7 @@ def test_sweep_records(swept, device: clspmv.Device) -> None:
     grid = sweep.grid(SIZES)
     assert len(rows) == 2 * len(grid)  # every variant of each matrix, once
     assert len({key_of(r) for r in records}) == len(records)
-    assert all(list(r) == list(FIELDS) for r in records)
+    assert all(list(r)[:len(FIELDS)] == list(FIELDS) for r in records)
     assert {r["method"] for r in rows} == {v.label for v in grid}
     poisson = [r for r in rows if r["matrix"] == POISSON]
     assert all(r["status"] == "ok" and r["error_ratio"] <= 1 for r in poisson), [
@@ -194,10 +199,10 @@ def test_budget_and_work_group_limit(device: clspmv.Device, tmp_path: Path) -> N
     """--max-seconds stops the sweep (what is left is skipped, with the reason); work-groups
     above the device's maximum are skipped, not attempted."""
     small = dataclasses.replace(device, max_work_group_size=64)
-    plan = runner.Plan(sources=[sources.resolve(POISSON)], devices=[small],
-                       formats=["csr-scalar"], dtypes=[np.dtype(np.float32)], baselines=[],
-                       repeat=3, warmup=1, progress=False, sweep=True)
-    results = Results(tmp_path, runner.run_meta(plan, "test"))
+    plan = Plan(sources=[sources.resolve(POISSON)], devices=[small],
+                formats=["csr-scalar"], dtypes=[np.dtype(np.float32)], baselines=[],
+                repeat=3, warmup=1, progress=False, sweep=True)
+    results = Results(tmp_path, metadata.run_meta(plan, "test"))
     runner.Runner(plan, results).run()
     rows = [r for r in results.records if r.operation == "sweep"]
     assert len(rows) == len(sweep.grid())
@@ -215,7 +220,7 @@ def test_budget_and_work_group_limit(device: clspmv.Device, tmp_path: Path) -> N
             return SpentAfter.calls > 6
 
     plan = dataclasses.replace(plan, devices=[device], max_seconds=1.0)
-    results = Results(tmp_path, runner.run_meta(plan, "test"))
+    results = Results(tmp_path, metadata.run_meta(plan, "test"))
     SpentAfter(plan, results).run()
     rows = [r for r in results.records if r.operation == "sweep"]
     assert len(rows) == len(sweep.grid())  # what was not measured is recorded as skipped
@@ -247,7 +252,7 @@ def test_tables_follow_from_records() -> None:
         _rec("a", "ellr", "T=1 wg=256 unroll=1 col", 4.5),
         _rec("a", "ellr-t", "T=4 wg=256 unroll=1 col", None, "wrong"),
     ]
-    text = section(recs)
+    text = section(recs, DEFS)
     unroll = text.split("each unroll factor was the fastest.")[1].split("Kernels:")[0]
     cells = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
              for line in unroll.strip().splitlines()}
@@ -264,7 +269,7 @@ def test_tables_follow_from_records() -> None:
     bad = text.split("### Sweep configurations skipped, failed or wrong")[1]
     assert [c.strip() for c in bad.strip().splitlines()[2].split("|")[1:-1]] == [
         "dev", "ellr-t", "wrong", "1", "a float64", "why"]
-    assert section([{**recs[0], "operation": "spmv"}]) == ""
+    assert section([{**recs[0], "operation": "spmv"}], DEFS) == ""
 
 
 def test_adaptive_findings_against_its_defaults() -> None:
@@ -277,7 +282,7 @@ def test_adaptive_findings_against_its_defaults() -> None:
     gpu = [adaptive(m, wg, cap, g, "gpu") for m in ("a", "b") for wg, cap, g in (
         (GPU_WORK_GROUP, "max", 4.0), (GPU_WORK_GROUP, "max/2", 2.0), (64, "max/2", 6.0),
         (256, "max", 3.0))]
-    text = section(gpu)
+    text = section(gpu, DEFS)
     findings = text.split("Findings:")[1]
     row = next(line for line in findings.splitlines() if line.startswith("| csr-adaptive"))
     assert [c.strip() for c in row.split("|")[1:-1]] == [
@@ -295,6 +300,6 @@ def test_adaptive_findings_against_its_defaults() -> None:
     assert cells[("a", "max/2")] == ["**6.00**", "2.00", "—"]
     # on a CPU the default is work-groups of 256
     cpu = [{**r, "device_type": "cpu"} for r in gpu]
-    row = next(line for line in section(cpu).split("Findings:")[1].splitlines()
+    row = next(line for line in section(cpu, DEFS).split("Findings:")[1].splitlines()
                if line.startswith("| csr-adaptive"))
     assert "2.00×" in row

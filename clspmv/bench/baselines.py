@@ -35,37 +35,17 @@ ever estimated in its place.
 
 from __future__ import annotations
 
-import glob
-import os
 import platform
-import site
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from .timing import DEFAULT_MAX_SECONDS, Timing, repeats_within, summarize, time_host
-
-
-@dataclass(frozen=True)
-class BaselineResult:
-    """A baseline's product time on one matrix and value type, or why there is none."""
-
-    name: str
-    device: str
-    device_type: str
-    status: str  # "ok" or "absent"
-    reason: str = ""
-    timing: Timing | None = None
-    threads: int | None = None
-    y: np.ndarray | None = None
-    """One product's result, for the error check."""
-    params: str = ""
-    """What exactly was called (the library routine and its operation), where it matters."""
-    iterations: int | None = None
-    """Iterations a solver ran (solver baselines)."""
+from . import availability
+from .availability import find_mkl_rt, load_sparse_dot_mkl  # noqa: F401 (find_mkl_rt: re-exported)
+from .baseline import Baseline, BaselineResult
+from .timing import DEFAULT_MAX_SECONDS, repeats_within, summarize, time_host
 
 
 def host_cpu() -> str:
@@ -140,39 +120,6 @@ def scipy_solver(A: sp.csr_matrix, b: np.ndarray, solver: str = "cg", iterations
 
 
 # -- MKL --------------------------------------------------------------------------------------
-def find_mkl_rt() -> str | None:
-    """Path of a ``libmkl_rt`` shipped by the pip ``mkl`` package (in ``<prefix>/lib``), or
-    None. ``$MKL_RT`` wins when it is set."""
-    if os.environ.get("MKL_RT"):
-        return os.environ["MKL_RT"]
-    prefixes = dict.fromkeys([sys.prefix, sys.base_prefix, site.getuserbase(),
-                              os.environ.get("CONDA_PREFIX", "")])
-    for prefix in filter(None, prefixes):
-        for pattern in ("libmkl_rt.so*", "libmkl_rt*.dylib", "mkl_rt*.dll"):
-            for folder in ("lib", "Library/bin"):
-                found = sorted(glob.glob(os.path.join(prefix, folder, pattern)))
-                if found:
-                    return found[-1]
-    return None
-
-
-def load_sparse_dot_mkl():
-    """Import ``sparse_dot_mkl`` with ``libmkl_rt`` found as :func:`find_mkl_rt` says.
-
-    Raises ImportError with what to install when either is missing.
-    """
-    path = find_mkl_rt()
-    if path and not os.environ.get("MKL_RT"):
-        os.environ["MKL_RT"] = path
-    try:
-        import sparse_dot_mkl
-    except ImportError as err:
-        raise ImportError(
-            f"sparse_dot_mkl cannot be imported ({err}); pip install \"clspmv[mkl]\" installs "
-            "it and the mkl package") from err
-    return sparse_dot_mkl
-
-
 SPARSE_OPERATION_NON_TRANSPOSE, SPARSE_OPERATION_TRANSPOSE = 10, 11
 SPARSE_LAYOUT_ROW_MAJOR, SPARSE_LAYOUT_COLUMN_MAJOR = 101, 102
 """MKL's sparse_operation_t and sparse_layout_t values (mkl_spblas.h)."""
@@ -366,6 +313,46 @@ def _cusparse_times(cupy, product, warmup: int, repeat: int,
     return y, [timed() for _ in range(repeats_within(first, repeat, max_seconds))]
 
 
-PRODUCTS = {"scipy": scipy_product, "mkl": mkl_product, "cusparse": cusparse_product}
-"""Baseline name -> function(A, x, transpose=, warmup=, repeat=, max_seconds=) ->
-BaselineResult; x a vector or an n x k array (several right-hand sides)."""
+def mkl_versions() -> dict[str, str]:
+    """sparse_dot_mkl's and MKL's versions, when sparse_dot_mkl has been imported."""
+    mkl = sys.modules.get("sparse_dot_mkl")
+    if mkl is None:
+        return {}
+    out = {"sparse_dot_mkl": str(getattr(mkl, "__version__", "?"))}
+    try:
+        out["mkl"] = mkl.mkl_get_version_string()
+    except Exception:  # an old sparse_dot_mkl: the version is not essential
+        pass
+    return out
+
+
+def cupy_versions() -> dict[str, str]:
+    """cupy's and the CUDA runtime's and driver's versions, when cupy has been imported."""
+    cupy = sys.modules.get("cupy")
+    if cupy is None:
+        return {}
+    out = {"cupy": str(getattr(cupy, "__version__", "?"))}
+    try:
+        out["cuda_runtime"] = str(cupy.cuda.runtime.runtimeGetVersion())
+        out["cuda_driver"] = str(cupy.cuda.runtime.driverGetVersion())
+    except Exception:
+        pass
+    return out
+
+
+SCIPY = Baseline(
+    "scipy", "cpu", "scipy.sparse CSR A @ x (serial C++ sparsetools, 1 thread), host wall "
+    "clock; A.T @ x on the CSC view; A @ X by csr_matvecs; cg: scipy.sparse.linalg.cg",
+    scipy_product, solvers={"cg": scipy_solver}, availability=availability.scipy)
+MKL = Baseline(
+    "mkl", "cpu", "Intel MKL mkl_sparse_?_mv / _mm through sparse_dot_mkl on --mkl-threads "
+    "threads (default: MKL's), handle created once, host wall clock", mkl_product,
+    threaded=True, library_versions=mkl_versions, availability=availability.mkl)
+CUSPARSE = Baseline(
+    "cusparse", "gpu", "cuSPARSE SpMV / SpMM through cupy on CUDA device 0, CUDA events "
+    "around each call", cusparse_product, library_versions=cupy_versions,
+    availability=availability.cusparse)
+
+PRODUCTS = {b.name: b.product for b in (SCIPY, MKL, CUSPARSE)}
+"""Baseline name -> its product function (:data:`clspmv.bench.registry.BASELINES` holds the
+registered :class:`~clspmv.bench.baseline.Baseline` s)."""

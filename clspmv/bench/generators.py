@@ -16,7 +16,15 @@ rmat       R-MAT power-law graph, 2^scale vertices, Kronecker a, b, c  power law
 denserows  band of half-width w plus a few rows of ``long`` entries   2w+1, and ``long``: dc1-like
 banded     ``diags`` diagonals at random offsets within +-spread      <= diags, DIA-friendly
 constrows  k entries per row at fixed periodic offsets                exactly k, QCD-like
+powerlaw   Zipf row lengths of mean k, a share near the diagonal      power law, capped
+arrow      diagonal + full first row + full first column              n, then 2
+emptyrows  k random columns, a share ``empty`` of the rows empty      0 or k
+chunglu    Chung-Lu graph: power-law out- and in-degrees              power law, hot columns
+stacked    stencil27 rows above rmat (or denserows) rows, diagonal    each block's (row strips)
 ========== ========================================================== ==============================
+
+The last four live in :mod:`clspmv.bench.generators_irregular`, the pieces the generators share
+in :mod:`clspmv.bench.generator_parts`; all are registered in :data:`GENERATORS` here.
 
 ``parse_spec("gen:random:n=100000,k=12")`` returns ``("random", {"n": 100000, "k": 12})`` and
 :func:`generate` builds the matrix of a spec.
@@ -30,23 +38,15 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from .generator_parts import check_positive, distinct_sorted, sorted_csr
+from .generators_irregular import arrow, chunglu, emptyrows, powerlaw
+
 __all__ = ["GENERATORS", "canonical_spec", "generate", "parse_spec"]
 
 PREFIX = "gen:"
 
 
 # -- building blocks -------------------------------------------------------------------------
-def _csr(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
-         shape: tuple[int, int]) -> sp.csr_matrix:
-    """A CSR matrix from arrays already sorted by column within each row, without duplicates."""
-    index_dtype = np.int32 if max(shape + (indices.size,)) < 2**31 - 1 else np.int64
-    A = sp.csr_matrix((data, indices.astype(index_dtype, copy=False),
-                       indptr.astype(index_dtype, copy=False)), shape=shape)
-    A.has_sorted_indices = True
-    A.has_canonical_format = True
-    return A
-
-
 def _stencil(dims: tuple[int, ...], offsets: np.ndarray, values: np.ndarray) -> sp.csr_matrix:
     """The matrix of a stencil on a grid of ``dims`` points (row-major, last axis fastest).
 
@@ -73,7 +73,7 @@ def _stencil(dims: tuple[int, ...], offsets: np.ndarray, values: np.ndarray) -> 
     indptr = np.zeros(n + 1, np.int64)
     np.cumsum(keep.sum(axis=1), out=indptr[1:])
     data = np.broadcast_to(values.astype(np.float64), cols.shape)[keep]
-    return _csr(indptr, cols[keep], data, (n, n))
+    return sorted_csr(indptr, cols[keep], data, (n, n))
 
 
 def _offset_grid(ndim: int, reach: int = 1) -> np.ndarray:
@@ -92,15 +92,6 @@ def _centre_values(offsets: np.ndarray, centre: float, other: float) -> np.ndarr
     return np.where(np.all(offsets == 0, axis=1), centre, other)
 
 
-def _distinct_sorted(rng: np.random.Generator, rows: int, k: int, n: int) -> np.ndarray:
-    """``rows`` x ``k`` strictly increasing column indices in [0, n): k sorted draws from
-    [0, n-k] plus 0..k-1 (distinct by construction, close to uniform for k << n)."""
-    cols = rng.integers(0, n - k + 1, size=(rows, k), dtype=np.int64)
-    cols.sort(axis=1)
-    cols += np.arange(k, dtype=np.int64)
-    return cols
-
-
 def _random_offsets(rng: np.random.Generator, count: int, spread: int) -> np.ndarray:
     """``count`` distinct offsets in [-spread, spread] including 0, sorted."""
     if count > 2 * spread + 1:
@@ -108,12 +99,6 @@ def _random_offsets(rng: np.random.Generator, count: int, spread: int) -> np.nda
                          f"raise spread to at least {-(-(count - 1) // 2)}")
     others = rng.choice(np.r_[-spread:0, 1:spread + 1], size=count - 1, replace=False)
     return np.sort(np.r_[0, others]).astype(np.int64)
-
-
-def _positive(**values: float) -> None:
-    for name, value in values.items():
-        if value < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
 
 
 # -- the generators --------------------------------------------------------------------------
@@ -129,7 +114,7 @@ def poisson2d(k: int = 300) -> sp.csr_matrix:
 def stencil27(k: int = 50) -> sp.csr_matrix:
     """The 27-point stencil on a k x k x k grid: k^3 rows, 26 on the diagonal, -1 for each of
     the up to 26 neighbours ((3k-2)^3 entries)."""
-    _positive(k=k)
+    check_positive(k=k)
     offsets = _offset_grid(3)
     return _stencil((k, k, k), offsets, _centre_values(offsets, 26.0, -1.0))
 
@@ -137,24 +122,24 @@ def stencil27(k: int = 50) -> sp.csr_matrix:
 def block(k: int = 20, b: int = 5, seed: int = 0) -> sp.csr_matrix:
     """Dense b x b blocks on the 7-point stencil of a k x k x k node grid (DLR2-like): k^3 * b
     rows, 7b entries in an interior row; block values uniform in [0, 1)."""
-    _positive(k=k, b=b)
+    check_positive(k=k, b=b)
     nodes = _stencil((k, k, k), _axis_offsets(3), np.ones(7))
     blocks = np.random.default_rng(seed).random((nodes.nnz, b, b))
     A = sp.bsr_matrix((blocks, nodes.indices, nodes.indptr),
                       shape=(nodes.shape[0] * b, nodes.shape[1] * b)).tocsr()
-    return _csr(A.indptr, A.indices, A.data, A.shape)
+    return sorted_csr(A.indptr, A.indices, A.data, A.shape)
 
 
 def random(n: int = 100_000, k: int = 10, seed: int = 0) -> sp.csr_matrix:
     """n x n with exactly k entries per row at distinct, uniformly spread random columns;
     values uniform in [0, 1)."""
-    _positive(n=n, k=k)
+    check_positive(n=n, k=k)
     if k > n:
         raise ValueError(f"k = {k} entries per row do not fit in n = {n} columns")
     rng = np.random.default_rng(seed)
-    cols = _distinct_sorted(rng, n, k, n)
+    cols = distinct_sorted(rng, n, k, n)
     indptr = np.arange(n + 1, dtype=np.int64) * k
-    return _csr(indptr, cols.ravel(), rng.random(n * k), (n, n))
+    return sorted_csr(indptr, cols.ravel(), rng.random(n * k), (n, n))
 
 
 def rmat(scale: int = 16, edges: int = 16, a: float = 0.57, b: float = 0.19, c: float = 0.19,
@@ -164,7 +149,7 @@ def rmat(scale: int = 16, edges: int = 16, a: float = 0.57, b: float = 0.19, c: 
     with probabilities a, b, c, 1-a-b-c (to 1/65536). Vertices are then relabelled by a random
     permutation; repeated edges are merged (so nnz < edges * 2^scale); values uniform in
     [0, 1)."""
-    _positive(scale=scale, edges=edges)
+    check_positive(scale=scale, edges=edges)
     if min(a, b, c) < 0 or a + b + c > 1:
         raise ValueError(f"need a, b, c >= 0 and a + b + c <= 1, got {a}, {b}, {c}")
     if scale > 30:
@@ -193,7 +178,7 @@ def rmat(scale: int = 16, edges: int = 16, a: float = 0.57, b: float = 0.19, c: 
     A = sp.coo_matrix((np.ones(m, np.int8), (perm[rows], perm[cols])), shape=(n, n)).tocsr()
     del rows, cols
     A.sum_duplicates()
-    return _csr(A.indptr, A.indices, rng.random(A.nnz), A.shape)
+    return sorted_csr(A.indptr, A.indices, rng.random(A.nnz), A.shape)
 
 
 def denserows(n: int = 200_000, w: int = 4, count: int = 16, long: int = 0,
@@ -201,7 +186,7 @@ def denserows(n: int = 200_000, w: int = 4, count: int = 16, long: int = 0,
     """A band of half-width w (2w+1 entries per inner row) in which ``count`` evenly spaced rows
     are replaced by rows of ``long`` random distinct columns (default n/10): the dc1 / webbase
     pattern of a few very long rows. Values uniform in [0, 1)."""
-    _positive(n=n, count=count)
+    check_positive(n=n, count=count)
     if w < 0:
         raise ValueError(f"w must be >= 0, got {w}")
     long = long or max(1, n // 10)
@@ -221,15 +206,15 @@ def denserows(n: int = 200_000, w: int = 4, count: int = 16, long: int = 0,
     band_rows = np.repeat(is_dense, np.diff(band.indptr))  # entries of rows being replaced
     band_target = np.repeat(~is_dense, lengths)  # slots that keep band entries
     indices[band_target] = band.indices[~band_rows]
-    indices[~band_target] = _distinct_sorted(rng, count, long, n).ravel()
-    return _csr(indptr, indices, rng.random(indices.size), (n, n))
+    indices[~band_target] = distinct_sorted(rng, count, long, n).ravel()
+    return sorted_csr(indptr, indices, rng.random(indices.size), (n, n))
 
 
 def banded(n: int = 200_000, diags: int = 9, spread: int = 1000, seed: int = 0) -> sp.csr_matrix:
     """``diags`` full diagonals (the main one and diags-1 at random offsets within +-spread):
     the pattern DIA stores without padding beyond the triangle corners. Values uniform in
     [0, 1)."""
-    _positive(n=n, diags=diags, spread=spread)
+    check_positive(n=n, diags=diags, spread=spread)
     rng = np.random.default_rng(seed)
     offsets = _random_offsets(rng, diags, spread)
     A = _stencil((n,), offsets[:, None], np.ones(diags))
@@ -241,7 +226,7 @@ def constrows(n: int = 100_000, k: int = 39, spread: int = 2000, seed: int = 0) 
     """Exactly k entries in every row: columns (i + d) mod n for k fixed distinct offsets d within
     +-spread (a periodic lattice, like the QCD matrices of the ELLPACK-R paper). Values uniform in
     [0, 1)."""
-    _positive(n=n, k=k, spread=spread)
+    check_positive(n=n, k=k, spread=spread)
     if 2 * spread + 1 > n:
         raise ValueError(f"spread {spread} wraps around n = {n}; use spread <= {(n - 1) // 2}")
     rng = np.random.default_rng(seed)
@@ -249,12 +234,27 @@ def constrows(n: int = 100_000, k: int = 39, spread: int = 2000, seed: int = 0) 
     cols = (np.arange(n, dtype=np.int64)[:, None] + offsets[None, :]) % n
     cols.sort(axis=1)
     indptr = np.arange(n + 1, dtype=np.int64) * k
-    return _csr(indptr, cols.ravel(), rng.random(n * k), (n, n))
+    return sorted_csr(indptr, cols.ravel(), rng.random(n * k), (n, n))
+
+
+def stacked(k: int = 30, scale: int = 15, edges: int = 16, count: int = 0, long: int = 0,
+            seed: int = 0) -> sp.csr_matrix:
+    """Differently structured row blocks joined block-diagonally (the case of a strips plan):
+    the 27-point stencil on a k x k x k grid (upper rows), then 2^scale rows of an R-MAT
+    power-law graph with ``edges`` entries per row on average; with ``count`` > 0 the lower rows
+    are instead a band of half-width 3 with ``count`` rows of ``long`` entries (denserows).
+    Square; values of the stencil part as in :func:`stencil27`, the others uniform in [0, 1)."""
+    upper = stencil27(k)
+    lower = (denserows(2**scale, 3, count, long, seed) if count > 0
+             else rmat(scale, edges, seed=seed))
+    A = sp.block_diag([upper, lower], format="csr")
+    return sorted_csr(A.indptr, A.indices, A.data, A.shape)
 
 
 GENERATORS: dict[str, Callable[..., sp.csr_matrix]] = {
     f.__name__: f
-    for f in (poisson2d, stencil27, block, random, rmat, denserows, banded, constrows)
+    for f in (poisson2d, stencil27, block, random, rmat, denserows, banded, constrows, powerlaw,
+              arrow, emptyrows, chunglu, stacked)
 }
 """Generator functions by name; their keyword arguments are the keys of a spec."""
 

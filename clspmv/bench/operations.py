@@ -6,9 +6,10 @@
   :meth:`~clspmv.DeviceMatrix.prepare_transpose` (download, transposition on the host, upload;
   built once untimed first so that kernel compilation is not counted, as for conversions), and
   the records state the two scenarios of the naive-SpMV paper's Fig. 3
-  (``naive-spmv-transpose.txt``): one product from the stored matrix (``single_ms`` = one-time
-  cost + kernel) and the product amortised over many (``amortised_ms``), plus the break-even
-  count of products after which the copy pays for itself against the atomic kernel.
+  (Steinberger et al., “How naive is naive SpMV on the GPU?”): one product from the stored
+  matrix (``single_ms`` = one-time cost + kernel) and the product amortised over many
+  (``amortised_ms``), plus the break-even count of products after which the copy pays for
+  itself against the atomic kernel.
 * ``--matmat K,...``: A X for k columns in row-major (C) and column-major (F) X and Y, kernel
   time of :meth:`~clspmv.DeviceMatrix.matmat`, GFLOP/s = 2 nnz k / time and the ratio to k
   separate products.
@@ -17,15 +18,17 @@
   early), against scipy's ``cg`` on the host running the same iterations on the same system
   ``A x = b``, b = A x_run (x_run: the run's random x).
 
-Every timing goes through :mod:`clspmv.bench.timing`; every product is checked against scipy in
-float64 under the runner's per-row bound. The functions here fill in a record or raise; the
-runner turns exceptions into ``skipped`` / ``failed`` records, as for A x.
+Each is an :class:`~clspmv.bench.operation.Operation` (:data:`TRANSPOSE`, :data:`MATMAT`,
+:data:`SOLVER`, registered in :mod:`clspmv.bench.registry`) with the record fields it adds and
+their formulas. Every timing goes through :mod:`clspmv.bench.timing`; every product is checked
+against scipy in float64 under the per-row bound of :mod:`clspmv.bench.reference`. The functions
+here fill in a record or raise; the runner turns exceptions into ``skipped`` / ``failed``
+records, as for A x.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyopencl.array as cl_array
@@ -37,10 +40,25 @@ from ..formats.base import atomic_add_kind
 from ..matrix import DeviceMatrix
 from ..precision import Precision
 from . import timing
-from .records import Record, min_bytes
+from .baseline import Baseline
+from .errors import NotApplicable
+from .operation import (
+    Case,
+    Operation,
+    Settings,
+    check,
+    measure_product,
+    note,
+    set_ratio,
+    set_times,
+    take_result,
+)
+from .records import Record
+from .reference import Problem
+from .speedups import breakeven
 
-if TYPE_CHECKING:
-    from .runner import Problem
+__all__ = ["AMORTISED_OVER", "MATMAT", "NotApplicable", "ORDERS", "SOLVER", "SOLVERS",
+           "Settings", "TRANSPOSE"]
 
 AMORTISED_OVER = 100
 """Products the one-time cost of a transposed copy is spread over in ``amortised_ms``."""
@@ -56,151 +74,51 @@ SOLVER_TOLERANCE = (2.0, 100.0)
 2 x scipy's + 100 eps (the same iterations in another order of additions)."""
 
 
-class NotApplicable(Exception):
-    """The operation does not apply to this matrix (a solver on a non-square matrix, CG on one
-    that is not positive definite): the record is ``skipped`` with this message."""
+# -- A^T x ---------------------------------------------------------------------------------------
+class Transpose(Operation):
+    """A^T x by the atomic kernel and by a transposed copy (``--transpose``)."""
 
+    name = "transpose"
+    fields = {
+        "one_time_ms": "wall time of prepare_transpose() (download, transposition on the host, "
+                       "upload; its kernels compiled before)",
+        "extra_bytes": "device memory of the transposed copy (0 for the atomic kernel)",
+        "single_ms": "one_time_ms + kernel time: one A^T x from the stored matrix "
+                     "(naive-SpMV paper, Fig. 3, first row)",
+        "amortised_ms": "one_time_ms / amortised_over + kernel time",
+        "amortised_over": "products the copy's one-time cost is spread over",
+    }
+    formulas = {
+        "breakeven_products (copy)": "smallest n with one_time + n * kernel(copy) <= "
+                                     "n * kernel(atomic), same format",
+        "ratio_to_spmv": "kernel time of A^T x / kernel time of A x, same format or baseline",
+    }
 
-@dataclass(frozen=True)
-class Operation:
-    """One measurement beyond A x: ``operation`` with its ``method``, ``k`` and ``order``."""
+    def active(self, plan: Any) -> bool:
+        return bool(plan.transpose)
 
-    operation: str
-    method: str = ""
-    k: int | None = None
-    order: str = ""
+    def settings(self, plan: Any) -> dict[str, Any]:
+        return {"transpose": True, "amortised_over": AMORTISED_OVER}
 
-    @property
-    def key(self) -> tuple[str, int | None, str]:
-        """What records of formats and baselines are compared on: (operation, k, order)."""
-        return (self.operation, self.k, self.order)
+    def cases(self, plan: Any, fmt: str) -> list[Case]:
+        return [Case(self.name, "atomic"), Case(self.name, "transpose")]
 
+    def measure(self, rec: Record, M: DeviceMatrix, problem: Problem, case: Case,
+                settings: Settings) -> None:
+        measure_transpose(rec, M, problem, case.method, settings)
+        set_ratio(rec)
 
-SPMV = Operation("spmv")
+    def finish(self, records: list[Record]) -> None:
+        set_breakeven(records)
 
+    def baseline_cases(self, plan: Any, baseline: Baseline) -> list[Case]:
+        return [Case(self.name)]
 
-def matmat_method(fmt: str, k: int) -> str:
-    """How :meth:`DeviceMatrix.matmat` runs ``k`` columns in ``fmt``: ``spmv`` (one column is
-    the plain product), ``block`` (the format's block kernel) or ``columns`` (one product per
-    column)."""
-    if k == 1:
-        return "spmv"
-    return "block" if FORMAT_CLASSES[fmt].has_matmat else "columns"
-
-
-def format_operations(fmt: str, transpose: bool, ks: list[int], solver_names: list[str],
-                      fallback_matmat: bool) -> list[Operation]:
-    """The operations measured for format ``fmt``; ``--matmat`` runs formats without a block
-    kernel only when ``fallback_matmat`` (they were named in ``--formats``)."""
-    ops = []
-    if transpose:
-        ops += [Operation("transpose", "atomic"), Operation("transpose", "transpose")]
-    if ks and (FORMAT_CLASSES[fmt].has_matmat or fallback_matmat):
-        ops += [Operation("matmat", matmat_method(fmt, k), k, order)
-                for order in ORDERS for k in ks]
-    ops += [Operation("solver", name) for name in solver_names]
-    return ops
-
-
-def baseline_operations(transpose: bool, ks: list[int], solver_names: list[str]
-                        ) -> list[Operation]:
-    """The operations every baseline runs besides A x (solvers: scipy only)."""
-    ops = [Operation("transpose")] if transpose else []
-    ops += [Operation("matmat", "", k, order) for order in ORDERS for k in ks]
-    return ops + [Operation("solver", name) for name in solver_names]
-
-
-def apply(rec: Record, problem: Problem, op: Operation, spmv: Record | None) -> None:
-    """Make ``rec`` (a record of ``problem``'s matrix) one of ``op``, compared with the A x of
-    the same format or baseline, ``spmv``."""
-    rec.operation, rec.method, rec.k, rec.order = op.operation, op.method, op.k, op.order
-    if op.k:
-        m, n = problem.csr.shape
-        rec.min_bytes = min_bytes(m, n, problem.csr.nnz, problem.csr.dtype.itemsize, op.k)
-    if op.operation == "solver":
-        rec.min_bytes = None
-    if spmv is not None:
-        rec.copy_gbps, rec.cache_bytes = spmv.copy_gbps, spmv.cache_bytes
-        if spmv.kind == "format":
-            rec.params = spmv.params  # the layout; a transpose measurement says more
-        if spmv.status == "ok" and spmv.kernel_ms:
-            rec.spmv_ms = spmv.kernel_ms
-
-
-# -- the numbers of a record ---------------------------------------------------------------------
-def set_times(rec: Record, t: timing.Timing) -> None:
-    """Kernel time (median, min, max, repeats) and the rates: GFLOP/s = 2 nnz k / time, GB/s =
-    min_bytes / time (k = 1 but for several right-hand sides)."""
-    rec.kernel_ms, rec.kernel_ms_min, rec.kernel_ms_max = t.median_ms, t.min_ms, t.max_ms
-    rec.repeats = t.repeats
-    if t.median_ms > 0:
-        rec.gflops = 2 * rec.nnz * (rec.k or 1) / t.median_ms / 1e6
-        rec.gbps = (rec.min_bytes or 0) / t.median_ms / 1e6
-    if rec.copy_gbps and rec.gbps is not None:
-        rec.pct_copy_bw = 100.0 * rec.gbps / rec.copy_gbps
-
-
-def check(rec: Record, problem: Problem, y: Any) -> None:
-    """error_ratio of ``y`` against ``problem``'s reference; ``wrong`` above the bound."""
-    rec.error_ratio = problem.error_ratio(y)
-    rec.max_rel_error = problem.max_rel_error(y)
-    if not rec.error_ratio <= 1.0:
-        bad = ~(np.abs(np.asarray(y, np.float64) - problem.reference) <= problem.bound)
-        rows = int(np.count_nonzero(bad.any(axis=1) if bad.ndim == 2 else bad))
-        rec.status = "wrong"
-        rec.reason = (f"product exceeds the error bound in {rows} rows "
-                      f"(max ratio {rec.error_ratio:.3g})")
-
-
-def set_ratio(rec: Record) -> None:
-    """ratio_to_spmv: transpose kernel / A x kernel; matmat kernel / (k A x kernels); solver
-    time per iteration / A x kernel."""
-    if not rec.spmv_ms or rec.status not in ("ok", "wrong"):
-        return
-    if rec.operation == "solver":
-        if rec.ms_per_iteration is not None:
-            rec.ratio_to_spmv = rec.ms_per_iteration / rec.spmv_ms
-    elif rec.kernel_ms is not None:
-        rec.ratio_to_spmv = rec.kernel_ms / ((rec.k or 1) * rec.spmv_ms)
-
-
-def set_amortised(rec: Record, over: int = AMORTISED_OVER) -> None:
-    """single_ms and amortised_ms of a transpose record (one_time_ms 0 where there is none)."""
-    if rec.kernel_ms is None or rec.status not in ("ok", "wrong"):
-        return
-    one_time = rec.one_time_ms or 0.0
-    rec.single_ms = one_time + rec.kernel_ms
-    rec.amortised_ms = one_time / over + rec.kernel_ms
-    rec.amortised_over = over
-
-
-def _note(rec: Record, text: str) -> None:
-    """Append ``text`` to the record's params (the format's layout parameters)."""
-    rec.params = f"{rec.params}; {text}" if rec.params else text
-
-
-# -- measuring ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Settings:
-    """Repeats of a run, as ``clspmv bench`` was given them."""
-
-    warmup: int = 2
-    repeat: int = 10
-    solver_iterations: int = 100
-
-
-def measure(rec: Record, M: DeviceMatrix, problem: Problem, op: Operation,
-            settings: Settings) -> None:
-    """Check and time ``op`` of format matrix ``M`` into ``rec``; raises on failure."""
-    if op.operation == "transpose":
-        measure_transpose(rec, M, problem, op.method, settings)
-    elif op.operation == "matmat":
-        measure_matmat(rec, M, problem, op, settings)
-    elif op.operation == "solver":
-        measure_solver(rec, M, problem, op.method, settings)
-    else:
-        raise ValueError(f"unknown operation {op.operation!r}")
-    set_ratio(rec)
+    def measure_baseline(self, rec: Record, baseline: Baseline, problem: Problem, case: Case,
+                         settings: Settings) -> None:
+        measure_product(rec, baseline, problem, problem.transposed(), settings, True)
+        set_amortised(rec)
+        set_ratio(rec)
 
 
 def measure_transpose(rec: Record, M: DeviceMatrix, problem: Problem, method: str,
@@ -211,17 +129,17 @@ def measure_transpose(rec: Record, M: DeviceMatrix, problem: Problem, method: st
     if method == "transpose":
         M.prepare_transpose()  # compiles the copy's kernels: not a cost of the copy
         M.release_transpose()
-        rec.one_time_ms = timing.time_wall_once(M.prepare_transpose, queue.finish)
-        rec.extra_bytes = M.prepare_transpose()
+        rec.extra["one_time_ms"] = timing.time_wall_once(M.prepare_transpose, queue.finish)
+        rec.extra["extra_bytes"] = M.prepare_transpose()
         name, params = M.transpose_copy or (M.format, {})
-        _note(rec, f"copy: {name}" + "".join(f", {k}={v}" for k, v in params.items()))
+        note(rec, f"copy: {name}" + "".join(f", {k}={v}" for k, v in params.items()))
     try:
         check(rec, t_problem, M.rmatvec(t_problem.x, method=method))
         if method == "atomic":  # it ran: the device has the atomics the kernel needs
-            rec.extra_bytes = 0
-            _note(rec, f"atomic add: {atomic_add_kind(M.device, M.dtype)}"
-                  if FORMAT_CLASSES[M.format].transpose_atomics
-                  else "gathers along the diagonals, no atomics")
+            rec.extra["extra_bytes"] = 0
+            note(rec, f"atomic add: {atomic_add_kind(M.device, M.dtype)}"
+                 if FORMAT_CLASSES[M.format].transpose_atomics
+                 else "gathers along the diagonals, no atomics")
         x_dev = cl_array.to_device(queue, t_problem.x)
         y_dev = cl_array.empty(queue, M.shape[1], M.dtype)
         set_times(rec, timing.time_events(
@@ -232,16 +150,149 @@ def measure_transpose(rec: Record, M: DeviceMatrix, problem: Problem, method: st
     set_amortised(rec)
 
 
-def measure_matmat(rec: Record, M: DeviceMatrix, problem: Problem, op: Operation,
+def set_amortised(rec: Record, over: int = AMORTISED_OVER) -> None:
+    """single_ms and amortised_ms of a transpose record (one_time_ms 0 where there is none)."""
+    if rec.kernel_ms is None or rec.status not in ("ok", "wrong"):
+        return
+    one_time = rec.extra.get("one_time_ms") or 0.0
+    rec.extra.update(single_ms=one_time + rec.kernel_ms,
+                     amortised_ms=one_time / over + rec.kernel_ms, amortised_over=over)
+
+
+def set_breakeven(records: list[Record]) -> None:
+    """breakeven_products of each transposed-copy record: the smallest n with one_time +
+    n kernel(copy) <= n kernel(atomic) of the same format (None: the copy is never faster)."""
+    atomic = {r.format: r for r in records
+              if r.operation == "transpose" and r.method == "atomic" and r.status == "ok"}
+    for rec in records:
+        ref = atomic.get(rec.format)
+        if (rec.operation != "transpose" or rec.method != "transpose" or rec.status != "ok"
+                or ref is None or rec.kernel_ms is None):
+            continue
+        rec.breakeven_products = breakeven(rec.extra.get("one_time_ms") or 0.0, rec.kernel_ms,
+                                           0.0, ref.kernel_ms or 0.0)
+
+
+# -- A X -----------------------------------------------------------------------------------------
+def matmat_method(fmt: str, k: int) -> str:
+    """How :meth:`DeviceMatrix.matmat` runs ``k`` columns in ``fmt``: ``spmv`` (one column is
+    the plain product), ``block`` (the format's block kernel) or ``columns`` (one product per
+    column)."""
+    if k == 1:
+        return "spmv"
+    return "block" if FORMAT_CLASSES[fmt].has_matmat else "columns"
+
+
+class Matmat(Operation):
+    """A X for k right-hand sides in both orders (``--matmat``); formats without a block kernel
+    run it only when ``--formats`` names them."""
+
+    name = "matmat"
+    formulas = {
+        "gflops": "2 * nnz * k / kernel time",
+        "min_bytes": "nnz * (value + 4) + 4 * (rows + 1) + value * k * (cols + rows)",
+        "ratio_to_spmv": "kernel time of A X / (k * kernel time of A x); its inverse is the "
+                         "speed-up over k separate products",
+    }
+
+    def active(self, plan: Any) -> bool:
+        return bool(plan.matmat)
+
+    def settings(self, plan: Any) -> dict[str, Any]:
+        return {"matmat": plan.matmat}
+
+    def prepare(self, problem: Problem, plan: Any) -> None:
+        problem.columns(max(plan.matmat))  # X, its reference and bound, for the largest k
+
+    def cases(self, plan: Any, fmt: str) -> list[Case]:
+        if not (FORMAT_CLASSES[fmt].has_matmat or isinstance(plan.formats, list)):
+            return []
+        return [Case(self.name, matmat_method(fmt, k), k, order)
+                for order in ORDERS for k in plan.matmat]
+
+    def measure(self, rec: Record, M: DeviceMatrix, problem: Problem, case: Case,
+                settings: Settings) -> None:
+        measure_matmat(rec, M, problem, case, settings)
+        set_ratio(rec)
+
+    def baseline_cases(self, plan: Any, baseline: Baseline) -> list[Case]:
+        return [Case(self.name, "", k, order) for order in ORDERS for k in plan.matmat]
+
+    def measure_baseline(self, rec: Record, baseline: Baseline, problem: Problem, case: Case,
+                         settings: Settings) -> None:
+        measure_product(rec, baseline, problem, problem.columns(case.k or 1, case.order),
+                          settings)
+        set_ratio(rec)
+
+
+def measure_matmat(rec: Record, M: DeviceMatrix, problem: Problem, case: Case,
                    settings: Settings) -> None:
-    """A X for ``op.k`` columns in ``op.order``, X and Y on the device."""
-    c_problem = problem.columns(op.k, op.order)
+    """A X for ``case.k`` columns in ``case.order``, X and Y on the device."""
+    c_problem = problem.columns(case.k, case.order)
     check(rec, c_problem, M.matmat(c_problem.x))
     queue = M.device.queue
     X = cl_array.to_device(queue, c_problem.x)
-    Y = cl_array.empty(queue, (M.shape[0], op.k), M.dtype, order=op.order)
+    Y = cl_array.empty(queue, (M.shape[0], case.k), M.dtype, order=case.order)
     set_times(rec, timing.time_events(M, lambda: M.matmat(X, Y), warmup=settings.warmup,
                                       repeat=settings.repeat))
+
+
+# -- solvers -------------------------------------------------------------------------------------
+class Solver(Operation):
+    """Time per iteration of a device-resident solver (``--solver``) against the baselines that
+    have the same solver."""
+
+    name = "solver"
+    compared = "ms_per_iteration"
+    moves_bytes = False
+    fields = {
+        "iterations": "iterations run",
+        "ms_per_iteration": "wall time of the solve (median of repeats) / iterations; rtol = "
+                            "atol = 0, so every solve runs exactly the iterations asked for",
+        "residual": "|b - A x| / |b| after the iterations (float64 on the host)",
+    }
+    formulas = {
+        "ratio_to_spmv": "ms_per_iteration / kernel time of A x, same format",
+        "error_ratio": "residual / (2 * a baseline's residual + 100 eps)",
+        "speedups[X]": "baseline X's ms_per_iteration / this ms_per_iteration",
+    }
+
+    def active(self, plan: Any) -> bool:
+        return bool(plan.solvers)
+
+    def settings(self, plan: Any) -> dict[str, Any]:
+        return {"solvers": plan.solvers, "solver_iterations": plan.solver_iterations}
+
+    def cases(self, plan: Any, fmt: str) -> list[Case]:
+        return [Case(self.name, name) for name in plan.solvers]
+
+    def measure(self, rec: Record, M: DeviceMatrix, problem: Problem, case: Case,
+                settings: Settings) -> None:
+        measure_solver(rec, M, problem, case.method, settings)
+        set_ratio(rec, self.compared)
+
+    def compare(self, rec: Record, baselines: dict[str, Record]) -> None:
+        residual = next((r.extra.get("residual") for r in baselines.values()
+                         if r.status == "ok" and r.extra.get("residual") is not None), None)
+        check_solver(rec, residual)
+
+    def baseline_cases(self, plan: Any, baseline: Baseline) -> list[Case]:
+        return [Case(self.name, name) for name in plan.solvers if name in baseline.solvers]
+
+    def measure_baseline(self, rec: Record, baseline: Baseline, problem: Problem, case: Case,
+                         settings: Settings) -> None:
+        b = solver_rhs(problem)
+        result = baseline.solvers[case.method](
+            problem.csr, b, case.method, settings.solver_iterations, warmup=settings.warmup,
+            repeat=settings.repeat)
+        take_result(rec, result)
+        if result.timing is not None:
+            iterations = result.iterations
+            rec.repeats, rec.wall_ms = result.timing.repeats, result.timing.median_ms
+            rec.extra.update(iterations=iterations,
+                             ms_per_iteration=result.timing.median_ms / max(iterations or 1, 1),
+                             residual=relative_residual(problem.csr, result.y, b))
+        set_ratio(rec, self.compared)
 
 
 def solver_rhs(problem: Problem) -> np.ndarray:
@@ -283,39 +334,27 @@ def measure_solver(rec: Record, M: DeviceMatrix, problem: Problem, name: str,
         why = ("the residual stopped being finite: the matrix is not symmetric positive "
                "definite" if info < 0 else "it converged exactly (b = 0?): nothing to time")
         raise NotApplicable(f"{name} ran {done} of {iterations} iterations (info {info}): {why}")
-    rec.residual = relative_residual(problem.csr, x.get(), b)
-    _note(rec, f"clspmv.solvers.{name}, rtol=0, atol=0, maxiter={iterations}, vectors on the "
-          "device")
-    rec.iterations, rec.repeats = iterations, t.repeats
-    rec.wall_ms = t.median_ms
-    rec.ms_per_iteration = t.median_ms / iterations
+    note(rec, f"clspmv.solvers.{name}, rtol=0, atol=0, maxiter={iterations}, vectors on the "
+         "device")
+    rec.repeats, rec.wall_ms = t.repeats, t.median_ms
+    rec.extra.update(iterations=iterations, ms_per_iteration=t.median_ms / iterations,
+                     residual=relative_residual(problem.csr, x.get(), b))
 
 
 def check_solver(rec: Record, scipy_residual: float | None) -> None:
-    """error_ratio of a device solve: its final relative residual against scipy's after the
-    same iterations (:data:`SOLVER_TOLERANCE`); ``wrong`` above 1."""
-    if rec.residual is None or scipy_residual is None or rec.status != "ok":
+    """error_ratio of a device solve: its final relative residual against a baseline's after
+    the same iterations (:data:`SOLVER_TOLERANCE`); ``wrong`` above 1."""
+    residual = rec.extra.get("residual")
+    if residual is None or scipy_residual is None or rec.status != "ok":
         return
     factor, eps_count = SOLVER_TOLERANCE
     eps = float(np.finfo(Precision.of(rec.dtype).value).eps)  # mixed: float32's
-    rec.error_ratio = rec.residual / (factor * scipy_residual + eps_count * eps)
+    rec.error_ratio = residual / (factor * scipy_residual + eps_count * eps)
     if not rec.error_ratio <= 1.0:
         rec.status = "wrong"
-        rec.reason = (f"final relative residual {rec.residual:.3g} against scipy's "
-                      f"{scipy_residual:.3g} after the same {rec.iterations} iterations")
+        rec.reason = (f"final relative residual {residual:.3g} against scipy's "
+                      f"{scipy_residual:.3g} after the same {rec.extra.get('iterations')} "
+                      "iterations")
 
 
-def set_breakeven(records: list[Record]) -> None:
-    """breakeven_products of each transposed-copy record: the smallest n with one_time +
-    n kernel(copy) <= n kernel(atomic) of the same format (None: the copy is never faster)."""
-    from .runner import breakeven
-
-    atomic = {r.format: r for r in records
-              if r.operation == "transpose" and r.method == "atomic" and r.status == "ok"}
-    for rec in records:
-        ref = atomic.get(rec.format)
-        if (rec.operation != "transpose" or rec.method != "transpose" or rec.status != "ok"
-                or ref is None or rec.kernel_ms is None):
-            continue
-        rec.breakeven_products = breakeven(rec.one_time_ms or 0.0, rec.kernel_ms, 0.0,
-                                           ref.kernel_ms or 0.0)
+TRANSPOSE, MATMAT, SOLVER = Transpose(), Matmat(), Solver()

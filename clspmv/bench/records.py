@@ -1,17 +1,21 @@
 """Benchmark records and the results files they are saved in.
 
-A :class:`Record` is one measurement: one matrix, one device, one format (or one baseline:
-``scipy``, ``mkl``, ``cusparse``), one value type and one operation: ``spmv`` (A x, every run),
-``transpose`` (A^T x, ``clspmv bench --transpose``), ``matmat`` (A X for k columns,
-``--matmat``), ``solver`` (time per iteration of a Krylov solver, ``--solver``) or ``sweep``
-(A x by one kernel configuration, ``--sweep``). Records are
-plain data; the reports (:mod:`clspmv.report`) are computed from them alone, so results of
-several machines merge. Records of runs made before the operations existed have no
-``operation`` field: :func:`read_json` fills in the defaults, so they load as ``spmv``.
+A :class:`Record` is one measurement: one matrix, one device, one format (or one baseline), one
+value type and one operation (``spmv`` A x, and those of :mod:`clspmv.bench.operation`'s
+registry: ``transpose``, ``matmat``, ``solver``, ``sweep``). It has a stable core (the fields
+of the dataclass, the same for every operation), the fields its operation adds (``extra``; each
+:class:`~clspmv.bench.operation.Operation` lists them in ``fields``) and ``speedups``, baseline
+name -> that baseline's time / this record's. Records are plain data; the reports
+(:mod:`clspmv.report`) are computed from them and the runs' meta data alone, so results of
+several machines merge. How every number is made: :mod:`clspmv.bench.methodology`, copied into
+each results.json.
 
-``results.json`` holds ``{"meta": {...}, "records": [...]}`` and is rewritten atomically (a
-temporary file, then ``os.replace``) after every record, so an interrupted run keeps everything
-it measured; ``results.csv`` holds the same records, one row each.
+``results.json`` holds ``{"meta": {...}, "records": [...]}``, each record its core fields, then
+its operation's fields, then ``speedups``; it is rewritten atomically (a temporary file, then
+``os.replace``) after every record, so an interrupted run keeps everything it measured;
+``results.csv`` holds the same records, one row each (speedups as ``speedup_vs_<name>``).
+Results of older runs (a flat union of every field, ``speedup_vs_<name>`` fields, no
+``operation``) are read by :func:`read_json` through :func:`upgrade`.
 """
 
 from __future__ import annotations
@@ -21,12 +25,14 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..device import Device
+from ..formats.base import round_up
 from ..stats import MatrixStats
 
 STATUSES = ("ok", "skipped", "failed", "wrong", "absent")
@@ -35,53 +41,13 @@ large, out of memory, no fp64, time budget spent); ``failed`` the driver reporte
 ``wrong`` the product exceeded the error bound (its times are kept, but it is never "best");
 ``absent`` a baseline that is not available here (``reason`` says why)."""
 
-BASELINES = ("scipy", "mkl", "cusparse")
-"""Names of the baselines, used as a record's ``format``."""
-
-OPERATIONS = ("spmv", "transpose", "matmat", "solver", "sweep")
-"""What a record measures: A x; A^T x; A X for k right-hand sides; a solver's iterations; A x
-by one kernel configuration of the parameter sweep."""
-
-
 @dataclass
 class Record:
-    """One measurement. Times in milliseconds, rates in GFLOP/s and GB/s (1e9 per second).
-
-    Derived fields, set by the runner:
-
-    * ``gflops`` = 2 nnz / kernel_ms; ``gbps`` = min_bytes / kernel_ms;
-    * ``min_bytes`` = nnz (value + 4-byte index) + 4 (rows + 1) + value (cols + rows): values and
-      column indices of the entries, row pointers, x read once, y written once (beta = 0);
-    * ``pct_copy_bw`` = 100 gbps / copy_gbps, the device's copy bandwidth measured in the run;
-    * ``fits_cache``: min_bytes <= the device's cache (% of DRAM bandwidth may exceed 100);
-    * ``breakeven_products``: products after which conversion to this format has paid for
-      itself against ``csr-scalar`` (None: never, the format is not faster per product);
-    * ``speedup_vs_X`` = baseline X's kernel time / this kernel time (same matrix, dtype, run,
-      operation, k and order; for ``solver`` records the times per iteration). ``dtype``
-      ``mixed`` (float32 values summed in float64) is compared with the float32 baselines;
-    * ``max_rel_error`` = max |y - y_ref| / max |y_ref| of the checked product, y_ref the
-      float64 product of the stored (rounded) values: what a precision costs in accuracy.
-
-    The other operations (``operation`` is not ``spmv``) add:
-
-    * ``transpose``: ``method`` ``atomic`` (the format's transpose kernel) or ``transpose``
-      (the forward kernel of a transposed copy); ``one_time_ms`` the wall time of building the
-      copy (``prepare_transpose``), ``extra_bytes`` its device memory; ``single_ms`` = one_time
-      + kernel, one product from the stored matrix, and ``amortised_ms`` = one_time /
-      amortised_over + kernel (the naive-SpMV paper's Fig. 3, whole operation vs multiplication
-      only); ``breakeven_products`` of the copy: the smallest n with one_time + n kernel(copy)
-      <= n kernel(atomic);
-    * ``matmat``: ``k`` columns in ``order`` C or F, ``method`` ``block`` (the format's block
-      kernel) or ``columns`` (one product per column); gflops = 2 nnz k / kernel_ms;
-    * ``solver``: ``method`` the solver (``cg``), ``iterations`` run, ``ms_per_iteration`` =
-      wall time of the solve / iterations, ``residual`` = |b - A x| / |b| at the end;
-    * ``sweep``: A x by one kernel configuration (``clspmv bench --sweep``): ``method`` is
-      ``T=<work-items per row> wg=<work-group size> unroll=<u> row|col`` (row- or column-major
-      storage), the rates as for ``spmv``;
-    * ``spmv_ms``: kernel time of A x by the same format (or baseline) in the same run, and
-      ``ratio_to_spmv``: transpose kernel_ms / spmv_ms; matmat kernel_ms / (k spmv_ms) (its
-      inverse is the speed-up over k separate products); solver ms_per_iteration / spmv_ms.
-    """
+    """One measurement: the core fields every operation has. Times in milliseconds, rates in
+    GFLOP/s and GB/s (1e9 per second); the formulas of the derived fields are
+    :data:`clspmv.bench.methodology.FORMULAS`. ``extra`` holds the fields the record's operation
+    adds, ``speedups`` baseline name -> that baseline's compared time / this record's (same
+    matrix, dtype, run, operation, k and order)."""
 
     # what was measured
     matrix: str
@@ -93,7 +59,7 @@ class Record:
     format: str
     dtype: str
     kind: str = "format"  # "format" or "baseline"
-    operation: str = "spmv"  # one of OPERATIONS
+    operation: str = "spmv"  # spmv or a registered operation
     method: str = ""  # transpose: atomic | transpose; matmat: block | columns; solver: cg
     k: int | None = None  # matmat: columns of X
     order: str = ""  # matmat: C or F (row- or column-major X and Y)
@@ -132,22 +98,13 @@ class Record:
     # max |y - y_ref| / max |y_ref| against the float64 product of the stored values
     max_rel_error: float | None = None
     # baselines
-    speedup_vs_scipy: float | None = None
-    speedup_vs_mkl: float | None = None
-    speedup_vs_cusparse: float | None = None
     threads: int | None = None
     params: str = ""
-    # the other operations (see the class docstring)
+    # every operation beyond A x: the A x of the same format or baseline and the ratio to it
     spmv_ms: float | None = None
     ratio_to_spmv: float | None = None
-    one_time_ms: float | None = None
-    extra_bytes: int | None = None
-    single_ms: float | None = None
-    amortised_ms: float | None = None
-    amortised_over: int | None = None
-    iterations: int | None = None
-    ms_per_iteration: float | None = None
-    residual: float | None = None
+    speedups: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def set_matrix_stats(self, s: MatrixStats) -> None:
         """Copy the Table I statistics of the matrix into the record."""
@@ -155,30 +112,38 @@ class Record:
         self.pct_sigma_over_av, self.pct_ell_hyb = s.pct_sigma_over_av, s.pct_ell_hyb
 
     def as_dict(self) -> dict[str, Any]:
-        """The record as JSON-ready values (NaN and infinities become None)."""
-        return {k: _plain(v) for k, v in asdict(self).items()}
+        """The record as JSON-ready values (NaN and infinities become None): the core fields,
+        the operation's fields, then ``speedups``."""
+        out = {k: _plain(getattr(self, k)) for k in FIELDS}
+        out.update({k: _plain(v) for k, v in self.extra.items()})
+        out["speedups"] = {k: _plain(v) for k, v in self.speedups.items()}
+        return out
 
     @property
     def key(self) -> Key:
         """(matrix, device, format, dtype, operation, method, k, order): what identifies a
         measurement across runs."""
-        return key_of(asdict(self))
+        return key_of(self.as_dict())
 
-    @property
-    def compared_ms(self) -> float | None:
-        """The time speedups compare: the kernel time, or a solver's time per iteration."""
-        return self.ms_per_iteration if self.operation == "solver" else self.kernel_ms
+    def value(self, name: str) -> Any:
+        """A core field or a field of the operation (``extra``); None where it has none."""
+        return getattr(self, name) if name in FIELDS else self.extra.get(name)
 
 
 Key = tuple[str, str, str, str, str, str, int | None, str]
 """What identifies a measurement across runs (:attr:`Record.key`)."""
 
-FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Record))
-"""Record fields in order: the columns of results.csv."""
+FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Record)
+                               if f.name not in ("speedups", "extra"))
+"""The core fields in order: the first keys of every record and the first columns of
+results.csv."""
 
 DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Record)
-                            if f.default is not MISSING}
-"""Default of every field that has one: what a record of an older run lacks."""
+                            if f.default is not MISSING and f.name in FIELDS}
+"""Default of every core field that has one: what a record of an older run lacks."""
+
+SPEEDUP_PREFIX = "speedup_vs_"
+"""Older records' (and results.csv's) name of a speedup: ``speedup_vs_<baseline>``."""
 
 
 def _plain(value: Any) -> Any:
@@ -187,6 +152,16 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def device_label(device: Device) -> str:
+    """How a device is named in records: ``name (platform)``."""
+    return f"{device.name} ({device.platform})"
+
+
+def ell_bytes(rows: int, longest: int, simd_width: int, value_bytes: int) -> int:
+    """Bytes of plain ELLPACK on a device: rows padded to the SIMD width x longest row."""
+    return round_up(rows, simd_width) * longest * (value_bytes + 4)
 
 
 def min_bytes(rows: int, cols: int, nnz: int, value_bytes: int, k: int = 1) -> int:
@@ -204,16 +179,40 @@ def key_of(record: dict[str, Any]) -> Key:
             record.get("order", ""))
 
 
-def with_defaults(record: dict[str, Any]) -> dict[str, Any]:
-    """``record`` with every field it lacks set to its default (older runs' records)."""
+def upgrade(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` as today's records read: every core field it lacks set to its default, and
+    the ``speedup_vs_<name>`` fields of older runs gathered into ``speedups`` (the
+    compatibility reader of old results.json files). Today's records come back unchanged."""
     missing = {k: v for k, v in DEFAULTS.items() if k not in record}
-    return {**record, **missing} if missing else record
+    old = [k for k in record if k.startswith(SPEEDUP_PREFIX)]
+    if not missing and not old and "speedups" in record:
+        return record
+    out = {k: v for k, v in record.items() if k not in old}
+    out.update(missing)
+    speedups = dict(record.get("speedups") or {})
+    speedups.update({k.removeprefix(SPEEDUP_PREFIX): record[k] for k in old
+                     if record[k] is not None})
+    out["speedups"] = speedups
+    return out
+
+
+with_defaults = upgrade
+"""The former name of :func:`upgrade`."""
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _atomic_write(path: Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        if hasattr(os, "fchmod"):  # as open() would make it (mkstemp's is 0600)
+            os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
             write(fh)
         os.replace(tmp, path)
@@ -228,29 +227,41 @@ def write_json(path: Path, meta: dict[str, Any], records: list[dict[str, Any]]) 
                                              allow_nan=False))
 
 
+def csv_row(record: dict[str, Any]) -> dict[str, Any]:
+    """A record as one row of results.csv: ``speedups`` become ``speedup_vs_<name>`` columns."""
+    row = {k: v for k, v in record.items() if k != "speedups"}
+    row.update({SPEEDUP_PREFIX + k: v for k, v in (record.get("speedups") or {}).items()})
+    return row
+
+
 def write_csv(path: Path, records: list[dict[str, Any]]) -> None:
-    """Write the records as CSV (columns :data:`FIELDS`, then any others) atomically."""
-    extra = sorted({k for r in records for k in r} - set(FIELDS))
+    """Write the records as CSV (columns :data:`FIELDS`, the speedups, then the operations'
+    fields) atomically."""
+    rows = [csv_row(r) for r in records]
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    speedups = [k for k in keys if k.startswith(SPEEDUP_PREFIX) and k not in FIELDS]
+    extra = [k for k in keys if k not in FIELDS and k not in speedups]
 
     def write(fh) -> None:
-        writer = csv.DictWriter(fh, fieldnames=[*FIELDS, *extra], extrasaction="ignore")
+        writer = csv.DictWriter(fh, fieldnames=[*FIELDS, *speedups, *extra],
+                                extrasaction="ignore")
         writer.writeheader()
-        for r in records:
+        for r in rows:
             writer.writerow({k: "" if v is None else v for k, v in r.items()})
 
     _atomic_write(path, write)
 
 
 def read_json(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(meta, records) of a results.json, every record with all fields (:func:`with_defaults`);
-    ValueError naming the file when it is not one."""
+    """(meta, records) of a results.json, every record read by :func:`upgrade`; ValueError
+    naming the file when it is not one."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not a JSON file ({err})") from None
     if not isinstance(data, dict) or "records" not in data or "meta" not in data:
         raise ValueError(f"{path}: not a clspmv results file (no 'meta' and 'records')")
-    return data["meta"], [with_defaults(r) for r in data["records"]]
+    return data["meta"], [upgrade(r) for r in data["records"]]
 
 
 class Results:

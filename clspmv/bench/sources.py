@@ -158,7 +158,38 @@ def resolve(argument: str, *, progress: bool = True) -> Source:
         return Source(f"{group}/{name}", "suitesparse", argument,
                       lambda: io.read(suitesparse_file(group, name, progress=progress)))
     path = Path(argument)
+    if path.is_dir():
+        raise SourceError(f"{argument}: is a directory; pass its .mtx/.mtx.gz files (or the "
+                          "directory itself to clspmv bench / stats, which read every one), "
+                          "gen:NAME:key=val,... or ss:GROUP/NAME")
     if not path.is_file():
         raise SourceError(f"{argument}: no such file; a MATRIX is a .mtx/.mtx.gz file, "
                           "gen:NAME:key=val,... or ss:GROUP/NAME")
     return Source(file_name(argument), "file", argument, lambda: io.read(path))
+
+
+MATRIX_SUFFIXES = (".mtx", ".mtx.gz")
+"""The files a directory argument stands for."""
+
+
+def expand(arguments: list[str]) -> list[str]:
+    """``arguments`` with every directory replaced by its ``.mtx`` / ``.mtx.gz`` files (sorted
+    by name, not recursive); SourceError for a directory without any."""
+    out = []
+    for argument in arguments:
+        path = Path(argument)
+        if argument.startswith((generators.PREFIX, SS_PREFIX)) or not path.is_dir():
+            out.append(argument)
+            continue
+        found = sorted(str(p) for p in path.iterdir()
+                       if p.is_file() and p.name.endswith(MATRIX_SUFFIXES))
+        if not found:
+            raise SourceError(f"{argument}: is a directory without .mtx or .mtx.gz files; pass "
+                              "Matrix Market files, gen:NAME:key=val,... or ss:GROUP/NAME")
+        out += found
+    return out
+
+
+def resolve_all(arguments: list[str], *, progress: bool = True) -> list[Source]:
+    """The :class:`Source` s of MATRIX arguments, directories expanded (:func:`expand`)."""
+    return [resolve(a, progress=progress) for a in expand(arguments)]

@@ -1,5 +1,5 @@
-"""``clspmv bench --sweep``: the kernel-parameter experiments of ``openmp-vs-cuda.txt`` on each
-device, measured like every other product.
+"""``clspmv bench --sweep``: the kernel-parameter experiments of Ferez's OpenMP-vs-CUDA paper
+on each device, measured like every other product.
 
 The paper varies, for CSR and ELLPACK SpMV on a GPU: the threads per row and the rows per block
 (its "1D" blocks, one row per block, against "2D" blocks, several rows of several threads
@@ -45,20 +45,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..device import Device
+from ..formats import FORMAT_CLASSES
 from ..formats.base import UNROLL_FACTORS
 from ..formats.csr_adaptive import CsrAdaptive, max_block_entries
+from ..matrix import DeviceMatrix
 from . import timing
-from .operations import check, set_times
-from .records import Record
-
-if TYPE_CHECKING:
-    from ..matrix import DeviceMatrix
-    from .runner import Problem, Runner
+from .errors import classify
+from .operation import Context, Operation, check, set_times
+from .records import Record, device_label
+from .reference import Problem
 
 OPERATION = "sweep"
 """The ``operation`` of the sweep's records."""
@@ -236,22 +236,20 @@ def _groups(variants: list[Variant]) -> Iterator[list[Variant]]:
         yield group
 
 
-def run(runner: Runner, problem: Problem, device: Device, variants: list[Variant]) -> None:
-    """Measure ``variants`` of ``problem``'s matrix on ``device`` into the runner's results."""
+def run(context: Context, problem: Problem, device: Device, variants: list[Variant]) -> None:
+    """Measure ``variants`` of ``problem``'s matrix on ``device`` into the run's results."""
     for group in _groups(variants):
-        run_group(runner, problem, device, group)
+        run_group(context, problem, device, group)
 
 
-def run_group(runner: Runner, problem: Problem, device: Device, group: list[Variant]) -> None:
+def run_group(context: Context, problem: Problem, device: Device, group: list[Variant]
+              ) -> None:
     """One upload, then every variant of ``group`` on it."""
-    from .runner import _classify, device_label
-
-    bw = runner.bandwidth_of(device)
     fmt = group[0].format
     too_large = f"{device.name} allows work-groups of at most {device.max_work_group_size}"
     M, status, reason = None, "ok", ""
-    if runner.out_of_time():
-        status, reason = "skipped", runner._budget_reason()
+    if context.out_of_time():
+        status, reason = "skipped", context.budget_reason()
     elif not device.supports(problem.csr.dtype):
         status, reason = "skipped", f"{device.name} has no float64 support (cl_khr_fp64)"
     elif all(v.work_group_size > device.max_work_group_size for v in group):
@@ -261,40 +259,38 @@ def run_group(runner: Runner, problem: Problem, device: Device, group: list[Vari
             M = timing.convert(problem.csr, fmt, device,
                                **group[0].convert_params(device, problem.csr.dtype)).matrix
         except Exception as err:
-            status, reason = _classify(err, "converting")
+            status, reason = classify(err, "converting")
     for v in group:
         rec = problem.record(device_label(device), device.type, v.format)
         rec.operation, rec.method = OPERATION, v.label
-        rec.copy_gbps, rec.cache_bytes = bw.copy_gbps, device.cache_bytes
+        rec.copy_gbps, rec.cache_bytes = context.copy_gbps(device), device.cache_bytes
         rec.status, rec.reason = status, reason
-        if rec.status == "ok" and runner.out_of_time():
-            rec.status, rec.reason = "skipped", runner._budget_reason()
+        if rec.status == "ok" and context.out_of_time():
+            rec.status, rec.reason = "skipped", context.budget_reason()
         elif rec.status == "ok" and v.work_group_size > device.max_work_group_size:
             rec.status, rec.reason = "skipped", too_large
         if rec.status == "ok" and M is not None:
-            measure(runner, rec, M, problem, v)
-        runner.results.add(rec)
-        runner._progress(f"{problem.name} {problem.csr.dtype} {device.name[:24]} sweep {v.format} "
-                    f"{v.label}")
+            measure(context, rec, M, problem, v)
+        context.results.add(rec)
+        context.progress(f"{problem.name} {problem.csr.dtype} {device.name[:24]} sweep "
+                         f"{v.format} {v.label}")
     del M
 
 
-def measure(runner: Runner, rec: Record, M: DeviceMatrix, problem: Problem, v: Variant
+def measure(context: Context, rec: Record, M: DeviceMatrix, problem: Problem, v: Variant
             ) -> None:
     """Retune ``M`` to ``v`` (unless it was converted for ``v`` alone), check one product
     against the reference and time it."""
-    from .runner import _classify
-
     try:
         V = M.retuned(work_group_size=v.work_group_size, **v.options()) if v.retunable else M
         rec.params = ", ".join(f"{k}={val}" for k, val in V.params.items())
         rec.params += f", work_group_size={v.work_group_size}"
         rec.device_bytes = V.nbytes
         check(rec, problem, np.asarray(V.matvec(problem.x)))
-        set_times(rec, timing.time_kernels(V, problem.x, warmup=runner.plan.warmup,
-                                           repeat=runner.plan.repeat))
+        set_times(rec, timing.time_kernels(V, problem.x, warmup=context.settings.warmup,
+                                           repeat=context.settings.repeat))
     except Exception as err:
-        rec.status, rec.reason = _classify(err, "running")
+        rec.status, rec.reason = classify(err, "running")
 
 
 def settings() -> dict[str, object]:
@@ -305,3 +301,41 @@ def settings() -> dict[str, object]:
                                for fam, t, rm in UNROLL_KERNELS],
             "adaptive_blocks": [block_size(d) for d in ADAPTIVE_BLOCK_DIVISORS],
             "variants": len(grid()), "conversions": len({v.conversion for v in grid()})}
+
+
+DEFAULT_UNROLL = 1
+"""The unroll factor every format uses unless told otherwise."""
+
+
+def defaults() -> dict[str, Any]:
+    """Today's defaults the sweep compares with, for the run's meta data (the report reads them
+    from there, so an old run's report compares with the defaults of its day): the default
+    work-group size of each swept format on CPUs and GPUs, the unroll factor and csr-adaptive's
+    block size."""
+    formats = list(dict.fromkeys(v.format for v in grid()))
+    return {"work_group": {f: {kind: FORMAT_CLASSES[f].default_work_group(kind)
+                               for kind in ("cpu", "gpu")} for f in formats},
+            "unroll": DEFAULT_UNROLL, "adaptive_block": block_size(1)}
+
+
+class Sweep(Operation):
+    """The kernel-parameter sweep (``--sweep``), run on each device after its formats."""
+
+    name = OPERATION
+    formulas = {"method": "T=<work-items per row> wg=<work-group size> unroll=<u> row|col "
+                          "[cap=max|max/d]: one kernel configuration"}
+
+    def active(self, plan: Any) -> bool:
+        return bool(plan.sweep)
+
+    def settings(self, plan: Any) -> dict[str, Any]:
+        return {"sweep": {**settings(), "defaults": defaults()}}
+
+    def steps(self, plan: Any) -> int:
+        return len(grid())
+
+    def run_device(self, context: Context, problem: Problem, device: Device) -> None:
+        run(context, problem, device, grid())
+
+
+SWEEP = Sweep()

@@ -1,22 +1,12 @@
-"""The one timing path of the benchmarks.
+"""The one timing path of the benchmarks: what each number means is written once, in
+:mod:`clspmv.bench.methodology` (copied into every results.json); here is how it is taken.
 
-* Kernel time: the OpenCL profiling events of :attr:`clspmv.DeviceMatrix.last_events` (start to
-  end of each kernel of one product, summed), after warm-up products, over repeated products on
-  device-resident vectors: median, minimum and maximum.
-* Wall time of one product including the host -> device copy of x and the device -> host copy of
-  y (``M.matvec(numpy x)``), by ``time.perf_counter``: the scenario of the pJDS paper's PCIe
-  transfer model (``pjds-multigpu.txt`` section 2.2).
-* Conversion time: host layout (``Format.from_csr`` from the canonical CSR) plus upload, kernel
-  compilation excluded (it is cached per process and not a property of the format).
-* Host baselines (scipy, MKL) are timed by :func:`time_host` with the same warm-up / repeat
-  scheme; cuSPARSE by CUDA events in :mod:`clspmv.bench.baselines`, summarised by
-  :func:`summarize`.
-* The other operations of :mod:`clspmv.bench.operations` use the same functions: A^T x and A X
-  by :func:`time_events` (any product that leaves its events in ``M.last_events``), the
-  one-time cost of a transposed copy by :func:`time_wall_once`, a solver's iterations (which
-  read a residual norm back every iteration) by :func:`time_host`.
-* The kernel-parameter sweep (:mod:`clspmv.bench.sweep`) converts by :func:`convert` and times
-  each variant by :func:`time_kernels`.
+* :func:`time_kernels` / :func:`time_events`: the profiling events a product leaves in
+  :attr:`clspmv.DeviceMatrix.last_events`, after warm-up, over repeats (:func:`summarize`).
+* :func:`time_wall`: one product from a numpy x to a numpy y; :func:`time_host`: a host call
+  (scipy, MKL, a solve); :func:`time_wall_once`: a one-time cost (a transposed copy).
+* :func:`convert`: host conversion and upload by the library's own path, timed separately.
+* cuSPARSE is timed by CUDA events in :mod:`clspmv.bench.baselines`, summarised here.
 """
 
 from __future__ import annotations

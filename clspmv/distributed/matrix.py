@@ -6,6 +6,16 @@ slice of x) and a *non-local* part (columns owned by others, renumbered compactl
 the halo buffer), each an ordinary :class:`clspmv.DeviceMatrix` in its own format. A product is
 ``y = alpha A_loc x_local + beta y`` then ``y += alpha A_nl x_halo``, with the halo exchanged by
 the :class:`.plan.ExchangePlan` in one of the :mod:`.modes`.
+
+The non-local part holds only the rows that have non-local entries (usually a thin layer at the
+block's borders), listed in :attr:`DistributedMatrix.non_local_rows`: its product goes into a
+scratch vector of that length, which one small kernel (``scatter_add`` of ``vector.cl``) adds
+into y at those rows; the transposed product gathers x at those rows first. Stored over all the
+block's rows it would cost one work-item (csr-scalar) or one row entry (ell) per row of the block
+for a few border rows. (The formats' block mechanism maps columns and shifts rows by a constant,
+which cannot express a row list; storing the part transposed with the rows as a column map would
+turn the forward product into an atomic transpose product.) Where every row has non-local
+entries, the part covers the rows in order and writes y directly.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ import pyopencl.array as cl_array
 
 from ..device import Device
 from ..matrix import DeviceMatrix
+from ..vectors import DeviceVectors
 from . import model, modes, staging
 from .collective import agree
 from .partition import balanced_offsets
@@ -46,9 +57,11 @@ class DistributedMatrix:
     def __init__(self, comm: Any, shape: tuple[int, int], row_offsets: np.ndarray,
                  col_offsets: np.ndarray, local: DeviceMatrix, non_local: DeviceMatrix | None,
                  plan: ExchangePlan, device: Device, mode: str, own_comm: Any,
-                 counts: tuple[int, int, int] = (0, 0, 0)) -> None:
+                 counts: tuple[int, int, int] = (0, 0, 0),
+                 non_local_rows: np.ndarray | None = None) -> None:
         """Assemble the parts (use :meth:`from_scipy`); ``counts``: (local entries, non-local
-        entries, rows with non-local entries) for :meth:`costs`."""
+        entries, rows with non-local entries) for :meth:`costs`; ``non_local_rows``: the rows of
+        the block that the non-local part's rows are (all rows in order when None)."""
         self._counts = tuple(int(c) for c in counts)
         self._user_comm = comm
         self._comm = own_comm
@@ -60,7 +73,8 @@ class DistributedMatrix:
         self.local = local
         """The local part (columns of this rank, renumbered from 0)."""
         self.non_local = non_local
-        """The non-local part (halo columns, numbered as the halo buffer), None without any."""
+        """The non-local part (halo columns, numbered as the halo buffer; its rows are
+        :attr:`non_local_rows`), None without any."""
         self.plan = plan
         self._device = device
         self._lock = threading.Lock()
@@ -78,6 +92,18 @@ class DistributedMatrix:
         self._send_index_dev = (cl_array.to_device(queue, plan.send_index.astype(np.int32))
                                 if s else None)
         self._send_dev = cl_array.zeros(queue, s, dtype) if s else None
+        m_nl = 0 if non_local is None else non_local.shape[0]
+        rows = np.arange(m_nl) if non_local_rows is None else np.asarray(non_local_rows)
+        if rows.shape != (m_nl,):
+            raise ValueError(f"non_local_rows has shape {rows.shape}, expected ({m_nl},)")
+        self.non_local_rows = rows
+        """Rows of this rank's block (from 0) that have non-local entries, in the order of the
+        non-local part's rows."""
+        self._rows_dev = self._scratch_dev = None
+        if m_nl and m_nl < m:  # compacted: product into scratch, then added at these rows
+            self._rows_dev = cl_array.to_device(queue, rows.astype(np.int32))
+            self._scratch_dev = cl_array.zeros(queue, m_nl, dtype)
+        self._vectors = DeviceVectors(device, dtype)
         self._events: dict[str, list] = {"local": [], "non_local": [], "staging": []}
         self._seconds = {"gather": 0.0, "communication": 0.0, "total": 0.0}
 
@@ -124,6 +150,9 @@ class DistributedMatrix:
         c0, c1 = int(cols[rank]), int(cols[rank + 1])
         local_csr, nl_csr, halo = split_columns(block.rows, c0, c1)
         del block
+        nl_rows = np.flatnonzero(np.diff(nl_csr.indptr))
+        if nl_rows.size < nl_csr.shape[0]:
+            nl_csr = nl_csr[nl_rows]
         local_rank, local_size = node_rank(comm)
         dev = agree(comm, "choosing the device",
                     lambda: choose_device(device, local_rank, local_size))
@@ -142,8 +171,9 @@ class DistributedMatrix:
         own = comm.Dup()
         use_pinned = dev.type == "gpu" if pinned is None else bool(pinned)
         plan = ExchangePlan(own, halo, cols, staging.HostBuffers(dev, local.dtype, use_pinned))
-        counts = (local_csr.nnz, nl_csr.nnz, int(np.count_nonzero(np.diff(nl_csr.indptr))))
-        D = cls(comm, (m, n), offsets, cols, local, non_local, plan, dev, mode, own, counts)
+        counts = (local_csr.nnz, nl_csr.nnz, int(nl_rows.size))
+        D = cls(comm, (m, n), offsets, cols, local, non_local, plan, dev, mode, own, counts,
+                None if non_local is None else nl_rows)
         if machine is not None:
             helps, message = model.more_ranks_help(D.all_costs(), machine)
             if not helps and comm.rank == 0:
@@ -211,7 +241,7 @@ class DistributedMatrix:
     @property
     def formats(self) -> tuple[str, str | None]:
         """(local format, non-local format or None) of this rank."""
-        return self.local.format, (self.non_local.format if self.non_local else None)
+        return self.local.format, (None if self.non_local is None else self.non_local.format)
 
     @property
     def mode(self) -> str:

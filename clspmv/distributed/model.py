@@ -6,12 +6,17 @@ quantities (:class:`RankCosts`) and the machine's bandwidths (:class:`Machine`) 
 * the kernels' memory traffic over the device bandwidth, from the paper's code balance (1): per
   stored entry a value, an index and ``alpha`` values of x (``alpha`` = 1: no reuse of x from
   cache; ``1 / Nnzr``: each x entry loaded once), per row y read and written. The non-local part
-  is a second pass over the rows it touches (the paper's extra ``8 / Nnzr`` bytes/flop);
+  is a second pass over the rows it touches (the paper's extra ``8 / Nnzr`` bytes/flop): where
+  it is compacted to those rows (:class:`~.matrix.DistributedMatrix`) its product writes a
+  scratch vector, and the scatter reads the scratch, the row indices and y and writes y;
 * the host staging over the host <-> device bandwidth (the paper's ``T_PCI``, eq. 2): the halo
   up and the values to send down every product, plus x up and y down when the vectors live on
   the host;
 * the network: a latency per message and the larger of the bytes sent and received over the
-  network bandwidth.
+  network bandwidth;
+* a latency per device command (kernel launch or host <-> device copy; :func:`launches` counts
+  them per term), which dominates small products and CPU devices, where a launch costs tens of
+  microseconds next to kernels of a few.
 
 The modes combine the terms (section 3.1): ``vector`` adds everything; ``overlap`` hides the
 fraction ``async_progress`` of the exchange behind the local part (0 for MPI libraries that do
@@ -52,6 +57,8 @@ class Machine:
     """The paper's x reuse factor, between 1/Nnzr (each x entry loaded once) and 1 (no cache)."""
     async_progress: float = 0.0
     """Fraction of the exchange that progresses during the local part in ``overlap`` mode."""
+    launch_latency: float = 0.0
+    """Seconds each device command (kernel launch, host <-> device copy) adds to a product."""
 
 
 @dataclass(frozen=True)
@@ -79,25 +86,60 @@ def kernel_bytes(nnz: int, rows: int, value_bytes: int, index_bytes: int, alpha:
     return nnz * (value_bytes + index_bytes + alpha * value_bytes) + 2 * rows * value_bytes
 
 
+def compacted(c: RankCosts) -> bool:
+    """True when the rank's non-local part is stored over only some of its rows (then a scratch
+    vector and a scatter kernel add it into y)."""
+    return 0 < c.non_local_rows < c.rows
+
+
+def non_local_bytes(c: RankCosts, alpha: float) -> float:
+    """Bytes of the non-local part's product: the kernel over its rows, plus (compacted) the
+    scratch written and the scatter (scratch, row index, y read and written)."""
+    v, i, k = c.value_bytes, c.index_bytes, c.non_local_rows
+    if not compacted(c):
+        return kernel_bytes(c.non_local_nnz, k, v, i, alpha)
+    return kernel_bytes(c.non_local_nnz, 0, v, i, alpha) + k * v + k * (3 * v + i)
+
+
+def launches(c: RankCosts, resident: bool = False) -> dict[str, int]:
+    """Device commands per product in each term of :func:`terms` (``network`` has none):
+    the gather kernel and its copy down (device vectors; a host gather otherwise), the halo up,
+    the local kernel, the non-local kernel and its scatter (compacted), x up and y down (host
+    vectors). A format that launches two kernels (e.g. hyb) counts as one."""
+    rows = c.rows > 0
+    non_local = int(rows and c.halo > 0)
+    return {
+        "local": int(rows),
+        "non_local": non_local * (2 if compacted(c) else 1),
+        "send_down": (2 if resident else 0) * int(c.send > 0),
+        "halo_up": non_local,
+        "x_up": 0 if resident else int(c.x_entries > 0),
+        "y_down": 0 if resident else int(rows),
+        "network": 0,
+    }
+
+
 def terms(c: RankCosts, machine: Machine, resident: bool = False) -> dict[str, float]:
     """The seconds of each part of one rank's product: ``local``, ``non_local`` (kernels),
-    ``send_down``, ``halo_up``, ``x_up``, ``y_down`` (staging) and ``network``."""
+    ``send_down``, ``halo_up``, ``x_up``, ``y_down`` (staging) and ``network``; each part's
+    device commands (:func:`launches`) add ``machine.launch_latency`` each."""
     v, b_dev, b_stage = c.value_bytes, machine.device_bandwidth, machine.staging_bandwidth
     vectors = 0.0 if resident else 1.0
     net = 0.0
     if c.send or c.halo:
         net = (machine.network_latency * max(c.send_messages, c.recv_messages)
                + max(c.send, c.halo) * v / machine.network_bandwidth)
-    return {
+    seconds = {
         "local": kernel_bytes(c.local_nnz, c.rows, v, c.index_bytes, machine.alpha) / b_dev,
-        "non_local": kernel_bytes(c.non_local_nnz, c.non_local_rows, v, c.index_bytes,
-                                  machine.alpha) / b_dev,
+        "non_local": non_local_bytes(c, machine.alpha) / b_dev,
         "send_down": c.send * v / b_stage,
         "halo_up": c.halo * v / b_stage,
         "x_up": vectors * c.x_entries * v / b_stage,
         "y_down": vectors * c.rows * v / b_stage,
         "network": net,
     }
+    counts = launches(c, resident)
+    return {k: t + counts[k] * machine.launch_latency for k, t in seconds.items()}
 
 
 def rank_time(c: RankCosts, machine: Machine, mode: str, resident: bool = False) -> float:
@@ -184,19 +226,50 @@ def more_ranks_help(costs: list[RankCosts], machine: Machine, resident: bool = F
 
 def effective_bandwidth(c: RankCosts, local_seconds: float, alpha: float = 1.0) -> float:
     """The device bandwidth a measured local part reached (its bytes by the code balance over
-    its kernel seconds, e.g. ``D.timings["local"]``): a better ``device_bandwidth`` than
-    :func:`probe`'s buffer copy where kernels reach much less than a copy (a CPU device limited
-    to one thread, irregular x access)."""
+    its kernel seconds, e.g. ``D.timings["local"]``, which hold no launch latency): a better
+    ``device_bandwidth`` than :func:`probe`'s buffer copy where kernels reach much less than a
+    copy (a CPU device limited to one thread, irregular x access)."""
     if local_seconds <= 0:
         raise ValueError(f"local_seconds must be > 0, got {local_seconds}")
     return kernel_bytes(c.local_nnz, c.rows, c.value_bytes, c.index_bytes, alpha) / local_seconds
 
 
+LAUNCH_BATCH = 20
+"""Tiny kernels per timed batch in :func:`launch_latency`."""
+
+
+def launch_latency(device: Any, repeats: int = 5) -> float:
+    """Wall seconds per device command: the best over ``repeats`` batches of
+    :data:`LAUNCH_BATCH` one-element kernels enqueued back to back and waited for, divided by
+    the batch size (a product's commands follow each other on one queue too)."""
+    import pyopencl.array as cl_array
+
+    from ..vectors import DeviceVectors
+
+    vec = DeviceVectors(device, np.float32)
+    a = cl_array.zeros(device.queue, 1, np.float32)
+    b = cl_array.zeros(device.queue, 1, np.float32)
+
+    def batch() -> Any:
+        for _ in range(LAUNCH_BATCH):
+            event = vec.copy_strided(1, a, 0, 1, b, 0, 1)
+        return event
+
+    batch().wait()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        batch().wait()
+        best = min(best, time.perf_counter() - start)
+    return best / LAUNCH_BATCH
+
+
 def probe(comm: Any, device: Any, nbytes: int = 1 << 24, repeats: int = 5) -> Machine:
     """Measure a :class:`Machine` (collective): device copy bandwidth (device to device, counted
-    as read + write), host -> device bandwidth from pinned memory, and the network between
-    ranks 0 and 1 (ping-pong of 8 bytes for the latency, of ``nbytes`` for the bandwidth).
-    Every rank returns rank 0's figures."""
+    as read + write), host -> device bandwidth from pinned memory, the network between ranks 0
+    and 1 (ping-pong of 8 bytes for the latency, of ``nbytes`` for the bandwidth) and the
+    latency of a device command (:func:`launch_latency`). Every rank returns rank 0's
+    figures."""
     import pyopencl as cl
 
     from .staging import HostBuffers
@@ -223,8 +296,9 @@ def probe(comm: Any, device: Any, nbytes: int = 1 << 24, repeats: int = 5) -> Ma
         latency = _ping_pong(comm, np.zeros(1), repeats * 20) / 2
         big = _ping_pong(comm, np.zeros(count), repeats) / 2
         net_bw = nbytes / max(big - latency, 1e-9)
+    launch = launch_latency(device, repeats)
     figures = comm.bcast((device_bw, stage_bw, net_bw, latency), root=0)
-    return Machine(*figures)
+    return Machine(*figures, launch_latency=comm.bcast(launch, root=0))
 
 
 def _ping_pong(comm: Any, buf: np.ndarray, repeats: int) -> float:

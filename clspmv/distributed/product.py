@@ -132,8 +132,14 @@ class Product:
         if D.non_local is None or self.y_dev is None or self.y_dev.size == 0:
             return
         staging.copy(self.queue, D._halo_dev.data, D.plan.halo_buffer, self.events["staging"])
-        D.non_local.matvec(D._halo_dev, self.y_dev, self.alpha, 1.0)
-        self.events["non_local"] += D.non_local.last_events
+        log = self.events["non_local"]
+        if D._rows_dev is None:  # the part covers every row: straight into y
+            D.non_local.matvec(D._halo_dev, self.y_dev, self.alpha, 1.0)
+            log += D.non_local.last_events
+            return
+        D.non_local.matvec(D._halo_dev, D._scratch_dev, 1.0, 0.0)
+        log += D.non_local.last_events
+        log.append(D._vectors.scatter_add(D._rows_dev, self.alpha, D._scratch_dev, self.y_dev))
 
     # -- the transposed product ---------------------------------------------------------------
     def transposed(self) -> None:
@@ -142,7 +148,12 @@ class Product:
         D, plan = self.D, self.D.plan
         self._stage_in()
         if D.non_local is not None and self.x_dev is not None and self.x_dev.size:
-            D.non_local.rmatvec(self.x_dev, D._halo_dev, self.alpha, 0.0)
+            x = self.x_dev
+            if D._rows_dev is not None:  # x at the rows the compacted part has
+                x = D._scratch_dev
+                cl_array.take(self.x_dev, D._rows_dev, out=x, queue=self.queue)
+                self.events["non_local"].append(x.events[-1])
+            D.non_local.rmatvec(x, D._halo_dev, self.alpha, 0.0)
             self.events["non_local"] += D.non_local.last_events
             staging.copy(self.queue, plan.halo_buffer, D._halo_dev.data,
                          self.events["staging"]).wait()

@@ -77,16 +77,8 @@ def _from_file(comm: Any, path: str, dtype: object, partition: object,
                offsets: object) -> Block:
     """Rows read by each rank from the file; ``"nnz"`` needs the row lengths first: each rank
     counts those of an equal share of the rows, and all share them (one ``allgather``)."""
-    read_rows = getattr(io, "read_rows", None)
-    if read_rows is None:
-        raise NotImplementedError(
-            "reading a distributed matrix from a Matrix Market path needs clspmv.io.read_rows, "
-            "which this version lacks; read the matrix on one rank and pass it with root=0")
-    from scipy.io import mminfo
-
     def header() -> tuple[int, int]:
-        rows, cols, *_ = mminfo(path)
-        return int(rows), int(cols)
+        return io.read_header(path).shape
 
     shape = agree(comm, f"reading the header of {path}", header)
     m = shape[0]
@@ -94,7 +86,7 @@ def _from_file(comm: Any, path: str, dtype: object, partition: object,
         share = balanced_offsets(np.ones(m), comm.size)
         lo, hi = int(share[comm.rank]), int(share[comm.rank + 1])
         counts = agree(comm, f"reading rows {lo}:{hi} of {path}",
-                       lambda: np.diff(read_rows(path, lo, hi).indptr))
+                       lambda: np.diff(io.read_rows(path, lo, hi).indptr))
         row_nnz = np.concatenate(comm.allgather(counts))
     else:
         row_nnz = np.zeros(m, np.int64)
@@ -102,7 +94,7 @@ def _from_file(comm: Any, path: str, dtype: object, partition: object,
               lambda: _offsets(row_nnz, comm.size, partition, offsets))
     lo, hi = int(o[comm.rank]), int(o[comm.rank + 1])
     rows = agree(comm, f"reading rows {lo}:{hi} of {path}",
-                 lambda: canonical_csr(read_rows(path, lo, hi), dtype))
+                 lambda: canonical_csr(io.read_rows(path, lo, hi), dtype))
     return Block(shape, o, rows)
 
 

@@ -11,17 +11,24 @@ from .coo import Coo
 from .csr import CsrAligned, CsrScalar, CsrVector
 from .csr_adaptive import CsrAdaptive
 from .csr_blocks import CsrBlocks
+from .csr_merge import CsrMerge
 from .dia import Dia
 from .ell import Ell, EllR, EllRT
 from .hyb import Hyb
 from .sell import Pjds, Sell
+from .strips import Strips
 
 FORMAT_CLASSES: dict[str, type[Format]] = {
     cls.name: cls
     for cls in (Coo, CsrScalar, CsrVector, CsrAligned, CsrAdaptive, CsrBlocks, Ell, EllR, EllRT,
-                Pjds, Sell, Hyb, Dia)
+                Pjds, Sell, Hyb, Dia, CsrMerge, Strips)
 }
 
+SINGLE_FORMATS: tuple[str, ...] = tuple(
+    name for name, cls in FORMAT_CLASSES.items() if not issubclass(cls, Strips))
+"""The formats that store a whole matrix one way (all but the composite ``strips``, whose blocks
+are in these): the ones a time model describes and a strips plan chooses from."""
+Strips.block_formats = {name: FORMAT_CLASSES[name] for name in SINGLE_FORMATS}
 
 
 def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precision,
@@ -48,4 +55,4 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
     return fmt
 
 
-__all__ = ["FORMAT_CLASSES", "Format", "Layout", "convert"]
+__all__ = ["FORMAT_CLASSES", "SINGLE_FORMATS", "Format", "Layout", "convert"]

@@ -264,7 +264,9 @@ class Format(ABC):
     def scale_y_t(self, queue: cl.CommandQueue, y: cl.Buffer, beta: np.generic
                   ) -> cl.Event | None:
         """Enqueue y = beta * y over the entries a transpose product adds into: the ``shape[1]``
-        first, or those of the column map."""
+        first, or those of the column map); nothing for beta == 1."""
+        if beta == 1:
+            return None
         kern = self.lazy_kernel("scale_y_t", "util.cl", "scale_y_t", atomics=True)
         n = self.shape[1]
         return self.run(queue, kern, n, scalar(n), y, beta)
@@ -312,6 +314,9 @@ class Format(ABC):
     ) -> list[cl.Event]:
         """Enqueue y[row0 : row0 + m] = alpha * A x + beta * y[row0 : row0 + m]; returns the
         events of the kernels enqueued."""
+
+    forward_atomics: ClassVar[bool] = False
+    """Whether :meth:`launch` adds partial sums to y atomically (no format does now)."""
 
     forward_roundings: ClassVar[int] = 1
     """Roundings of a row's sum, or part of it, to the value type in :meth:`launch`: 1, but 2 in

@@ -12,8 +12,9 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from ..bench.records import key_of, read_json, write_csv, write_json
+from ..bench.records import key_of, read_json, upgrade, write_csv, write_json
 from . import tables
+from .common import Definitions
 
 PLOT_HINT = 'matplotlib is not installed, so no plots were drawn: pip install "clspmv[plot]"'
 
@@ -45,11 +46,12 @@ def write(out_dir: str | Path, metas: list[dict[str, Any]],
     """Write report.md and the plots into ``out_dir``; returns the path of report.md."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    records = [upgrade(r) for r in records]
     drawn: list[str] | str = PLOT_HINT
     if importlib.util.find_spec("matplotlib") is not None:
         from . import plots
 
-        drawn = plots.draw(records, out)
+        drawn = plots.draw(records, out, Definitions.of(metas))
     path = out / "report.md"
     path.write_text(tables.render(metas, records, drawn), encoding="utf-8")
     return path

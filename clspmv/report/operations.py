@@ -16,25 +16,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..bench.records import BASELINES
-from .tables import (
+from .common import (
     DASH,
-    MIXED,
-    _unique,
-    baseline_dtype,
+    Definitions,
+    Rec,
     matrices_by_size,
     num,
+    of,
     short_device,
+    speedup,
     table,
-    with_baselines,
+    unique,
 )
-
-Rec = dict[str, Any]
-
-
-def of(records: list[Rec], operation: str) -> list[Rec]:
-    """The records of ``operation`` (records of older runs are ``spmv``)."""
-    return [r for r in records if r.get("operation", "spmv") == operation]
+from .distributed import section as distributed_section
+from .selection import section as selection_section
+from .sweep import section as sweep_section
 
 
 def _ok(r: Rec | None) -> bool:
@@ -58,12 +54,13 @@ def _fastest(records: list[Rec], field: str) -> Rec | None:
 
 def _by_format(records: list[Rec]) -> list[str]:
     """Format names in order of first appearance."""
-    return _unique(r["format"] for r in records)
+    return unique(r["format"] for r in records)
 
 
 # -- transpose ------------------------------------------------------------------------------------
 TRANSPOSE_INTRO = (
-    "A^T x by the two methods of `rmatvec` (naive-spmv-transpose.txt): `atomic`, the format's "
+    "A^T x by the two methods of `rmatvec` (Steinberger, Derler, Zayer, Seidel: “How naive is "
+    "naive SpMV on the GPU?”, HPEC 2016): `atomic`, the format's "
     "transpose kernel (atomic adds into y, no extra memory), and `copy`, the forward kernel of a "
     "transposed copy built once by `prepare_transpose()` (download, transposition on the host, "
     "upload; kernels compiled before it is timed). Kernel times in ms, in brackets the ratio to "
@@ -73,25 +70,25 @@ TRANSPOSE_INTRO = (
     "kernel (`never`: it is not faster per product).")
 
 
-def transpose_section(records: list[Rec]) -> str:
+def transpose_section(records: list[Rec], defs: Definitions) -> str:
     trans = of(records, "transpose")
     if not trans:
         return ""
     spmv = of(records, "spmv")
     fmts = [r for r in trans if r["kind"] == "format"]
     out = ["## Transpose products", "", TRANSPOSE_INTRO, ""]
-    for device in _unique(r["device"] for r in fmts):
-        for dtype in _unique(r["dtype"] for r in fmts if r["device"] == device):
+    for device in unique(r["device"] for r in fmts):
+        for dtype in unique(r["dtype"] for r in fmts if r["device"] == device):
             here = [r for r in fmts if r["device"] == device and r["dtype"] == dtype]
             direct = [r for r in spmv if r["device"] == device and r["dtype"] == dtype
                       and r["kind"] == "format"]
             out += [f"### {device} — {dtype}", "", transpose_table(here, direct), ""]
-    out += transpose_baselines(trans, spmv)
+    out += transpose_baselines(trans, spmv, defs)
     return "\n".join(out)
 
 
 def transpose_table(here: list[Rec], direct: list[Rec]) -> str:
-    over = _unique(r.get("amortised_over") for r in here if r.get("amortised_over"))
+    over = unique(r.get("amortised_over") for r in here if r.get("amortised_over"))
     n = over[0] if len(over) == 1 else "N"
     rows = []
     for m in matrices_by_size(here):
@@ -127,14 +124,14 @@ def _breakeven(r: Rec | None) -> str:
     return "never" if n is None else str(n)
 
 
-def transpose_baselines(trans: list[Rec], spmv: list[Rec]) -> list[str]:
+def transpose_baselines(trans: list[Rec], spmv: list[Rec], defs: Definitions) -> list[str]:
     base = [r for r in trans if r["kind"] == "baseline"]
     fmts = [r for r in trans if r["kind"] == "format"]
     out = []
-    for dtype in _unique(r["dtype"] for r in trans):
-        here = [r for r in base if r["dtype"] == baseline_dtype(dtype)]
-        names = [b for b in BASELINES if any(r["format"] == b for r in here)]
-        if names and dtype != MIXED:  # mixed's are float32's, shown there
+    for dtype in unique(r["dtype"] for r in trans):
+        here = [r for r in base if r["dtype"] == defs.baseline_dtype(dtype)]
+        names = [b for b in defs.baselines if any(r["format"] == b for r in here)]
+        if names and dtype != defs.mixed:  # mixed's are float32's, shown there
             rows = []
             for m in matrices_by_size(here):
                 row = [m]
@@ -143,27 +140,28 @@ def transpose_baselines(trans: list[Rec], spmv: list[Rec]) -> list[str]:
                     row += [_ms(r), _ratio(r.get("ratio_to_spmv")) if _ok(r) else DASH]
                 rows.append(row)
             headers = ["matrix"] + [h for b in names for h in (f"{b} A^T x ms", "÷ its A x")]
-            where = "; ".join(_unique(f"{r['format']}: {r['device']}" + (
+            where = "; ".join(unique(f"{r['format']}: {r['device']}" + (
                 f" ({r['params']})" if r.get("params") else "") for r in here if _ok(r)))
             out += [f"### Baselines — {dtype}", "", f"Where and how: {where or 'none ran'}.",
                     "", table(rows, headers), ""]
-        out += fastest_transpose(fmts, here, dtype)
+        out += fastest_transpose(fmts, here, dtype, defs)
     return out
 
 
-def fastest_transpose(fmts: list[Rec], base: list[Rec], dtype: str) -> list[str]:
+def fastest_transpose(fmts: list[Rec], base: list[Rec], dtype: str, defs: Definitions
+                      ) -> list[str]:
     """Each device's fastest A^T x (many products; one product) against each baseline."""
     here = [r for r in fmts if r["dtype"] == dtype]
-    names = [b for b in BASELINES if any(r["format"] == b and _ok(r) for r in base)]
+    names = [b for b in defs.baselines if any(r["format"] == b and _ok(r) for r in base)]
     rows = []
     for m in matrices_by_size(here):
-        for device in _unique(r["device"] for r in here if r["matrix"] == m):
+        for device in unique(r["device"] for r in here if r["matrix"] == m):
             mine = [r for r in here if r["matrix"] == m and r["device"] == device]
             many, once = _fastest(mine, "kernel_ms"), _fastest(mine, "single_ms")
             if many is None:
                 continue
             row = [m, short_device(device), _label(many), num(many["kernel_ms"], ".3f")]
-            row += [num(many.get(f"speedup_vs_{b}"), ".2f") for b in names]
+            row += [num(speedup(many, b), ".2f") for b in names]
             row += [_label(once), num(once["single_ms"], ".3f")]
             for b in names:
                 r = next((r for r in base if r["matrix"] == m and r["format"] == b), None)
@@ -202,14 +200,14 @@ def matmat_section(records: list[Rec], plots: list[str] | str = "") -> str:
     out = ["## Several right-hand sides", "", MATMAT_INTRO + (
         f" Plotted against k in {', '.join(f'`{p}`' for p in drawn)}." if drawn else ""), ""]
     fmts = [r for r in mm if r["kind"] == "format"]
-    for device in _unique(r["device"] for r in fmts):
-        for dtype in _unique(r["dtype"] for r in fmts if r["device"] == device):
+    for device in unique(r["device"] for r in fmts):
+        for dtype in unique(r["dtype"] for r in fmts if r["device"] == device):
             here = [r for r in fmts if r["device"] == device and r["dtype"] == dtype]
             out += [f"### {device} — {dtype}", "", matmat_table(here), ""]
     base = [r for r in mm if r["kind"] == "baseline"]
-    for dtype in _unique(r["dtype"] for r in base):
+    for dtype in unique(r["dtype"] for r in base):
         here = [r for r in base if r["dtype"] == dtype]
-        where = "; ".join(_unique(f"{r['format']}: {r['device']}" + (
+        where = "; ".join(unique(f"{r['format']}: {r['device']}" + (
             f" ({r['params']})" if r.get("params") else "") for r in here if _ok(r)))
         out += [f"### Baselines — {dtype}", "", f"Where and how: {where or 'none ran'}.", "",
                 matmat_table(here), ""]
@@ -221,11 +219,11 @@ def matmat_table(here: list[Rec]) -> str:
     rows = []
     for m in matrices_by_size(here):
         for fmt in _by_format([r for r in here if r["matrix"] == m]):
-            for order in _unique(r["order"] for r in here if r["matrix"] == m
+            for order in unique(r["order"] for r in here if r["matrix"] == m
                                  and r["format"] == fmt):
                 pick = {r["k"]: r for r in here if r["matrix"] == m and r["format"] == fmt
                         and r["order"] == order}
-                methods = _unique(r.get("method") for r in pick.values()
+                methods = unique(r.get("method") for r in pick.values()
                                   if r.get("method") not in ("", "spmv"))
                 row = [m, fmt + (f" ({', '.join(methods)})" if methods else ""), order]
                 for k in ks:
@@ -251,33 +249,37 @@ SOLVER_INTRO = (
     "iteration / this one; residuals |b − A x| / |b| after the last iteration.")
 
 
-def solver_section(records: list[Rec]) -> str:
+def solver_section(records: list[Rec], defs: Definitions) -> str:
+    """Per value type: each format's time per iteration, against every baseline that ran the
+    same solver (its time, the speedup over it and its residual)."""
     sol = of(records, "solver")
     if not sol:
         return ""
     out = ["## Solvers", "", SOLVER_INTRO, ""]
-    for dtype in _unique(r["dtype"] for r in sol):
-        here = with_baselines(sol, dtype)
+    for dtype in unique(r["dtype"] for r in sol):
+        here = defs.with_baselines(sol, dtype)
+        names = [b for b in defs.baselines if any(r["format"] == b for r in here)]
         rows = []
         for m in matrices_by_size(here):
-            for method in _unique(r["method"] for r in here if r["matrix"] == m):
+            for method in unique(r["method"] for r in here if r["matrix"] == m):
                 mine = [r for r in here if r["matrix"] == m and r["method"] == method]
-                scipy = next((r for r in mine if r["format"] == "scipy"), None)
+                base = {b: next((r for r in mine if r["format"] == b), None) for b in names}
                 for r in mine:
                     if r["kind"] != "format":
                         continue
-                    rows.append([m, short_device(r["device"]), r["format"], method,
-                                 str(r.get("iterations") or DASH),
-                                 _ms(r, "ms_per_iteration"),
-                                 _ratio(r.get("ratio_to_spmv")) if _ok(r) else DASH,
-                                 _ms(scipy, "ms_per_iteration") if scipy else DASH,
-                                 num(r.get("speedup_vs_scipy"), ".2f") if _ok(r) else DASH,
-                                 num(r.get("residual"), ".2e"),
-                                 num((scipy or {}).get("residual"), ".2e")])
-        out += [f"### {dtype}", "",
-                table(rows, ["matrix", "device", "format", "solver", "iterations",
-                             "ms / iteration", "÷ A x", "scipy ms / iteration", "× scipy",
-                             "residual", "scipy residual"]), ""]
+                    row = [m, short_device(r["device"]), r["format"], method,
+                           str(r.get("iterations") or DASH), _ms(r, "ms_per_iteration"),
+                           _ratio(r.get("ratio_to_spmv")) if _ok(r) else DASH]
+                    for b in names:
+                        row += [_ms(base[b], "ms_per_iteration") if base[b] else DASH,
+                                num(speedup(r, b), ".2f") if _ok(r) else DASH]
+                    row.append(num(r.get("residual"), ".2e"))
+                    row += [num((base[b] or {}).get("residual"), ".2e") for b in names]
+                    rows.append(row)
+        headers = ["matrix", "device", "format", "solver", "iterations", "ms / iteration",
+                   "÷ A x", *[h for b in names for h in (f"{b} ms / iteration", f"× {b}")],
+                   "residual", *[f"{b} residual" for b in names]]
+        out += [f"### {dtype}", "", table(rows, headers), ""]
     return "\n".join(out)
 
 
@@ -285,7 +287,8 @@ def problems_section(records: list[Rec]) -> str:
     """Records of the other operations that did not run well, with the reason: one row per
     device, format, operation and reason, naming the matrices and value types concerned (the
     sweep lists its own, :mod:`.sweep`)."""
-    bad = [r for r in records if r.get("operation", "spmv") not in ("spmv", "sweep")
+    bad = [r for r in records if r.get("operation", "spmv") not in ("spmv", "sweep",
+                                                                   "distributed")
            and r["status"] != "ok"]
     if not bad:
         return ""
@@ -295,17 +298,17 @@ def problems_section(records: list[Rec]) -> str:
                f"{r['operation']} {r.get('method') or ''}".strip(), r["status"],
                r.get("reason", ""))
         groups.setdefault(key, []).append(r)
-    rows = [[*key[:4], ", ".join(_unique(f"{r['matrix']} {r['dtype']}" for r in recs)),
+    rows = [[*key[:4], ", ".join(unique(f"{r['matrix']} {r['dtype']}" for r in recs)),
              key[4]] for key, recs in groups.items()]
     return "\n".join(["## Other operations skipped, failed, wrong or absent", "",
                       table(rows, ["device", "format", "operation", "status",
                                    "matrices", "reason"]), ""])
 
 
-def sections(records: list[Rec], plots: list[str] | str = "") -> list[str]:
+def sections(records: list[Rec], defs: Definitions, plots: list[str] | str = "") -> list[str]:
     """The sections of the operations that have records, in order."""
-    from .sweep import section as sweep_section
-
-    parts = [transpose_section(records), matmat_section(records, plots),
-             solver_section(records), sweep_section(records), problems_section(records)]
+    parts = [transpose_section(records, defs), matmat_section(records, plots),
+             solver_section(records, defs), selection_section(records, defs),
+             sweep_section(records, defs), distributed_section(records, plots),
+             problems_section(records)]
     return [p for p in parts if p]

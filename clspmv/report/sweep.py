@@ -1,6 +1,6 @@
 """The report section of ``clspmv bench --sweep`` (records with ``operation`` ``sweep``), shaped
-like the tables of ``openmp-vs-cuda.txt``; present only when such records exist. A pure function
-of the records, like :mod:`.tables`.
+like the tables of Ferez's OpenMP-vs-CUDA paper; present only when such records exist. A pure
+function of the records, like :mod:`.tables`.
 
 Per device and value type:
 
@@ -14,7 +14,8 @@ Per device and value type:
   1 thread transposed; the best);
 * ``csr-adaptive``: GFLOP/s per matrix by block size (rows) and work-group size (columns), the
   fastest of each matrix in bold (the measurement behind its defaults);
-* the fastest configuration of each matrix, against the same kernel with today's defaults;
+* the fastest configuration of each matrix, against the same kernel with the run's defaults
+  (recorded in its meta data, :func:`clspmv.bench.sweep.defaults`);
 * findings: per format and storage order the configuration with the best geometric mean over
   the matrices, against the defaults (the sweep's findings set them);
 * the configurations that were skipped, failed or wrong, with the reason.
@@ -23,23 +24,15 @@ Per device and value type:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any
 
 from ..bench.sweep import ADAPTIVE_FORMAT, OPERATION, Config, block_size, parse_label
-from ..formats import FORMAT_CLASSES
-from ..formats.base import DEFAULT_WORK_GROUP
-from ..formats.csr import CsrScalar
-from ..formats.csr_adaptive import GPU_WORK_GROUP
-from .tables import DASH, _unique, matrices_by_size, num, table
-
-Rec = dict[str, Any]
-
-DEFAULT_UNROLL = 1
-"""Today's default unroll factor: with each format's default work-group size
-(``Format.default_work_group``) the reference of the "against the defaults" columns."""
+from .common import DASH, Definitions, Rec, matrices_by_size, num, table, unique
 
 INTRO = (
-    "The kernel-parameter experiments of openmp-vs-cuda.txt (`clspmv bench --sweep`, grid in "
+    "The kernel-parameter experiments of Ferez's “Sparse Matrix-Vector Product: OpenMP vs CUDA "
+    "on Hybrid Platforms” (2023) (`clspmv bench --sweep`, grid in "
     "`clspmv/bench/sweep.py`): every configuration is one kernel of `csr.cl` or `ell.cl` built "
     "with its options (`-DWG`, `-DT`, `-DUNROLL`, `-DROW_MAJOR`), run on the same uploaded "
     "matrix, checked against scipy and timed like A x (kernel time from profiling events, "
@@ -65,15 +58,28 @@ def _config(r: Rec) -> Config:
     return parse_label(r["method"])
 
 
-def default_config(r: Rec) -> Config:
-    """The configuration of ``r``'s format, T and storage order with the defaults: the format's
-    default work-group size on ``r``'s kind of device (``Format.default_work_group``), unroll
-    :data:`DEFAULT_UNROLL`;
-    ``csr-adaptive`` the largest block size."""
+def default_config(r: Rec, defaults: dict[str, Any]) -> Config:
+    """The configuration of ``r``'s format, T and storage order with the run's ``defaults``
+    (meta["settings"]["sweep"]["defaults"]): the format's default work-group size on ``r``'s
+    kind of device, the default unroll factor; ``csr-adaptive`` the largest block size."""
     c = _config(r)
-    wg = FORMAT_CLASSES[r["format"]].default_work_group(r.get("device_type"))
-    c = c._replace(work_group_size=wg, unroll=DEFAULT_UNROLL)
+    wg = defaults["work_group"][r["format"]][r.get("device_type") or "cpu"]
+    c = c._replace(work_group_size=wg, unroll=defaults["unroll"])
     return c._replace(block_divisor=1) if r["format"] == ADAPTIVE_FORMAT else c
+
+
+def defaults_sentence(defaults: dict[str, Any]) -> str:
+    """``wg 256, unroll 1; on GPUs csr-scalar: wg 32, ...; csr-adaptive cap=max``."""
+    sizes = defaults["work_group"]
+    common = Counter(wg for kinds in sizes.values() for wg in kinds.values()).most_common(1)
+    base = common[0][0] if common else DASH
+    parts = [f"wg {base}, unroll {defaults['unroll']}"]
+    for kind in ("cpu", "gpu"):
+        other = [f"{f}: wg {kinds[kind]}" for f, kinds in sizes.items() if kinds[kind] != base]
+        if other:
+            parts.append(f"on {kind.upper()}s {', '.join(other)}")
+    parts.append(f"{ADAPTIVE_FORMAT} cap={defaults['adaptive_block']}")
+    return "; ".join(parts)
 
 
 def _ok(records: list[Rec]) -> list[Rec]:
@@ -91,21 +97,21 @@ def _cell(r: Rec | None, note: str = "") -> str:
     return f"{num(r['gflops'])} ({note})" if note else num(r["gflops"])
 
 
-def section(records: list[Rec]) -> str:
+def section(records: list[Rec], defs: Definitions) -> str:
     """The whole sweep section ("" without sweep records)."""
     recs = of_sweep(records)
     if not recs:
         return ""
     out = ["## Kernel-parameter sweep", "", INTRO, ""]
-    for device in _unique(r["device"] for r in recs):
-        for dtype in _unique(r["dtype"] for r in recs if r["device"] == device):
+    for device in unique(r["device"] for r in recs):
+        for dtype in unique(r["dtype"] for r in recs if r["device"] == device):
             here = [r for r in recs if r["device"] == device and r["dtype"] == dtype]
-            out += [f"### {device} — {dtype}", "", device_tables(here)]
+            out += [f"### {device} — {dtype}", "", device_tables(here, defs.sweep_defaults)]
     out += [problems(recs)]
     return "\n".join(out)
 
 
-def device_tables(here: list[Rec]) -> str:
+def device_tables(here: list[Rec], defaults: dict[str, Any]) -> str:
     """Every table of one device and value type."""
     matrices = matrices_by_size(here)
     parts = [
@@ -120,13 +126,11 @@ def device_tables(here: list[Rec]) -> str:
         "csr-adaptive: GFLOP/s by block size and work-group size, the fastest of each matrix in "
         "bold.", "", adaptive_table(here, matrices), "",
         "Fastest configuration per matrix, against the same format, T and storage order with "
-        f"the defaults (wg {DEFAULT_WORK_GROUP}, unroll {DEFAULT_UNROLL}; on GPUs csr-scalar: "
-        f"wg {CsrScalar.gpu_work_group}, csr-adaptive: wg {GPU_WORK_GROUP}; csr-adaptive "
-        "cap=max).", "",
-        best_table(here, matrices), "",
+        f"the defaults of the run ({defaults_sentence(defaults)}).", "",
+        best_table(here, matrices, defaults), "",
         "Findings: per format and storage order, the configuration with the best geometric "
         "mean GFLOP/s over the matrices where every configuration compared ran, against the "
-        "defaults with the same T.", "", findings_table(here), ""]
+        "defaults with the same T.", "", findings_table(here, defaults), ""]
     return "\n".join(parts)
 
 
@@ -254,20 +258,20 @@ def adaptive_table(here: list[Rec], matrices: list[str]) -> str:
     return table(rows, ["matrix", "block", *(f"wg {wg}" for wg in sizes)])
 
 
-def _default_of(r: Rec, recs: list[Rec]) -> Rec | None:
-    default = default_config(r)
+def _default_of(r: Rec, recs: list[Rec], defaults: dict[str, Any]) -> Rec | None:
+    default = default_config(r, defaults)
     return next((d for d in _ok(recs) if d["format"] == r["format"]
                  and _config(d) == default), None)
 
 
-def best_table(here: list[Rec], matrices: list[str]) -> str:
+def best_table(here: list[Rec], matrices: list[str], defaults: dict[str, Any]) -> str:
     rows = []
     for m in matrices:
         mine = [r for r in here if r["matrix"] == m]
         b = _best(mine)
         if b is None:
             continue
-        d = _default_of(b, mine)
+        d = _default_of(b, mine, defaults)
         rows.append([m, b["format"], b["method"], num(b["gflops"]),
                      num(b.get("pct_copy_bw"), ".1f"),
                      f"{b['gflops'] / d['gflops']:.2f}×" if d else DASH])
@@ -279,10 +283,10 @@ def _geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def findings_table(here: list[Rec]) -> str:
+def findings_table(here: list[Rec], defaults: dict[str, Any]) -> str:
     rows = []
-    for fmt in _unique(r["format"] for r in here):
-        for order in _unique(_config(r).order for r in here if r["format"] == fmt):
+    for fmt in unique(r["format"] for r in here):
+        for order in unique(_config(r).order for r in here if r["format"] == fmt):
             recs = [r for r in here if r["format"] == fmt and _config(r).order == order]
             by_config: dict[str, dict[str, float]] = {}
             for r in _ok(recs):
@@ -293,7 +297,7 @@ def findings_table(here: list[Rec]) -> str:
                 continue
             means = {c: _geomean([v[m] for m in matrices]) for c, v in by_config.items()}
             best = max(means, key=means.__getitem__)
-            default = default_config({**recs[0], "method": best}).label
+            default = default_config({**recs[0], "method": best}, defaults).label
             ratio = (f"{means[best] / means[default]:.2f}×" if default in means else DASH)
             rows.append([fmt, order if fmt.startswith("ell") else DASH, best,
                          num(means[best]), ratio, len(matrices)])
@@ -310,7 +314,7 @@ def problems(recs: list[Rec]) -> str:
     for r in bad:
         groups.setdefault((r["device"].split(" (")[0], r["format"], r["status"],
                            r.get("reason", "")), []).append(r)
-    rows = [[*key[:3], len(v), ", ".join(_unique(f"{r['matrix']} {r['dtype']}" for r in v)),
+    rows = [[*key[:3], len(v), ", ".join(unique(f"{r['matrix']} {r['dtype']}" for r in v)),
              key[3]] for key, v in groups.items()]
     return "\n".join(["### Sweep configurations skipped, failed or wrong", "",
                       table([[str(c) for c in row] for row in rows],

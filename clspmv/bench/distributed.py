@@ -1,0 +1,351 @@
+"""``mpiexec -n N clspmv bench --distributed [--modes vector,overlap,task] MATRIX...``: the
+distributed product of :class:`clspmv.distributed.DistributedMatrix` per mode, against the same
+code on one rank and against the paper's model (pjds-multigpu.txt, sections 2.2 and 3).
+
+Every rank runs ``clspmv bench`` with the same arguments; the runner's loop is the same on every
+rank (same matrices, value types, one device each), the per-format loop and the baselines are
+off (``--distributed`` measures only this operation), and this operation's
+:meth:`Distributed.run_device` is collective. Only rank 0 writes results.json and the report
+(:func:`clspmv.bench.mpirun.results_for`); the others keep nothing.
+
+Per matrix, value type and mode, one record (``operation`` ``distributed``, ``method``
+``"<mode>, <N> ranks"``, ``format`` ``"<local>/<non-local>"``):
+
+* the time of one product: every rank waits at a barrier, runs ``D.matvec`` on pyopencl vectors
+  (x and y stay on the device; only the exchanged values are staged) and waits for its queue;
+  a product takes the slowest rank's time; ``kernel_ms`` is the median over the repeats (after
+  the warm-up products), min and max beside it;
+* its parts from :attr:`DistributedMatrix.timings` (each rank's median over the repeats, the
+  largest over the ranks): local and non-local kernels, host staging, gathering the send buffer,
+  the exchange (start to completion);
+* the bytes each rank sends and receives per product;
+* the 1-rank reference: **in the same run**, rank 0 alone on a sub-communicator of size 1 (the
+  same DistributedMatrix code, the whole matrix local, the same device, format, mode, x and
+  repeats) while the other ranks wait without spinning; ``speedup_over_one`` = its time / the
+  N-rank time, ``efficiency`` = speedup / N. Without mpiexec (one rank) the run is its own
+  reference: efficiency 1;
+* the model's prediction (:mod:`clspmv.distributed.model`): the device bandwidth is the one the
+  1-rank reference's local kernel reached (:func:`~clspmv.distributed.model.effective_bandwidth`),
+  staging bandwidth, network bandwidth and latency are measured by
+  :func:`~clspmv.distributed.model.probe` in the same run; ``predicted_ms`` per mode for the
+  N ranks, the relative ``model_error_pct`` and the predicted efficiency.
+
+Each mode's product is checked once against scipy (the whole y gathered on rank 0) under the
+per-row bound of :mod:`clspmv.bench.reference`. ``--max-seconds`` is refused with
+``--distributed``: the ranks would decide on their own clocks when to stop, and hang.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..device import Device
+from .errors import classify, first_lines
+from .mpirun import world
+from .operation import Case, Context, Operation, check, set_times
+from .records import Record, device_label
+from .reference import Problem
+from .timing import summarize
+
+OPERATION = "distributed"
+"""The ``operation`` of the distributed records."""
+
+PARTS = ("local", "non_local", "staging", "gather", "communication")
+"""The parts of a product (keys of :attr:`DistributedMatrix.timings`), each ``<part>_ms``."""
+
+REFERENCE_SAME_RUN = "rank 0 alone on a size-1 sub-communicator, in the same run"
+REFERENCE_ITSELF = "this run (one rank)"
+
+POLL_SECONDS = 0.005
+"""How often a rank waiting for rank 0's reference looks whether it is done."""
+
+
+# -- measuring ------------------------------------------------------------------------------------
+@dataclass
+class Measured:
+    """One mode on one communicator, as rank 0 sees it after gathering every rank's samples."""
+
+    product: np.ndarray
+    """Seconds of each timed product: the slowest rank's."""
+    parts: dict[str, float]
+    """Seconds of each part: per rank the median over the products, then the largest rank's."""
+    imbalance: float
+    """Largest rank's kernel seconds (local + non-local) / the mean over the ranks."""
+    y: np.ndarray
+    """The checked product (whole y)."""
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.product))
+
+
+def measure_mode(D: Any, problem: Problem, mode: str, warmup: int, repeat: int
+                 ) -> Measured | None:
+    """Check and time ``D`` in ``mode`` (collective over ``D.comm``); rank 0 gets the
+    :class:`Measured`, the others None."""
+    import pyopencl.array as cl_array
+
+    comm, queue = D.comm, D.device.queue
+    D.mode = mode
+    y = D.matvec_global(np.asarray(problem.x, D.dtype))
+    c0, c1 = D.col_range
+    x_dev = cl_array.to_device(queue, np.ascontiguousarray(problem.x[c0:c1], D.dtype))
+    y_dev = cl_array.empty(queue, D.local_shape[0], D.dtype)
+    for _ in range(max(warmup, 1)):
+        D.matvec(x_dev, y_dev)
+        queue.finish()
+    samples = np.empty((repeat, 1 + len(PARTS)))
+    for i in range(repeat):
+        comm.Barrier()
+        start = time.perf_counter()
+        D.matvec(x_dev, y_dev)
+        queue.finish()
+        samples[i, 0] = time.perf_counter() - start
+        parts = D.timings
+        samples[i, 1:] = [parts[p] for p in PARTS]
+    gathered = comm.gather(samples, root=0)
+    if comm.rank != 0:
+        return None
+    every = np.stack(gathered)  # ranks x repeats x (product, parts...)
+    medians = np.median(every, axis=1)  # ranks x (product, parts...)
+    kernels = medians[:, 1] + medians[:, 2]
+    mean = float(kernels.mean())
+    return Measured(product=every[:, :, 0].max(axis=0),
+                    parts={p: float(medians[:, 1 + i].max()) for i, p in enumerate(PARTS)},
+                    imbalance=float(kernels.max()) / mean if mean > 0 else 1.0, y=y)
+
+
+def measure_all(comm: Any, problem: Problem, device: Device, conf: dict[str, Any], dtype: Any,
+                warmup: int, repeat: int) -> tuple[Any, dict[str, Measured | None]]:
+    """Build the DistributedMatrix over ``comm`` and measure every mode of ``conf``; (the matrix,
+    mode -> :class:`Measured` on rank 0). The caller closes the matrix."""
+    from ..distributed import DistributedMatrix
+
+    formats = tuple(conf["formats"]) if conf.get("formats") else None
+    D = DistributedMatrix.from_scipy(problem.csr, comm, format=formats, mode="vector",
+                                     device=device, dtype=dtype)
+    return D, {mode: measure_mode(D, problem, mode, warmup, repeat) for mode in conf["modes"]}
+
+
+def one_rank_reference(problem: Problem, device: Device, conf: dict[str, Any], dtype: Any,
+                       warmup: int, repeat: int) -> dict[str, Any]:
+    """Rank 0 alone on a sub-communicator of size 1 measures every mode while the others wait
+    (an ``Ibarrier`` polled with sleeps: they take no CPU from rank 0); every rank gets
+    ``{"ms": {mode: median ms}, "local_s": local kernel seconds, "costs": RankCosts,
+    "error": reason or None}``."""
+    from mpi4py import MPI
+
+    comm = world()
+    sub = comm.Split(0 if comm.rank == 0 else MPI.UNDEFINED, 0)
+    out: dict[str, Any] = {"ms": {}, "local_s": None, "costs": None, "error": None}
+    if comm.rank == 0:
+        try:
+            D, measured = measure_all(sub, problem, device, conf, dtype, warmup, repeat)
+            try:
+                out["ms"] = {mode: m.median * 1e3 for mode, m in measured.items()}
+                out["local_s"] = next(iter(measured.values())).parts["local"]
+                out["costs"] = D.costs()
+            finally:
+                D.close()
+        except Exception as err:
+            out["error"] = f"{type(err).__name__}: {err}"
+        finally:
+            sub.Free()
+    done = comm.Ibarrier()
+    while not done.Test():
+        time.sleep(POLL_SECONDS)
+    return comm.bcast(out, root=0)
+
+
+def machine_for(comm: Any, device: Device, costs: Any, local_seconds: float | None) -> Any:
+    """The model's :class:`~clspmv.distributed.model.Machine` (collective): probed staging,
+    network and launch latency, and the device bandwidth the 1-rank local kernel reached (the
+    probed copy bandwidth where there is none)."""
+    from dataclasses import replace
+
+    from ..distributed import model
+
+    probed = model.probe(comm, device)
+    bandwidth = probed.device_bandwidth
+    if costs is not None and local_seconds:
+        bandwidth = model.effective_bandwidth(costs, local_seconds)
+    return replace(probed, device_bandwidth=bandwidth), probed.device_bandwidth
+
+
+# -- the operation --------------------------------------------------------------------------------
+class Distributed(Operation):
+    """The distributed product per mode (``--distributed``), run on each rank's device."""
+
+    name = OPERATION
+    fields = {
+        "ranks": "MPI ranks (one device each)",
+        "mode": "vector | overlap | task (pjds-multigpu.txt, section 3.1)",
+        "formats": "(local, non-local) format of each rank, distinct pairs",
+        "devices": "the ranks' devices, distinct labels",
+        "local_ms": "local kernel time: per rank the median over the products, the largest "
+                    "rank's",
+        "non_local_ms": "non-local kernel time (same rule)",
+        "staging_ms": "host <-> device copies of the exchanged values (same rule)",
+        "gather_ms": "host time filling the send buffer (same rule)",
+        "communication_ms": "exchange, start to completion, wall clock (same rule)",
+        "imbalance": "largest rank's kernel time (local + non-local) / the ranks' mean",
+        "bytes_sent": "bytes one rank sends per product, the largest rank's",
+        "bytes_received": "bytes one rank receives per product, the largest rank's",
+        "bytes_exchanged": "bytes sent per product, summed over the ranks",
+        "reference": "where the 1-rank time comes from",
+        "reference_ms": "time per product of the same mode, format and device on one rank",
+        "speedup_over_one": "reference_ms / kernel_ms",
+        "efficiency": "speedup_over_one / ranks (parallel efficiency)",
+        "predicted_ms": "the model's time per product for this mode and these ranks "
+                        "(clspmv.distributed.model.predict, vectors resident on the device)",
+        "predicted_one_ms": "the model's time for the whole matrix on one rank",
+        "predicted_efficiency": "predicted_one_ms / (ranks * predicted_ms)",
+        "model_error_pct": "100 * (predicted_ms - kernel_ms) / kernel_ms",
+        "model_device_gbps": "the model's device bandwidth: what the 1-rank local kernel "
+                             "reached (code balance bytes / its time)",
+        "probed_copy_gbps": "the device's copy bandwidth (model.probe), for comparison",
+        "staging_gbps": "host -> device copy bandwidth (model.probe)",
+        "network_gbps": "rank 0 <-> 1 bandwidth, ping-pong (model.probe; none on one rank)",
+        "latency_us": "rank 0 <-> 1 latency, half a round trip (model.probe)",
+        "launch_us": "microseconds per device command, kernel launch or copy (model.probe)",
+    }
+    formulas = {
+        "kernel_ms": "median over the repeats of one product's wall time (barrier, D.matvec on "
+                     "pyopencl x and y, queue finished), the slowest rank's",
+        "gflops": "2 * nnz / kernel_ms (the whole matrix over all ranks)",
+        "gbps": "min_bytes of the whole matrix / kernel_ms (all devices together)",
+    }
+
+    def active(self, plan: Any) -> bool:
+        return bool(getattr(plan, "distributed", None))
+
+    def settings(self, plan: Any) -> dict[str, Any]:
+        ranks = world().size
+        return {OPERATION: {
+            "ranks": ranks, "modes": list(plan.distributed),
+            "formats": list(plan.distributed_formats) if plan.distributed_formats else None,
+            "vectors": "device (pyopencl x and y)",
+            "reference": REFERENCE_SAME_RUN if ranks > 1 else REFERENCE_ITSELF}}
+
+    def steps(self, plan: Any) -> int:
+        return len(plan.distributed)
+
+    def run_device(self, context: Context, problem: Problem, device: Device) -> None:
+        run(context, problem, device)
+
+
+def run(context: Context, problem: Problem, device: Device) -> None:
+    """Every mode of the run's settings on ``device`` (collective over ``MPI.COMM_WORLD``);
+    rank 0 adds the records to ``context.results``."""
+    comm = world()
+    conf = context.results.meta["settings"][OPERATION]
+    warmup, repeat = context.settings.warmup, context.settings.repeat
+    dtype = "mixed" if problem.accuracy.mixed else problem.csr.dtype
+    ranks = comm.size
+    ref = (one_rank_reference(problem, device, conf, dtype, warmup, repeat) if ranks > 1
+           else None)
+    D, status, reason = None, "ok", ""
+    measured: dict[str, Measured | None] = {}
+    try:
+        D, measured = measure_all(comm, problem, device, conf, dtype, warmup, repeat)
+    except Exception as err:  # raised on every rank alike (the library agrees on failures)
+        status, reason = _classify(err)
+    try:
+        if D is not None:
+            facts = _facts(D)
+            if ref is None:  # one rank: the run is its own reference
+                first = next(iter(measured.values()))
+                ref = {"ms": {m: v.median * 1e3 for m, v in measured.items()},
+                       "local_s": first.parts["local"], "costs": D.costs(), "error": None}
+            machine, copy_bw = machine_for(comm, device, ref["costs"], ref["local_s"])
+            predicted = D.predict(machine, resident=True)
+    finally:
+        if D is not None:
+            D.close()
+    if comm.rank != 0:
+        for mode in conf["modes"]:
+            context.progress(f"{problem.name} distributed {mode}")
+        return
+    from ..distributed import DEFAULT_FORMATS
+
+    fmt = "/".join(conf.get("formats") or DEFAULT_FORMATS)
+    for mode in conf["modes"]:
+        rec = problem.record(device_label(device), device.type, fmt)
+        DISTRIBUTED.start(rec, problem, _case(mode, ranks), None)
+        rec.extra.update(ranks=ranks, mode=mode)
+        rec.status, rec.reason = status, reason
+        if status == "ok":
+            _fill(rec, problem, measured[mode], facts, ref, mode, ranks)
+            _fill_model(rec, machine, copy_bw, predicted[mode], ref, ranks, mode)
+        context.results.add(rec)
+        context.progress(f"{problem.name} distributed {mode}")
+
+
+def _classify(err: Exception) -> tuple[str, str]:
+    """(status, reason) of a construction that failed on every rank: a
+    :class:`~clspmv.distributed.DistributedError` is classified by its local cause and keeps
+    its message (which names every failing rank)."""
+    from ..distributed import DistributedError
+
+    if isinstance(err, DistributedError) and isinstance(err.__cause__, Exception):
+        return classify(err.__cause__, "converting")[0], first_lines(err)
+    return classify(err, "converting")
+
+
+def _case(mode: str, ranks: int) -> Case:
+    return Case(OPERATION, f"{mode}, {ranks} ranks")
+
+
+def _facts(D: Any) -> dict[str, Any]:
+    """What every rank knows of its part, gathered on every rank (collective)."""
+    sent, received = D.bytes_exchanged
+    mine = (sent, received, "/".join(f or "none" for f in D.formats), device_label(D.device))
+    every = D.comm.allgather(mine)
+    return {"bytes_sent": max(e[0] for e in every),
+            "bytes_received": max(e[1] for e in every),
+            "bytes_exchanged": sum(e[0] for e in every),
+            "formats": list(dict.fromkeys(e[2] for e in every)),
+            "devices": list(dict.fromkeys(e[3] for e in every))}
+
+
+def _fill(rec: Record, problem: Problem, m: Measured, facts: dict[str, Any],
+          ref: dict[str, Any], mode: str, ranks: int) -> None:
+    check(rec, problem, m.y)
+    set_times(rec, summarize(m.product * 1e9))
+    rec.extra.update(facts)
+    rec.extra.update({f"{p}_ms": m.parts[p] * 1e3 for p in PARTS})
+    rec.extra["imbalance"] = m.imbalance
+    rec.extra["reference"] = REFERENCE_SAME_RUN if ranks > 1 else REFERENCE_ITSELF
+    one = ref["ms"].get(mode)
+    if ref["error"]:
+        rec.extra["reference"] += f" (failed: {ref['error']})"
+    if one and rec.kernel_ms:
+        rec.extra.update(reference_ms=one, speedup_over_one=one / rec.kernel_ms,
+                         efficiency=one / rec.kernel_ms / ranks)
+
+
+def _fill_model(rec: Record, machine: Any, copy_bw: float, predicted_s: float,
+                ref: dict[str, Any], ranks: int, mode: str) -> None:
+    from ..distributed import model
+
+    rec.extra.update(model_device_gbps=machine.device_bandwidth / 1e9,
+                     probed_copy_gbps=copy_bw / 1e9,
+                     staging_gbps=machine.staging_bandwidth / 1e9,
+                     network_gbps=machine.network_bandwidth / 1e9,
+                     latency_us=machine.network_latency * 1e6,
+                     launch_us=machine.launch_latency * 1e6,
+                     predicted_ms=predicted_s * 1e3)
+    if rec.kernel_ms:
+        rec.extra["model_error_pct"] = 100.0 * (predicted_s * 1e3 - rec.kernel_ms) / rec.kernel_ms
+    if ref.get("costs") is not None:
+        one = model.rank_time(ref["costs"], machine, mode, resident=True)
+        rec.extra["predicted_one_ms"] = one * 1e3
+        if predicted_s > 0:
+            rec.extra["predicted_efficiency"] = one / (ranks * predicted_s)
+
+
+DISTRIBUTED = Distributed()

@@ -1,0 +1,187 @@
+"""``clspmv bench --selection`` (on by default with ``--formats all``): how well the library's
+``format="auto"`` chose, per matrix, value type and device, measured after every format of the
+device ran A x.
+
+One record per matrix, value type and device, ``operation`` ``selection``, ``format`` ``auto``:
+the model's prediction of every format (:func:`clspmv.model.select`, the very call of
+``DeviceMatrix.from_scipy(A, format="auto")``) next to the kernel times this run measured for
+the same matrix, value type and device (the ``spmv`` records of status ``ok``), auto's choice,
+its measured time against the fastest measured format, the model's error and the cost of the
+selection against one conversion to CSR. Nothing is measured again: the formats' own A x
+records are the measurements. With fewer formats than all (``--formats a,b --selection``) the
+comparison is with the fastest of those measured.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from ..device import Device
+from ..model import calibration, select
+from . import timing
+from .operation import Context, Operation, Settings
+from .records import Record, device_label
+from .reference import Problem
+from .speedups import REFERENCE_FORMAT
+
+OPERATION = "selection"
+"""The ``operation`` of the selection's records (their ``format`` is ``auto``)."""
+TIE_PCT = 5.0
+"""A choice within this many per cent of the fastest measured format counts as a tie (the
+fastest format changes between runs when several are this close)."""
+FIELDS = {
+    "chosen": "auto's format: clspmv.model.select (format='auto' of DeviceMatrix.from_scipy, "
+              "least predicted kernel time)",
+    "calibration": "the device's calibration the prediction used: measured or quick-default",
+    "why": "the model's reason for the choice",
+    "predicted_ms": "format -> predicted kernel ms (formats that refuse the matrix left out)",
+    "measured_ms": "format -> measured kernel ms of this run's A x (status ok only)",
+    "chosen_ms": "measured kernel ms of the chosen format (None: not measured ok)",
+    "fastest": "the format of least measured kernel ms",
+    "fastest_ms": "its kernel ms",
+    "vs_fastest": "fastest_ms / chosen_ms: 1 = auto chose the fastest, 0.8 = 20 % slower "
+                  "(None when the chosen format was not measured)",
+    "within_tie": f"vs_fastest >= 1 / (1 + {TIE_PCT:g} %)",
+    "median_error": "median over formats predicted and measured of |pred - meas| / meas",
+    "worst_error": "largest |pred - meas| / meas",
+    "rank_correlation": "Spearman rank correlation of predicted and measured kernel times "
+                        "(None below 3 formats)",
+    "compared": "formats both predicted and measured",
+    "selection_ms": "wall ms of the select call (features, predictions; the calibration was "
+                    "loaded before)",
+    "csr_conversion_ms": f"conversion_ms of {REFERENCE_FORMAT} in this run (host layout + "
+                         "upload): one conversion to CSR",
+    "selection_vs_csr": "selection_ms / csr_conversion_ms (goal: below 1)",
+    "strips": "the row-strip plan weighed against the single formats: its blocks "
+              "[row_start, row_stop, format], predicted ms, the best single format's and the "
+              "predicted gain (None: no plan searched)",
+    "strips_ms": "measured kernel ms of that plan's strips product (median, as A x; measured "
+                 "here when the plan has two blocks or more; also in measured_ms as 'strips' "
+                 "when auto chose it)",
+}
+
+
+def model_error(predicted: dict[str, float], measured: dict[str, float]
+                ) -> tuple[float | None, float | None, float | None, int]:
+    """(median and worst |pred - meas| / meas, Spearman rank correlation, formats compared)
+    over the formats in both; None where there are too few (correlation: below 3)."""
+    both = [f for f in predicted if f in measured and measured[f] > 0]
+    if not both:
+        return None, None, None, 0
+    pred = np.array([predicted[f] for f in both])
+    meas = np.array([measured[f] for f in both])
+    rel = np.abs(pred - meas) / meas
+    rho = None
+    if len(both) >= 3 and np.ptp(pred) > 0 and np.ptp(meas) > 0:
+        rho = float(spearmanr(pred, meas).statistic)
+    return float(np.median(rel)), float(rel.max()), rho, len(both)
+
+
+def fill(rec: Record, predicted: dict[str, float], measured: dict[str, float],
+         chosen: str) -> None:
+    """The comparison fields of ``rec`` (:data:`FIELDS`) from the predicted and measured
+    kernel ms of every format and auto's choice."""
+    rec.extra.update(chosen=chosen, predicted_ms=predicted, measured_ms=measured)
+    if measured:
+        fastest = min(measured, key=lambda f: (measured[f], f))
+        rec.extra.update(fastest=fastest, fastest_ms=measured[fastest])
+        chosen_ms = measured.get(chosen)
+        rec.extra["chosen_ms"] = chosen_ms
+        if chosen_ms:
+            ratio = measured[fastest] / chosen_ms
+            rec.extra.update(vs_fastest=ratio,
+                             within_tie=bool(ratio >= 1 / (1 + TIE_PCT / 100) - 1e-12))
+    median, worst, rho, n = model_error(predicted, measured)
+    rec.extra.update(median_error=median, worst_error=worst, rank_correlation=rho, compared=n)
+
+
+def measured_times(records: list[Record], like: Record) -> tuple[dict[str, float], Record | None]:
+    """Kernel ms of the formats' ``ok`` A x records of ``like``'s matrix, device and value type,
+    and the reference format's record (its conversion time)."""
+    out, reference = {}, None
+    for r in records:
+        if (r.operation != "spmv" or r.kind != "format" or r.matrix != like.matrix
+                or r.device != like.device or r.dtype != like.dtype):
+            continue
+        if r.format == REFERENCE_FORMAT:
+            reference = r
+        if r.status == "ok" and r.kernel_ms:
+            out[r.format] = r.kernel_ms
+    return out, reference
+
+
+def strips_time(problem: Problem, device: Device, params: dict[str, Any],
+                settings: Settings) -> float | None:
+    """Median kernel ms of A x stored as the strips plan ``params``, checked against the
+    reference product (None when it fails or is wrong: the record's ``why`` still says what
+    was chosen)."""
+    try:
+        M = timing.convert(problem.csr, "strips", device, **params).matrix
+        if not problem.error_ratio(M.matvec(problem.x)) <= 1.0:  # the per-row bound
+            return None
+        return timing.time_kernels(M, problem.x, warmup=settings.warmup,
+                                   repeat=settings.repeat).median_ms
+    except Exception:  # a plan the device cannot hold: the plan stays recorded, unmeasured
+        return None
+
+
+class Selection(Operation):
+    """auto's choice against every format measured on the device (per device)."""
+
+    name = OPERATION
+    fields = FIELDS
+    formulas = {"format": "auto (the record of the library's choice)"}
+
+    def active(self, plan: Any) -> bool:
+        return bool(plan.selection)
+
+    def settings(self, plan: Any) -> dict[str, Any]:
+        return {"selection": {"tie_pct": TIE_PCT, "csr_reference": REFERENCE_FORMAT}}
+
+    def steps(self, plan: Any) -> int:
+        return 1
+
+    def run_device(self, context: Context, problem: Problem, device: Device) -> None:
+        rec = problem.record(device_label(device), device.type, "auto")
+        rec.operation = OPERATION
+        rec.extra.update({name: None for name in FIELDS})
+        rec.copy_gbps, rec.cache_bytes = context.copy_gbps(device), device.cache_bytes
+        try:
+            cal = calibration(device)  # measured once per device (or read), outside the timing
+            t0 = time.perf_counter()
+            chosen = select(problem.csr, device, calibration_=cal)
+            rec.extra["selection_ms"] = (time.perf_counter() - t0) * 1e3
+        except Exception as err:  # every format refuses, a broken calibration: recorded
+            rec.status, rec.reason = "failed", f"{type(err).__name__}: {err}"
+        else:
+            rec.extra.update(calibration=chosen.calibration, why=chosen.why)
+            rec.params = f"chose {chosen.format}: {chosen.why}"
+            predicted = {f: p.kernel_s * 1e3 for f, p in chosen.predictions.items()
+                         if p.kernel_s is not None}
+            measured, reference = measured_times(context.results.records, rec)
+            plan = chosen.strips
+            if plan is not None:
+                rec.extra["strips"] = {
+                    "blocks": [list(b) for b in plan.blocks], "predicted_ms": plan.predicted_s
+                    * 1e3, "single_format": plan.single_format, "single_ms": plan.single_s
+                    * 1e3, "gain": plan.gain}
+                if len(plan.blocks) > 1:
+                    rec.extra["strips_ms"] = strips_time(problem, device, plan.params(),
+                                                         context.settings)
+                    if chosen.format == "strips":
+                        measured["strips"] = rec.extra["strips_ms"]
+                        predicted["strips"] = plan.predicted_s * 1e3
+            fill(rec, predicted, measured, chosen.format)
+            if reference is not None and reference.conversion_ms:
+                rec.extra["csr_conversion_ms"] = reference.conversion_ms
+                rec.extra["selection_vs_csr"] = (rec.extra["selection_ms"]
+                                                 / reference.conversion_ms)
+        context.results.add(rec)
+        context.progress(f"{problem.name} {problem.accuracy.name} {device.name[:24]} selection")
+
+
+SELECTION = Selection()

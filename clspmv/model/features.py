@@ -1,0 +1,292 @@
+"""Features of a CSR matrix (or of a block of its rows) that the time models read, and the
+formats' refusals, computed with numpy in about one pass over the row pointers and a sample of
+the column indices.
+
+The features are what the kernels pay for: the slots each format stores (entries plus its
+padding: ELL pads every row to the longest, SELL-C-sigma / pJDS each slice of C rows to its own
+longest row, ``csr-aligned`` every row to 16, HYB its ELL part to the width K, DIA every occupied
+diagonal to the row count), the rows, the longest row (the critical path of a row-per-work-item
+kernel), and the gathers from x: the distinct cache lines of x touched per block of rows
+(:data:`ROW_BLOCK` rows, about one work-group) and not by the block before it, estimated on a
+sample of blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from types import SimpleNamespace
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import UnsuitableFormatError
+from ..formats.base import (
+    INDEX_DTYPE,
+    INDEX_LIMIT,
+    check_padding,
+    round_up,
+)
+from ..formats.csr import ALIGNMENT, VECTOR_WIDTHS, threads_for_mean_length
+from ..formats.ell import ellr_t_threads
+from ..formats.sell import SIGMA_PADDING_SLACK, slice_padding
+from ..stats import hyb_width
+
+LINE_BYTES = 64
+"""Bytes of the cache line the gather estimate counts in."""
+ROW_BLOCK = 256
+"""Rows per block for the distinct-cache-lines-of-x estimate."""
+SAMPLE_BLOCKS = 64
+"""Row blocks sampled (evenly spaced) for the gather estimate; all of them when fewer."""
+
+PADDED_FORMATS = ("csr-aligned", "ell", "ellr", "ellr-t", "sell", "pjds", "hyb", "dia")
+
+
+@dataclass(frozen=True)
+class Features:
+    """Features of a block of rows of a CSR matrix for one value size and SIMD width."""
+
+    rows: int
+    cols: int
+    entries: int
+    itemsize: int
+    simd_width: int
+    empty_rows: int
+    mean_row: float
+    max_row: int
+    std_row: float
+    x_lines: float
+    """Estimated cache lines of x gathered per block of :data:`ROW_BLOCK` rows, summed over the
+    blocks: the distinct lines a block reads that the block before it did not read (those are
+    still cached), the gathers from x that no neighbouring entry already brought in."""
+    near_fraction: float
+    """Share of the entries whose column is within one cache line of the previous entry of the
+    same row (1 for dense rows, ~0 for random columns)."""
+    mean_distance: float
+    """Mean |column - row| over the sampled entries (column spread)."""
+    slots: dict[str, int] = field(default_factory=dict)
+    """Stored slots (entries plus padding) per padded format; the others store ``entries``."""
+    diagonals: int = 0
+    """Occupied diagonals (DIA); of a sample of rows unless :attr:`diagonals_exact`."""
+    diagonals_exact: bool = True
+    hyb_width: int = 0
+
+    def slots_of(self, fmt: str) -> int:
+        """Slots format ``fmt`` stores (entries plus its padding)."""
+        return self.slots.get(fmt, self.entries)
+
+    def as_dict(self) -> dict[str, object]:
+        """The features as a plain dict (JSON-ready)."""
+        return asdict(self)
+
+
+def _sample(csr: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(block, row, column, counted) of the entries of up to :data:`SAMPLE_BLOCKS` evenly spaced
+    blocks of :data:`ROW_BLOCK` rows and of the block before each (``counted`` False for the
+    entries of a block taken only as the one before: the x lines it leaves in the cache)."""
+    m = csr.shape[0]
+    blocks = -(-m // ROW_BLOCK)
+    picked = _distinct(np.linspace(0, blocks - 1, min(blocks, SAMPLE_BLOCKS)).astype(np.int64))
+    taken = _distinct(np.concatenate([picked, picked[picked > 0] - 1]))
+    starts = taken * ROW_BLOCK
+    stops = np.minimum(starts + ROW_BLOCK, m)
+    sizes = stops - starts
+    rows = np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+    indptr = csr.indptr.astype(np.int64)
+    lengths = indptr[rows + 1] - indptr[rows]
+    first = np.repeat(indptr[rows] - np.cumsum(lengths) + lengths, lengths)
+    where = first + np.arange(int(lengths.sum()))
+    counted = np.zeros(blocks, bool)
+    counted[picked] = True
+    return (np.repeat(rows // ROW_BLOCK, lengths), np.repeat(rows, lengths),
+            csr.indices[where].astype(np.int64), np.repeat(counted[rows // ROW_BLOCK], lengths))
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """``values`` in ``sorted_set`` (sorted, distinct), by binary search: numpy's hashing
+    ``isin`` / ``unique`` are slow on these keys."""
+    if sorted_set.size == 0:
+        return np.zeros(values.shape, bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), sorted_set.size - 1)
+    return sorted_set[at] == values
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct ``values``."""
+    v = np.sort(values)
+    return v[np.r_[True, v[1:] != v[:-1]]] if v.size else v
+
+
+def _x_locality(csr: sp.csr_matrix, line_entries: int, sample: tuple[np.ndarray, ...]
+                ) -> tuple[float, float, float]:
+    """(x lines gathered, summed over row blocks; near fraction; mean |col - row|), from the
+    :func:`_sample` ``sample`` scaled to the whole matrix. A block gathers the distinct lines of x
+    it reads that the block before it did not read (those are still in the cache: the rows of a
+    band or a stencil share most of their lines with the rows just before them)."""
+    if csr.nnz == 0 or csr.shape[0] == 0:
+        return 0.0, 1.0, 0.0
+    block, rows, cols, counted = sample
+    if not counted.any():
+        return 0.0, 1.0, 0.0
+    lines_per_block = csr.shape[1] // line_entries + 1
+    keys = _distinct(block * lines_per_block + cols // line_entries)
+    picked = np.zeros(int(block.max()) + 1, bool)
+    picked[block[counted]] = True
+    mine = picked[keys // lines_per_block]
+    cached = _member(keys - lines_per_block, keys)  # the same line in the block before
+    lines = int(np.count_nonzero(mine & ~cached))
+    rows, cols = rows[counted], cols[counted]
+    new_row = np.ones(cols.size, bool)
+    new_row[1:] = rows[1:] != rows[:-1]
+    near = np.ones(cols.size, bool)
+    near[1:] = np.abs(np.diff(cols)) < line_entries
+    near_count = int(np.count_nonzero(near | new_row))
+    scale = csr.nnz / cols.size
+    return lines * scale, near_count / cols.size, float(np.abs(cols - rows).mean())
+
+
+def _sampled_diagonals(csr: sp.csr_matrix, sample: tuple[np.ndarray, ...]) -> tuple[int, bool]:
+    """(occupied diagonals of the sampled rows, whether the sample is the whole matrix): a lower
+    bound, exact for banded and stencil matrices; :func:`exact_diagonals` counts them all."""
+    if csr.nnz == 0:
+        return 0, True
+    _, rows, cols, _ = sample
+    offsets = np.sort(cols - rows)
+    seen = 1 + int(np.count_nonzero(offsets[1:] != offsets[:-1])) if offsets.size else 0
+    return seen, cols.size == csr.nnz
+
+
+def exact_diagonals(csr: sp.csr_matrix) -> int:
+    """Occupied diagonals of ``csr`` (a pass over all entries, as DIA's conversion makes)."""
+    m, n = csr.shape
+    if csr.nnz == 0:
+        return 0
+    rows = np.repeat(np.arange(m, dtype=np.int32), np.diff(csr.indptr))
+    present = np.zeros(m + n - 1, bool)
+    present[csr.indices - rows + (m - 1)] = True
+    return int(np.count_nonzero(present))
+
+
+def x_lines(csr: sp.csr_matrix, rows: slice | None = None) -> float:
+    """:attr:`Features.x_lines` of ``csr`` (or of its block of ``rows``) alone: the estimate of
+    :func:`features` without the rest of its work."""
+    if rows is not None:
+        csr = csr[rows]
+    if csr.nnz == 0:
+        return 0.0
+    return _x_locality(csr, max(1, LINE_BYTES // csr.dtype.itemsize), _sample(csr))[0]
+
+
+def with_exact_diagonals(f: Features, csr: sp.csr_matrix) -> Features:
+    """``f`` with DIA's slots from :func:`exact_diagonals` (a no-op when already exact)."""
+    if f.diagonals_exact:
+        return f
+    diags = exact_diagonals(csr)
+    slots = {**f.slots, "dia": diags * round_up(f.rows, f.simd_width)}
+    return replace(f, diagonals=diags, diagonals_exact=True, slots=slots)
+
+
+def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None) -> Features:
+    """Features of the canonical CSR matrix ``csr`` (or of its block of ``rows``, a slice) for a
+    device of SIMD width ``simd_width`` (the formats' C)."""
+    if rows is not None:
+        csr = csr[rows]
+    m, n = csr.shape
+    lengths = np.diff(csr.indptr).astype(np.int64)
+    nnz = int(csr.nnz)
+    c = simd_width
+    n_pad = round_up(m, c)
+    longest = int(lengths.max()) if m else 0
+    k = hyb_width(lengths) if m else 0
+    beyond = int(np.maximum(lengths - k, 0).sum())
+    threads = ellr_t_threads(nnz / m if m else 0.0)
+    sample = _sample(csr) if nnz else ()
+    diags, exact = _sampled_diagonals(csr, sample)
+    pjds_pad = slice_padding(lengths, c, max(m, 1))
+    # sell's window (choose_sigma) pads at most SIGMA_PADDING_SLACK * entries beyond pJDS:
+    # counted at half that, instead of the sorts choose_sigma makes
+    constant = m == 0 or lengths.min() == lengths.max()
+    sell_pad = pjds_pad if constant else pjds_pad + int(SIGMA_PADDING_SLACK * nnz / 2)
+    slots = {
+        "csr-aligned": int((-(-lengths // ALIGNMENT) * ALIGNMENT).sum()),
+        "ell": n_pad * longest,
+        "ellr": n_pad * longest,
+        "ellr-t": n_pad * round_up(longest, threads),
+        "sell": nnz + sell_pad,
+        "pjds": nnz + pjds_pad,
+        "hyb": n_pad * k + beyond,
+        "dia": diags * n_pad,
+    }
+    line_entries = max(1, LINE_BYTES // csr.dtype.itemsize)
+    x_lines, near, distance = _x_locality(csr, line_entries, sample)
+    return Features(
+        rows=m, cols=n, entries=nnz, itemsize=csr.dtype.itemsize, simd_width=c,
+        empty_rows=int(np.count_nonzero(lengths == 0)), mean_row=nnz / m if m else 0.0,
+        max_row=longest, std_row=float(lengths.std()) if m else 0.0, x_lines=x_lines,
+        near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags,
+        diagonals_exact=exact,
+        hyb_width=k,
+    )
+
+
+def threads_per_row(fmt: str, f: Features) -> int:
+    """Work-items sharing a row in ``fmt``'s default layout (1 for one row per work-item)."""
+    if fmt in ("csr-vector", "csr-adaptive"):
+        return threads_for_mean_length(f.mean_row, VECTOR_WIDTHS)
+    if fmt == "ellr-t":
+        return ellr_t_threads(f.mean_row)
+    if fmt == "csr-aligned":
+        return ALIGNMENT
+    return 1
+
+
+def matrix_bytes(fmt: str, f: Features) -> int:
+    """Device bytes of the matrix in ``fmt`` (values and indices of the slots plus the per-row
+    arrays), as the formats lay them out."""
+    slot = f.itemsize + INDEX_DTYPE.itemsize
+    n_pad = round_up(f.rows, f.simd_width)
+    if fmt == "dia":
+        return f.slots_of(fmt) * f.itemsize + f.diagonals * 4
+    if fmt == "coo":
+        return f.entries * (slot + 4)
+    if fmt == "hyb":
+        return f.slots_of(fmt) * slot + (f.slots_of(fmt) - n_pad * f.hyb_width) * 4
+    if fmt == "ell":
+        return f.slots_of(fmt) * slot
+    if fmt in ("ellr", "ellr-t"):
+        return f.slots_of(fmt) * slot + n_pad * 4
+    if fmt in ("sell", "pjds"):
+        return f.slots_of(fmt) * slot + n_pad * 8 + (n_pad // f.simd_width + 1) * 4
+    return f.slots_of(fmt) * slot + (f.rows + 1) * 4  # the CSR family
+
+
+def _stand_in(f: Features) -> SimpleNamespace:
+    """What :func:`clspmv.formats.base.check_padding` reads of a CSR matrix."""
+    return SimpleNamespace(nnz=f.entries, shape=(f.rows, f.cols),
+                           data=np.empty(0, np.dtype(f"f{f.itemsize}")))
+
+
+def refusal(fmt: str, f: Features, work_group_size: int = 256) -> str | None:
+    """Why ``fmt`` refuses a matrix of features ``f`` (the message the format itself raises), or
+    None when it accepts it. Mirrors the formats' checks: the padding bound of
+    :func:`~clspmv.formats.base.check_padding` (ELL family and DIA), the 32-bit index limit of
+    every array, and the work-items per row of ``ellr-t`` against the work-group size."""
+    slots = f.slots_of(fmt)
+    if slots > INDEX_LIMIT - f.simd_width * 32:
+        return (f"format {fmt!r} would store {slots} slots, beyond the 32-bit index type of the "
+                "kernels")
+    try:
+        if fmt in ("ell", "ellr", "ellr-t"):
+            n_pad = round_up(f.rows, f.simd_width)
+            check_padding(fmt, slots * (f.itemsize + 4) + n_pad * 4, _stand_in(f))
+        elif fmt == "dia":
+            check_padding(fmt, slots * f.itemsize + f.diagonals * 4, _stand_in(f))
+    except UnsuitableFormatError as err:
+        return str(err)
+    if fmt == "ellr-t" and threads_per_row(fmt, f) > work_group_size:
+        return (f"format 'ellr-t' shares each row among {threads_per_row(fmt, f)} work-items, "
+                f"more than the work-group size {work_group_size}")
+    return None
+
+
+__all__ = ["Features", "exact_diagonals", "features", "matrix_bytes", "refusal",
+           "threads_per_row", "with_exact_diagonals"]

@@ -1,0 +1,59 @@
+"""Predicted kernel and conversion times of every format for one matrix on one device."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..canonical import canonical_csr
+from ..device import Device, select_device
+from ..formats import SINGLE_FORMATS
+from ..precision import resolve
+from .features import Features, features, refusal, with_exact_diagonals
+from .store import calibration
+from .timemodel import Calibration
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What the model says of one format for one matrix: its kernel seconds per product and its
+    conversion seconds (host layout plus upload), or why the format refuses the matrix (then both
+    times are None)."""
+
+    format: str
+    kernel_s: float | None
+    conversion_s: float | None
+    refused: str | None = None
+
+    def total_s(self, products: int) -> float:
+        """Conversion plus ``products`` products (inf for a refused format)."""
+        if self.kernel_s is None or self.conversion_s is None:
+            return float("inf")
+        return self.conversion_s + products * self.kernel_s
+
+
+def predict_features(f: Features, cal: Calibration, work_group_size: int = 256,
+                     formats: tuple[str, ...] | None = None) -> dict[str, Prediction]:
+    """:func:`predict` for matrix features already computed and a calibration at hand."""
+    out = {}
+    for name in formats or SINGLE_FORMATS:
+        why = refusal(name, f, work_group_size)
+        if why is not None or name not in cal.kernel:
+            out[name] = Prediction(name, None, None,
+                                   why or f"the calibration has no model of {name!r}")
+        else:
+            out[name] = Prediction(name, cal.kernel_time(name, f), cal.conversion_time(name, f))
+    return out
+
+
+def predict(A: object, device: Device | str | None = None, dtype: object = None,
+            calibration_: Calibration | None = None) -> dict[str, Prediction]:
+    """Predicted kernel time (and conversion time) of every format for ``A`` on ``device`` in
+    ``dtype`` (as :meth:`clspmv.DeviceMatrix.from_scipy` takes them), and the reason of every
+    format that refuses ``A``. Uses the device's calibration (:func:`clspmv.model.store
+    .calibration`: measured on first use unless ``CLSPMV_CALIBRATE=0``) unless one is given."""
+    dev = select_device(device)
+    csr = canonical_csr(A, dtype)
+    resolve(dtype, csr.dtype)
+    cal = calibration_ or calibration(dev)
+    f = with_exact_diagonals(features(csr, dev.simd_width), csr)
+    return predict_features(f, cal, min(256, dev.max_work_group_size))

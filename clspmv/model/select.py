@@ -1,0 +1,113 @@
+"""``format="auto"``: the format with the least predicted time, conversion included when the
+caller says how many products will pay for it; or ``strips``, row blocks each in its own format
+(:mod:`.strips`), when its plan is predicted faster than every single format by
+:data:`.strips.AUTO_MARGIN`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import scipy.sparse as sp
+
+from ..device import Device
+from ..precision import Precision
+from .features import Features, features, with_exact_diagonals
+from .predict import Prediction, predict_features
+from .store import calibration
+from .strips import MIN_STRIP_ENTRIES, StripsPlan, plan_for_device
+from .timemodel import Calibration
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The choice of ``format="auto"`` and what it was based on."""
+
+    format: str
+    predictions: dict[str, Prediction]
+    """Every format's :class:`Prediction` (refused formats with their reason)."""
+    why: str
+    expected_products: int | None
+    calibration: str
+    """``"measured"`` or ``"quick-default"`` (:attr:`Calibration.kind`)."""
+    cost_ms: float
+    """Milliseconds the selection took (features and predictions; not a calibration)."""
+    features: Features = field(repr=False)
+    strips: StripsPlan | None = None
+    """The row-strip plan that was weighed against the single formats (None when the matrix
+    has too few entries for two strips, or ``expected_products`` is given: a plan is searched
+    only for products that amortise it); :attr:`format` is ``"strips"`` when it was taken."""
+
+    @property
+    def params(self) -> dict[str, object]:
+        """The format parameters the choice needs: the plan's blocks for ``"strips"``."""
+        return self.strips.params() if self.format == "strips" and self.strips else {}
+
+    @property
+    def refusals(self) -> dict[str, str]:
+        """Format -> why it refuses the matrix."""
+        return {k: p.refused for k, p in self.predictions.items() if p.refused is not None}
+
+    def table(self) -> list[dict[str, object]]:
+        """One row per format: predicted kernel and conversion milliseconds or the refusal."""
+        return [{"format": k, "kernel ms": None if p.kernel_s is None else p.kernel_s * 1e3,
+                 "conversion ms": None if p.conversion_s is None else p.conversion_s * 1e3,
+                 "refused": p.refused, "chosen": k == self.format}
+                for k, p in self.predictions.items()]
+
+
+def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = None,
+           expected_products: int | None = None, calibration_: Calibration | None = None
+           ) -> Selection:
+    """The format for the canonical CSR matrix ``csr`` on ``device``: the least predicted kernel
+    time, or with ``expected_products=n`` the least conversion plus n products. ``precision``
+    is accepted for the signature's sake: the values of ``csr`` already have its value type.
+    Raises ValueError for ``expected_products < 1``."""
+    del precision  # the features read the value size from csr.dtype
+    if expected_products is not None and expected_products < 1:
+        raise ValueError(f"expected_products must be at least 1, got {expected_products}")
+    cal = calibration_ or calibration(device)
+    t0 = time.perf_counter()
+    wg = min(256, device.max_work_group_size)
+    f = features(csr, device.simd_width)
+    preds = predict_features(f, cal, wg)
+    best = _best(preds, expected_products)
+    if best.format == "dia" and not f.diagonals_exact:
+        # the sampled diagonals are a lower bound: count them all before DIA is taken
+        f = with_exact_diagonals(f, csr)
+        preds["dia"] = predict_features(f, cal, wg, ("dia",))["dia"]
+        best = _best(preds, expected_products)
+    accepted = [p for p in preds.values() if p.refused is None]
+    plan = None
+    if expected_products is None and csr.nnz >= 2 * MIN_STRIP_ENTRIES:
+        plan = plan_for_device(csr, device, cal)
+    if plan is not None and plan.worthwhile:
+        cost = (time.perf_counter() - t0) * 1e3
+        why = (f"row strips predicted {plan.gain:.0%} faster ({plan.predicted_s * 1e3:.4g} ms) "
+               f"than the best single format, {plan.single_format}: "
+               + ", ".join(f"rows {r0}:{r1} {fmt}" for r0, r1, fmt in plan.blocks))
+        return Selection("strips", preds, why, expected_products, cal.kind, cost, f, plan)
+    if expected_products is None:
+        why = (f"least predicted kernel time ({best.kernel_s * 1e3:.4g} ms per product) of "
+               f"{len(accepted)} formats accepting the matrix")
+    else:
+        fastest = min(accepted, key=lambda p: (p.kernel_s, p.format))
+        why = (f"least predicted conversion + {expected_products} products "
+               f"({best.total_s(expected_products) * 1e3:.4g} ms)")
+        if fastest.format != best.format:
+            why += (f"; {fastest.format} has faster products but its conversion does not pay "
+                    f"off over {expected_products}")
+    cost = (time.perf_counter() - t0) * 1e3
+    return Selection(best.format, preds, why, expected_products, cal.kind, cost, f, plan)
+
+
+def _best(preds: dict[str, Prediction], expected_products: int | None) -> Prediction:
+    """The accepted format of least predicted kernel time (or conversion plus
+    ``expected_products`` products); ValueError when every format refuses."""
+    accepted = [p for p in preds.values() if p.refused is None]
+    if not accepted:
+        raise ValueError("every format refuses this matrix: " + "; ".join(
+            p.refused or "" for p in preds.values()))
+    if expected_products is None:
+        return min(accepted, key=lambda p: (p.kernel_s, p.format))
+    return min(accepted, key=lambda p: (p.total_s(expected_products), p.format))

@@ -1,0 +1,100 @@
+"""Where calibrations live: one readable JSON file per device in the user cache directory.
+
+The file is ``<cache>/calibration-<device>-<driver>-<clspmv version>.json`` (the key: a new
+driver or clspmv version calibrates again), ``<cache>`` being ``platformdirs.user_cache_dir
+("clspmv")`` or the directory in ``CLSPMV_CACHE_DIR``. A file that cannot be read, is malformed,
+or was made for another device, driver, clspmv version or model form is rebuilt with a warning.
+
+``CLSPMV_CALIBRATE=0`` measures nothing: a calibration stored for the device is still used, else
+the quick default of :data:`clspmv.model.timemodel.QUICK_DEFAULT` (device facts only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import warnings
+from pathlib import Path
+
+from ..device import Device
+from ..formats import SINGLE_FORMATS
+from ..version import __version__
+from .calibrate import calibrate
+from .timemodel import Calibration, quick_default
+
+_memory: dict[Path, Calibration] = {}
+
+
+def cache_dir() -> Path:
+    """The directory holding calibrations (``CLSPMV_CACHE_DIR`` or the user cache directory)."""
+    env = os.environ.get("CLSPMV_CACHE_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("clspmv"))
+
+
+def calibration_path(device: Device) -> Path:
+    """The file of ``device``'s calibration."""
+    key = f"{device.name}-{device.driver_version}-{__version__}"
+    return cache_dir() / f"calibration-{re.sub(r'[^A-Za-z0-9._-]+', '_', key)}.json"
+
+
+def load(device: Device) -> Calibration | None:
+    """The stored calibration of ``device``; None when there is none, with a warning when a file
+    exists but is corrupt or stale (it will be rebuilt)."""
+    path = calibration_path(device)
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        cal = Calibration.from_json(data, SINGLE_FORMATS)
+        if (cal.device, cal.driver, cal.clspmv) != (device.name, device.driver_version,
+                                                    __version__):
+            raise ValueError(f"it was made for {cal.device} (driver {cal.driver}, clspmv "
+                             f"{cal.clspmv})")
+    except (OSError, ValueError, TypeError, AttributeError) as err:
+        warnings.warn(f"calibration file {path} is unusable ({err}); it will be rebuilt",
+                      RuntimeWarning, stacklevel=3)
+        return None
+    return cal
+
+
+def save(cal: Calibration, device: Device) -> Path:
+    """Write ``cal`` as ``device``'s calibration; returns the path."""
+    path = calibration_path(device)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(cal.to_json(), indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def calibration(device: Device, force: bool = False, progress: bool = True) -> Calibration:
+    """``device``'s calibration: remembered in this process, else read from the cache, else
+    measured (:func:`clspmv.model.calibrate`, saying so on stderr) and stored; the quick default
+    instead of a measurement when ``CLSPMV_CALIBRATE=0``. ``force`` measures again."""
+    key = calibration_path(device)
+    if not force:
+        cal = _memory.get(key) or load(device)
+        if cal is not None:
+            _memory[key] = cal
+            return cal
+        if os.environ.get("CLSPMV_CALIBRATE", "1") == "0":
+            return quick_default(device.name, device.driver_version, __version__, device.type,
+                                 SINGLE_FORMATS, device.cache_bytes)
+        print(f"clspmv: no calibration for {device.name} yet; measuring it once "
+              f"(stored in {calibration_path(device)}; CLSPMV_CALIBRATE=0 skips it)",
+              file=sys.stderr)
+    cal = calibrate(device, progress=progress)
+    save(cal, device)
+    _memory[key] = cal
+    return cal
+
+
+def forget() -> None:
+    """Drop the calibrations remembered in this process (the files stay)."""
+    _memory.clear()

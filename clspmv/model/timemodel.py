@@ -1,0 +1,152 @@
+"""The form of the time models and the :class:`Calibration` that instantiates them.
+
+Kernel time of format ``f`` on a block of rows with features ``F`` (:mod:`.features`)::
+
+    t_f(F) = c0 + c1 * (1 - h) * bytes_f(F) + c2 * h * bytes_f(F) + c3 * xbytes(F)
+             + c4 * rows(F) + c5 * longest_f(F)
+
+``bytes_f`` are the bytes of the matrix in ``f`` (its padding included) plus x and y streamed
+once, ``h = min(1, cache / bytes_f)`` the share of them the device's cache can hold (repeated
+products of a matrix smaller than the cache stream from the cache: c2 is then its inverse
+bandwidth, c1 that of memory), ``xbytes`` the cache lines of x gathered per row block
+(:attr:`Features.x_lines` times 64),
+``rows`` the rows (per-row work: loads of row pointers, the reduction, the store of y) and
+``longest_f`` the longest row divided by the work-items sharing a row in ``f`` (the critical path
+of one row). c0 is the launch overhead (all of ``f``'s kernels), c1 the inverse of the streaming
+bandwidth, c2 of the gather bandwidth. The coefficients are fitted per format and device by
+non-negative least squares on relative errors (:mod:`.calibrate`), drawn towards the device-wide
+priors (launch overhead, 1/stream bandwidth, 1/gather bandwidth measured on their own) so that a
+handful of benchmark matrices determines them.
+
+Conversion time (host layout plus upload) of ``f``::
+
+    convert_f(F) = k0 + k1 * entries(F) + k2 * slots_f(F)
+
+fitted the same way from the calibration's conversions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .features import LINE_BYTES, Features, matrix_bytes, threads_per_row
+
+TERMS = ("launch", "bytes", "cached bytes", "xbytes", "rows", "longest")
+CONVERSION_TERMS = ("fixed", "entries", "slots")
+
+QUICK_DEFAULT = {
+    # device type: (launch seconds, streaming bytes/s, gather bytes/s, conversion s/entry)
+    "gpu": (8e-6, 1.0e12, 2.5e11, 2.0e-8),
+    "cpu": (3e-5, 1.0e10, 2.5e9, 2.0e-8),
+    "other": (3e-5, 1.0e10, 2.5e9, 2.0e-8),
+}
+"""Quick default (``CLSPMV_CALIBRATE=0``): every format's model is ``launch + bytes / streaming
++ xbytes / gather`` (bytes held by the cache at twice the streaming rate) with these
+per-device-type values, so the format storing and gathering the
+fewest bytes wins (conversion: ``s/entry`` per stored slot, a CSR layout at half that rate). No
+measurement: a rough guide for CI and for users who cannot spend the calibration time."""
+
+
+def terms(fmt: str, f: Features, cache_bytes: int = 0) -> np.ndarray:
+    """The model's terms (:data:`TERMS`) of format ``fmt`` for features ``f`` on a device with
+    ``cache_bytes`` of cache."""
+    streamed = float(matrix_bytes(fmt, f) + (f.rows + f.cols) * f.itemsize)
+    hit = min(1.0, cache_bytes / streamed) if streamed else 1.0
+    return np.array([
+        1.0,
+        streamed * (1.0 - hit),
+        streamed * hit,
+        float(f.x_lines * LINE_BYTES),
+        float(f.rows),
+        float(f.max_row) / threads_per_row(fmt, f),
+    ])
+
+
+def conversion_terms(fmt: str, f: Features) -> np.ndarray:
+    """The conversion model's terms (:data:`CONVERSION_TERMS`)."""
+    return np.array([1.0, float(f.entries), float(f.slots_of(fmt))])
+
+
+@dataclass
+class Calibration:
+    """Per-device model coefficients: for every format its kernel-time coefficients
+    (:data:`TERMS`) and conversion coefficients (:data:`CONVERSION_TERMS`), in seconds per unit."""
+
+    device: str
+    driver: str
+    clspmv: str
+    kind: str
+    """``"measured"`` (:func:`clspmv.model.calibrate`) or ``"quick-default"``."""
+    cache_bytes: int
+    """The device's cache (:attr:`clspmv.Device.cache_bytes`), for the models' cached share."""
+    launch_s: float
+    stream_bw: float
+    """Bytes per second of a device-to-device copy."""
+    gather_bw: float
+    """Bytes per second of cache lines of x gathered at random."""
+    kernel: dict[str, list[float]] = field(default_factory=dict)
+    conversion: dict[str, list[float]] = field(default_factory=dict)
+    seconds: float = 0.0
+    """Time the calibration took."""
+    fit: dict[str, float] = field(default_factory=dict)
+    """Median relative error of each format's fit on the calibration matrices."""
+
+    def kernel_time(self, fmt: str, f: Features) -> float:
+        """Predicted kernel seconds of ``fmt`` for features ``f``."""
+        return float(np.dot(self.kernel[fmt], terms(fmt, f, self.cache_bytes)))
+
+    def conversion_time(self, fmt: str, f: Features) -> float:
+        """Predicted seconds to convert a canonical CSR matrix to ``fmt`` and upload it."""
+        return float(np.dot(self.conversion[fmt], conversion_terms(fmt, f)))
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict (:meth:`from_json` reads it back)."""
+        out = asdict(self)
+        out["terms"] = list(TERMS)
+        out["conversion_terms"] = list(CONVERSION_TERMS)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, object], formats: tuple[str, ...]) -> Calibration:
+        """The calibration in ``data``; ValueError when a field is missing or malformed (a file
+        of another clspmv, or damaged) or a format of ``formats`` has no coefficients."""
+        if data.get("terms") != list(TERMS) or data.get("conversion_terms") != list(
+                CONVERSION_TERMS):
+            raise ValueError("the calibration uses another model form")
+        try:
+            cal = cls(**{k: v for k, v in data.items()
+                         if k not in ("terms", "conversion_terms")})  # type: ignore[arg-type]
+        except TypeError as err:
+            raise ValueError(f"malformed calibration: {err}") from None
+        for fmt in formats:
+            for table, n in ((cal.kernel, len(TERMS)), (cal.conversion, len(CONVERSION_TERMS))):
+                coef = table.get(fmt)
+                if (not isinstance(coef, list) or len(coef) != n
+                        or not all(isinstance(c, (int, float)) and c >= 0 for c in coef)):
+                    raise ValueError(f"no valid coefficients for format {fmt!r}")
+        return cal
+
+
+def prior(launch_s: float, stream_bw: float, gather_bw: float, launches: int = 1
+          ) -> list[float]:
+    """Kernel coefficients of the quick form: launch + bytes / stream + xbytes / gather."""
+    return [launch_s * launches, 1.0 / stream_bw, 0.5 / stream_bw, 1.0 / gather_bw, 0.0, 0.0]
+
+
+LAUNCHES = {"coo": 2, "hyb": 2, "csr-adaptive": 2}
+"""Kernels a forward product enqueues, where more than one."""
+
+CSR_LAYOUTS = ("csr-scalar", "csr-vector", "csr-blocks", "csr-adaptive")
+"""Formats whose conversion is little more than a copy of the CSR arrays."""
+
+
+def quick_default(device_name: str, driver: str, version: str, device_type: str,
+                  formats: tuple[str, ...], cache_bytes: int = 0) -> Calibration:
+    """The calibration of :data:`QUICK_DEFAULT` for a device of ``device_type``."""
+    launch, stream, gather, per_entry = QUICK_DEFAULT.get(device_type, QUICK_DEFAULT["other"])
+    kernel = {f: prior(launch, stream, gather, LAUNCHES.get(f, 1)) for f in formats}
+    conversion = {f: [1e-4, 0.0, per_entry / (2 if f in CSR_LAYOUTS else 1)] for f in formats}
+    return Calibration(device_name, driver, version, "quick-default", cache_bytes, launch, stream,
+                       gather, kernel, conversion)

@@ -1,0 +1,57 @@
+"""Reading the meta data of older results.json files: what they did not record yet, as it was
+when they were made, so that an old run renders the same tables today.
+
+Runs before this reader recorded no ``definitions`` (the baselines, mixed precision), no
+``method`` and no sweep defaults; :func:`upgrade_meta` fills them in. The values below are
+frozen history, not today's defaults: do not change them when the library's defaults change.
+(Old records' ``speedup_vs_<name>`` fields are read by :func:`clspmv.bench.records.upgrade`.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..bench import methodology
+
+LEGACY_BASELINES = ("scipy", "mkl", "cusparse")
+"""The baselines every run knew before they were registered (the columns of its tables)."""
+
+LEGACY_FORMATS = ("coo", "csr-scalar", "csr-vector", "csr-aligned", "csr-adaptive", "csr-blocks",
+                  "ell", "ellr", "ellr-t", "pjds", "sell", "hyb", "dia")
+"""The order of the formats (the columns of the tables) before runs recorded it."""
+
+LEGACY_MIXED = {
+    "dtype": "mixed", "baseline_dtype": "float32",
+    "note": "`mixed`: float32 values, x and y with every sum in float64 "
+            "(`DeviceMatrix.from_scipy(A, dtype=\"mixed\")`). Its baselines are the float32 "
+            "ones (scipy, MKL, cuSPARSE in float32, same matrix and x): `× X` is X's float32 "
+            "time / the mixed kernel time.",
+}
+"""How mixed precision was named and compared before runs recorded it."""
+
+LEGACY_SWEEP_DEFAULTS = {
+    "work_group": {f: {"cpu": 256, "gpu": 256} for f in (
+        "csr-scalar", "csr-vector", "ellr", "ellr-t")} | {
+        "csr-adaptive": {"cpu": 256, "gpu": 128}},
+    "unroll": 1, "adaptive_block": "max",
+}
+"""The defaults of the sweep's runs before runs recorded them (the H200 run of
+``reports/2026-11-22-h200-perf``: csr-scalar's GPU work-group became 32 after it)."""
+
+
+def upgrade_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` with what older runs did not record filled in (a new dict; today's meta comes
+    back unchanged)."""
+    out = dict(meta)
+    definitions = dict(out.get("definitions") or {})
+    definitions.setdefault("baselines", {name: "" for name in LEGACY_BASELINES})
+    definitions.setdefault("formats", list(LEGACY_FORMATS))
+    definitions.setdefault("mixed", dict(LEGACY_MIXED))
+    out["definitions"] = definitions
+    if "method" not in out:  # the prose has not changed since before it was recorded
+        out["method"] = list(methodology.METHOD)
+    sweep = (out.get("settings") or {}).get("sweep")
+    if isinstance(sweep, dict) and "defaults" not in sweep:
+        out["settings"] = {**out["settings"], "sweep": {**sweep,
+                                                        "defaults": LEGACY_SWEEP_DEFAULTS}}
+    return out

@@ -1,0 +1,227 @@
+"""The report section and plot of ``clspmv bench --distributed`` (records with ``operation``
+``distributed``, :mod:`clspmv.bench.distributed`); present only when such records exist. Runs
+with different rank counts (``reports/scaling.sh``: 1, 2, 4, 8) merge into one scaling table.
+A pure function of the records, like :mod:`.tables`.
+
+Per device, value type and format pair:
+
+* scaling: per matrix and rank count, for each mode the time per product, the speedup over one
+  rank, the parallel efficiency and the model's prediction with its error;
+* where the time goes: per matrix, rank count and mode the parts of a product (local and
+  non-local kernels, host staging, gathering, the exchange), the load imbalance and the bytes
+  exchanged;
+* the model's inputs of each run (device bandwidth reached by the 1-rank kernel, staging and
+  network bandwidth, latency).
+
+The plot ``distributed_<dtype>.png`` draws the parallel efficiency against the ranks, one
+colour per mode (dashed: the model's prediction), one panel per matrix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .common import DASH, Rec, matrices_by_size, num, of, short_device, table, unique
+
+OPERATION = "distributed"
+
+INTRO = (
+    "`mpiexec -n N clspmv bench --distributed`: the rows of the matrix in contiguous blocks over "
+    "N MPI ranks, one OpenCL device each (`clspmv.distributed`, pjds-multigpu.txt section 3); "
+    "modes `vector` (exchange, then the product), `overlap` (non-blocking exchange during the "
+    "local part) and `task` (a host thread drives the exchange). Time per product: every rank "
+    "waits at a barrier, runs the product on vectors resident on its device and waits for its "
+    "queue; a product takes the slowest rank's time; median over the repeats. `× 1 rank`: the "
+    "time of the same code, mode, format and device on one rank (measured in the same run by "
+    "rank 0 alone on a sub-communicator of size 1; a 1-rank run is its own reference) / this "
+    "time; `eff.` = that speedup / N. `model`: the paper's model (code balance + staging + "
+    "network terms, `clspmv.distributed.model`) with the device bandwidth the 1-rank local kernel "
+    "reached and the staging and network figures probed in the same run; in brackets its error "
+    "(predicted − measured) / measured.")
+
+PARTS_INTRO = (
+    "Each part: per rank the median over the products, then the largest rank's (ms). `staging`: "
+    "host ↔ device copies of the exchanged values; `gather`: host time filling the send buffer; "
+    "`exchange`: start to completion of the messages (in `task` mode on its own thread, beside "
+    "the local kernel); `imbalance`: the largest rank's kernel time / the ranks' mean; bytes "
+    "per product: sent and received by the busiest rank, and sent by all ranks together.")
+
+
+def _ok(r: Rec) -> bool:
+    return r["status"] == "ok"
+
+
+def _modes(recs: list[Rec]) -> list[str]:
+    order = ("vector", "overlap", "task")
+    present = unique(r.get("mode") for r in recs if r.get("mode"))
+    return [m for m in order if m in present] + [m for m in present if m not in order]
+
+
+def _pct(value: Any) -> str:
+    return DASH if value is None else f"{100 * value:.0f}%"
+
+
+def _model(r: Rec) -> str:
+    if r.get("predicted_ms") is None:
+        return DASH
+    err = r.get("model_error_pct")
+    return num(r["predicted_ms"], ".3f") + ("" if err is None else f" ({err:+.0f}%)")
+
+
+def _bytes(value: Any) -> str:
+    if value is None:
+        return DASH
+    if value >= 2**20:
+        return f"{value / 2**20:.1f} MiB"
+    return f"{value / 2**10:.1f} KiB" if value >= 2**10 else f"{value} B"
+
+
+def _groups(recs: list[Rec]) -> list[tuple[str, str, str, list[Rec]]]:
+    out = []
+    for device in unique(r["device"] for r in recs):
+        for dtype in unique(r["dtype"] for r in recs if r["device"] == device):
+            for fmt in unique(r["format"] for r in recs
+                              if r["device"] == device and r["dtype"] == dtype):
+                here = [r for r in recs if r["device"] == device and r["dtype"] == dtype
+                        and r["format"] == fmt]
+                out.append((device, dtype, fmt, here))
+    return out
+
+
+def _pick(here: list[Rec], matrix: str, ranks: int, mode: str) -> Rec | None:
+    return next((r for r in here if r["matrix"] == matrix and r.get("ranks") == ranks
+                 and r.get("mode") == mode), None)
+
+
+def scaling_table(here: list[Rec]) -> str:
+    modes = _modes(here)
+    rows = []
+    for m in matrices_by_size(here):
+        for n in sorted({r.get("ranks") or 0 for r in here if r["matrix"] == m}):
+            row = [m, str(n)]
+            for mode in modes:
+                r = _pick(here, m, n, mode)
+                if r is None:
+                    row += ["", "", "", ""]
+                elif not _ok(r):
+                    row += [r["status"], DASH, DASH, DASH]
+                else:
+                    row += [num(r.get("kernel_ms"), ".3f"), num(r.get("speedup_over_one"), ".2f"),
+                            _pct(r.get("efficiency")), _model(r)]
+            rows.append(row)
+    headers = ["matrix", "ranks"] + [h for mode in modes for h in (
+        f"{mode} ms", f"{mode} × 1 rank", f"{mode} eff.", f"{mode} model ms (err)")]
+    return table(rows, headers)
+
+
+def parts_table(here: list[Rec]) -> str:
+    rows = []
+    for m in matrices_by_size(here):
+        for n in sorted({r.get("ranks") or 0 for r in here if r["matrix"] == m}):
+            for mode in _modes(here):
+                r = _pick(here, m, n, mode)
+                if r is None or not _ok(r):
+                    continue
+                rows.append([m, str(n), mode, num(r.get("kernel_ms"), ".3f"),
+                             *[num(r.get(f"{p}_ms"), ".3f") for p in
+                               ("local", "non_local", "staging", "gather", "communication")],
+                             num(r.get("imbalance"), ".2f"), _bytes(r.get("bytes_sent")),
+                             _bytes(r.get("bytes_received")), _bytes(r.get("bytes_exchanged"))])
+    return table(rows, ["matrix", "ranks", "mode", "product", "local", "non-local", "staging",
+                        "gather", "exchange", "imbalance", "sent / rank", "received / rank",
+                        "sent, all ranks"])
+
+
+def model_table(here: list[Rec]) -> str:
+    rows = []
+    for m in matrices_by_size(here):
+        for n in sorted({r.get("ranks") or 0 for r in here if r["matrix"] == m}):
+            r = next((r for r in here if r["matrix"] == m and r.get("ranks") == n and _ok(r)
+                      and r.get("predicted_ms") is not None), None)
+            if r is None:
+                continue
+            rows.append([m, str(n), num(r.get("model_device_gbps"), ".2f"),
+                         num(r.get("probed_copy_gbps"), ".1f"), num(r.get("staging_gbps"), ".1f"),
+                         num(r.get("network_gbps"), ".2f"), num(r.get("latency_us"), ".1f"),
+                         num(r.get("launch_us"), ".1f"), r.get("reference") or DASH])
+    return table(rows, ["matrix", "ranks", "device GB/s (1-rank kernel)", "copy GB/s (probe)",
+                        "staging GB/s", "network GB/s", "latency µs", "launch µs",
+                        "1-rank reference"])
+
+
+def section(records: list[Rec], plots: list[str] | str = "") -> str:
+    """The section of the distributed records (empty without any)."""
+    recs = of(records, OPERATION)
+    if not recs:
+        return ""
+    drawn = [p for p in plots if p.startswith("distributed_")] if isinstance(plots, list) else []
+    out = ["## Distributed product (MPI, one device per rank)", "", INTRO + (
+        f" Efficiency against the ranks: {', '.join(f'`{p}`' for p in drawn)}."
+        if drawn else ""), ""]
+    for device, dtype, fmt, here in _groups(recs):
+        devices = unique(d for r in here for d in r.get("devices") or [device])
+        where = "; ".join(devices)
+        out += [f"### {short_device(device)} — {dtype} — {fmt}", "",
+                f"Devices: {where}.", "", scaling_table(here), "",
+                "#### Where the time goes", "", PARTS_INTRO, "", parts_table(here), "",
+                "#### The model's inputs", "", model_table(here), ""]
+    bad = [r for r in recs if not _ok(r)]
+    if bad:
+        rows = unique((r["matrix"], r["method"], r["dtype"], r["status"], r.get("reason", ""))
+                      for r in bad)
+        out += ["#### Not measured", "",
+                table([list(x) for x in rows], ["matrix", "case", "dtype", "status", "reason"]),
+                ""]
+    return "\n".join(out)
+
+
+def draw(plt: Any, records: list[Rec], out_dir: Path) -> list[str]:
+    """``distributed_<dtype>.png`` per value type: parallel efficiency against the ranks per
+    mode (solid, measured; dashed, the model's), one panel per matrix; returns the file names."""
+    import matplotlib
+
+    recs = [r for r in of(records, OPERATION) if _ok(r) and r.get("efficiency") is not None]
+    names = []
+    colours = dict(zip(("vector", "overlap", "task"), matplotlib.colormaps["tab10"].colors,
+                       strict=False))
+    for dtype in unique(r["dtype"] for r in recs):
+        here = [r for r in recs if r["dtype"] == dtype]
+        matrices = matrices_by_size(here)
+        cols = min(len(matrices), 3)
+        rows = -(-len(matrices) // cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(max(4.8 * cols, 6.4), 3.4 * rows + 0.9),
+                                 squeeze=False)
+        for ax, m in zip(axes.flat, matrices, strict=False):
+            mine = [r for r in here if r["matrix"] == m]
+            for mode in _modes(mine):
+                pts = sorted((r["ranks"], r["efficiency"], r.get("predicted_efficiency"))
+                             for r in mine if r.get("mode") == mode)
+                colour = colours.get(mode)
+                ranks = [p[0] for p in pts]
+                ax.plot(ranks, [100 * p[1] for p in pts], marker="o", color=colour,
+                        label=mode)
+                model = [(p[0], 100 * p[2]) for p in pts if p[2] is not None]
+                if model:
+                    ax.plot(*zip(*model, strict=True), linestyle="--", marker="x",
+                            color=colour, label=f"{mode} (model)")
+            ticks = sorted({r["ranks"] for r in mine})
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(ticks, [str(t) for t in ticks])
+            ax.axhline(100.0, color="black", linewidth=0.6)
+            ax.set_xlabel("ranks")
+            ax.set_ylabel("parallel efficiency %")
+            ax.set_title(m.removeprefix("gen:"), fontsize=8)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=6)
+        for ax in list(axes.flat)[len(matrices):]:
+            ax.set_visible(False)
+        devices = unique(short_device(r["device"]) for r in here)
+        fig.suptitle(f"Distributed product: efficiency against one rank, {dtype}\n"
+                     f"{', '.join(devices)}; dashed: the model", fontsize=8)
+        fig.tight_layout()
+        name = f"distributed_{dtype}.png"
+        fig.savefig(Path(out_dir) / name, dpi=110)
+        plt.close(fig)
+        names.append(name)
+    return names

@@ -1,0 +1,200 @@
+"""The "Selection" section: how ``format="auto"`` chose (records of ``operation``
+``selection``, :mod:`clspmv.bench.selection`), per device and value type. A pure function of
+the records and the runs' definitions (:class:`~clspmv.report.common.Definitions`: the tie
+tolerance and the fields' meanings come from the runs' meta data, never from the code).
+
+Per matrix: auto's choice, its measured kernel time, the fastest measured format, auto's time
+against it, the model's error (median and worst |predicted - measured| / measured, Spearman rank
+correlation) and the selection's cost against one conversion to CSR; then a summary (geometric
+mean and worst of auto against the fastest, the share of ties, the median error and rank
+correlation over the matrices) and every format's predicted / measured milliseconds. The plot
+of predicted against measured times is :func:`clspmv.report.plots.selection`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+from ..formats import FORMAT_CLASSES
+from .common import Definitions, Rec, num, of, short_device, table, unique
+
+FORMATS = tuple(FORMAT_CLASSES)
+
+OPERATION = "selection"
+PREFIX = f"{OPERATION}: "
+
+
+def records_of(records: list[Rec]) -> list[Rec]:
+    """The selection records."""
+    return of(records, OPERATION)
+
+
+def _ratio(value: float | None) -> str:
+    return num(value, ".2f") + ("×" if value is not None else "")
+
+
+def _pct(value: float | None) -> str:
+    return num(None if value is None else 100 * value, ".0f") + ("%" if value is not None
+                                                                else "")
+
+
+def matrix_table(here: list[Rec]) -> str:
+    rows = []
+    for r in sorted(here, key=lambda r: (r["nnz"], r["matrix"])):
+        if r["status"] != "ok":
+            rows.append([r["matrix"], r["status"], r.get("reason", "")] + [""] * 8)
+            continue
+        tie = "" if r.get("within_tie") is None else (" (tie)" if r["within_tie"] else "")
+        rows.append([r["matrix"], r.get("chosen") or "", num(r.get("chosen_ms"), ".4f"),
+                     f"{r.get('fastest') or ''} {num(r.get('fastest_ms'), '.4f')}",
+                     _ratio(r.get("vs_fastest")) + tie, _pct(r.get("median_error")),
+                     _pct(r.get("worst_error")), num(r.get("rank_correlation"), ".2f"),
+                     num(r.get("selection_ms"), ".2f"), num(r.get("csr_conversion_ms"), ".2f"),
+                     _ratio(r.get("selection_vs_csr"))])
+    return table(rows, ["matrix", "auto's choice", "its ms", "fastest (ms)", "fastest / auto",
+                        "median err", "worst err", "rank corr", "selection ms", "CSR conv ms",
+                        "selection / conv"])
+
+
+def summary(here: list[Rec]) -> str:
+    """One sentence over the matrices of one device and value type."""
+    ok = [r for r in here if r["status"] == "ok"]
+    ratios = [r["vs_fastest"] for r in ok if r.get("vs_fastest")]
+    errors = [r["median_error"] for r in ok if r.get("median_error") is not None]
+    rhos = [r["rank_correlation"] for r in ok if r.get("rank_correlation") is not None]
+    costs = [r["selection_vs_csr"] for r in ok if r.get("selection_vs_csr") is not None]
+    if not ratios:
+        return "No matrix had auto's choice measured."
+    geo = math.exp(sum(math.log(v) for v in ratios) / len(ratios))
+    ties = sum(1 for r in ok if r.get("within_tie"))
+    parts = [f"Auto against the fastest measured format over {len(ratios)} matrices: geometric "
+             f"mean {geo:.3f}, worst {min(ratios):.3f}, {ties} of {len(ratios)} within the "
+             "tie tolerance."]
+    if errors:
+        parts.append(f"Model error: median of the per-matrix medians "
+                     f"{100 * statistics.median(errors):.0f} %, worst per-matrix median "
+                     f"{100 * max(errors):.0f} %")
+    if rhos:
+        parts.append(f"median rank correlation {statistics.median(rhos):.2f}")
+    if costs:
+        parts.append(f"selection cost / one CSR conversion: median {statistics.median(costs):.2f}"
+                     f", worst {max(costs):.2f}.")
+    return " ".join([parts[0], "; ".join(parts[1:])]).strip()
+
+
+def formats_table(here: list[Rec], defs: Definitions) -> str:
+    """Predicted / measured ms of every format (columns in the runs' order)."""
+    ok = [r for r in here if r["status"] == "ok"]
+    formats = defs.format_order({f for r in ok for f in (r.get("predicted_ms") or {})}
+                                | {f for r in ok for f in (r.get("measured_ms") or {})})
+    rows = []
+    for r in sorted(ok, key=lambda r: (r["nnz"], r["matrix"])):
+        pred, meas = r.get("predicted_ms") or {}, r.get("measured_ms") or {}
+        cells = []
+        for f in formats:
+            cell = f"{num(pred.get(f), '.3g')} / {num(meas.get(f), '.3g')}"
+            cells.append(f"**{cell}**" if f == r.get("chosen") else cell)
+        rows.append([r["matrix"], *cells])
+    return table(rows, ["matrix", *formats])
+
+
+def definitions(defs: Definitions) -> str:
+    """The fields' meanings as the runs recorded them."""
+    lines = [f"- `{name.removeprefix(PREFIX)}`: {text}" for name, text in defs.formulas.items()
+             if name.startswith(PREFIX)]
+    return "\n".join(lines)
+
+
+def section(records: list[Rec], defs: Definitions) -> str:
+    """The whole Selection section ("" without selection records)."""
+    recs = records_of(records)
+    if not recs:
+        return ""
+    tie = defs.selection.get("tie_pct")
+    intro = ("`format=\"auto\"` (`clspmv.model.select`, the library's choice) against every "
+             "format this run measured on the same matrix, value type and device. "
+             "`fastest / auto` is the fastest measured kernel time over auto's (1.00× = auto "
+             "chose the fastest)"
+             + (f"; (tie): within {tie:g} % of the fastest" if tie is not None else "")
+             + ". Errors are |predicted - measured| / measured over the formats both predicted "
+             "and measured.")
+    out = ["## Selection", "", intro, ""]
+    fields = definitions(defs)
+    if fields:
+        out += ["Fields (from the run's meta data):", "", fields, ""]
+    for device in unique(r["device"] for r in recs):
+        for dtype in unique(r["dtype"] for r in recs if r["device"] == device):
+            here = [r for r in recs if r["device"] == device and r["dtype"] == dtype]
+            kinds = unique(r.get("calibration") for r in here if r.get("calibration"))
+            out += [f"### {device} — {dtype}", "",
+                    f"Calibration: {', '.join(kinds) or 'none'}.", "", matrix_table(here), "",
+                    summary(here), "",
+                    "Predicted / measured kernel ms of every format (auto's choice in bold; "
+                    "— : refused by the model, or not measured ok).", "",
+                    formats_table(here, defs), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+MARKERS = "os^vD<>phX*P8"
+
+
+def plot(plt: Any, records: list[Rec], dtype: str, path: Path) -> bool:
+    """Predicted against measured kernel ms (log-log) of every format on every matrix, one
+    marker per format, the diagonal y = x; False when nothing was both predicted and
+    measured."""
+    recs = [r for r in records if r.get("operation") == "selection" and r["dtype"] == dtype
+            and r["status"] == "ok"]
+    devices = unique(r["device"] for r in recs)
+    points = {d: {} for d in devices}
+    for r in recs:
+        pred, meas = r.get("predicted_ms") or {}, r.get("measured_ms") or {}
+        for f in pred:
+            if f in meas and pred[f] > 0 and meas[f] > 0:
+                points[r["device"]].setdefault(f, []).append((pred[f], meas[f]))
+    devices = [d for d in devices if points[d]]
+    if not devices:
+        return False
+    order = [f for f in FORMATS if any(f in points[d] for d in devices)]
+    order += sorted({f for d in devices for f in points[d]} - set(order))
+    fig, axes = plt.subplots(1, len(devices), figsize=(5.2 * len(devices), 5), squeeze=False)
+    handles = {}
+    colors = plt.get_cmap("tab20").colors
+    for ax, device in zip(axes.flat, devices, strict=False):
+        values = [v for pts in points[device].values() for p in pts for v in p]
+        lo, hi = min(values) / 1.5, max(values) * 1.5
+        ax.plot([lo, hi], [lo, hi], color="grey", linewidth=0.8, linestyle="--")
+        for i, f in enumerate(order):
+            pts = points[device].get(f)
+            if pts:
+                handles[f] = ax.scatter([p for p, _ in pts], [m for _, m in pts], s=18,
+                                        marker=MARKERS[i % len(MARKERS)], label=f, alpha=0.8,
+                                        color=colors[i % len(colors)])
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_xlabel("predicted kernel ms")
+        ax.set_ylabel("measured kernel ms")
+        ax.set_title(short_device(device), fontsize=8)
+        ax.grid(alpha=0.3, which="both")
+    fig.suptitle(f"format='auto': the model's predicted against measured kernel time, {dtype}"
+                 "\n(dashed: predicted = measured)", fontsize=9)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", fontsize=6,
+               ncol=min(7, max(len(handles), 1)), frameon=False)
+    fig.tight_layout(rect=(0, 0.04 + 0.02 * -(-len(handles) // 7), 1, 0.92))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def draw(plt: Any, records: list[Rec], out_dir: Path) -> list[str]:
+    """``selection_<dtype>.png`` per value type with selection records; their file names."""
+    names = []
+    for dtype in unique(r["dtype"] for r in records if r.get("operation") == OPERATION):
+        name = f"selection_{dtype}.png"
+        if plot(plt, records, dtype, out_dir / name):
+            names.append(name)
+    return names

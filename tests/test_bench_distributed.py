@@ -1,0 +1,217 @@
+"""``clspmv bench --distributed`` (clspmv/bench/distributed.py) and its report section
+(clspmv/report/distributed.py): ``mpiexec -n 2`` and a plain 1-rank run of the command, each
+with a timeout, on a small generated matrix (PoCL limited to one thread per rank); the records'
+fields, the exchanged bytes against the model's per-rank costs, the 1-rank reference and the
+efficiency, the model's prediction, only rank 0 writing, the report section and plot, the merge
+of both runs in ``clspmv report``, and the command line's refusals. No timing is asserted."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from clspmv.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+MATRIX = "gen:poisson2d:k=40"
+MODES = ("vector", "overlap", "task")
+TIMEOUT = 300
+"""Seconds one launch may take (a deadlock fails instead of hanging)."""
+FIELDS = ("ranks", "mode", "formats", "devices", "local_ms", "non_local_ms", "staging_ms",
+          "gather_ms", "communication_ms", "imbalance", "bytes_sent", "bytes_received",
+          "bytes_exchanged", "reference", "reference_ms", "speedup_over_one", "efficiency",
+          "predicted_ms", "predicted_one_ms", "predicted_efficiency", "model_error_pct",
+          "model_device_gbps", "staging_gbps")
+
+
+def _mpiexec() -> str:
+    pytest.importorskip("mpi4py", reason='needs mpi4py: pip install "clspmv[mpi]"')
+    import shutil
+
+    found = shutil.which("mpiexec") or shutil.which("mpiexec", path=str(Path(sys.executable)
+                                                                         .parent))
+    if found is None:
+        pytest.fail('mpi4py is installed but no mpiexec was found: pip install "clspmv[mpi]" '
+                    "(the mpich wheel provides it)")
+    return found
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    spec = env.get("CLSPMV_TEST_DEVICES", "all").strip()
+    if spec not in ("", "all"):
+        env["CLSPMV_DEVICE"] = spec
+    return env
+
+
+def _bench(out: Path, ranks: int | None) -> tuple[dict, list[dict], str]:
+    """(meta, records, stdout) of ``[mpiexec -n ranks] clspmv bench --distributed``."""
+    command = [sys.executable, "-m", "clspmv", "bench", "--distributed", MATRIX, "--dtype",
+               "float64", "--repeat", "3", "--warmup", "1", "--quiet", "--out", str(out)]
+    if ranks is not None:
+        command = [_mpiexec(), "-n", str(ranks), *command]
+    else:
+        pytest.importorskip("mpi4py", reason='needs mpi4py: pip install "clspmv[mpi]"')
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=_env(),
+                              timeout=TIMEOUT, cwd=out.parent)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{' '.join(command[:4])} ... did not finish in {TIMEOUT} s (a deadlock?)")
+    assert done.returncode == 0, f"exit {done.returncode}:\n{done.stdout}\n{done.stderr[-3000:]}"
+    data = json.loads((out / "results.json").read_text())
+    return data["meta"], data["records"], done.stdout
+
+
+@cache
+def _two_ranks(tmp: Path) -> tuple[dict, list[dict], str]:
+    return _bench(tmp / "n2", 2)
+
+
+@cache
+def _one_rank(tmp: Path) -> tuple[dict, list[dict], str]:
+    return _bench(tmp / "n1", None)
+
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("distbench")
+
+
+def _check_common(records: list[dict], ranks: int) -> None:
+    assert [r["mode"] for r in records] == list(MODES)
+    for r in records:
+        assert r["operation"] == "distributed" and r["status"] == "ok", r.get("reason")
+        assert r["method"] == f"{r['mode']}, {ranks} ranks"
+        assert r["format"] == "csr-vector/csr-scalar" and r["ranks"] == ranks
+        missing = [f for f in FIELDS if f not in r]
+        assert not missing, f"fields missing: {missing}"
+        assert r["error_ratio"] <= 1.0
+        assert r["kernel_ms_min"] <= r["kernel_ms"] <= r["kernel_ms_max"]
+        assert r["repeats"] == 3
+        assert r["local_ms"] > 0 and r["reference_ms"] > 0 and r["predicted_ms"] > 0
+        assert math.isclose(r["speedup_over_one"], r["reference_ms"] / r["kernel_ms"])
+        assert math.isclose(r["efficiency"], r["speedup_over_one"] / ranks)
+        assert math.isclose(r["model_error_pct"],
+                            100 * (r["predicted_ms"] - r["kernel_ms"]) / r["kernel_ms"])
+        assert math.isclose(r["predicted_efficiency"],
+                            r["predicted_one_ms"] / (ranks * r["predicted_ms"]))
+
+
+@pytest.mark.slow
+def test_two_ranks_records(tmp: Path) -> None:
+    from clspmv.bench.generators import generate
+    from clspmv.distributed import model
+
+    meta, records, stdout = _two_ranks(tmp)
+    _check_common(records, 2)
+    assert meta["settings"]["distributed"]["ranks"] == 2
+    assert meta["settings"]["distributed"]["reference"].startswith("rank 0 alone")
+    assert meta["settings"]["formats"] == [] and meta["settings"]["baselines"] == []
+    assert any(k.startswith("distributed: ") for k in meta["formulas"])
+    # the exchanged bytes: the busiest rank's and the sum, as the model's costs count them
+    costs = model.rank_costs(generate(MATRIX), 2)
+    for r in records:
+        assert r["bytes_sent"] == max(c.send for c in costs) * 8 > 0
+        assert r["bytes_received"] == max(c.halo for c in costs) * 8
+        assert r["bytes_exchanged"] == sum(c.send for c in costs) * 8
+        assert r["reference"].startswith("rank 0 alone on a size-1 sub-communicator")
+        assert r["network_gbps"] is not None and r["latency_us"] > 0 and r["launch_us"] > 0
+    # only rank 0 reports
+    assert stdout.count("records (") == 1, stdout
+
+
+@pytest.mark.slow
+def test_one_rank_without_mpiexec(tmp: Path) -> None:
+    meta, records, stdout = _one_rank(tmp)
+    _check_common(records, 1)
+    for r in records:
+        assert r["efficiency"] == 1.0 and r["speedup_over_one"] == 1.0
+        assert r["reference"] == "this run (one rank)"
+        assert r["bytes_exchanged"] == 0 and r["non_local_ms"] == 0
+        assert math.isclose(r["predicted_efficiency"], 1.0)
+    assert "records (3 ok)" in stdout
+
+
+@pytest.mark.slow
+def test_report_section_and_merge(tmp: Path) -> None:
+    _two_ranks(tmp)
+    _one_rank(tmp)
+    text = (tmp / "n2" / "report.md").read_text()
+    assert "## Distributed product (MPI, one device per rank)" in text
+    assert "| vector ms" in text and "task eff." in text and "#### Where the time goes" in text
+    merged = tmp / "merged"
+    assert main(["report", str(tmp / "n1" / "results.json"), str(tmp / "n2" / "results.json"),
+                 "--out", str(merged)]) == 0
+    text = (merged / "report.md").read_text()
+    section = text[text.index("## Distributed product"):]
+    rows = [line for line in section.splitlines() if line.startswith(f"| {MATRIX}")]
+    scaling = [line.split("|")[2].strip() for line in rows[:2]]
+    assert scaling == ["1", "2"], rows  # one scaling table: 1 then 2 ranks
+    assert "| 100%" in rows[0]
+    data = json.loads((merged / "results.json").read_text())
+    assert sorted(r["ranks"] for r in data["records"]) == [1, 1, 1, 2, 2, 2]
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (merged / "distributed_float64.png").stat().st_size > 0
+        assert "distributed_float64.png" in text
+
+
+@pytest.mark.slow
+def test_refused_format_is_recorded(tmp: Path) -> None:
+    """A format every rank refuses (DIA on a random matrix) gives skipped records naming the
+    ranks, and the run ends normally."""
+    out = tmp / "dia"
+    command = [_mpiexec(), "-n", "2", sys.executable, "-m", "clspmv", "bench", "--distributed",
+               "gen:random:n=3000,k=7", "--formats", "dia", "--dtype", "float64", "--modes",
+               "vector", "--quiet", "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, env=_env(), timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (r,) = json.loads((out / "results.json").read_text())["records"]
+    assert r["status"] == "skipped" and r["format"] == "dia/dia"
+    assert "failed on 2 of 2 ranks" in r["reason"] and "UnsuitableFormatError" in r["reason"]
+    assert "#### Not measured" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--max-seconds", "5"], "--max-seconds cannot be used with --distributed"),
+    (["--modes", "vector,bogus"], "unknown mode 'bogus'"),
+    (["--formats", "ell,coo,csr-scalar"], "one format (both parts) or two"),
+    (["--device", "cpu", "gpu"], "give at most one --device"),
+])
+def test_refusals(extra: list[str], message: str, capsys: pytest.CaptureFixture[str],
+                  tmp_path: Path) -> None:
+    pytest.importorskip("mpi4py")
+    code = main(["bench", "--distributed", MATRIX, "--out", str(tmp_path), *extra])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "results.json").exists()
+
+
+@pytest.mark.slow
+def test_scaling_script(tmp_path: Path) -> None:
+    """reports/scaling.sh (issue 15's runs) with 1 and 2 ranks on the CPU: one merged report
+    whose scaling table has a row per rank count."""
+    env = dict(_env(), MPIEXEC=_mpiexec(), PYTHON=sys.executable)
+    command = ["bash", str(ROOT / "reports" / "scaling.sh"), "cpu", str(tmp_path), "1", "2",
+               "--", "gen:poisson2d:k=30", "--dtype", "float64", "--modes", "task",
+               "--repeat", "2", "--warmup", "1"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env,
+                          timeout=2 * TIMEOUT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert sorted((r["ranks"], r["mode"]) for r in data["records"]) == [(1, "task"),
+                                                                         (2, "task")]
+    assert len(data["meta"]["runs"]) == 2
+    text = (tmp_path / "report.md").read_text()
+    rows = [line for line in text[text.index("## Distributed product"):].splitlines()
+            if line.startswith("| gen:poisson2d:k=30")]
+    assert [line.split("|")[2].strip() for line in rows[:2]] == ["1", "2"]
+    assert "reports/scaling.sh cpu: 2 rank(s)" in text

@@ -1,0 +1,127 @@
+"""``clspmv bench --selection``: auto's choice (the library's, clspmv.model.select) against every
+format measured, its records, the report's Selection section and the predicted-vs-measured
+plot. The numbers come from a stored-free quick-default calibration (CLSPMV_CALIBRATE=0 in
+conftest): structure is tested, never speed."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clspmv
+from clspmv.bench import bandwidth, selection
+from clspmv.bench.generators import generate
+from clspmv.bench.records import Record
+from clspmv.canonical import canonical_csr
+from clspmv.cli import main
+from clspmv.formats import SINGLE_FORMATS
+from clspmv.model import select
+from clspmv.report import tables
+from clspmv.report.selection import section
+
+POISSON = "gen:poisson2d:k=8"
+FORMATS = "csr-scalar,csr-vector,ell,sell"
+
+
+@pytest.fixture(autouse=True)
+def small_streams(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(bandwidth, "buffer_bytes", lambda device: 8 << 20)
+    monkeypatch.setenv("CLSPMV_CACHE", str(tmp_path / "cache"))
+
+
+def _record() -> Record:
+    return Record("m", 4, 4, 8, "dev", "cpu", "auto", "float64", operation="selection")
+
+
+def test_model_error_and_fill() -> None:
+    predicted = {"a": 1.0, "b": 2.0, "c": 4.0, "d": 9.0}  # d was not measured
+    measured = {"a": 2.0, "b": 2.0, "c": 5.0, "e": 1.0}  # e was not predicted (refused)
+    median, worst, rho, n = selection.model_error(predicted, measured)
+    assert n == 3 and median == pytest.approx(0.2) and worst == pytest.approx(0.5)
+    assert rho == pytest.approx(0.866, abs=1e-3)  # a and b tie in measured time
+    assert selection.model_error({"a": 1.0}, {"a": 2.0})[2] is None  # too few to rank
+    assert selection.model_error({}, {"a": 1.0}) == (None, None, None, 0)
+
+    rec = _record()
+    selection.fill(rec, predicted, measured, "c")
+    assert rec.extra["fastest"] == "e" and rec.extra["chosen_ms"] == 5.0
+    assert rec.extra["vs_fastest"] == pytest.approx(0.2) and rec.extra["within_tie"] is False
+    rec = _record()
+    selection.fill(rec, predicted, {"a": 1.0, "c": 1.04}, "c")
+    assert rec.extra["within_tie"] is True  # within 5 % of the fastest
+    rec = _record()
+    selection.fill(rec, predicted, {"a": 1.0}, "d")  # the choice did not run
+    assert rec.extra["chosen_ms"] is None and "vs_fastest" not in rec.extra
+
+
+def test_bench_selection_records_and_report(device: clspmv.Device, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    code = main(["bench", POISSON, "--formats", FORMATS, "--selection", "--baselines", "none",
+                 "--dtype", "float64", "--repeat", "2", "--warmup", "1", "--device",
+                 f"{device.index[0]}:{device.index[1]}", "--out", str(out), "--quiet"])
+    assert code == 0
+    data = json.loads((out / "results.json").read_text())
+    meta, records = data["meta"], data["records"]
+    assert meta["settings"]["selection"] == {"tie_pct": selection.TIE_PCT,
+                                             "csr_reference": "csr-scalar"}
+    assert "selection: vs_fastest" in meta["formulas"]
+    (rec,) = [r for r in records if r["operation"] == "selection"]
+    assert rec["status"] == "ok" and rec["format"] == "auto"
+    expected = select(canonical_csr(generate(POISSON), np.float64), device)
+    assert rec["chosen"] == expected.format and rec["calibration"] == "quick-default"
+    spmv = {r["format"]: r for r in records if r["operation"] == "spmv"}
+    assert rec["measured_ms"] == {f: r["kernel_ms"] for f, r in spmv.items()}
+    assert set(rec["predicted_ms"]) == set(SINGLE_FORMATS)  # every format accepts a stencil
+    fastest = min(rec["measured_ms"].values())
+    assert rec["fastest_ms"] == fastest
+    if rec["chosen"] in rec["measured_ms"]:
+        assert rec["vs_fastest"] == pytest.approx(fastest / rec["measured_ms"][rec["chosen"]])
+    assert rec["compared"] == 4 and 0 <= rec["median_error"] <= rec["worst_error"]
+    assert rec["selection_ms"] > 0
+    assert rec["csr_conversion_ms"] == spmv["csr-scalar"]["conversion_ms"]
+    assert math.isclose(rec["selection_vs_csr"], rec["selection_ms"] / rec["csr_conversion_ms"])
+    report = (out / "report.md").read_text()
+    assert "## Selection" in report and "within 5 % of the fastest" in report
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (out / "selection_float64.png").exists()
+        assert "selection_float64.png" in report
+
+
+def test_selection_is_off_for_named_formats(device: clspmv.Device, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert main(["bench", POISSON, "--formats", "csr-scalar", "--baselines", "none", "--dtype",
+                 "float32", "--repeat", "1", "--warmup", "1", "--device",
+                 f"{device.index[0]}:{device.index[1]}", "--out", str(out), "--quiet"]) == 0
+    data = json.loads((out / "results.json").read_text())
+    assert not [r for r in data["records"] if r["operation"] == "selection"]
+    assert "## Selection" not in (out / "report.md").read_text()
+
+
+def _selection_record(**extra: object) -> dict:
+    rec = _record()
+    rec.extra.update({name: None for name in selection.FIELDS})
+    rec.extra.update(extra)
+    return rec.as_dict()
+
+
+def test_section_reads_definitions_from_meta() -> None:
+    rec = _selection_record(chosen="ell", chosen_ms=2.0, fastest="sell", fastest_ms=1.0,
+                            vs_fastest=0.5, within_tie=False, median_error=0.1,
+                            worst_error=0.3, rank_correlation=0.9,
+                            predicted_ms={"ell": 1.5, "sell": 1.1},
+                            measured_ms={"ell": 2.0, "sell": 1.0}, calibration="measured")
+    meta = {"settings": {"selection": {"tie_pct": 7.5, "csr_reference": "csr-scalar"}},
+            "formulas": {"selection: vs_fastest": "a definition of the run"}}
+    text = tables.render([meta], [rec])
+    assert "within 7.5 % of the fastest" in text and "a definition of the run" in text
+    assert "0.50×" in text and "geometric mean 0.500, worst 0.500, 0 of 1" in text
+    assert "**1.5 / 2**" in text  # auto's choice in bold
+    # a run that recorded no selection settings: no tie sentence, still a section
+    old = section([rec], tables.Definitions.of([{}]))
+    assert "## Selection" in old and "within" not in old.split("\n\n")[1]
+    assert section([], tables.Definitions.of([{}])) == ""

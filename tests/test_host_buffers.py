@@ -1,0 +1,153 @@
+"""numpy operands without copies on CPU devices (clspmv.host_buffers): the in-place path taken
+where it can be, a copy (never a wrong result) for read-only, misaligned, strided,
+non-contiguous, other-dtype and overlapping arrays, and y updated in place."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import pytest
+import scipy.sparse as sp
+
+import clspmv
+from clspmv import host_buffers
+
+from oracle import assert_matches
+
+IN, COPY = host_buffers.IN_PLACE, host_buffers.COPIED
+
+
+@pytest.fixture
+def cpu(device):
+    if not device.host_memory:
+        pytest.skip("numpy operands are used in place on CPU devices only")
+    return device
+
+
+def _matrix() -> sp.csr_matrix:
+    return sp.random(90, 60, density=0.1, format="csr", random_state=5)
+
+
+def _offset_view(n: int, byte_offset: int, dtype=np.float64, align: int = 128) -> np.ndarray:
+    """n values starting ``byte_offset`` bytes past an ``align``-byte boundary."""
+    itemsize = np.dtype(dtype).itemsize
+    raw = np.zeros(n * itemsize + align + byte_offset, np.uint8)
+    start = (-raw.ctypes.data) % align + byte_offset
+    return raw[start:start + n * itemsize].view(dtype)
+
+
+@pytest.mark.parametrize("fmt", ["csr-vector", "ellr", "coo"])
+def test_in_place_path_taken(cpu, fmt):
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=cpu)
+    x = np.random.default_rng(0).random(60)
+    y = M @ x
+    assert M.last_transfers == {"x": IN, "y": IN}
+    assert y.ctypes.data % 64 == 0  # a new y is allocated aligned
+    assert_matches(y, A, x, np.float64)
+    y0 = np.full(90, 2.0)
+    out = M.matvec(x, y0, alpha=3.0, beta=0.5)
+    assert out is y0 and M.last_transfers == {"x": IN, "y": IN}
+    assert_matches(y0, A, x, np.float64, alpha=3.0, beta=0.5, y0=np.full(90, 2.0))
+    X = np.asfortranarray(np.random.default_rng(1).random((60, 3)))
+    Y = M @ X
+    assert M.last_transfers == {"x": IN, "y": IN} and Y.flags.f_contiguous
+    for j in range(3):
+        assert_matches(Y[:, j], A, X[:, j], np.float64)
+    z = M.rmatvec(np.ones(90))
+    assert M.last_transfers == {"x": IN, "y": IN}
+    assert_matches(z, A.T.tocsr(), np.ones(90), np.float64)
+
+
+def test_kernels_write_into_the_array_itself(cpu):
+    """The premise: on this device a buffer on a numpy array's memory is that memory (PoCL uses
+    the host pointer, also 8 bytes past a 128-byte boundary), so nothing is copied."""
+    prg = cl.Program(cpu.context, "__kernel void w(__global double *a) "
+                                  "{ a[get_global_id(0)] = 42; }").build()
+    kern = cl.Kernel(prg, "w")
+    for offset in (0, 8, 16):
+        a = _offset_view(64, offset)
+        buf = host_buffers.wrap(cpu, a, writable=True)
+        kern(cpu.queue, (64,), None, buf.data).wait()
+        if not (a == 42).all():
+            pytest.skip(f"{cpu.name} copies host memory at offset {offset}: the path is "
+                        "still correct (map/unmap), but not zero-copy")
+
+
+def test_read_only_x_used_in_place(cpu):
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, device=cpu)
+    x = np.random.default_rng(2).random(60)
+    x.flags.writeable = False
+    y = M @ x
+    assert M.last_transfers["x"] == IN
+    assert_matches(y, A, x, np.float64)
+
+
+@pytest.mark.parametrize("offset", [8, 16, 4])
+def test_misaligned_views(cpu, offset):
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, device=cpu)
+    x = _offset_view(60, offset)  # offset 4: not even aligned to a float64
+    x[:] = np.random.default_rng(3).random(60)
+    y = _offset_view(90, offset)
+    y[:] = 1.0
+    out = M.matvec(x, y, beta=1.0)
+    assert out is y
+    assert_matches(y, A, np.array(x), np.float64, beta=1.0, y0=np.ones(90))
+    expected = IN if offset % 8 == 0 else COPY
+    assert M.last_transfers == {"x": expected, "y": expected}
+
+
+def test_strided_and_non_contiguous_are_copied(cpu):
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, device=cpu)
+    rng = np.random.default_rng(4)
+    big = rng.random(120)
+    x = big[::2]
+    y = np.zeros(180)[::2]
+    M.matvec(x, y)
+    assert M.last_transfers == {"x": COPY, "y": COPY}
+    assert_matches(y, A, x, np.float64)
+    X = rng.random((60, 6))[:, ::2]
+    Y = M @ X
+    assert M.last_transfers["x"] == COPY
+    for j in range(3):
+        assert_matches(Y[:, j], A, X[:, j], np.float64)
+    Yv = np.zeros((90, 6))[:, ::2]
+    M.matmat(X, Yv)
+    assert M.last_transfers["y"] == COPY
+    for j in range(3):
+        assert_matches(Yv[:, j], A, X[:, j], np.float64)
+
+
+def test_other_dtype_x_copied_y_refused(cpu):
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, device=cpu, dtype=np.float32)
+    x = np.random.default_rng(5).random(60)  # float64 into a float32 matrix
+    y = M @ x
+    assert M.last_transfers == {"x": COPY, "y": IN} and y.dtype == np.float32
+    assert_matches(y, A, x, np.float32)
+    with pytest.raises(TypeError, match="expected float32"):
+        M.matvec(x, np.zeros(90))
+
+
+def test_x_and_y_sharing_memory(cpu):
+    A = sp.random(60, 60, density=0.2, format="csr", random_state=6)
+    M = clspmv.DeviceMatrix.from_scipy(A, device=cpu)
+    v = np.random.default_rng(6).random(60)
+    expected = A @ v
+    M.matvec(v, v)
+    assert M.last_transfers == {"x": COPY, "y": IN}
+    np.testing.assert_allclose(v, expected, rtol=1e-12)
+
+
+def test_block_product_keeps_other_rows(cpu):
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, device=cpu)
+    x = np.random.default_rng(7).random(60)
+    y = np.full(100, 7.0)
+    M.matvec(x, y, row_offset=5)
+    assert M.last_transfers["y"] == IN
+    assert (y[:5] == 7).all() and (y[95:] == 7).all()
+    assert_matches(y[5:95], A, x, np.float64)

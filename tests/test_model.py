@@ -1,0 +1,300 @@
+"""clspmv.model: features, refusals, the calibration store, predictions and format="auto".
+
+No test measures a device: a stored calibration (``tests/data/calibration-fixture.json``,
+measured once with PoCL 3.1 on a 2-core CPU) makes the selection deterministic, the quick
+default covers ``CLSPMV_CALIBRATE=0``, and a counting stand-in replaces the measurement where a
+rebuild is checked.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import clspmv
+from clspmv.cli import main
+from clspmv.formats import SINGLE_FORMATS
+from clspmv.matrix import canonical_csr
+from clspmv.model import Calibration, predict, select
+from clspmv.model.timemodel import quick_default
+
+store = importlib.import_module("clspmv.model.store")
+features_mod = importlib.import_module("clspmv.model.features")
+calibrate_mod = importlib.import_module("clspmv.model.calibrate")
+
+FIXTURE = Path(__file__).parent / "data" / "calibration-fixture.json"
+FORMATS = SINGLE_FORMATS
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """An empty calibration cache of this test's own."""
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path))
+    store.forget()
+    yield tmp_path
+    store.forget()
+
+
+def fixture_calibration(device: clspmv.Device) -> Calibration:
+    """The stored fixture, relabelled as a calibration of ``device``; a format added since the
+    fixture was measured gets the quick default's coefficients."""
+    data = json.loads(FIXTURE.read_text())
+    data.update(device=device.name, driver=device.driver_version, clspmv=clspmv.__version__)
+    quick = quick_default(device.name, device.driver_version, clspmv.__version__, device.type,
+                          FORMATS)
+    for fmt in FORMATS:
+        data["kernel"].setdefault(fmt, quick.kernel[fmt])
+        data["conversion"].setdefault(fmt, quick.conversion[fmt])
+    return Calibration.from_json(data, FORMATS)
+
+
+@pytest.fixture
+def stored(device, cache) -> Calibration:
+    """The fixture stored as ``device``'s calibration (format="auto" reads it)."""
+    cal = fixture_calibration(device)
+    store.save(cal, device)
+    return cal
+
+
+@pytest.fixture
+def no_measuring(monkeypatch) -> list[clspmv.Device]:
+    """Replace the measurement by the quick default, recording the devices it was asked for."""
+    calls: list[clspmv.Device] = []
+
+    def fake(device, progress=True):
+        calls.append(device)
+        cal = quick_default(device.name, device.driver_version, clspmv.__version__, device.type,
+                            FORMATS)
+        cal.kind = "measured"
+        return cal
+
+    monkeypatch.setattr(store, "calibrate", fake)
+    return calls
+
+
+# -- features -----------------------------------------------------------------------------------
+SMALL = sp.csr_matrix(np.array([[1.0, 0, 2, 0], [0, 0, 0, 0], [3, 4, 5, 0], [0, 0, 0, 6]]))
+
+
+def test_features_by_hand() -> None:
+    f = features_mod.features(canonical_csr(SMALL), simd_width=2)
+    assert (f.rows, f.cols, f.entries, f.empty_rows, f.max_row) == (4, 4, 6, 1, 3)
+    assert f.mean_row == 1.5 and f.std_row == pytest.approx(np.std([2, 0, 3, 1]))
+    assert f.slots_of("csr-scalar") == 6  # no padding
+    assert f.slots_of("ell") == 4 * 3  # rows padded to C=2 (4), times the longest row
+    assert f.slots_of("csr-aligned") == 3 * 16  # three non-empty rows of 16 slots
+    assert f.diagonals == 4 and f.slots_of("dia") == 4 * 4  # offsets -2, -1, 0, 2
+    # HYB: K=2 (two of four rows reach it), ELL part 4 x 2, one entry beyond in COO
+    assert f.hyb_width == 2 and f.slots_of("hyb") == 9
+    # pJDS: lengths sorted 3,2 | 1,0: slices of widths 3 and 1, 2 rows each
+    assert f.slots_of("pjds") == 8
+    # one block of rows, all columns within one 64-byte line of float64: one line of x
+    assert f.x_lines == 1 and f.near_fraction == 1.0
+    assert f.mean_distance == pytest.approx(np.mean([0, 2, 2, 1, 0, 0]))
+
+
+def test_features_of_a_row_block_and_locality() -> None:
+    f = features_mod.features(canonical_csr(SMALL), 2, rows=slice(2, 4))
+    assert (f.rows, f.entries, f.max_row, f.empty_rows) == (2, 4, 3, 0)
+    n = 1 << 16  # x of 512 KiB: random columns of one block are mostly not the block before's
+    rng = np.random.default_rng(0)
+    rows = np.repeat(np.arange(n), 4)
+    banded = sp.csr_matrix((np.ones(4 * n), (rows, np.minimum(rows + np.tile(np.arange(4), n),
+                                                                n - 1))), shape=(n, n))
+    scattered = sp.csr_matrix((np.ones(4 * n), (rows, rng.integers(0, n, 4 * n))), shape=(n, n))
+    fb = features_mod.features(canonical_csr(banded), 8)
+    fs = features_mod.features(canonical_csr(scattered), 8)
+    assert fb.near_fraction == 1.0 and fs.near_fraction < 0.5
+    assert fb.x_lines < fs.x_lines / 5
+
+
+def test_gathers_count_the_lines_the_block_before_did_not_read() -> None:
+    # row r reads columns r, r + 8, ..., r + 248: 32 lines of float64 x, one per entry; a block of
+    # 256 rows reads 63 lines, 31 of which the block before read too: 32 new (63 in the first)
+    n = 16 * features_mod.ROW_BLOCK
+    rows = np.repeat(np.arange(n), 32)
+    cols = rows + np.tile(np.arange(0, 256, 8), n)
+    A = canonical_csr(sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n + 256)))
+    f = features_mod.features(A, 8)
+    assert f.x_lines == 63 + 15 * 32
+
+
+def test_sampled_diagonals_are_a_lower_bound_made_exact() -> None:
+    n = 100_000
+    A = canonical_csr(sp.diags([np.ones(n), np.ones(n - 1)], [0, 1], format="csr")
+                      + sp.csr_matrix(([1.0], ([n // 2 + 7], [3])), shape=(n, n)))
+    f = features_mod.features(A, 8)
+    exact = features_mod.with_exact_diagonals(f, A)
+    assert exact.diagonals == 3 and exact.diagonals_exact and f.diagonals <= 3
+
+
+# -- refusals -----------------------------------------------------------------------------------
+def long_row_matrix() -> sp.csr_matrix:
+    rng = np.random.default_rng(0)
+    rows = np.concatenate([np.zeros(200_000, int), rng.integers(1, 2000, 2000)])
+    cols = np.concatenate([np.arange(200_000), rng.integers(0, 200_000, 2000)])
+    return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(2000, 200_000))
+
+
+def test_refusal_mirrors_the_formats() -> None:
+    A = canonical_csr(long_row_matrix(), np.float32)
+    f = features_mod.features(A, 8)
+    for fmt in ("ell", "ellr", "ellr-t", "dia"):
+        why = features_mod.refusal(fmt, features_mod.with_exact_diagonals(f, A))
+        assert why is not None and f"format '{fmt}' would need" in why
+    for fmt in ("csr-vector", "sell", "hyb", "coo"):
+        assert features_mod.refusal(fmt, f) is None
+
+
+def test_predict_gives_times_and_refusal_reasons(device, stored) -> None:
+    preds = predict(long_row_matrix(), device, np.float32)
+    assert set(preds) == set(FORMATS)
+    assert preds["ell"].kernel_s is None and "would need" in preds["ell"].refused
+    assert preds["csr-vector"].refused is None and preds["csr-vector"].kernel_s > 0
+    assert preds["csr-vector"].conversion_s > 0
+
+
+# -- selection ----------------------------------------------------------------------------------
+def test_auto_never_takes_a_format_that_refuses(device, stored) -> None:
+    cal = fixture_calibration(device)
+    for fmt in ("ell", "ellr", "ellr-t", "dia"):
+        cal.kernel[fmt] = [0.0] * 6  # predicted free: the best, were it not refused
+    csr = canonical_csr(long_row_matrix(), np.float32)
+    sel = select(csr, device, calibration_=cal)
+    assert sel.format not in sel.refusals and sel.refusals.keys() >= {"ell", "dia"}
+    cal.kernel["dia"] = [0.0] * 6
+    banded = canonical_csr(sp.diags([1.0, 2.0, 1.0], [-1, 0, 1], shape=(5000, 5000), format="csr"))
+    assert select(banded, device, calibration_=cal).format in ("ell", "ellr", "ellr-t", "dia")
+
+
+def test_selection_is_deterministic_with_the_fixture(device, stored) -> None:
+    rng = np.random.default_rng(1)
+    n = 20_000
+    mats = {
+        "tridiagonal": sp.diags([1.0, 2.0, 1.0], [-1, 0, 1], shape=(n, n), format="csr"),
+        "random": sp.random(n, n, density=4e-4, format="csr", random_state=rng),
+        "long rows": long_row_matrix(),
+    }
+    first = {k: clspmv.DeviceMatrix.from_scipy(A, device=device).format for k, A in mats.items()}
+    store.forget()  # read again from the file
+    again = {k: clspmv.DeviceMatrix.from_scipy(A, device=device).format for k, A in mats.items()}
+    assert first == again
+    sel = clspmv.DeviceMatrix.from_scipy(mats["random"], device=device).selection
+    assert sel.calibration == "measured" and sel.format == min(
+        (p for p in sel.predictions.values() if p.kernel_s is not None),
+        key=lambda p: p.kernel_s).format
+    assert sel.cost_ms > 0 and sel.format in sel.why or "least predicted" in sel.why
+
+
+def test_expected_products_weighs_the_conversion(device, stored) -> None:
+    cal = fixture_calibration(device)
+    for fmt in FORMATS:
+        cal.kernel[fmt] = [1e-3, 0, 0, 0, 0, 0]
+        cal.conversion[fmt] = [1e-3, 0, 0]
+    cal.kernel["sell"] = [0.5e-3, 0, 0, 0, 0, 0]  # faster products ...
+    cal.conversion["sell"] = [1.0, 0, 0]  # ... after a conversion worth 2000 of them
+    csr = canonical_csr(sp.random(500, 500, density=0.02, format="csr", random_state=0))
+    assert select(csr, device, calibration_=cal).format == "sell"
+    once = select(csr, device, expected_products=1, calibration_=cal)
+    assert once.format != "sell" and "does not pay off" in once.why
+    assert select(csr, device, expected_products=10_000, calibration_=cal).format == "sell"
+    with pytest.raises(ValueError, match="expected_products must be at least 1"):
+        select(csr, device, expected_products=0, calibration_=cal)
+
+
+def test_from_scipy_auto_hook(device, stored) -> None:
+    A = sp.random(300, 300, density=0.03, format="csr", random_state=2)
+    M = clspmv.DeviceMatrix.from_scipy(A, device=device)
+    assert M.selection is not None and M.format == M.selection.format
+    assert f"format={M.format!r} (auto)" in repr(M)
+    x = np.arange(300.0)
+    assert np.allclose(M @ x, A @ x)
+    named = clspmv.DeviceMatrix.from_scipy(A, "csr-vector", device=device)
+    assert named.selection is None and "(auto)" not in repr(named)
+    with pytest.raises(ValueError, match="format parameters .*unroll.* belong to a named format"):
+        clspmv.DeviceMatrix.from_scipy(A, device=device, unroll=2)
+    with pytest.raises(ValueError, match="unknown format 'fast'.* or 'auto'"):
+        clspmv.DeviceMatrix.from_scipy(A, "fast", device=device)
+
+
+# -- the store ----------------------------------------------------------------------------------
+def test_quick_default_when_calibration_is_off(device, cache, monkeypatch, no_measuring) -> None:
+    monkeypatch.setenv("CLSPMV_CALIBRATE", "0")
+    M = clspmv.DeviceMatrix.from_scipy(sp.eye(50, format="csr"), device=device)
+    assert M.selection.calibration == "quick-default" and not no_measuring
+    assert not list(cache.iterdir())  # nothing measured, nothing stored
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "truncated", "stale", "other-model",
+                                    "missing-format"])
+def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no_measuring,
+                                                 damage) -> None:
+    monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
+    path = store.calibration_path(device)
+    text = path.read_text()
+    if damage == "corrupt":
+        path.write_bytes(b"\x00\xffnot json")
+    elif damage == "truncated":
+        path.write_text(text[: len(text) // 2])
+    else:
+        data = json.loads(text)
+        if damage == "stale":
+            data["clspmv"] = "0.0.1"
+        elif damage == "missing-format":
+            del data["kernel"]["sell"]
+        else:
+            data["terms"] = ["launch", "bytes"]
+        path.write_text(json.dumps(data))
+    store.forget()
+    with pytest.warns(RuntimeWarning, match="is unusable .* it will be rebuilt"):
+        cal = store.calibration(device, progress=False)
+    assert no_measuring == [device] and cal.kind == "measured"
+    assert store.load(device) is not None  # the rebuilt file reads back
+
+
+def test_missing_calibration_is_measured_once_and_stored(device, cache, monkeypatch,
+                                                         no_measuring, capsys) -> None:
+    monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
+    store.calibration(device, progress=False)
+    store.calibration(device, progress=False)
+    assert no_measuring == [device] and store.calibration_path(device).exists()
+    assert "measuring it once" in capsys.readouterr().err
+
+
+def test_cli_calibrate_show(device, stored, capsys) -> None:
+    spec = f"{device.index[0]}:{device.index[1]}"
+    assert main(["calibrate", "--device", spec, "--show"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["device"] == device.name and set(shown["kernel"]) == set(FORMATS)
+
+
+# -- the fit --------------------------------------------------------------------------------------
+def test_fit_recovers_known_coefficients() -> None:
+    rng = np.random.default_rng(3)
+    rows = np.column_stack([np.ones(20), rng.uniform(1e5, 1e8, 20), rng.uniform(0, 1e7, 20),
+                            rng.uniform(1e3, 1e6, 20), rng.uniform(1, 1e4, 20)])
+    truth = np.array([1e-5, 1e-11, 4e-11, 0.0, 2e-8])
+    fitted = calibrate_mod._fit(rows, rows @ truth, [1e-5, 1e-11, 1e-11, 0, 0])
+    error = np.abs(rows @ fitted - rows @ truth) / (rows @ truth)
+    assert np.median(error) < 0.02 and error.max() < 0.1  # the prior's pull is small
+    assert min(fitted) >= 0
+
+
+def test_calibrate_end_to_end_on_small_matrices(device, monkeypatch) -> None:
+    """The measuring path, on three small matrices and two formats (seconds, not minutes)."""
+    full = calibrate_mod.benchmark_matrices(device)
+    small = {k: full[k][:2048, :2048] for k in ("tiny", "banded", "random")}
+    monkeypatch.setattr(calibrate_mod, "benchmark_matrices", lambda dev: small)
+    cal = calibrate_mod.calibrate(device, progress=False, dtype=np.float32,
+                                  formats=("csr-scalar", "ell"))
+    assert cal.kind == "measured" and set(cal.kernel) == {"csr-scalar", "ell"}
+    assert cal.launch_s >= 0 and cal.stream_bw > 0 and cal.seconds > 0
+    for fmt in ("csr-scalar", "ell"):
+        assert len(cal.kernel[fmt]) == 6 and min(cal.kernel[fmt]) >= 0
+        assert len(cal.conversion[fmt]) == 3 and min(cal.conversion[fmt]) >= 0
+    assert Calibration.from_json(json.loads(json.dumps(cal.to_json())), ("csr-scalar", "ell"))
