@@ -122,10 +122,12 @@ class DeviceMatrix(ScipyOperators):
         values, x and y in float32 (:attr:`dtype` is float32) and every sum in float64
         (:attr:`precision` is ``"mixed"``); see :attr:`precision` for what that buys. ``params`` are
         the format's own parameters: ``threads_per_row`` (csr-vector, ellr-t), ``sigma`` (sell),
-        ``width`` (hyb), ``block_entries`` (csr-adaptive), ``unroll`` (1, 2, 4 or 8: the inner
-        loop of the CSR and ELLPACK formats), ``row_major`` (ell, ellr, ellr-t: rows stored one
-        after the other instead of column-major). A CSC matrix (``csc_matrix`` or ``csc_array``)
-        is not converted: its arrays are stored as the CSR arrays of its transpose.
+        ``width`` (hyb), ``items``, ``staged`` (coo, hyb: entries per work-item of the
+        segmented reduction, and its kernel), ``block_entries`` (csr-adaptive), ``unroll`` (1,
+        2, 4 or 8: the inner loop of the CSR and ELLPACK formats), ``row_major`` (ell, ellr,
+        ellr-t: rows stored one after the other instead of column-major). A CSC matrix
+        (``csc_matrix`` or ``csc_array``) is not converted: its arrays are stored as the CSR
+        arrays of its transpose.
 
         ``format="auto"`` (the default) takes the format with the least predicted kernel time
         on the device (:func:`clspmv.model.select`; the device is calibrated on first use unless

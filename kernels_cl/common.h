@@ -44,7 +44,7 @@
 #endif
 
 /* Formats as blocks of a larger matrix. Every kernel of a format (all of csr.cl, ell.cl,
- * sell.cl, dia.cl, coo.cl, csr_adaptive.cl, csr_blocks.cl, csr_merge.cl and scale_y*) takes
+ * sell.cl, dia.cl, coo.cl, csr_adaptive.cl, csr_blocks.cl, csr_merge.cl and scale_y_t) takes
  * BLOCK_ARGS first (Format.run in clspmv/formats/base.py passes them to every launch):
  *   row0    the block's first row in the vector indexed by rows: y of a forward product (and Y
  *           of A X), x of a transpose product. A kernel moves that pointer once, at its start
@@ -83,7 +83,7 @@
  * compare-and-swap loop on the integer of the same width; 64-bit needs cl_khr_int64_base_atomics.
  * The CAS loop compares integers, so NaN values do not make it spin. It never reads *p
  * non-atomically (a plain read would race with other work-items' swaps): its first swap guesses
- * that y[i] holds +0.0, which is what scale_y leaves when beta == 0, and every failed swap returns
+ * that y[i] holds +0.0, which is what scale_y_t leaves when beta == 0, and every failed swap returns
  * the value actually there for the next try. */
 #if defined(NATIVE_ATOMICS) && defined(VALUE_IS_DOUBLE) && defined(__opencl_c_ext_fp64_global_atomic_add)
 #define CLSPMV_NATIVE_ATOMIC_ADD 1

@@ -1,20 +1,8 @@
 /* Kernels every format shares (the atomic add itself is atomic_add_value in common.h).
- *   scale_y          y = beta * y on a block's rows before a forward kernel adds into y
- *                    atomically (beta == 0 writes zeros without reading y)
- *   scale_y_t        the same on the columns a transpose product adds into
+ *   scale_y_t        y = beta * y on the columns a transpose product adds into atomically
+ *                    (beta == 0 writes zeros without reading y)
  *   atomic_add_kind  which atomic add atomic_add_value compiles to on this device */
 #include "common.h"
-
-/* y[row0 + i] = beta * y[row0 + i] for i < n: the rows of a forward product's block, before
- * kernels add into them atomically (colmap unused). */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void scale_y(BLOCK_ARGS const INDEX_T n, __global VALUE_T *restrict y, const VALUE_T beta)
-{
-    const INDEX_T i = (INDEX_T)get_global_id(0);
-    BLOCK_ROWS(y);
-    if (i < n)
-        y[i] = (beta == (VALUE_T)0) ? (VALUE_T)0 : beta * y[i];
-}
 
 /* y[COL(i)] = beta * y[COL(i)] for i < n: the columns a transpose product's block adds into
  * (row0 unused: it shifts x there). */

@@ -22,6 +22,10 @@ and 64, also for the kernels that size their work-groups from the device), in bo
 * a few iterations of CG, BiCGStab and GMRES, without and with Jacobi preconditioning, on small
   SPD and nonsymmetric matrices (the vector kernels of ``vector.cl``);
 * the probe of the atomic add kind and the bandwidth kernels of ``clspmv.bench.bandwidth``;
+* the carries of coo's and hyb's segmented reduction (``check_coo_carries``): work-groups of
+  16 work-items of 1 or 2 entries (staged) and work-items of 3 entries (serial), so that rows
+  span several shares, a long row many, and the combining kernel runs over several tiles of
+  carries; empty rows at the start and the end, no entries at all;
 * the row scatter of the distributed product (``scatter_add``), on rows in shuffled order;
 * formats as blocks (``check_blocks``): every format with a column map (``-DCOLMAP``) and its
   rows inside longer vectors (``row_offset``), A x, A^T x and A X; the run fails if a kernel of
@@ -602,6 +606,41 @@ def check_probe_and_bandwidth(run: Run) -> None:
     assert found.get()[0] == 1
 
 
+# -- coo's carries --------------------------------------------------------------------------------
+def coo_carry_matrices() -> dict[str, sp.csr_matrix]:
+    """Empty rows first and last, short rows, one row of 400 entries; and no entries."""
+    lengths = np.random.default_rng(9).integers(0, 4, 60)
+    lengths[:3] = lengths[-3:] = 0
+    lengths[20] = 400
+    return {"coo-long-row": _random(60, 400, lengths, 9), "coo-no-entries": sp.csr_matrix((9, 4))}
+
+
+COO_CARRY_WG = 16
+"""Work-group size of the carry check: shares of 16 or 32 entries."""
+
+
+COO_CARRY_SHARES = ({"staged": True, "items": 1}, {"staged": True, "items": 2},
+                    {"staged": False, "items": 3})
+"""Shares of 16 and 32 entries (work-groups) and of 3 entries (work-items, serial kernel)."""
+
+
+def check_coo_carries(run: Run) -> None:
+    """A x (beta = 0 on an uninitialised y, and beta != 0) of coo and hyb (width 2: its COO part
+    holds the long row) with the shares of :data:`COO_CARRY_SHARES`: the 400-entry row crosses
+    13 to 134 shares, so its carries fill several tiles of the combining kernel. Quick: float64
+    only."""
+    layout = layouts(run.device, quick=True)[0][0]
+    for dtype in DTYPES[1:] if run.quick else DTYPES:
+        for fmt, params in (("coo", {}), ("hyb", {"width": 2})):
+            for share in COO_CARRY_SHARES:
+                dev = run.memory.fresh(layout)
+                for A in coo_carry_matrices().values():
+                    M = run.upload(A, fmt, dev, dtype, COO_CARRY_WG, **share, **params)
+                    assert M is not None
+                    run.products += vector_products(M, oracle_matrix(fmt, A, dtype), dtype,
+                                                    run.rng, transposed=False)
+
+
 def check_scatter(run: Run) -> None:
     """``DeviceVectors.scatter_add``: y[rows] += alpha * s for distinct rows in shuffled order
     (the compacted non-local part of ``clspmv.distributed``); the other rows are unchanged."""
@@ -630,11 +669,14 @@ BLOCK_KERNEL_FILES = ("coo.cl", "csr.cl", "csr_adaptive.cl", "csr_blocks.cl", "c
 
 
 def block_params(fmt: str) -> list[dict[str, int]]:
-    """The variants of a format for the block products: one (hyb with both of its parts), two
-    for csr-merge (its tiles and its chunks, a long row split over more than FIXUP_SERIAL)."""
+    """The variants of a format for the block products: one (hyb with both of its parts,
+    staged; coo serial, so that both of coo.cl's forward kernels run), two for csr-merge (its
+    tiles and its chunks, a long row split over more than FIXUP_SERIAL)."""
     if fmt == "csr-merge":
         return [{"staged": True, "items": 1}, {"staged": False, "shares": 40}]
-    return [{"width": 2} if fmt == "hyb" else variants(fmt, quick=True)[-1]]
+    if fmt == "coo":
+        return [{"staged": False}]
+    return [{"width": 2, "staged": True} if fmt == "hyb" else variants(fmt, quick=True)[-1]]
 
 
 def check_blocks(run: Run) -> None:
@@ -740,6 +782,7 @@ SECTIONS: tuple[tuple[str, Callable[[Run], None]], ...] = (
     ("scatter", check_scatter),
     ("mixed", check_mixed),
     ("blocks", check_blocks),
+    ("coo carries", check_coo_carries),
 )
 
 

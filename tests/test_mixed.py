@@ -8,13 +8,14 @@ The tolerance follows the oracle's per-row bound, with the errors of mixed preci
 * its one rounding to float32: ``eps32 |ref_i| + tiny32`` (half an ulp of the result is
   ``eps32 / 2 |y_i|``; the factor 2 covers y_i differing from ref_i by the float64 error, tiny32
   a result flushed to zero);
-* formats whose forward product adds to y atomically (``coo``, and the COO part of ``hyb``):
-  each work-item's run of a row is rounded to float32 and added in float32, at most
-  ``pieces_i = len_i // chunk + 3`` roundings of partial sums no larger than mag_i:
-  ``C pieces_i eps32 mag_i``.
+* formats whose forward product rounds part of a row's sum to float32 before adding the rest
+  (``hyb``: its ELL part stores y, its COO part adds to it; the trait ``forward_roundings``):
+  each rounding of a partial sum no larger than mag_i, ``C (roundings - 1) eps32 mag_i``.
+  (No forward product adds to y atomically: COO and HYB's COO part sum their rows in float64
+  through a segmented reduction.)
 
 float32's bound is ``C (len_i + 1) eps32 mag_i``: the mixed bound is tighter by the factor
-``(len_i + 1) mag_i / |ref_i|`` (row formats) or ``(len_i + 1) / pieces_i`` (COO, HYB), and is
+``(len_i + 1) mag_i / |ref_i|`` (row formats, COO) or ``(len_i + 1) / 2`` (HYB), and is
 what these tests hold every format to. The atomic transpose products add to y in float32; they
 are held to float32's bound.
 """
@@ -29,15 +30,11 @@ import scipy.sparse as sp
 
 import clspmv
 from clspmv.formats import FORMAT_CLASSES
-from clspmv.formats.base import Layout
-from clspmv.formats.coo import chunk_size
 
 from oracle import WIDE, C, assert_matches, oracle_matrix, reference
 from scenarios import SCENARIOS, Scenario
 
 EPS32, TINY32 = float(np.finfo(np.float32).eps), float(np.finfo(np.float32).tiny)
-ATOMIC_FORWARD = frozenset(name for name, cls in FORMAT_CLASSES.items() if cls.forward_atomics)
-"""Formats whose forward product adds partial sums to y atomically, in float32."""
 FINITE = [s for s in SCENARIOS if not s.name.startswith("nonfinite")]
 
 
@@ -56,7 +53,7 @@ def rounded(A: sp.spmatrix, x: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
     return A32, np.asarray(x, np.float32).astype(np.float64)
 
 
-def mixed_bound(fmt: str, A: sp.csr_matrix, x: np.ndarray, device: clspmv.Device,
+def mixed_bound(fmt: str, A: sp.csr_matrix, x: np.ndarray,
                 alpha: float = 1.0, beta: float = 0.0, y0: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
     """(reference, per-row tolerance) of a mixed product (see the module docstring)."""
@@ -66,16 +63,13 @@ def mixed_bound(fmt: str, A: sp.csr_matrix, x: np.ndarray, device: clspmv.Device
     if beta != 0 and y0 is not None:
         mag = mag + abs(beta) * np.abs(y0).astype(WIDE)
     bound = r.bound + EPS32 * np.abs(r.y) + TINY32
-    if fmt in ATOMIC_FORWARD:
-        chunk = chunk_size(A.nnz, Layout.for_device(device))
-        pieces = np.diff(A.indptr) // chunk + 3
-        bound = bound + C * pieces * EPS32 * mag
-    return r.y, bound
+    extra = FORMAT_CLASSES[fmt].forward_roundings - 1
+    return r.y, bound + C * extra * EPS32 * mag
 
 
 def assert_mixed(y: np.ndarray, fmt: str, A: sp.csr_matrix, x: np.ndarray,
-                 device: clspmv.Device, **kwargs: object) -> None:
-    ref, bound = mixed_bound(fmt, A, x, device, **kwargs)
+                 **kwargs: object) -> None:
+    ref, bound = mixed_bound(fmt, A, x, **kwargs)
     err = np.abs(np.asarray(y).astype(WIDE) - ref)
     bad = np.flatnonzero(~(err <= bound))
     assert bad.size == 0, (f"{bad.size} rows beyond the mixed bound, e.g. {bad[:5]}: "
@@ -92,7 +86,7 @@ def test_mixed_product_matches_float64(case: Scenario, fmt: str, mixed: str, dev
     y = M.matvec(case.x)
     assert y.dtype == np.float32
     A32, x32 = rounded(oracle_matrix(fmt, case.csr, np.float32), case.x)
-    assert_mixed(y, fmt, A32, x32, device)
+    assert_mixed(y, fmt, A32, x32)
 
 
 @pytest.mark.parametrize("case", [s for s in SCENARIOS if s.name.startswith("nonfinite")],
@@ -113,7 +107,7 @@ def test_mixed_alpha_beta_transpose_matmat(fmt: str, mixed: str, device) -> None
     y0 = rng.standard_normal(M.shape[0]).astype(np.float32)
     y = y0.copy()
     M.matvec(case.x, y, alpha=-1.5, beta=0.5)
-    assert_mixed(y, fmt, A32, x32, device, alpha=-1.5, beta=0.5,
+    assert_mixed(y, fmt, A32, x32, alpha=-1.5, beta=0.5,
                  y0=y0.astype(np.float64))
     # several right-hand sides, both memory orders: every column within the bound
     X = rng.uniform(-1, 1, (M.shape[1], 3)).astype(np.float32)
@@ -121,13 +115,13 @@ def test_mixed_alpha_beta_transpose_matmat(fmt: str, mixed: str, device) -> None
         Y = M.matmat(order(X))
         assert Y.dtype == np.float32
         for j in range(3):
-            assert_mixed(Y[:, j], fmt, A32, X[:, j].astype(np.float64), device)
+            assert_mixed(Y[:, j], fmt, A32, X[:, j].astype(np.float64))
     # A^T x: through a transposed copy its forward kernels sum in float64 ...
     xt = rng.uniform(-1, 1, M.shape[0]).astype(np.float32)
     At = sp.csr_matrix(A32.T)
     yt = M.rmatvec(xt, method="transpose")
     copy_fmt = M.transpose_copy[0]
-    assert_mixed(yt, copy_fmt, At, xt.astype(np.float64), device)
+    assert_mixed(yt, copy_fmt, At, xt.astype(np.float64))
     # ... the atomic kernel adds each product to y in float32: float32's bound
     M.release_transpose()
     assert_matches(M.rmatvec(xt, method="atomic"), At, xt, np.float32)
@@ -149,8 +143,7 @@ def cancelling_rows(rows: int, length: int, seed: int) -> tuple[sp.csr_matrix, n
 
 def test_mixed_beats_float32_on_cancellation(fmt: str, mixed: str, device) -> None:
     """Long rows summing to nearly zero: float32's error grows with the sum of |a_ij x_j|,
-    mixed's stays near one rounding of the tiny result. (COO rounds each work-item's run of up
-    to 64 entries to float32 before its atomic add: there mixed is held to its bound only.)"""
+    mixed's stays near one rounding of the tiny result (every row fits HYB's ELL part here)."""
     A, x = cancelling_rows(64, 1500, seed=3)
     A64, x64 = rounded(A, x)
     ref = np.asarray(A64.astype(WIDE) @ x64.astype(WIDE))
@@ -161,9 +154,8 @@ def test_mixed_beats_float32_on_cancellation(fmt: str, mixed: str, device) -> No
         errors[M.precision] = float(np.abs(M.matvec(x).astype(WIDE) - ref).max()) / scale
     assert_mixed(clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device,
                                                 dtype=mixed).matvec(x),
-                 fmt, oracle_matrix(fmt, A64), x64, device)
-    if fmt != "coo":
-        assert errors["mixed"] * 100 < errors["float32"], errors
+                 fmt, oracle_matrix(fmt, A64), x64)
+    assert errors["mixed"] * 100 < errors["float32"], errors
 
 
 @pytest.mark.parametrize("bad,shown", [("mix", "'mix'"), ("float16", "float16"),

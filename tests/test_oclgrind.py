@@ -95,7 +95,7 @@ def test_parser_ignores_only_pyopencl_probes() -> None:
 
 
 def test_every_kernel_is_declared() -> None:
-    assert {"csr_spmv", "ell_spmv", "sell_spmv", "dia_spmv", "scale_y", "coo_accumulate",
+    assert {"csr_spmv", "ell_spmv", "sell_spmv", "dia_spmv", "scale_y_t", "coo_spmv",
             "csr_spmv_t", "coo_accumulate_t", "csr_matmat", "atomic_add_kind", "dots",
             "cg_step", "copy_strided", "copy_vec", "read_vec"} <= declared_kernels()
 
@@ -113,11 +113,14 @@ def test_matmat_columns_choose_every_block_width() -> None:
 # -- the checker's machinery, on the ordinary devices (no Oclgrind needed) -------------------------
 def test_launch_log_records_every_clspmv_launch(device) -> None:
     A = sp.random(30, 20, density=0.2, format="csr", random_state=1)
-    M = clspmv.DeviceMatrix.from_scipy(A, format="coo", device=device, dtype=np.float32)
+    A = sp.csr_matrix(sp.diags((np.arange(30) != 3).astype(float)) @ A)  # row 3 empty
+    A.eliminate_zeros()
+    M = clspmv.DeviceMatrix.from_scipy(A, format="coo", device=device, dtype=np.float32,
+                                       staged=False)
     x = np.linspace(-1, 1, 20).astype(np.float32)
     call = cl.Kernel.__call__
     with LaunchLog() as log:
-        y = M.matvec(x)  # Format.run: scale_y, coo_accumulate
+        y = M.matvec(x)  # Format.run: coo_spmv_serial, coo_combine, coo_empty
         a = cl_array.to_device(device.queue, x)
         s = cl_array.zeros(device.queue, 4, np.float32)
         DeviceVectors(device, np.float32).dots(20, [(a, a)], s, 1)  # not through Format.run
@@ -125,11 +128,12 @@ def test_launch_log_records_every_clspmv_launch(device) -> None:
     assert cl.Kernel.__call__ is call  # restored
     np.testing.assert_allclose(y, A @ x, rtol=1e-5)
     assert s.get()[1] == pytest.approx(float(x @ x), rel=1e-5) and doubled[0] == 2 * x[0]
-    assert log.launches == 4
-    assert log.functions() == {"scale_y", "coo_accumulate", "dots", "sum_partials"}
+    assert log.launches == 5
+    assert log.functions() == {"coo_spmv_serial", "coo_combine", "coo_empty", "dots",
+                               "sum_partials"}
     assert log.defines("dots", "NDOT") == {"1"} and log.defines("dots", "VALUE_T") == {"float"}
     M.matvec(x)
-    assert log.launches == 4  # nothing is recorded outside the context
+    assert log.launches == 5  # nothing is recorded outside the context
 
 
 def test_mixed_coverage_counts_only_float64_sums(device) -> None:

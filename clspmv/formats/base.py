@@ -261,13 +261,6 @@ class Format(ABC):
             kern = self._lazy_kernels[key] = self.kernel(file, name, atomics=atomics, **defines)
         return kern
 
-    def scale_y(self, queue: cl.CommandQueue, y: cl.Buffer, n: int, beta: np.generic,
-                row0: int = 0) -> cl.Event | None:
-        """Enqueue y = beta * y over entries ``row0 .. row0 + n - 1`` (zeros when beta == 0, y
-        never read): the rows of a forward product that adds into y atomically."""
-        kern = self.lazy_kernel("scale_y", "util.cl", "scale_y", atomics=True)
-        return self.run(queue, kern, n, scalar(n), y, beta, row0=row0)
-
     def scale_y_t(self, queue: cl.CommandQueue, y: cl.Buffer, beta: np.generic
                   ) -> cl.Event | None:
         """Enqueue y = beta * y over the entries a transpose product adds into: the ``shape[1]``
@@ -323,8 +316,12 @@ class Format(ABC):
         events of the kernels enqueued."""
 
     forward_atomics: ClassVar[bool] = False
-    """Whether :meth:`launch` adds partial sums to y atomically (in the value type, also for
-    ``dtype="mixed"``): COO and HYB's COO part."""
+    """Whether :meth:`launch` adds partial sums to y atomically (no format does now)."""
+
+    forward_roundings: ClassVar[int] = 1
+    """Roundings of a row's sum, or part of it, to the value type in :meth:`launch`: 1, but 2 in
+    ``hyb`` (its ELL part stores y, the COO part adds to it); each costs ``dtype="mixed"`` up
+    to half an ulp of the row's magnitude."""
 
     transpose_atomics: ClassVar[bool] = True
     """Whether :meth:`launch_t` adds to y atomically (float64 then needs 64-bit integer atomics)."""

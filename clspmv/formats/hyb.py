@@ -1,6 +1,10 @@
 """HYB: an ELL part of width K plus a COO part for the entries beyond K (``ellpack-r.txt``
 section 3). K is the largest width that at least one third of the rows reach
-(:func:`clspmv.stats.hyb_width`), so the ELL part holds at most three times the entries."""
+(:func:`clspmv.stats.hyb_width`), so the ELL part holds at most three times the entries.
+
+The product runs the ELL kernel (y = alpha * ELL part x + beta * y), then the COO part's
+segmented reduction (:class:`~clspmv.formats.coo.CooPart`) with beta = 1, adding to what the
+ELL part stored: no atomics. The transpose product adds both parts to y atomically."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import numpy as np
 import pyopencl as cl
 import scipy.sparse as sp
 
+from ..device import Device
 from ..stats import hyb_width
 from .base import (
     Format,
@@ -19,7 +24,7 @@ from .base import (
     row_lengths,
     scalar,
 )
-from .coo import CooPart, chunk_size, coo_arrays
+from .coo import CooPart
 from .ell import ell_arrays, ell_triplets
 
 
@@ -28,10 +33,12 @@ class Hyb(Format):
 
     name = "hyb"
     kernel_file = "ell.cl"
-    forward_atomics = True
+    coo_part = CooPart("coo_")
+    forward_roundings = 2  # the ELL part's sum is stored in y, then the COO part adds to it
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, width: int | None = None) -> Hyb:
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, width: int | None = None,
+                 items: int | None = None, staged: bool | None = None) -> Hyb:
         k = hyb_width(row_lengths(csr)) if width is None else int(width)
         if k < 0:
             raise ValueError(f"width must be >= 0, got {k}")
@@ -40,21 +47,25 @@ class Hyb(Format):
         lengths = row_lengths(csr)
         if lengths.size == 0 or lengths.max() <= k:  # everything fits the ELL part
             arrays = ell_arrays(csr, n_pad, k, 1, rows=rows, pos=pos)
-            arrays.update(coo_arrays(*(np.zeros(0, a.dtype) for a in (rows, pos, csr.data)),
-                                     "coo_"))
+            arrays.update(cls.coo_part.arrays(*(np.zeros(0, a.dtype) for a in (rows, pos,
+                                                                           csr.data))))
             coo_nnz = 0
         else:
             in_ell = pos < k
             arrays = ell_arrays(csr, n_pad, k, 1, keep=in_ell, rows=rows, pos=pos)
             rest = ~in_ell
-            arrays.update(coo_arrays(rows[rest], csr.indices[rest], csr.data[rest], "coo_"))
+            arrays.update(cls.coo_part.arrays(rows[rest], csr.indices[rest], csr.data[rest]))
             coo_nnz = int(rest.sum())
-        return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, width=k, coo_nnz=coo_nnz,
-                   coo_chunk=chunk_size(coo_nnz, layout))
+        return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, width=k,
+                   **cls.coo_part.params(coo_nnz, layout, items, staged))
+
+    def upload(self, device: Device) -> None:
+        super().upload(device)
+        self.coo_part.upload(self, device)
 
     def prepare_kernels(self) -> None:
         self._ell = self.kernel(self.kernel_file, "ell_spmv", T=1)
-        self._coo = CooPart(self)
+        self.coo_part.kernels(self)
 
     def _ell_args(self) -> tuple[object, ...]:
         p, b = self.params, self.buffers
@@ -64,22 +75,20 @@ class Hyb(Format):
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         ell = self.run(queue, self._ell, self.shape[0], *self._ell_args(), x, y, alpha, beta,
                        row0=row0)
-        coo = self._coo.accumulate_into(self, queue, "coo_", self.params["coo_nnz"], x, y, alpha,
-                                        row0=row0)
-        return [e for e in (ell, coo) if e is not None]
+        # the COO part adds to what the ELL part stored: beta = 1
+        coo = self.coo_part.product(self, queue, x, y, alpha, self.dtype.type(1), row0)
+        return [e for e in (ell, *coo) if e is not None]
 
     def launch_t(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         ell_t = self.lazy_kernel("ell_t", self.kernel_file, "ell_spmv_t", atomics=True, T=1)
         events = [self.scale_y_t(queue, y, beta),
                   self.run(queue, ell_t, self.shape[0], *self._ell_args(), x, y, alpha,
                            row0=row0),
-                  self._coo.accumulate_into(self, queue, "coo_", self.params["coo_nnz"], x, y,
-                                            alpha, transpose=True, row0=row0)]
+                  self.coo_part.product_t(self, queue, x, y, alpha, row0)]
         return [e for e in events if e is not None]
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
         rows, cols, vals = ell_triplets(arrays["col"], arrays["val"], self.params["n_pad"], 1)
-        m = self.params["coo_nnz"]
-        return (np.concatenate([rows, arrays["coo_row"][:m]]),
-                np.concatenate([cols, arrays["coo_col"][:m]]),
-                np.concatenate([vals, arrays["coo_val"][:m]]))
+        coo_rows, coo_cols, coo_vals = self.coo_part.triplets(self, arrays)
+        return (np.concatenate([rows, coo_rows]), np.concatenate([cols, coo_cols]),
+                np.concatenate([vals, coo_vals]))

@@ -95,6 +95,7 @@ class Strips(Format):
         self.nbytes = sum(f.nbytes for _, _, f in blocks)
         self.zeros_absent = any(f.zeros_absent for _, _, f in blocks)
         self.forward_atomics = any(f.forward_atomics for _, _, f in blocks)
+        self.forward_roundings = max((f.forward_roundings for _, _, f in blocks), default=1)
         self.transpose_atomics = any(f.transpose_atomics for _, _, f in blocks)
         self.has_matmat = all(f.has_matmat for _, _, f in blocks)
 
