@@ -5,6 +5,7 @@ parser from them)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 from .matrix import FORMATS
 
@@ -58,17 +59,23 @@ def column_counts(text: str) -> list[int]:
     return list(dict.fromkeys(counts))
 
 
+def _names(text: str, choices: Sequence[str], what: str, alternative: str = "") -> list[str]:
+    """A comma-separated list of ``what`` names, each one of ``choices``, without repeats;
+    ``alternative`` is the other value the option takes (named in the error)."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in choices]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown {what} {', '.join(map(repr, unknown)) or repr(text)}; choose "
+            f"{alternative}from {', '.join(choices)}")
+    return list(dict.fromkeys(names))
+
+
 def solvers(text: str) -> list[str]:
     """``cg`` (a comma-separated list of solver names)."""
     from .bench.operations import SOLVERS
 
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in SOLVERS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown solver {', '.join(map(repr, unknown)) or repr(text)}; choose from "
-            f"{', '.join(SOLVERS)}")
-    return list(dict.fromkeys(names))
+    return _names(text, tuple(SOLVERS), "solver")
 
 
 def baselines(text: str) -> list[str]:
@@ -77,10 +84,4 @@ def baselines(text: str) -> list[str]:
 
     if text.strip() == "none":
         return []
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in BASELINES]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown baseline {', '.join(map(repr, unknown)) or repr(text)}; choose 'none' or "
-            f"from {', '.join(BASELINES)}")
-    return list(dict.fromkeys(names))
+    return _names(text, tuple(BASELINES), "baseline", "'none' or ")

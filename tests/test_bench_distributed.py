@@ -20,6 +20,8 @@ import pytest
 
 from clspmv.cli import main
 
+from mpi_launch import mpiexec
+
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX = "gen:poisson2d:k=40"
 MODES = ("vector", "overlap", "task")
@@ -30,18 +32,6 @@ FIELDS = ("ranks", "mode", "formats", "devices", "local_ms", "non_local_ms", "st
           "bytes_exchanged", "reference", "reference_ms", "speedup_over_one", "efficiency",
           "predicted_ms", "predicted_one_ms", "predicted_efficiency", "model_error_pct",
           "model_device_gbps", "staging_gbps")
-
-
-def _mpiexec() -> str:
-    pytest.importorskip("mpi4py", reason='needs mpi4py: pip install "clspmv[mpi]"')
-    import shutil
-
-    found = shutil.which("mpiexec") or shutil.which("mpiexec", path=str(Path(sys.executable)
-                                                                         .parent))
-    if found is None:
-        pytest.fail('mpi4py is installed but no mpiexec was found: pip install "clspmv[mpi]" '
-                    "(the mpich wheel provides it)")
-    return found
 
 
 def _env() -> dict[str, str]:
@@ -58,7 +48,7 @@ def _bench(out: Path, ranks: int | None) -> tuple[dict, list[dict], str]:
     command = [sys.executable, "-m", "clspmv", "bench", "--distributed", MATRIX, "--dtype",
                "float64", "--repeat", "3", "--warmup", "1", "--quiet", "--out", str(out)]
     if ranks is not None:
-        command = [_mpiexec(), "-n", str(ranks), *command]
+        command = [mpiexec(), "-n", str(ranks), *command]
     else:
         pytest.importorskip("mpi4py", reason='needs mpi4py: pip install "clspmv[mpi]"')
     try:
@@ -169,7 +159,7 @@ def test_refused_format_is_recorded(tmp: Path) -> None:
     """A format every rank refuses (DIA on a random matrix) gives skipped records naming the
     ranks, and the run ends normally."""
     out = tmp / "dia"
-    command = [_mpiexec(), "-n", "2", sys.executable, "-m", "clspmv", "bench", "--distributed",
+    command = [mpiexec(), "-n", "2", sys.executable, "-m", "clspmv", "bench", "--distributed",
                "gen:random:n=3000,k=7", "--formats", "dia", "--dtype", "float64", "--modes",
                "vector", "--quiet", "--out", str(out)]
     done = subprocess.run(command, capture_output=True, text=True, env=_env(), timeout=TIMEOUT)
@@ -199,7 +189,7 @@ def test_refusals(extra: list[str], message: str, capsys: pytest.CaptureFixture[
 def test_scaling_script(tmp_path: Path) -> None:
     """reports/scaling.sh (issue 15's runs) with 1 and 2 ranks on the CPU: one merged report
     whose scaling table has a row per rank count."""
-    env = dict(_env(), MPIEXEC=_mpiexec(), PYTHON=sys.executable)
+    env = dict(_env(), MPIEXEC=mpiexec(), PYTHON=sys.executable)
     command = ["bash", str(ROOT / "reports" / "scaling.sh"), "cpu", str(tmp_path), "1", "2",
                "--", "gen:poisson2d:k=30", "--dtype", "float64", "--modes", "task",
                "--repeat", "2", "--warmup", "1"]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from functools import cache
@@ -33,22 +32,13 @@ import pytest
 import scipy.sparse as sp
 
 from distributed_worker import case_names, poisson, uneven
+from mpi_launch import mpiexec
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 RANKS = (2, 3, 4)
 LAUNCH_TIMEOUT = 420
 """Seconds one mpiexec launch may take (all its cases; the first launch also builds kernels)."""
-
-
-def _mpiexec() -> str:
-    pytest.importorskip("mpi4py", reason='needs mpi4py: pip install "clspmv[mpi]"')
-    found = shutil.which("mpiexec") or shutil.which("mpiexec", path=str(Path(sys.executable)
-                                                                         .parent))
-    if found is None:
-        pytest.fail('mpi4py is installed but no mpiexec was found: pip install "clspmv[mpi]" '
-                    "(the mpich wheel provides it)")
-    return found
 
 
 @cache
@@ -63,7 +53,7 @@ def _run_worker(ranks: int, *args: str, **extra_env: str) -> tuple[dict[str, obj
     spec = env.get("CLSPMV_TEST_DEVICES", "all").strip()
     if spec not in ("", "all"):
         env["CLSPMV_DEVICE"] = spec
-    command = [_mpiexec(), "-n", str(ranks), sys.executable, str(TESTS / "distributed_worker.py"),
+    command = [mpiexec(), "-n", str(ranks), sys.executable, str(TESTS / "distributed_worker.py"),
                *args]
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=env,

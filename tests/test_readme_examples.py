@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +20,8 @@ from pathlib import Path
 import pytest
 
 from clspmv.cli import build_parser
+
+from mpi_launch import mpiexec
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", (ROOT / "README.md").read_text(),
@@ -48,11 +49,7 @@ def test_python_block_runs(index: int, tmp_path: Path, device) -> None:
     script = tmp_path / f"block{index}.py"
     script.write_text(code)
     if "from mpi4py import MPI" in code:
-        mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) \
-            or shutil.which("mpiexec")
-        if mpiexec is None:
-            pytest.skip("no mpiexec (pip install -e '.[mpi]')")
-        args = [mpiexec, "-n", "2", sys.executable, str(script)]
+        args = [mpiexec(), "-n", "2", sys.executable, str(script)]
     else:
         args = [sys.executable, str(script)]
     done = run(args, tmp_path, device)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -334,16 +335,8 @@ class DistributedMatrix:
         Arguments are checked before any communication: every rank must pass valid ones, or
         the ranks that do wait for those that raised.
         """
-        with self._lock:
-            started = time.perf_counter()
-            product = Product(self, x_local, y_local, alpha, beta)
-            modes.run(self._mode, product, self._worker)
-            result = product.finish()
-            self._seconds = {"gather": product.gather_seconds,
-                             "communication": self.plan.seconds,
-                             "total": time.perf_counter() - started}
-            self._events = product.events
-            return result
+        return self._run(Product(self, x_local, y_local, alpha, beta),
+                         lambda p: modes.run(self._mode, p, self._worker))
 
     def __matmul__(self, x_local: Array) -> Array:
         return self.matvec(x_local)
@@ -353,10 +346,14 @@ class DistributedMatrix:
         """``y_local = alpha (A.T x)[col_range] + beta y_local`` (collective): ``x_local`` is this
         rank's slice of the row space. The non-local part's products go back to the owners of
         their columns, which add them; their exchange overlaps the local part in every mode."""
+        return self._run(Product(self, x_local, y_local, alpha, beta, transposed=True),
+                         lambda p: p.transposed())
+
+    def _run(self, product: Product, schedule: Callable[[Product], object]) -> Array:
+        """``schedule(product)``, then its result, keeping the timings of :attr:`timings`."""
         with self._lock:
             started = time.perf_counter()
-            product = Product(self, x_local, y_local, alpha, beta, transposed=True)
-            product.transposed()
+            schedule(product)
             result = product.finish()
             self._seconds = {"gather": product.gather_seconds,
                              "communication": self.plan.seconds,
