@@ -155,3 +155,14 @@ def assert_matches(y: np.ndarray, A: sp.csr_matrix, x: np.ndarray, dtype: np.dty
         f"{bad.size} rows differ from the reference, e.g. rows {bad[:5]}: y={y[bad[:5]]}, "
         f"ref={r.y[bad[:5]]}, bound={r.bound[bad[:5]]}, may overflow={r.may_overflow[bad[:5]]}"
     )
+
+
+def products_match(M: object, A: sp.csr_matrix, dtype: np.dtype) -> None:
+    """``M.matvec`` (a DeviceMatrix's) with beta = 0 on a y of NaN (never read), and with
+    beta != 0, against scipy."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, A.shape[1])
+    y = np.full(A.shape[0], np.nan, dtype)
+    assert_matches(M.matvec(x, y, alpha=1.5), A, x, dtype, 1.5)
+    y0 = rng.uniform(-1, 1, A.shape[0]).astype(dtype)
+    assert_matches(M.matvec(x, y0.copy(), alpha=-0.5, beta=2.0), A, x, dtype, -0.5, 2.0, y0)

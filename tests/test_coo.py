@@ -18,7 +18,7 @@ from clspmv.bench.generators import rmat
 from clspmv.formats.base import Layout
 from clspmv.formats.coo import GPU_ITEMS, SERIAL_ITEMS, Coo, empty_mask, max_items
 
-from oracle import assert_matches
+from oracle import assert_matches, products_match
 
 FORMATS = ("coo", "hyb")
 
@@ -47,16 +47,6 @@ def gappy(rows: int = 3000, cols: int = 500) -> sp.csr_matrix:
     r = np.repeat(np.arange(rows), lengths)
     c = np.concatenate([rng.choice(cols, k, replace=False) for k in lengths])
     return sp.csr_matrix((rng.standard_normal(r.size), (r, c)), shape=(rows, cols))
-
-
-def products_match(M: clspmv.DeviceMatrix, A: sp.csr_matrix, dtype: np.dtype) -> None:
-    """beta = 0 on a y of NaN (never read), and beta != 0, against scipy."""
-    rng = np.random.default_rng(3)
-    x = rng.uniform(-1, 1, A.shape[1])
-    y = np.full(A.shape[0], np.nan, dtype)
-    assert_matches(M.matvec(x, y, alpha=1.5), A, x, dtype, 1.5)
-    y0 = rng.uniform(-1, 1, A.shape[0]).astype(dtype)
-    assert_matches(M.matvec(x, y0.copy(), alpha=-0.5, beta=2.0), A, x, dtype, -0.5, 2.0, y0)
 
 
 MATRICES = {
