@@ -1,10 +1,11 @@
 """coo and hyb's COO part: the forward product as a segmented reduction by row (shares of
-entries per work-group, carries, their combination, empty rows) against scipy (``oracle.py``).
+entries per work-group, carries, their levels of reduction, empty rows) against scipy
+(``oracle.py``).
 
 The formats' ordinary products, transpose products and several right-hand sides are covered by
 the suites parametrised over ``clspmv.FORMATS``; this file checks what is particular to the
 segmented reduction: rows of up to 10^6 entries across many work-groups, carries over several
-tiles of the combining kernel (tiny work-groups), empty rows anywhere, no entries at all."""
+levels of carries (tiny work-groups), empty rows anywhere, no entries at all."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ from test_mixed import assert_mixed, rounded
 import clspmv
 from clspmv.bench.generators import rmat
 from clspmv.formats.base import Layout
-from clspmv.formats.coo import GPU_ITEMS, SERIAL_ITEMS, Coo, empty_mask, max_items
+from clspmv.formats.coo import (
+    GPU_ITEMS,
+    MAX_STAGED_ITEMS,
+    SERIAL_ITEMS,
+    Coo,
+    empty_mask,
+    reduction_levels,
+)
 
 from oracle import assert_matches, products_match
 
@@ -73,8 +81,8 @@ def test_products(name: str, fmt: str, staged: bool, dtype: np.dtype, device) ->
 @pytest.mark.parametrize("staged", [True, False], ids=["staged", "serial"])
 def test_carries_over_many_tiles(name: str, fmt: str, staged: bool, device) -> None:
     """Work-groups of 16 work-items of 1 entry: shares of 16 entries (staged) or 1 (serial), so
-    a long row spans thousands of shares and the combining kernel runs over many tiles of
-    carries, a row going on from tile to tile."""
+    a long row spans thousands of shares and the carries go through several levels of groups
+    of 128, a row going on from group to group."""
     A = MATRICES[name]()
     M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, dtype=np.float64,
                                        work_group_size=16, items=1, staged=staged)
@@ -141,27 +149,32 @@ def test_deterministic(fmt: str, device) -> None:
 
 
 def test_defaults_and_checks() -> None:
-    """staged by the SIMD width; items within the local memory (staged), at least 1."""
+    """staged by the SIMD width; items a power of two up to MAX_STAGED_ITEMS (staged), at
+    least 1."""
     gpu = Layout(32, 256, 132, 48 << 10)
-    assert max_items(gpu) == 8  # (8 + 1) * 256 * 12 bytes = 27 KiB <= 48 KiB
-    assert max_items(Layout(32, 1024, 132, 48 << 10)) == 2
-    assert max_items(Layout(32, 64, 1, 512)) == 1  # never below one entry per work-item
     csr = sp.csr_matrix(np.eye(4))
     p = Coo.from_csr(csr, gpu).params
     assert (p["staged"], p["items"]) == (1, GPU_ITEMS) and GPU_ITEMS == 8
-    p = Coo.from_csr(csr, Layout(32, 1024, 132, 48 << 10)).params
-    assert (p["staged"], p["items"]) == (1, 2)  # local memory
     p = Coo.from_csr(csr, Layout(8, 256, 2, 1 << 20)).params
     assert (p["staged"], p["items"]) == (0, SERIAL_ITEMS)
     assert Coo.from_csr(csr, gpu, items=2).params["items"] == 2
+    assert Coo.from_csr(csr, gpu, items=MAX_STAGED_ITEMS).params["items"] == MAX_STAGED_ITEMS
     assert Coo.from_csr(csr, gpu, staged=False, items=3).params["items"] == 3
-    for bad in (0, 3, 16):
-        with pytest.raises(ValueError, match="items must be a power of two between 1 and 8 "
-                                             r"with staged=True \(the pairs of a work-group of "
-                                             "256"):
+    for bad in (0, 3, 2 * MAX_STAGED_ITEMS):
+        with pytest.raises(ValueError, match=f"items must be a power of two between 1 and "
+                                             f"{MAX_STAGED_ITEMS} with staged=True"):
             Coo.from_csr(csr, gpu, items=bad)
     with pytest.raises(ValueError, match="items must be at least 1, got 0"):
         Coo.from_csr(csr, gpu, staged=False, items=0)
+
+
+def test_reduction_levels() -> None:
+    """Each level reduces the carries of the one before by its tile, two carries per group,
+    down to one group."""
+    assert reduction_levels(1, 2048) == [2]
+    assert reduction_levels(1024, 2048) == [2048]
+    assert reduction_levels(1025, 2048) == [2050, 4]
+    assert reduction_levels(10**6, 16) == [2 * 10**6, 250_000, 31_250, 3908, 490, 62, 8]
 
 
 def test_empty_mask() -> None:

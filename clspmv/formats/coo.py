@@ -38,8 +38,15 @@ from .base import INDEX_DTYPE, Format, Layout, Triplets, entry_rows, row_lengths
 MAX_CHUNK = 64
 
 GPU_ITEMS = 8
-"""Entries per work-item of the staged kernel: 2048 entries per group of 256, whose pairs take
-24 KiB of local memory with float64 sums."""
+"""Entries per work-item of the staged kernel: a group of 256 takes 2048 entries, each
+work-item its 8 in registers with two 16-byte loads of rows and of columns and four (float64)
+or two (float32) of values."""
+
+MAX_STAGED_ITEMS = 32
+"""Most entries per work-item of the staged kernel (they live in registers)."""
+
+CARRY_ITEMS = 8
+"""Carries per work-item of the levels that reduce the carries (every device)."""
 
 SERIAL_ITEMS = 512
 """Entries per work-item of the serial kernel (CPUs)."""
@@ -52,9 +59,6 @@ CPU with PoCL 3.1, groups of 256 work-items of 256-1024 entries ran 2-3x slower 
 WIDE_SIMD = 32
 """Smallest SIMD width for which ``staged`` defaults to True."""
 
-PAIR_BYTES = INDEX_DTYPE.itemsize + 8
-"""Local memory per staged entry: its row and its product in the widest sum type."""
-
 
 def chunk_size(nnz: int, layout: Layout) -> int:
     """Entries per work-item of the atomic transpose product: enough work-items to fill the
@@ -63,30 +67,34 @@ def chunk_size(nnz: int, layout: Layout) -> int:
     return int(min(MAX_CHUNK, max(1, -(-nnz // target_items))))
 
 
-def max_items(layout: Layout) -> int:
-    """The most entries per work-item whose pairs, and the scan's, fit the local memory (at
-    least 1): ``(items + 1) * work_group_size * PAIR_BYTES`` bytes."""
-    fit = layout.local_memory // (layout.work_group_size * PAIR_BYTES) - 1
-    items = 1
-    while items * 2 <= fit:
-        items *= 2
-    return items
-
-
-def check_items(items: int, layout: Layout, staged: bool) -> int:
-    """``items`` as an int; ValueError unless at least 1 and, staged, a power of two within
-    :func:`max_items`."""
+def check_items(items: int, staged: bool) -> int:
+    """``items`` as an int; ValueError unless at least 1 and, staged, a power of two up to
+    :data:`MAX_STAGED_ITEMS`."""
     items = int(items)
     if not staged:
         if items < 1:
             raise ValueError(f"items must be at least 1, got {items}")
         return items
-    limit = max_items(layout)
-    if items < 1 or items & (items - 1) or items > limit:
-        raise ValueError(f"items must be a power of two between 1 and {limit} with staged=True "
-                         f"(the pairs of a work-group of {layout.work_group_size} must fit the "
-                         f"{layout.local_memory} bytes of local memory), got {items}")
+    if items < 1 or items & (items - 1) or items > MAX_STAGED_ITEMS:
+        raise ValueError(f"items must be a power of two between 1 and {MAX_STAGED_ITEMS} with "
+                         f"staged=True (the entries of a work-item are held in registers), "
+                         f"got {items}")
     return items
+
+
+def reduction_levels(shares: int, carry_tile: int) -> list[int]:
+    """The carries each level after the first reduces: ``2 * shares`` carries of the first
+    level, then ``2 * ceil(n / carry_tile)`` of each level before, down to the level of one
+    work-group (which stores every row). Empty when the first level ran as one staged group
+    (``shares`` 0 or the caller's concern; see :meth:`CooPart.product`)."""
+    levels = []
+    n = 2 * shares
+    while True:
+        levels.append(n)
+        groups = -(-n // carry_tile)
+        if groups <= 1:
+            return levels
+        n = 2 * groups
 
 
 class CooPart:
@@ -111,37 +119,39 @@ class CooPart:
         """The parameters of ``nnz`` triplets (defaults: see the module docstring)."""
         staged = layout.simd_width >= WIDE_SIMD if staged is None else bool(staged)
         if items is None:
-            items = min(GPU_ITEMS, max_items(layout)) if staged else SERIAL_ITEMS
+            items = GPU_ITEMS if staged else SERIAL_ITEMS
         p = self.prefix
         return {p + "nnz": nnz, p + "chunk": chunk_size(nnz, layout), p + "staged": int(staged),
-                p + "items": check_items(items, layout, staged)}
+                p + "items": check_items(items, staged)}
 
     def shares(self, fmt: Format) -> int:
-        """Shares of the forward product: work-groups of ``items * WG`` entries (staged) or
+        """Shares of the first level: work-groups of ``items * WG`` entries (staged) or
         work-items of ``items`` entries."""
         p = self.prefix
         share = fmt.params[p + "items"] * (fmt.layout.work_group_size
                                            if fmt.params[p + "staged"] else 1)
         return -(-fmt.params[p + "nnz"] // share)
 
-    def upload(self, fmt: Format, device: Device) -> None:
-        """Allocate the carries (two per share: row, and sum in the sums' type)."""
-        n = max(1, 2 * self.shares(fmt))
-        flags = cl.mem_flags.READ_WRITE
-        fmt.buffers[self.prefix + "carry_row"] = cl.Buffer(device.context, flags,
-                                                           n * INDEX_DTYPE.itemsize)
-        fmt.buffers[self.prefix + "carry_sum"] = cl.Buffer(device.context, flags,
-                                                           n * fmt.accumulate.itemsize)
-        fmt.nbytes += n * (INDEX_DTYPE.itemsize + fmt.accumulate.itemsize)
+    def carry_levels(self, fmt: Format) -> list[int]:
+        """The carries reduced by each launch after the first (see :func:`reduction_levels`):
+        none when the first level is one staged work-group, which stores every row itself."""
+        shares = self.shares(fmt)
+        if shares == 0 or (shares == 1 and fmt.params[self.prefix + "staged"]):
+            return []
+        return reduction_levels(shares, CARRY_ITEMS * fmt.layout.work_group_size)
 
-    def tile_items(self, fmt: Format) -> int:
-        """``ITEMS`` of the kernels' build: ``items`` when staged, else the combining kernel's
-        (:data:`GPU_ITEMS` within :func:`max_items`; the serial kernel takes ``items`` as an
-        argument)."""
-        p = self.prefix
-        if fmt.params[p + "staged"]:
-            return fmt.params[p + "items"]
-        return min(GPU_ITEMS, max_items(fmt.layout))
+    def upload(self, fmt: Format, device: Device) -> None:
+        """Allocate the carries: two buffers, each level writing the one the level before did
+        not (two carries per share or group: a row, and a sum in the sums' type)."""
+        levels = self.carry_levels(fmt)
+        sizes = (max([1, *levels[0::2]]), max([1, *levels[1::2]]))
+        flags = cl.mem_flags.READ_WRITE
+        for k, n in enumerate(sizes):
+            fmt.buffers[f"{self.prefix}carry_row{k}"] = cl.Buffer(device.context, flags,
+                                                                  n * INDEX_DTYPE.itemsize)
+            fmt.buffers[f"{self.prefix}carry_sum{k}"] = cl.Buffer(device.context, flags,
+                                                                  n * fmt.accumulate.itemsize)
+            fmt.nbytes += n * (INDEX_DTYPE.itemsize + fmt.accumulate.itemsize)
 
     @staticmethod
     def serial_group(fmt: Format) -> int:
@@ -150,15 +160,19 @@ class CooPart:
         return min(SERIAL_WORK_GROUP, fmt.layout.work_group_size)
 
     def kernels(self, fmt: Format) -> tuple[cl.Kernel, cl.Kernel]:
-        """The forward kernels (built on the first call, then kept by ``fmt``)."""
-        p, items = self.prefix, self.tile_items(fmt)
-        if fmt.params[p + "staged"]:
-            spmv = fmt.lazy_kernel(p + "coo_spmv", "coo.cl", "coo_spmv", ITEMS=items)
+        """The first level's kernel and the carries' (built on the first call, then kept by
+        ``fmt``; the same kernel when staged with ``items`` = :data:`CARRY_ITEMS`)."""
+        p = self.prefix
+        carries = fmt.lazy_kernel(p + "coo_carries", "coo.cl", "coo_spmv", ITEMS=CARRY_ITEMS)
+        items = fmt.params[p + "items"]
+        if not fmt.params[p + "staged"]:
+            first = fmt.lazy_kernel(p + "coo_spmv_serial", "coo.cl", "coo_spmv_serial",
+                                    ITEMS=CARRY_ITEMS, wg=self.serial_group(fmt))
+        elif items == CARRY_ITEMS:
+            first = carries
         else:
-            spmv = fmt.lazy_kernel(p + "coo_spmv_serial", "coo.cl", "coo_spmv_serial",
-                                   ITEMS=items, wg=self.serial_group(fmt))
-        return (spmv,
-                fmt.lazy_kernel(p + "coo_combine", "coo.cl", "coo_combine", ITEMS=items))
+            first = fmt.lazy_kernel(p + "coo_spmv", "coo.cl", "coo_spmv", ITEMS=items)
+        return first, carries
 
     def product(self, fmt: Format, queue, x, y, alpha, beta, row0: int = 0
                 ) -> list[cl.Event]:
@@ -166,25 +180,30 @@ class CooPart:
         (``row0``: see :meth:`Format.launch`); HYB passes beta = 1 to add to its ELL part."""
         p, b = self.prefix, fmt.buffers
         shares = self.shares(fmt)
-        spmv, combine = self.kernels(fmt)
+        first, carries = self.kernels(fmt)
         wg, nnz = fmt.layout.work_group_size, scalar(fmt.params[p + "nnz"])
-        args = (b[p + "row"], b[p + "col"], b[p + "val"], x, y, b[p + "carry_row"],
-                b[p + "carry_sum"], alpha, beta)
+        entries = (b[p + "row"], b[p + "col"], b[p + "val"])
+        out = (b[p + "carry_row0"], b[p + "carry_sum0"])
         if fmt.params[p + "staged"]:
-            events = [fmt.run(queue, spmv, shares * wg, nnz, *args, row0=row0)]
+            events = [fmt.run(queue, first, shares * wg, nnz, np.int32(0), *entries, out[1],
+                              x, y, *out, alpha, beta, row0=row0)]
         else:
-            events = [fmt.run(queue, spmv, shares, nnz, scalar(fmt.params[p + "items"]), *args,
-                              wg=self.serial_group(fmt), row0=row0)]
-        if shares:
-            events.append(fmt.run(queue, combine, wg, scalar(2 * shares), b[p + "carry_row"],
-                                  b[p + "carry_sum"], y, alpha, beta, row0=row0))
+            events = [fmt.run(queue, first, shares, nnz, scalar(fmt.params[p + "items"]),
+                              *entries, x, y, *out, alpha, beta, wg=self.serial_group(fmt),
+                              row0=row0)]
+        for level, n in enumerate(self.carry_levels(fmt)):
+            src = (b[f"{p}carry_row{level % 2}"], b[f"{p}carry_sum{level % 2}"])
+            dst = (b[f"{p}carry_row{1 - level % 2}"], b[f"{p}carry_sum{1 - level % 2}"])
+            events.append(fmt.run(queue, carries, -(-n // (CARRY_ITEMS * wg)) * wg, scalar(n),
+                                  np.int32(1), src[0], *entries[1:], src[1], x, y, *dst, alpha,
+                                  beta, row0=row0))
         return [e for e in events if e is not None]
 
     def product_t(self, fmt: Format, queue, x, y, alpha, row0: int = 0) -> cl.Event | None:
         """Enqueue y += alpha * (the triplets)^T x (y scaled already), atomically."""
         p, b = self.prefix, fmt.buffers
         kern = fmt.lazy_kernel(p + "coo_t", "coo.cl", "coo_accumulate_t", atomics=True,
-                               ITEMS=self.tile_items(fmt))  # the file's forward kernels use it
+                               ITEMS=CARRY_ITEMS)  # the file's forward kernels use it
         return fmt.run(queue, kern, -(-fmt.params[p + "nnz"] // fmt.params[p + "chunk"]),
                        scalar(fmt.params[p + "nnz"]), scalar(fmt.params[p + "chunk"]),
                        b[p + "row"], b[p + "col"], b[p + "val"], x, y, alpha, row0=row0)
@@ -227,8 +246,7 @@ class Coo(Format):
     def prepare_kernels(self) -> None:
         self.coo_part.kernels(self)
         if self.params["empty_rows"]:
-            self._empty = self.kernel(self.kernel_file, "coo_empty",
-                                      ITEMS=self.coo_part.tile_items(self))
+            self._empty = self.kernel(self.kernel_file, "coo_empty", ITEMS=CARRY_ITEMS)
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         events = self.coo_part.product(self, queue, x, y, alpha, beta, row0)
