@@ -91,6 +91,16 @@ def test_carries_over_many_tiles(name: str, fmt: str, staged: bool, device) -> N
     products_match(M, A, np.float64)
 
 
+@pytest.mark.parametrize("items", [2, 8, 16])
+@pytest.mark.parametrize("name", ["arrow-200k", "gaps", "random"])
+def test_staged_items(name: str, items: int, dtype: np.dtype, device) -> None:
+    """Work-items of 2 entries (scalar loads) and of 8 and 16 (vector loads)."""
+    A = MATRICES[name]()
+    M = clspmv.DeviceMatrix.from_scipy(A, format="coo", device=device, dtype=dtype,
+                                       staged=True, items=items)
+    products_match(M, A, dtype)
+
+
 @pytest.mark.parametrize("shape", [(0, 0), (0, 7), (7, 0), (5000, 300)])
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_no_entries(shape: tuple[int, int], fmt: str, dtype: np.dtype, device) -> None:
@@ -154,7 +164,7 @@ def test_defaults_and_checks() -> None:
     gpu = Layout(32, 256, 132, 48 << 10)
     csr = sp.csr_matrix(np.eye(4))
     p = Coo.from_csr(csr, gpu).params
-    assert (p["staged"], p["items"]) == (1, GPU_ITEMS) and GPU_ITEMS == 8
+    assert (p["staged"], p["items"]) == (1, GPU_ITEMS) and GPU_ITEMS == 4
     p = Coo.from_csr(csr, Layout(8, 256, 2, 1 << 20)).params
     assert (p["staged"], p["items"]) == (0, SERIAL_ITEMS)
     assert Coo.from_csr(csr, gpu, items=2).params["items"] == 2

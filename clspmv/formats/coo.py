@@ -4,18 +4,24 @@ The forward product is a segmented reduction by row without atomics (``kernels_c
 the idea of the COO kernel of N. Bell and M. Garland, "Implementing sparse matrix-vector
 multiplication on throughput-oriented processors", SC 2009): the entries are cut into equal,
 contiguous *shares*, whatever the rows; rows inside a share are stored at once, the partial sums
-of the (at most two) rows each share's boundaries cut go to a small carry buffer, and a
-one-work-group kernel sums those and stores their rows. Every y entry is written once, the same
+of the (at most two) rows each share's boundaries cut go to a small carry buffer (two per share,
+sorted by row), and the same staged kernel reduces those carries in shares of
+``CARRY_ITEMS * work_group_size``, level after level (:func:`reduction_levels`: each level
+about a thousand times smaller than the one before), until one work-group takes the rest and
+stores every row it holds. Every y entry is written once, the same
 on every run, so a row of millions of entries costs what as many entries in short rows cost. A
 third small kernel writes ``beta * y`` on the empty rows (a bit mask of them is stored when
 there are any). Two kernels make the shares (parameter ``staged``):
 
 * ``staged=True`` (the default where the SIMD width is at least :data:`WIDE_SIMD`: GPU warps
   and wavefronts; the Layout carries no device type, and CPUs report their float vector width,
-  at most 16): a share is a work-group's ``items * work_group_size`` entries, loaded coalesced
-  into local memory and summed there by a keyed scan over the work-items. ``items`` (a power of
-  two) defaults to :data:`GPU_ITEMS`, fewer where the pairs (32-bit row, float64 sum) would not
-  fit the local memory.
+  at most 16): a share is a work-group's ``items * work_group_size`` entries; each work-item
+  loads its ``items`` consecutive entries into registers (16-byte loads where ``items`` is a
+  multiple of 4), sums them by row, and a keyed scan over the work-items (local memory: one
+  row and one sum per work-item) joins the rows that cross work-items. ``items`` (a power of
+  two up to :data:`MAX_STAGED_ITEMS`) defaults to :data:`GPU_ITEMS`. An earlier version staged
+  the whole share in local memory and walked it with a stride of ``items`` (bank conflicts),
+  with one work-group combining all carries: 2.4-2.7x slower on the H200.
 * ``staged=False`` (CPUs): a share is one work-item's ``items`` entries (default
   :data:`SERIAL_ITEMS`), walked in a plain sequential loop, in work-groups of
   :data:`SERIAL_WORK_GROUP`. On the 2-core CPU with PoCL 3.1 the staged kernel ran 6-8x
@@ -37,10 +43,12 @@ from .base import INDEX_DTYPE, Format, Layout, Triplets, entry_rows, row_lengths
 
 MAX_CHUNK = 64
 
-GPU_ITEMS = 8
-"""Entries per work-item of the staged kernel: a group of 256 takes 2048 entries, each
-work-item its 8 in registers with two 16-byte loads of rows and of columns and four (float64)
-or two (float32) of values."""
+GPU_ITEMS = 4
+"""Entries per work-item of the staged kernel: a group of 256 takes 1024 entries, each
+work-item its 4 in registers with one 16-byte load of rows, one of columns and two (float64) or
+one (float32) of values. On the H200 (float64, ``tools/param_sweep.py``), 4 beat 8 by 2-15 % and
+16 by 20-45 % on R-MAT, power-law, web-graph and arrow matrices of 12-39 M entries; work-groups
+of 256 and 128 were within 5 %."""
 
 MAX_STAGED_ITEMS = 32
 """Most entries per work-item of the staged kernel (they live in registers)."""
