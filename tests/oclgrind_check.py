@@ -23,9 +23,9 @@ and 64, also for the kernels that size their work-groups from the device), in bo
   SPD and nonsymmetric matrices (the vector kernels of ``vector.cl``);
 * the probe of the atomic add kind and the bandwidth kernels of ``clspmv.bench.bandwidth``;
 * the carries of coo's and hyb's segmented reduction (``check_coo_carries``): work-groups of
-  16 work-items of 1 or 2 entries (staged) and work-items of 3 entries (serial), so that rows
-  span several shares, a long row many, and the combining kernel runs over several tiles of
-  carries; empty rows at the start and the end, no entries at all;
+  16 work-items of 1, 2 or 4 entries (staged; 4: the vector loads) and work-items of 3 entries
+  (serial), so that rows span several shares, a long row many, and its carries go through one
+  or two levels of groups; empty rows at the start and the end, no entries at all;
 * the row scatter of the distributed product (``scatter_add``), on rows in shuffled order;
 * formats as blocks (``check_blocks``): every format with a column map (``-DCOLMAP``) and its
   rows inside longer vectors (``row_offset``), A x, A^T x and A X; the run fails if a kernel of
@@ -620,15 +620,16 @@ COO_CARRY_WG = 16
 
 
 COO_CARRY_SHARES = ({"staged": True, "items": 1}, {"staged": True, "items": 2},
-                    {"staged": False, "items": 3})
-"""Shares of 16 and 32 entries (work-groups) and of 3 entries (work-items, serial kernel)."""
+                    {"staged": True, "items": 4}, {"staged": False, "items": 3})
+"""Shares of 16, 32 and 64 entries (work-groups; 64: vector loads) and of 3 entries (work-items,
+serial kernel)."""
 
 
 def check_coo_carries(run: Run) -> None:
     """A x (beta = 0 on an uninitialised y, and beta != 0) of coo and hyb (width 2: its COO part
     holds the long row) with the shares of :data:`COO_CARRY_SHARES`: the 400-entry row crosses
-    13 to 134 shares, so its carries fill several tiles of the combining kernel. Quick: float64
-    only."""
+    7 to 134 shares, so its carries (groups of 16 x 8 carries) take one or two levels. Quick:
+    float64 only."""
     layout = layouts(run.device, quick=True)[0][0]
     for dtype in DTYPES[1:] if run.quick else DTYPES:
         for fmt, params in (("coo", {}), ("hyb", {"width": 2})):
