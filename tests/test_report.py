@@ -60,6 +60,17 @@ def test_gflops_table_marks_the_best() -> None:
     assert "clspmv bench x" in text
 
 
+def test_slowdown_table() -> None:
+    """Worst kernel time / the fastest's on the same matrix, per format, refusals left out."""
+    recs = [{"matrix": m, "format": f, "status": "ok", "kernel_ms": t}
+            for m, f, t in (("a", "x", 1.0), ("a", "y", 3.0), ("b", "x", 8.0), ("b", "y", 2.0))]
+    recs.append({"matrix": "b", "format": "z", "status": "skipped", "kernel_ms": None})
+    lines = tables.slowdown_table(recs, ["a", "b"], ["x", "y", "z"]).splitlines()
+    assert [line.split("|")[1:5] for line in lines[2:]] == [
+        [" x        ", " 2          ", " 4.00                   ", " b    "],
+        [" y        ", " 2          ", " 3.00                   ", " a    "]]
+
+
 def test_crossover() -> None:
     text = tables.render([meta("c")], RECORDS)
     section = text.split("## CPU vs GPU crossover")[1].split("\n## ")[0]

@@ -105,6 +105,21 @@ def best_table(recs: list[Rec], matrices: list[str], defs: Definitions,
                         *[f"× {x} wall" for x in walls]])
 
 
+def slowdown_table(recs: list[Rec], matrices: list[str], formats: list[str]) -> str:
+    """Per format, its worst kernel time against the fastest format's on the same matrix, over
+    the matrices it ran on (refusals and failures left out), and on which matrix."""
+    winners = {m: best([r for r in recs if r["matrix"] == m]) for m in matrices}
+    rows = []
+    for f in formats:
+        ratios = [(r["kernel_ms"] / winners[r["matrix"]]["kernel_ms"], r["matrix"])
+                  for r in recs if r["format"] == f and r["status"] == "ok"
+                  and r.get("kernel_ms") and winners.get(r["matrix"]) is not None]
+        if ratios:
+            worst, where = max(ratios)
+            rows.append([f, len(ratios), num(worst, ".2f"), where])
+    return table(rows, ["format", "matrices", "worst time / fastest", "on"])
+
+
 def _breakeven(r: Rec) -> str:
     if r["status"] != "ok" or r.get("conversion_ms") is None:
         return DASH
@@ -167,6 +182,10 @@ def device_sections(records: list[Rec], defs: Definitions) -> str:
                     "`% less than ELL` is the memory saved against plain ELLPACK (pJDS "
                     "paper, Table 1).", "",
                     best_table(here, matrices, defs, records), "",
+                    "### Slowest against fastest, per format", "",
+                    "Each format's largest kernel time / the fastest format's on the same "
+                    "matrix, over the matrices it ran on.", "",
+                    slowdown_table(here, matrices, formats), "",
                     "### Conversion ms / break-even products vs csr-scalar", "",
                     conversion_table(here, matrices, formats), "",
                     "### Device memory MiB (in brackets: change against plain ELLPACK on "
