@@ -93,7 +93,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from . import report
     from .bench import metadata, plan, runner, sources, suites
 
-    specs = list(suites.suite(args.suite)) if args.suite else []
+    try:
+        specs = list(suites.suite(args.suite)) if args.suite else []
+    except ValueError as err:  # the real suite without the shared matrix folder
+        return _error(err, 2)
     specs += args.matrices
     if not specs:
         specs = list(suites.suite("demo"))
@@ -242,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "emptyrows, chunglu) or "
                         "ss:GROUP/NAME (SuiteSparse, downloaded once into the cache)")
     p.add_argument("--suite", default=None,
-                   choices=("demo", "cpu", "anchors", "irregular", "irregular-small"),
+                   choices=("demo", "cpu", "anchors", "irregular", "irregular-small", "offsuite",
+                            "real"),
                    help="a named list of generated matrices (default without MATRIX: demo)")
     p.add_argument("--device", action="extend", nargs="+", metavar="SPEC", default=None,
                    help="device(s): 'all', 'gpu', 'cpu', 'P:D' or a substring of the platform "

@@ -184,13 +184,42 @@ def test_bad_specs(spec: str, message: str) -> None:
 
 # -- suites ---------------------------------------------------------------------------------------
 def test_suites_parse() -> None:
-    assert set(suites.SUITES) == {"demo", "cpu", "anchors", "irregular", "irregular-small"}
-    for specs in suites.SUITES.values():
+    assert set(suites.SUITES) == {"demo", "cpu", "anchors", "irregular", "irregular-small",
+                                  "offsuite", "real"}
+    for name, specs in suites.SUITES.items():
         for spec in specs:
-            g.parse_spec(spec)
+            if name in suites.FILE_SUITES:
+                assert spec.endswith(".mtx.gz")
+            else:
+                g.parse_spec(spec)
     with pytest.raises(ValueError, match="unknown suite 'big'; choose one of demo, cpu, anchors, "
-                                         "irregular, irregular-small"):
+                                         "irregular, irregular-small, offsuite, real"):
         suites.suite("big")
+
+
+def test_offsuite_uses_no_other_suites_parameters() -> None:
+    """offsuite evaluates the model on matrices outside every other suite: at least 10, no
+    generator call (name and parameters) of another suite, entries 1 to 15 M where they follow
+    from the parameters."""
+    off = suites.SUITES["offsuite"]
+    assert len(off) >= 10
+    others = {g.canonical_spec(*g.parse_spec(s)) for name, specs in suites.SUITES.items()
+              if name not in suites.FILE_SUITES and name != "offsuite" for s in specs}
+    for spec in off:
+        assert g.canonical_spec(*g.parse_spec(spec)) not in others
+        n = expected_nnz(spec)
+        assert n is None or 1e6 <= n <= 15e6
+
+
+def test_real_suite_resolves_in_the_shared_folder(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CLSPMV_MATRICES", str(tmp_path))
+    with pytest.raises(ValueError, match=f"suite 'real' reads Matrix Market files from "
+                                         f"{tmp_path}, which lacks 1138_bus.mtx.gz.*"
+                                         "set CLSPMV_MATRICES"):
+        suites.suite("real")
+    for name in suites.SUITES["real"]:
+        (tmp_path / name).write_bytes(b"")
+    assert suites.suite("real") == tuple(str(tmp_path / n) for n in suites.SUITES["real"])
 
 
 def test_demo_suite_is_small_and_covers_every_generator() -> None:

@@ -21,7 +21,7 @@ from clspmv.cli import main
 from clspmv.formats import SINGLE_FORMATS
 from clspmv.matrix import canonical_csr
 from clspmv.model import Calibration, predict, select
-from clspmv.model.timemodel import quick_default
+from clspmv.model.timemodel import TERMS, WIDE_ROW, quick_default, terms
 
 store = importlib.import_module("clspmv.model.store")
 features_mod = importlib.import_module("clspmv.model.features")
@@ -185,11 +185,11 @@ def test_predict_gives_times_and_refusal_reasons(device, stored) -> None:
 def test_auto_never_takes_a_format_that_refuses(device, stored) -> None:
     cal = fixture_calibration(device)
     for fmt in ("ell", "ellr", "ellr-t", "dia"):
-        cal.kernel[fmt] = [0.0] * 6  # predicted free: the best, were it not refused
+        cal.kernel[fmt] = [0.0] * len(TERMS)  # predicted free: the best, were it not refused
     csr = canonical_csr(long_row_matrix(), np.float32)
     sel = select(csr, device, calibration_=cal)
     assert sel.format not in sel.refusals and sel.refusals.keys() >= {"ell", "dia"}
-    cal.kernel["dia"] = [0.0] * 6
+    cal.kernel["dia"] = [0.0] * len(TERMS)
     banded = canonical_csr(sp.diags([1.0, 2.0, 1.0], [-1, 0, 1], shape=(5000, 5000), format="csr"))
     assert select(banded, device, calibration_=cal).format in ("ell", "ellr", "ellr-t", "dia")
 
@@ -216,9 +216,9 @@ def test_selection_is_deterministic_with_the_fixture(device, stored) -> None:
 def test_expected_products_weighs_the_conversion(device, stored) -> None:
     cal = fixture_calibration(device)
     for fmt in FORMATS:
-        cal.kernel[fmt] = [1e-3, 0, 0, 0, 0, 0]
+        cal.kernel[fmt] = [1e-3] + [0.0] * (len(TERMS) - 1)
         cal.conversion[fmt] = [1e-3, 0, 0]
-    cal.kernel["sell"] = [0.5e-3, 0, 0, 0, 0, 0]  # faster products ...
+    cal.kernel["sell"] = [0.5e-3] + [0.0] * (len(TERMS) - 1)  # faster products ...
     cal.conversion["sell"] = [1.0, 0, 0]  # ... after a conversion worth 2000 of them
     csr = canonical_csr(sp.random(500, 500, density=0.02, format="csr", random_state=0))
     assert select(csr, device, calibration_=cal).format == "sell"
@@ -253,7 +253,7 @@ def test_quick_default_when_calibration_is_off(device, cache, monkeypatch, no_me
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "truncated", "stale", "other-model",
-                                    "missing-format"])
+                                    "previous-form", "missing-format"])
 def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no_measuring,
                                                  damage) -> None:
     monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
@@ -269,6 +269,9 @@ def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no
             data["clspmv"] = "0.0.1"
         elif damage == "missing-format":
             del data["kernel"]["sell"]
+        elif damage == "previous-form":  # the six terms before "wide bytes"
+            data["terms"] = list(TERMS[:6])
+            data["kernel"] = {k: v[:6] for k, v in data["kernel"].items()}
         else:
             data["terms"] = ["launch", "bytes"]
         path.write_text(json.dumps(data))
@@ -307,6 +310,64 @@ def test_fit_recovers_known_coefficients() -> None:
     assert min(fitted) >= 0
 
 
+def test_wide_bytes_term_counts_slots_per_row_beyond_the_cache() -> None:
+    """``wide bytes``: the streamed bytes beyond the cache times the slots a row stores in the
+    format (its padding included) over WIDE_ROW, capped at 1; zero for a matrix in the cache."""
+    band = canonical_csr(sp.diags([1.0] * 9, range(-4, 5), shape=(4000, 4000), format="csr"))
+    f = features_mod.features(band, simd_width=8)
+    wide = TERMS.index("wide bytes")
+    assert terms("ell", f, cache_bytes=1 << 30)[wide] == 0  # all in the cache
+    t = terms("ell", f, cache_bytes=0)
+    assert t[wide] == pytest.approx(t[TERMS.index("bytes")] * 9 / WIDE_ROW)
+    # csr: entries per row (8.998); ell pads every row to the longest (9)
+    assert terms("csr-scalar", f, 0)[wide] / terms("csr-scalar", f, 0)[1] == pytest.approx(
+        band.nnz / 4000 / WIDE_ROW)
+    row = canonical_csr(sp.csr_matrix(np.ones((8, 200))))
+    g = features_mod.features(row, simd_width=8)
+    assert terms("csr-scalar", g, 0)[wide] == terms("csr-scalar", g, 0)[1]  # capped at 1
+
+
+def test_fit_of_measurements_recovers_a_wide_row_penalty() -> None:
+    """fit() on synthetic measurements (times from known coefficients on the calibration's own
+    matrices, scaled down) recovers them: the form can express what ELL pays for wide rows and
+    what a row per work-item pays for irregular rows on SIMD lanes."""
+    mats = {k: canonical_csr(v) for k, v in calibrate_mod.benchmark_matrices(FakeDevice()).items()}
+    feats = {k: features_mod.features(v, 8) for k, v in mats.items()}
+    truth = {"ell": [2e-5, 1e-10, 5e-11, 2e-11, 0.0, 0.0, 4e-10, 0.0],
+             "csr-scalar": [1e-5, 1e-10, 5e-11, 2e-11, 1e-9, 1e-9, 0.0, 2e-9]}
+    cache = 1 << 20
+    meas = calibrate_mod.Measurements("d", "1", cache, 1e10, feats)
+    for k, f in feats.items():
+        for fmt, coef in truth.items():
+            if features_mod.refusal(fmt, f) is None:
+                meas.kernel_s[(k, fmt)] = float(np.dot(coef, terms(fmt, f, cache)))
+                meas.conversion_s[(k, fmt)] = 1e-3 + 1e-8 * f.entries
+    cal = calibrate_mod.fit(meas, tuple(truth))
+    for fmt in truth:
+        assert cal.fit[fmt] < 0.05, (fmt, cal.fit[fmt])
+    assert cal.launch_s == pytest.approx(meas.kernel_s[("launch", "csr-scalar")])
+    wide = feats["wide-32"]
+    assert cal.kernel_time("ell", wide) == pytest.approx(
+        float(np.dot(truth["ell"], terms("ell", wide, cache))), rel=0.1)
+    irregular = feats["powerlaw"]
+    assert irregular.lane_padding > irregular.entries  # Zipf rows: most lanes idle
+    assert cal.kernel_time("csr-scalar", irregular) == pytest.approx(
+        float(np.dot(truth["csr-scalar"], terms("csr-scalar", irregular, cache))), rel=0.1)
+
+
+def test_lane_padding_by_hand() -> None:
+    """Rows in SIMD-width groups in order, each group padded to its longest row."""
+    f = features_mod.features(canonical_csr(SMALL), simd_width=2)  # lengths 2, 0 | 3, 1
+    assert f.lane_padding == (2 * 2 - 2) + (2 * 3 - 4)
+
+
+class FakeDevice:
+    """The device facts benchmark_matrices reads (a 2-core CPU's, with a 1 MiB cache: the
+    matrices' smallest sizes)."""
+
+    type, simd_width, compute_units, cache_bytes = "cpu", 8, 2, 1 << 20
+
+
 def test_calibrate_end_to_end_on_small_matrices(device, monkeypatch) -> None:
     """The measuring path, on three small matrices and two formats (seconds, not minutes)."""
     full = calibrate_mod.benchmark_matrices(device)
@@ -317,6 +378,6 @@ def test_calibrate_end_to_end_on_small_matrices(device, monkeypatch) -> None:
     assert cal.kind == "measured" and set(cal.kernel) == {"csr-scalar", "ell"}
     assert cal.launch_s >= 0 and cal.stream_bw > 0 and cal.seconds > 0
     for fmt in ("csr-scalar", "ell"):
-        assert len(cal.kernel[fmt]) == 6 and min(cal.kernel[fmt]) >= 0
+        assert len(cal.kernel[fmt]) == len(TERMS) and min(cal.kernel[fmt]) >= 0
         assert len(cal.conversion[fmt]) == 3 and min(cal.conversion[fmt]) >= 0
     assert Calibration.from_json(json.loads(json.dumps(cal.to_json())), ("csr-scalar", "ell"))

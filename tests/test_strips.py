@@ -402,7 +402,8 @@ def test_block_features_combined_from_strips(spec: str) -> None:
         got = summary.block(i, j, d)
         r0, r1 = summary.rows_of(i, j)
         want = with_exact_diagonals(features(A, 8, rows=slice(r0, r1)), A[r0:r1])
-        for key in ("rows", "cols", "entries", "empty_rows", "max_row", "hyb_width"):
+        for key in ("rows", "cols", "entries", "empty_rows", "max_row", "hyb_width",
+                    "lane_padding"):
             assert getattr(got, key) == getattr(want, key), (key, i, j)
         assert got.std_row == pytest.approx(want.std_row)
         assert got.slots == {**want.slots, "dia": got.slots["dia"]}

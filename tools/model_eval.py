@@ -1,46 +1,94 @@
-"""Compare format="auto" with the fastest measured format on a suite's matrices.
+"""Compare format="auto" with the fastest measured format on a suite's matrices, for one or
+several calibrations side by side on the same measurements.
 
     python tools/model_eval.py --suite cpu --device cpu [--dtype float64] [--calibrate]
+        [--calibration A.json B.json] [--out measured.json] [--measured measured.json]
 
-Per matrix: every format's measured kernel time (OpenCL profiling events, median of 5 after a
-warm-up, through clspmv.formats.convert + DeviceMatrix.upload), its predicted time, auto's choice
-and its measured time relative to the fastest; then the geometric mean and worst of those ratios,
-the model's median |predicted - measured| / measured and the Spearman rank correlation of
-predicted and measured times (per matrix, then their median).
+Per matrix: every format's measured kernel time (OpenCL profiling events, the fastest of 9
+after a warm-up, as the calibration measures them: clspmv.model.calibrate.kernel_s, through
+clspmv.formats.convert + Format.upload; the fastest, not the median, because on a shared CPU a
+product that loses a core to another process runs up to twice as long), its predicted time
+under each calibration, auto's choice and its measured time relative to the fastest; then per
+calibration the geometric mean and worst of those ratios, how many are within 5 % of the
+fastest (the tie tolerance of the bench's Selection section), the model's median |predicted -
+measured| / measured (per matrix, then the median of those, as the Selection section) and the
+Spearman rank correlation of predicted and measured times (per matrix, then their median).
+
+``--calibration`` evaluates stored calibration files (``clspmv calibrate`` writes them into
+``CLSPMV_CACHE_DIR``) instead of the device's current one; ``--out`` stores the measurements and
+``--measured`` reuses them (no timing: the predictions of other calibrations on the same
+measured times, the side-by-side comparison of two models).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
-import statistics
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
-import pyopencl as cl
 import pyopencl.array as cl_array
 from scipy.stats import spearmanr
 
 import clspmv
-from clspmv.bench.generators import generate
+from clspmv.bench.sources import resolve_all
 from clspmv.bench.suites import suite
 from clspmv.errors import UnsuitableFormatError
-from clspmv.formats import FORMAT_CLASSES, convert
+from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS, convert
 from clspmv.matrix import canonical_csr
 from clspmv.model import select
 from clspmv.model.store import calibration
+from clspmv.model.timemodel import Calibration
 from clspmv.precision import resolve
 
+TIE = 0.05
+REPEAT = 9
+calibrate_mod = importlib.import_module("clspmv.model.calibrate")
 
-def kernel_s(M: clspmv.DeviceMatrix, x, y, repeat: int = 5) -> float:
-    M.matvec(x, y)
-    samples = []
-    for _ in range(repeat):
-        M.matvec(x, y)
-        cl.wait_for_events(M.last_events)
-        samples.append(sum(e.profile.end - e.profile.start for e in M.last_events) * 1e-9)
-    return statistics.median(samples)
+
+def measure(csr, device, precision) -> dict[str, float]:
+    """Measured kernel ms of every single format that accepts ``csr``."""
+    x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
+    y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
+    measured = {}
+    for name in SINGLE_FORMATS:
+        try:
+            fmt = convert(csr, name, FORMAT_CLASSES[name].layout_for(device), precision)
+        except UnsuitableFormatError:
+            continue
+        fmt.upload(device)
+        measured[name] = calibrate_mod.kernel_s(fmt, x, y, REPEAT) * 1e3
+        del fmt
+    return measured
+
+
+def evaluate(csr, device, precision, cal: Calibration, measured: dict[str, float]
+             ) -> dict[str, object]:
+    sel = select(csr, device, precision, calibration_=cal)
+    pred = {k: p.kernel_s * 1e3 for k, p in sel.predictions.items() if p.kernel_s is not None}
+    common = [k for k in measured if k in pred]
+    fastest = min(measured, key=measured.get)
+    rel = [abs(pred[k] - measured[k]) / measured[k] for k in common]
+    rho = (float(spearmanr([pred[k] for k in common], [measured[k] for k in common]).statistic)
+           if len(common) >= 3 else float("nan"))
+    return {"auto": sel.format, "fastest": fastest,
+            "ratio": measured[fastest] / measured[sel.format] if sel.format in measured else 0.0,
+            "median_rel_error": float(np.median(rel)), "spearman": rho,
+            "selection_ms": sel.cost_ms, "predicted_ms": pred}
+
+
+def summary(records: list[dict[str, object]]) -> str:
+    ratios = [r["ratio"] for r in records]
+    within = sum(q >= 1 / (1 + TIE) for q in ratios)
+    rhos = [r["spearman"] for r in records if r["spearman"] == r["spearman"]]
+    return (f"geometric mean {float(np.exp(np.mean(np.log(np.maximum(ratios, 1e-9))))):.3f}, "
+            f"worst {min(ratios):.3f}, within 5 %: {within}/{len(ratios)} "
+            f"({100 * within / len(ratios):.0f} %); model: median of per-matrix median rel. "
+            f"error {float(np.median([r['median_rel_error'] for r in records])):.3f}, "
+            f"median Spearman {float(np.median(rhos)) if rhos else float('nan'):.2f}")
 
 
 def main() -> int:
@@ -49,57 +97,53 @@ def main() -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float64")
     parser.add_argument("--calibrate", action="store_true", help="force a new calibration")
+    parser.add_argument("--calibration", nargs="+", default=None,
+                        help="calibration JSON files to evaluate side by side")
+    parser.add_argument("--measured", default=None, help="reuse this --out file's measurements")
     parser.add_argument("--out", default=None, help="JSON file for the records")
+    parser.add_argument("--measure-only", action="store_true",
+                        help="measure and write --out, no predictions (no calibration needed)")
     args = parser.parse_args()
     device = clspmv.select_device(args.device)
-    t0 = time.perf_counter()
-    cal = calibration(device, force=args.calibrate)
-    print(f"calibration: {cal.kind}, {cal.seconds:.1f} s measured "
-          f"({time.perf_counter() - t0:.1f} s here)")
+    if args.measure_only:
+        cals = {}
+    elif args.calibration:
+        cals = {Path(p).parent.name or p: Calibration.from_json(json.loads(Path(p).read_text()),
+                                                              SINGLE_FORMATS)
+                for p in args.calibration}
+    else:
+        t0 = time.perf_counter()
+        cal = calibration(device, force=args.calibrate)
+        print(f"calibration: {cal.kind}, {cal.seconds:.1f} s measured "
+              f"({time.perf_counter() - t0:.1f} s here)")
+        cals = {"current": cal}
     precision = resolve(args.dtype, np.float64)
-    records = []
-    for spec in suite(args.suite):
-        csr = canonical_csr(generate(spec), precision.value)
-        t = time.perf_counter()
-        canonical_csr(csr, precision.value)
-        csr_ms = (time.perf_counter() - t) * 1e3
-        sel = select(csr, device, precision, calibration_=cal)
-        x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
-        y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
-        measured = {}
-        for name in FORMAT_CLASSES:
-            try:
-                fmt = convert(csr, name, FORMAT_CLASSES[name].layout_for(device), precision)
-            except UnsuitableFormatError:
-                continue
-            M = clspmv.DeviceMatrix.upload(fmt, device)
-            measured[name] = kernel_s(M, x, y)
-            del M
-        pred = {k: p.kernel_s for k, p in sel.predictions.items() if p.kernel_s is not None}
-        common = [k for k in measured if k in pred]
-        fastest = min(measured, key=measured.get)
-        rel = [abs(pred[k] - measured[k]) / measured[k] for k in common]
-        rho = spearmanr([pred[k] for k in common], [measured[k] for k in common]).statistic
-        rec = {"matrix": spec, "entries": int(csr.nnz), "auto": sel.format, "fastest": fastest,
-               "ratio": measured[fastest] / measured[sel.format],
-               "median_rel_error": float(np.median(rel)), "spearman": float(rho),
-               "selection_ms": sel.cost_ms, "csr_conversion_ms": csr_ms,
-               "measured_ms": {k: v * 1e3 for k, v in measured.items()},
-               "predicted_ms": {k: v * 1e3 for k, v in pred.items()}}
-        records.append(rec)
-        print(f"{spec:48s} auto={sel.format:12s} fastest={fastest:12s} "
-              f"ratio={rec['ratio']:.3f} err={rec['median_rel_error']:.2f} rho={rho:.2f} "
-              f"select={sel.cost_ms:.1f} ms csr={csr_ms:.1f} ms", flush=True)
-    ratios = [r["ratio"] for r in records]
-    errors = [e for r in records for k in r["measured_ms"] if k in r["predicted_ms"]
-              for e in [abs(r["predicted_ms"][k] - r["measured_ms"][k]) / r["measured_ms"][k]]]
-    print(f"geometric mean {float(np.exp(np.mean(np.log(ratios)))):.3f}, worst {min(ratios):.3f}, "
-          f"within 5 %: {sum(q >= 0.95 for q in ratios)}/{len(ratios)}; model: median rel. error "
-          f"{float(np.median(errors)):.3f}, median Spearman "
-          f"{float(np.median([r['spearman'] for r in records])):.2f}")
+    stored = {}
+    if args.measured:
+        stored = {r["matrix"]: r["measured_ms"]
+                  for r in json.loads(Path(args.measured).read_text())["records"]}
+    records: dict[str, list[dict[str, object]]] = {k: [] for k in cals}
+    out = []
+    for source in resolve_all(list(suite(args.suite)), progress=False):
+        csr = canonical_csr(source.load(), precision.value)
+        measured = stored.get(source.name) or measure(csr, device, precision)
+        line = f"{source.name[:52]:52s} fastest={min(measured, key=measured.get):12s}"
+        rec = {"matrix": source.name, "entries": int(csr.nnz), "measured_ms": measured}
+        for label, cal in cals.items():
+            r = evaluate(csr, device, precision, cal, measured)
+            records[label].append(r)
+            rec[label] = r
+            line += (f" | {label}: {r['auto']:12s} {r['ratio']:.3f} err "
+                     f"{r['median_rel_error']:.2f} rho {r['spearman']:.2f}")
+        out.append(rec)
+        print(line, flush=True)
+    for label, recs in records.items():
+        if recs:
+            print(f"{label}: {summary(recs)}")
     if args.out:
         with open(args.out, "w") as fh:
-            json.dump({"calibration": cal.to_json(), "records": records}, fh, indent=1)
+            json.dump({"calibrations": {k: c.to_json() for k, c in cals.items()},
+                       "records": out}, fh, indent=1)
     return 0
 
 

@@ -12,11 +12,25 @@
   power-law rows with and without column locality, R-MAT, an arrow matrix, mostly empty rows,
   dense rows on a band and a Chung-Lu web/social graph. ``irregular-small``: the same shapes
   at about a twentieth of the size, for CPUs and quick runs.
+* ``offsuite`` (evaluation only: never used to tune or calibrate the model): 1 to 15 million
+  entries with generator parameters, sizes and seeds that no other suite uses, for CPUs
+  (``format="auto"`` against the fastest format on matrices the model was not written against;
+  GPUs run larger ones by parameters).
+* ``real`` (evaluation only): the Matrix Market files of the project's shared matrix folder,
+  ``$CLSPMV_MATRICES`` or else ``../shared/matrices`` beside the checkout, resolved when the
+  suite is asked for (ValueError naming the folder when it is absent).
+
+The ``cpu``, ``demo``, ``anchors``, ``offsuite`` and ``real`` suites are evaluation matrices of
+the model (:mod:`clspmv.model`): its calibration measures matrices of its own
+(:func:`clspmv.model.calibrate.benchmark_matrices`), never these.
 
 Entry counts are those of the generated matrices (``clspmv stats`` / the reports' Table I).
 """
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 SUITES: dict[str, tuple[str, ...]] = {
     "demo": (
@@ -67,13 +81,51 @@ SUITES: dict[str, tuple[str, ...]] = {
         "gen:powerlaw:n=100000,k=21,local=0.7,seed=1",
         "gen:powerlaw:n=100000,k=21,local=0.0,seed=2",
     ),
+    "offsuite": (  # evaluation only (see above): parameters used by no other suite
+        "gen:chunglu:n=600000,k=8,seed=6",           # ~4 M entries, hot columns
+        "gen:banded:n=1500000,diags=3,spread=50000,seed=2",  # 4.5 M, far diagonals
+        "gen:poisson2d:k=1000",                      # 5.0 M
+        "gen:random:n=1000000,k=6,seed=7",           # 6.0 M
+        "gen:powerlaw:n=500000,k=12,local=0.3,seed=11",  # ~6 M, Zipf rows, mostly far columns
+        "gen:stacked:k=50,scale=18,edges=8,seed=1",  # ~5 M: stencil rows above R-MAT rows
+        "gen:rmat:scale=18,edges=24,seed=3",         # ~6 M
+        "gen:block:k=40,b=4,seed=5",                 # ~7 M, dense 4x4 blocks
+        "gen:emptyrows:n=1000000,k=16,empty=0.5,seed=8",  # ~8 M, half the rows empty
+        "gen:stencil27:k=70",                        # 9.0 M
+        "gen:denserows:n=800000,w=6,count=40,long=20000,seed=2",  # ~11 M
+        "gen:constrows:n=200000,k=60,spread=500,seed=9",  # 12 M
+    ),
+    "real": (  # evaluation only: file names in the shared matrix folder (see above)
+        "1138_bus.mtx.gz", "bcsstk24.mtx.gz", "cage4.mtx.gz", "can_24.mtx.gz",
+        "dw2048.mtx.gz", "memplus.mtx.gz", "olm1000.mtx.gz", "qh1484.mtx.gz",
+    ),
 }
-"""Suite name -> generator specs, in increasing size."""
+"""Suite name -> generator specs (``real``: file names in :func:`shared_matrices`), in
+increasing size."""
+
+FILE_SUITES = ("real",)
+"""Suites of file names in the shared matrix folder rather than generator specs."""
+
+
+def shared_matrices() -> Path:
+    """The shared matrix folder: ``$CLSPMV_MATRICES``, else ``../shared/matrices`` beside the
+    checkout this package lives in."""
+    env = os.environ.get("CLSPMV_MATRICES")
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "matrices"
 
 
 def suite(name: str) -> tuple[str, ...]:
     """The specs of suite ``name``; ValueError listing the suites for an unknown one."""
     try:
-        return SUITES[name]
+        specs = SUITES[name]
     except KeyError:
         raise ValueError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}") from None
+    if name not in FILE_SUITES:
+        return specs
+    folder = shared_matrices()
+    missing = [f for f in specs if not (folder / f).is_file()]
+    if missing:
+        raise ValueError(f"suite {name!r} reads Matrix Market files from {folder}, which lacks "
+                         f"{', '.join(missing)}; set CLSPMV_MATRICES to the folder that holds "
+                         "them (the project's ../shared/matrices)")
+    return tuple(str(folder / f) for f in specs)

@@ -6,14 +6,20 @@ hold about :data:`CACHE_MULTIPLE` times the device's cache in CSR bytes (so they
 memory), bounded by :data:`MAX_ENTRIES` for the time budget; their rows are a multiple of the
 SIMD width times the compute units. They vary what the models' terms measure: row-length
 distribution (constant, power law, a few very long rows, 60 % empty rows), column locality
-(banded vs uniformly random columns), size (a tiny one for the launch overhead, a medium one).
+(banded vs uniformly random columns), rows of 16 and 32 slots beyond the cache (what the padded
+column-major layouts pay per slot of a row), size (one row per lane for the launch overhead, a
+tiny one, a small one and medium ones in the cache).
+
+:func:`calibrate` is :func:`measure` (the device's timings, :class:`Measurements`) then
+:func:`fit` (the models from them): a model form can be refitted to stored measurements without
+the device.
 """
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyopencl as cl
@@ -44,10 +50,12 @@ cache a driver reports can be far below the real one (NVIDIA's OpenCL reports 4 
 memory cache on the H200, whose L2 holds 60 MB), and matrices sized from it alone were
 measured in the cache; 2048 per lane are 8.6 M entries (about 100 MB in CSR) on the H200."""
 MIN_ENTRIES = 200_000
-MAX_ENTRIES = {"gpu": 10_000_000, "cpu": 4_000_000}
+MAX_ENTRIES = {"gpu": 10_000_000, "cpu": 8_000_000}
 """Entries of the large benchmark matrices at most (host conversion time bounds the budget:
-60 s on the H200, 3 minutes on a 2-core CPU)."""
-REPEATS = 5
+60 s on the H200, 3 minutes on a 2-core CPU; 8 M entries, 96 MB in CSR, reach about 3 times
+the 32 MiB cache of a 2-core CPU: 4 M ran largely in its cache)."""
+REPEATS = 9
+"""Timed products per (matrix, format); the calibration keeps the fastest (:func:`kernel_s`)."""
 PRIOR_WEIGHT = 0.02
 """Weight of the pull towards the device-wide priors in the non-negative least-squares fit."""
 
@@ -97,7 +105,11 @@ def benchmark_matrices(device: Device) -> dict[str, sp.csr_matrix]:
     empty = np.where(rng.random(m) < 0.6, 0, 16).astype(np.int64)
     small = max(unit, 4096 // unit * unit)
     side = max(4, round((m // 3) ** (1 / 3)))
+    mside = max(4, round((m // 24) ** (1 / 3)))
+    band_long = np.full(m // 2, 7, np.int64)
+    band_long[rng.choice(m // 2, 8, replace=False)] = max(entries // 32, 64)
     return {
+        "launch": _from_lengths(np.full(unit, 4, np.int64), unit, 8, rng),
         "tiny": _from_lengths(np.full(small, 4, np.int64), small, 8, rng),
         "medium-banded": _from_lengths(np.full(m // 8, 8, np.int64), m // 8, 16, rng),
         "medium-random": _from_lengths(np.full(m // 8, 8, np.int64), m // 8, None, rng),
@@ -115,13 +127,25 @@ def benchmark_matrices(device: Device) -> dict[str, sp.csr_matrix]:
         "stencil": _from_offsets(m // 3, np.array([(i * side + j) * side + k for i in (-1, 0, 1)
                                                    for j in (-1, 0, 1) for k in (-1, 0, 1)])),
         "blocks": sp.block_diag([np.ones((5, 5))] * (m // 5), format="csr"),
+        # padded layouts beyond the cache with wide rows (half the entries of the large ones)
+        "wide-16": _from_lengths(np.full(m // 4, 16, np.int64), m // 4, 48, rng),
+        "wide-32": _from_lengths(np.full(m // 8, 32, np.int64), m // 8, 96, rng),
+        "band-long": _from_lengths(band_long, m // 2, 16, rng),
+        "medium-stencil": _from_offsets(m // 24, np.array([(i * mside + j) * mside + k
+                                                            for i in (-1, 0, 1)
+                                                            for j in (-1, 0, 1)
+                                                            for k in (-1, 0, 1)])),
+        "small-banded": _from_lengths(np.full(m // 64, 8, np.int64), m // 64, 16, rng),
     }
 
 
-def median_kernel_s(fmt: Format, x: cl_array.Array, y: cl_array.Array, repeat: int) -> float:
-    """Median kernel seconds of ``repeat`` products y = A x of the uploaded format ``fmt`` (after
-    one warm-up), from the OpenCL profiling events of the kernels it enqueues, or the host clock
-    around each product where the device's queue has no profiling (a user's queue)."""
+def kernel_s(fmt: Format, x: cl_array.Array, y: cl_array.Array, repeat: int) -> float:
+    """The fastest of ``repeat`` products y = A x of the uploaded format ``fmt`` (after one
+    warm-up), in kernel seconds from the OpenCL profiling events of the kernels it enqueues, or
+    the host clock around each product where the device's queue has no profiling (a user's
+    queue). The fastest, not the median: on a CPU shared with other processes a product that
+    lost a core to them runs up to twice as long (measured on a 2-core CPU: medians of 5 of the
+    same product varied by 2x), and the model is of the device's own speed."""
     device = fmt.device
     queue = device.queue
     one, zero = fmt.dtype.type(1), fmt.dtype.type(0)
@@ -135,7 +159,7 @@ def median_kernel_s(fmt: Format, x: cl_array.Array, y: cl_array.Array, repeat: i
             samples.append(sum(e.profile.end - e.profile.start for e in events) * 1e-9)
         else:
             samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
+    return min(samples)
 
 
 def stream_bandwidth(device: Device, nbytes: int) -> float:
@@ -151,7 +175,7 @@ def stream_bandwidth(device: Device, nbytes: int) -> float:
         ev.wait()
         times.append((ev.profile.end - ev.profile.start) * 1e-9 if device.profiling
                      else time.perf_counter() - t0)
-    return 2 * nbytes / max(statistics.median(times), 1e-9)
+    return 2 * nbytes / max(min(times), 1e-9)
 
 
 def _fit(rows: np.ndarray, measured: np.ndarray, start: list[float]) -> list[float]:
@@ -168,18 +192,31 @@ def _fit(rows: np.ndarray, measured: np.ndarray, start: list[float]) -> list[flo
     return [float(v) for v in x / norms]
 
 
-def calibrate(device: Device, progress: bool = True, dtype: object = np.float64,
-              formats: Iterable[str] | None = None) -> Calibration:
-    """Measure ``device`` and fit a time model per format (:mod:`.timemodel`).
+@dataclass
+class Measurements:
+    """What :func:`measure` times on a device, the input of :func:`fit`: per benchmark matrix its
+    features, per (matrix, format) the kernel seconds (:func:`kernel_s`) and the conversion
+    seconds."""
 
-    Runs every format of ``formats`` (default all) on :func:`benchmark_matrices` through
+    device: str
+    driver: str
+    cache_bytes: int
+    stream_bw: float
+    features: dict[str, Features]
+    kernel_s: dict[tuple[str, str], float] = field(default_factory=dict)
+    conversion_s: dict[tuple[str, str], float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def measure(device: Device, progress: bool = True, dtype: object = np.float64,
+            formats: Iterable[str] | None = None) -> Measurements:
+    """Time every format of ``formats`` (default all) on :func:`benchmark_matrices` through
     :func:`clspmv.formats.convert` and :meth:`clspmv.formats.Format.upload` (the library's own
     path, at the format level: the model never imports :mod:`clspmv.matrix`), timing
     :meth:`~clspmv.formats.Format.launch` with the OpenCL profiling events of the kernels it
-    enqueues (median of :data:`REPEATS`, after a warm-up) and the conversion with the host
+    enqueues (the fastest of :data:`REPEATS`, after a warm-up) and the conversion with the host
     clock, plus a device copy for the streaming bandwidth. ``dtype`` is the value type
-    measured (float32 where the device has no fp64).
-    """
+    measured (float32 where the device has no fp64)."""
     from tqdm import tqdm
 
     start = time.perf_counter()
@@ -190,18 +227,15 @@ def calibrate(device: Device, progress: bool = True, dtype: object = np.float64,
              for k, v in mats.items()}
     largest = max(mats["banded"].data.nbytes * 2, 1 << 20)
     stream = stream_bandwidth(device, min(largest, device.max_allocation // 2))
-    kernel_rows: dict[str, list[tuple[np.ndarray, float]]] = {f: [] for f in names}
-    conv_rows: dict[str, list[tuple[np.ndarray, float]]] = {f: [] for f in names}
-    measured: dict[tuple[str, str], float] = {}
+    out = Measurements(device.name, device.driver_version, device.cache_bytes, stream, feats)
     bar = tqdm(total=len(mats) * len(names), desc=f"calibrating {device.name}",
                disable=not progress, unit="run")
     for key, csr in mats.items():
-        f = feats[key]
         x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
         y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
         for name in names:
             bar.update()
-            if refusal(name, f) is not None:
+            if refusal(name, feats[key]) is not None:
                 continue
             layout = FORMAT_CLASSES[name].layout_for(device)
             convert(csr[:64], name, layout, precision).compile(device)  # builds out of the timing
@@ -209,38 +243,59 @@ def calibrate(device: Device, progress: bool = True, dtype: object = np.float64,
             fmt = convert(csr, name, layout, precision)
             fmt.upload(device)
             device.queue.finish()
-            conv_rows[name].append((conversion_terms(name, f), time.perf_counter() - t0))
-            t = median_kernel_s(fmt, x, y, REPEATS)
-            measured[(key, name)] = t
-            kernel_rows[name].append((terms(name, f, device.cache_bytes), t))
+            out.conversion_s[(key, name)] = time.perf_counter() - t0
+            out.kernel_s[(key, name)] = kernel_s(fmt, x, y, REPEATS)
             del fmt
     bar.close()
-    launch = min(measured[("tiny", n)] / LAUNCHES.get(n, 1) for n in names
-                 if ("tiny", n) in measured)
+    out.seconds = time.perf_counter() - start
+    return out
+
+
+def fit(meas: Measurements, formats: Iterable[str] | None = None) -> Calibration:
+    """The calibration of :class:`Measurements`: the device-wide priors (launch overhead from
+    the smallest matrix, gather bandwidth from the random matrix against the banded one) and every
+    format's kernel and conversion coefficients fitted to its measured times (:func:`_fit`)."""
+    names = tuple(formats or sorted({n for _, n in meas.kernel_s}))
+    measured, feats, stream = meas.kernel_s, meas.features, meas.stream_bw
+    smallest = "launch" if any(("launch", n) in measured for n in names) else "tiny"
+    tiny = [measured[(smallest, n)] / LAUNCHES.get(n, 1) for n in names
+            if (smallest, n) in measured]
+    launch = min(tiny) if tiny else 0.0
     gather = _gather_bandwidth(measured, feats, names, stream)
-    cal = Calibration(device.name, device.driver_version, __version__, "measured",
-                      device.cache_bytes, launch, stream, gather)
+    cal = Calibration(meas.device, meas.driver, __version__, "measured", meas.cache_bytes,
+                      launch, stream, gather)
     for name in names:
         start_k = prior(launch, stream, gather, LAUNCHES.get(name, 1))
-        rows = kernel_rows[name]
-        if rows:
-            A = np.array([r for r, _ in rows])
-            t = np.array([v for _, v in rows])
+        keys = [k for k in feats if (k, name) in measured]
+        if keys:
+            A = np.array([terms(name, feats[k], meas.cache_bytes) for k in keys])
+            t = np.array([measured[(k, name)] for k in keys])
             cal.kernel[name] = _fit(A, t, start_k)
             pred = A @ np.array(cal.kernel[name])
             cal.fit[name] = float(np.median(np.abs(pred - t) / t))
         else:
             cal.kernel[name] = start_k
-        crow = conv_rows[name]
-        if crow:
-            A = np.array([r for r, _ in crow])
-            t = np.array([v for _, v in crow])
+        keys = [k for k in feats if (k, name) in meas.conversion_s]
+        if keys:
+            A = np.array([conversion_terms(name, feats[k]) for k in keys])
+            t = np.array([meas.conversion_s[(k, name)] for k in keys])
             per_entry = float(np.median(t / np.maximum(A[:, 1], 1)))
             cal.conversion[name] = _fit(A, t, [0.0, per_entry, 0.0])
         else:
             cal.conversion[name] = [1e-4, 0.0, 2e-8]
+    cal.seconds = meas.seconds
+    assert all(len(c) == len(TERMS) for c in cal.kernel.values()) and len(CONVERSION_TERMS) == 3
+    return cal
+
+
+def calibrate(device: Device, progress: bool = True, dtype: object = np.float64,
+              formats: Iterable[str] | None = None) -> Calibration:
+    """Measure ``device`` (:func:`measure`) and fit a time model per format (:func:`fit`,
+    :mod:`.timemodel`); ``seconds`` is the whole calibration's time."""
+    start = time.perf_counter()
+    names = tuple(formats or SINGLE_FORMATS)
+    cal = fit(measure(device, progress, dtype, names), names)
     cal.seconds = time.perf_counter() - start
-    assert len(TERMS) == len(cal.kernel[names[0]]) and len(CONVERSION_TERMS) == 3
     return cal
 
 

@@ -76,6 +76,11 @@ class Features:
     """Occupied diagonals (DIA); of a sample of rows unless :attr:`diagonals_exact`."""
     diagonals_exact: bool = True
     hyb_width: int = 0
+    lane_padding: int = 0
+    """Padding slots of the rows taken in order in groups of :attr:`simd_width`, each group
+    padded to its longest row: what a kernel of one row per work-item pays on SIMD lanes (a
+    group of lanes runs as long as its longest row; PoCL vectorises work-items this way, a GPU
+    runs a warp this way)."""
 
     def slots_of(self, fmt: str) -> int:
         """Slots format ``fmt`` stores (entries plus its padding)."""
@@ -244,7 +249,7 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None) -> 
         max_row=longest, std_row=float(lengths.std()) if m else 0.0, x_lines=x_lines,
         near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags,
         diagonals_exact=exact,
-        hyb_width=k,
+        hyb_width=k, lane_padding=slice_padding(lengths, c, 1) if m else 0,
     )
 
 

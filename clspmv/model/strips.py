@@ -191,6 +191,7 @@ class StripSummaries:
         self.near = cum([f.near_fraction * f.entries for f in strips])
         self.distance = cum([f.mean_distance * f.entries for f in strips])
         self.slots = {"csr-aligned": cum([f.slots_of("csr-aligned") for f in strips])}
+        self.lanes = cum([f.lane_padding for f in strips])  # strips: whole SIMD-width groups
         self.max_row = np.array([f.max_row for f in strips], np.int64)
         self.min_row = np.array([lengths[a:b].min() if b > a else 0
                                  for a, b in zip(self.bounds[:-1], self.bounds[1:], strict=True)],
@@ -252,7 +253,8 @@ class StripSummaries:
             x_lines=float(self.x_alone[i] + self.x_lines[j] - self.x_lines[i + 1]),
             near_fraction=float((self.near[j] - self.near[i]) / nnz) if nnz else 1.0,
             mean_distance=float((self.distance[j] - self.distance[i]) / nnz) if nnz else 0.0,
-            slots=slots, diagonals=diagonals, diagonals_exact=True, hyb_width=k)
+            slots=slots, diagonals=diagonals, diagonals_exact=True, hyb_width=k,
+            lane_padding=int(self.lanes[j] - self.lanes[i]))
 
     def sorted_slots(self, reach: np.ndarray, long_rows: list[np.ndarray]) -> int:
         """Slots of pJDS (all rows sorted by length, slices of C rows padded to their longest)

@@ -3,7 +3,8 @@
 Kernel time of format ``f`` on a block of rows with features ``F`` (:mod:`.features`)::
 
     t_f(F) = c0 + c1 * (1 - h) * bytes_f(F) + c2 * h * bytes_f(F) + c3 * xbytes(F)
-             + c4 * rows(F) + c5 * longest_f(F)
+             + c4 * rows(F) + c5 * longest_f(F) + c6 * (1 - h) * bytes_f(F) * wide_f(F)
+             + c7 * lanes(F)
 
 ``bytes_f`` are the bytes of the matrix in ``f`` (its padding included) plus x and y streamed
 once, ``h = min(1, cache / bytes_f)`` the share of them the device's cache can hold (repeated
@@ -12,11 +13,19 @@ bandwidth, c1 that of memory), ``xbytes`` the cache lines of x gathered per row 
 (:attr:`Features.x_lines` times 64),
 ``rows`` the rows (per-row work: loads of row pointers, the reduction, the store of y) and
 ``longest_f`` the longest row divided by the work-items sharing a row in ``f`` (the critical path
-of one row). c0 is the launch overhead (all of ``f``'s kernels), c1 the inverse of the streaming
-bandwidth, c2 of the gather bandwidth. The coefficients are fitted per format and device by
-non-negative least squares on relative errors (:mod:`.calibrate`), drawn towards the device-wide
-priors (launch overhead, 1/stream bandwidth, 1/gather bandwidth measured on their own) so that a
-handful of benchmark matrices determines them.
+of one row), ``wide_f = min(slots_f / rows, WIDE_ROW) / WIDE_ROW`` the slots a row stores in
+``f`` (its padding included) relative to :data:`WIDE_ROW`: memory traffic that costs more per
+byte the more slots a row holds (the column-major ELL layouts read every slot of a row from
+another stretch of memory, as many streams as slots, which a CPU's prefetchers and TLB follow
+badly beyond the cache; the fit sets c6 to 0 where it costs nothing, as on GPUs, whose
+work-items read those streams side by side), ``lanes`` the padding of rows taken in SIMD-width
+groups in order, each group to its longest row (:attr:`Features.lane_padding`: the lanes a
+one-row-per-work-item kernel leaves idle on irregular rows). c0 is the launch overhead (all of
+``f``'s kernels), c1 the inverse of the streaming bandwidth, c2 of the gather bandwidth. The
+coefficients are fitted per format and device by non-negative least squares on relative errors
+(:mod:`.calibrate`), drawn towards the device-wide priors (launch overhead, 1/stream
+bandwidth, 1/gather bandwidth measured on their own) so that a handful of benchmark matrices
+determines them.
 
 Conversion time (host layout plus upload) of ``f``::
 
@@ -33,7 +42,9 @@ import numpy as np
 
 from .features import LINE_BYTES, Features, matrix_bytes, threads_per_row
 
-TERMS = ("launch", "bytes", "cached bytes", "xbytes", "rows", "longest")
+TERMS = ("launch", "bytes", "cached bytes", "xbytes", "rows", "longest", "wide bytes", "lanes")
+WIDE_ROW = 64
+"""Slots per row from which the ``wide bytes`` term stops growing."""
 CONVERSION_TERMS = ("fixed", "entries", "slots")
 
 QUICK_DEFAULT = {
@@ -54,6 +65,7 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0) -> np.ndarray:
     ``cache_bytes`` of cache."""
     streamed = float(matrix_bytes(fmt, f) + (f.rows + f.cols) * f.itemsize)
     hit = min(1.0, cache_bytes / streamed) if streamed else 1.0
+    wide = min(f.slots_of(fmt) / f.rows, WIDE_ROW) / WIDE_ROW if f.rows else 0.0
     return np.array([
         1.0,
         streamed * (1.0 - hit),
@@ -61,6 +73,8 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0) -> np.ndarray:
         float(f.x_lines * LINE_BYTES),
         float(f.rows),
         float(f.max_row) / threads_per_row(fmt, f),
+        streamed * (1.0 - hit) * wide,
+        float(f.lane_padding),
     ])
 
 
@@ -132,7 +146,8 @@ class Calibration:
 def prior(launch_s: float, stream_bw: float, gather_bw: float, launches: int = 1
           ) -> list[float]:
     """Kernel coefficients of the quick form: launch + bytes / stream + xbytes / gather."""
-    return [launch_s * launches, 1.0 / stream_bw, 0.5 / stream_bw, 1.0 / gather_bw, 0.0, 0.0]
+    return [launch_s * launches, 1.0 / stream_bw, 0.5 / stream_bw, 1.0 / gather_bw, 0.0, 0.0,
+            0.0, 0.0]
 
 
 LAUNCHES = {"coo": 2, "hyb": 2, "csr-adaptive": 2}
