@@ -223,6 +223,7 @@ class Operands:
         self.y_dev: cl_array.Array | None = None
         self.y_host: np.ndarray | None = None
         self.y_in_place = False
+        self.events: list = []
         self.transfers: dict[str, str] = {}
         """How x and y reached the kernels: ``"in place"``, ``"copied"`` or ``"device"``
         (:mod:`clspmv.host_buffers`)."""
@@ -280,7 +281,9 @@ class Operands:
 
     def launched(self, events: list) -> None:
         """After the kernels: a device output made on another queue of the context (a user's)
-        gets the product's last event, so that pyopencl operations on it wait for the product."""
+        gets the product's last event, so that pyopencl operations on it wait for the product.
+        :meth:`result` waits for ``events``."""
+        self.events = events
         if self.on_device and events and self.y_dev.queue not in (None, self.device.queue):
             self.y_dev.add_event(events[-1])
 
@@ -293,7 +296,7 @@ class Operands:
             return self.y_host if self.y_host is not None else np.zeros(self.out_shape,
                                                                          self.dtype)
         if self.y_in_place:
-            host_buffers.sync_back(self.device.queue, self.y_dev)
+            host_buffers.sync_back(self.device, self.y_dev, self.events)
             return self.y_host
         result = self.y_dev.get(self.device.queue)
         if self.y_host is None:
