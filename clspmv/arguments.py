@@ -250,9 +250,10 @@ class Operands:
         """True when the output has no entries (nothing to launch)."""
         return 0 in self.out_shape
 
-    def to_device(self, beta: np.generic) -> None:
+    def to_device(self, beta: np.generic, pool: host_buffers.OutputPool | None = None) -> None:
         """Bring numpy operands to the device: buffers on their memory where they can be used in
-        place, else copies (y only where the product reads it)."""
+        place, else copies (y only where the product reads it). A new y takes its memory from
+        ``pool`` (:class:`clspmv.host_buffers.OutputPool`) where one is given."""
         if self.on_device:
             return
         device, queue, x = self.device, self.device.queue, self.x_host
@@ -266,7 +267,7 @@ class Operands:
         y = self.y_host
         if y is None and device.host_memory:
             y = host_buffers.aligned_empty(self.out_shape, self.dtype, order, device,
-                                           zeros=self.keep_y)
+                                           zeros=self.keep_y, pool=pool)
         if y is not None and host_buffers.usable(y, self.dtype, device):
             self.y_host, self.y_in_place = y, True
             self.y_dev = host_buffers.wrap(device, y, writable=True)
