@@ -219,8 +219,8 @@ class Operands:
         in_shape, self.out_shape = shapes
         self.device, self.dtype, self.keep_y = device, dtype, keep_y
         self.on_device = isinstance(x, cl_array.Array)
-        self.x_dev: cl_array.Array | None = None
-        self.y_dev: cl_array.Array | None = None
+        self.x_dev: cl_array.Array | host_buffers.HostVector | None = None
+        self.y_dev: cl_array.Array | host_buffers.HostVector | None = None
         self.y_host: np.ndarray | None = None
         self.y_in_place = False
         self.events: list = []

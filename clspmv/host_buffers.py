@@ -47,12 +47,28 @@ def usable(a: np.ndarray, dtype: np.dtype, device: Device) -> bool:
             and a.ctypes.data % a.dtype.itemsize == 0)
 
 
-def wrap(device: Device, a: np.ndarray, writable: bool) -> cl_array.Array:
+class HostVector:
+    """The buffer on a 1-D numpy array's memory, with the array's shape, dtype and size: all
+    that a vector product's kernels and :func:`sync_back` take from it (a
+    ``pyopencl.array.Array`` around the buffer costs about 12 us to make on PoCL, per operand
+    and product)."""
+
+    __slots__ = ("data", "shape", "dtype", "nbytes", "size")
+
+    def __init__(self, data: cl.Buffer, a: np.ndarray) -> None:
+        self.data, self.shape, self.dtype = data, a.shape, a.dtype
+        self.nbytes, self.size = a.nbytes, a.size
+
+
+def wrap(device: Device, a: np.ndarray, writable: bool) -> cl_array.Array | HostVector:
     """A device array on ``a``'s memory (``CL_MEM_USE_HOST_PTR``; read-only for an input, so a
-    read-only numpy ``x`` is fine). The buffer keeps ``a`` alive."""
+    read-only numpy ``x`` is fine): a :class:`HostVector` for a 1-D ``a``, else a
+    ``pyopencl.array.Array``. The buffer keeps ``a`` alive."""
     flags = cl.mem_flags.USE_HOST_PTR | (cl.mem_flags.READ_WRITE if writable
                                          else cl.mem_flags.READ_ONLY)
     buf = cl.Buffer(device.context, flags, hostbuf=a)
+    if a.ndim == 1:
+        return HostVector(buf, a)
     order = "F" if a.ndim == 2 and a.flags.f_contiguous and not a.flags.c_contiguous else "C"
     return cl_array.Array(device.queue, a.shape, a.dtype, order=order, data=buf)
 
@@ -116,7 +132,7 @@ class OutputPool:
         return new
 
 
-def sync_back(device: Device, y_dev: cl_array.Array, events: list[cl.Event]) -> None:
+def sync_back(device: Device, y_dev: cl_array.Array | HostVector, events: list[cl.Event]) -> None:
     """Make the kernels' writes to ``y_dev`` (a buffer on host memory) visible in the numpy
     array under it, once the product's ``events`` are done. Where the device writes straight
     into the array (:attr:`clspmv.Device.shares_host_pointer`, probed once) this only waits for
