@@ -219,10 +219,11 @@ class Operands:
         in_shape, self.out_shape = shapes
         self.device, self.dtype, self.keep_y = device, dtype, keep_y
         self.on_device = isinstance(x, cl_array.Array)
-        self.x_dev: cl_array.Array | None = None
-        self.y_dev: cl_array.Array | None = None
+        self.x_dev: cl_array.Array | host_buffers.HostVector | None = None
+        self.y_dev: cl_array.Array | host_buffers.HostVector | None = None
         self.y_host: np.ndarray | None = None
         self.y_in_place = False
+        self.events: list = []
         self.transfers: dict[str, str] = {}
         """How x and y reached the kernels: ``"in place"``, ``"copied"`` or ``"device"``
         (:mod:`clspmv.host_buffers`)."""
@@ -249,9 +250,10 @@ class Operands:
         """True when the output has no entries (nothing to launch)."""
         return 0 in self.out_shape
 
-    def to_device(self, beta: np.generic) -> None:
+    def to_device(self, beta: np.generic, pool: host_buffers.OutputPool | None = None) -> None:
         """Bring numpy operands to the device: buffers on their memory where they can be used in
-        place, else copies (y only where the product reads it)."""
+        place, else copies (y only where the product reads it). A new y takes its memory from
+        ``pool`` (:class:`clspmv.host_buffers.OutputPool`) where one is given."""
         if self.on_device:
             return
         device, queue, x = self.device, self.device.queue, self.x_host
@@ -265,7 +267,7 @@ class Operands:
         y = self.y_host
         if y is None and device.host_memory:
             y = host_buffers.aligned_empty(self.out_shape, self.dtype, order, device,
-                                           zeros=self.keep_y)
+                                           zeros=self.keep_y, pool=pool)
         if y is not None and host_buffers.usable(y, self.dtype, device):
             self.y_host, self.y_in_place = y, True
             self.y_dev = host_buffers.wrap(device, y, writable=True)
@@ -280,7 +282,9 @@ class Operands:
 
     def launched(self, events: list) -> None:
         """After the kernels: a device output made on another queue of the context (a user's)
-        gets the product's last event, so that pyopencl operations on it wait for the product."""
+        gets the product's last event, so that pyopencl operations on it wait for the product.
+        :meth:`result` waits for ``events``."""
+        self.events = events
         if self.on_device and events and self.y_dev.queue not in (None, self.device.queue):
             self.y_dev.add_event(events[-1])
 
@@ -293,7 +297,7 @@ class Operands:
             return self.y_host if self.y_host is not None else np.zeros(self.out_shape,
                                                                          self.dtype)
         if self.y_in_place:
-            host_buffers.sync_back(self.device.queue, self.y_dev)
+            host_buffers.sync_back(self.device, self.y_dev, self.events)
             return self.y_host
         result = self.y_dev.get(self.device.queue)
         if self.y_host is None:

@@ -14,6 +14,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyopencl as cl
 
 from .errors import DeviceError
@@ -97,6 +98,19 @@ class Device:
         (:mod:`clspmv.host_buffers`)."""
         return self.type == "cpu"
 
+    @property
+    def shares_host_pointer(self) -> bool:
+        """True when a buffer made with ``CL_MEM_USE_HOST_PTR`` on a numpy array is the array's
+        memory itself, so that a kernel's writes are in the array once the kernel's event
+        completes, without mapping the buffer. Probed once (on the first call) for a
+        :attr:`host_memory` device: a kernel writes into buffers on arrays that start 0, 4 and 8
+        bytes past a 128-byte boundary, and the arrays are read without a map; False without
+        host memory or when any write does not show (the runtime keeps a copy:
+        :mod:`clspmv.host_buffers` then maps the output buffer)."""
+        if not self.host_memory:
+            return False
+        return self._once("_shares_host_pointer", lambda: _probe_host_pointer(self))
+
     def _once(self, name: str, make):
         """``make()`` stored under ``name`` the first time; threads that race get the same one
         (functools.cached_property has no lock since Python 3.12)."""
@@ -166,6 +180,29 @@ def _simd_width(d: cl.Device, kind: str) -> int:
             cl.kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, d
         )
     )
+
+
+_HOST_POINTER_PROBE = ("__kernel void probe(__global int *a, int n) "
+                       "{ int i = get_global_id(0); if (i < n) a[i] = i + 1; }")
+
+
+def _probe_host_pointer(device: Device) -> bool:
+    """See :attr:`Device.shares_host_pointer`: whether kernels write straight into host memory
+    behind ``CL_MEM_USE_HOST_PTR`` buffers at 4-byte, 8-byte and 128-byte alignment."""
+    kern = cl.Kernel(cl.Program(device.context, _HOST_POINTER_PROBE).build(), "probe")
+    n, align = 4096, 128
+    flags = cl.mem_flags.USE_HOST_PTR | cl.mem_flags.READ_WRITE
+    for offset in (0, 4, 8):
+        raw = np.zeros(4 * n + align + offset, np.uint8)
+        start = (-raw.ctypes.data) % align + offset
+        a = raw[start:start + 4 * n].view(np.int32)
+        buf = cl.Buffer(device.context, flags, hostbuf=a)
+        kern(device.queue, (n,), None, buf, np.int32(n)).wait()
+        shared = bool((a == np.arange(1, n + 1, dtype=np.int32)).all())
+        buf.release()
+        if not shared:
+            return False
+    return True
 
 
 def _opencl_c_versions(d: cl.Device) -> set[tuple[int, int]]:

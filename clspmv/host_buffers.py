@@ -2,10 +2,13 @@
 
 On a CPU device (:attr:`clspmv.Device.host_memory`) a numpy ``x`` and ``y`` need not be copied
 into device buffers and back: a buffer made with ``CL_MEM_USE_HOST_PTR`` on the array's own memory
-is what the kernels read and write. After the kernels, ``y``'s buffer is mapped for reading
-(blocking: in the in-order queue this waits for every kernel of the product) and unmapped; on a
-device that really uses the host pointer the map copies nothing, elsewhere the OpenCL runtime
-copies the result into the array there, so the path is correct on any device.
+is what the kernels read and write. After the kernels (:func:`sync_back`), a device that really
+uses the host pointer (:attr:`clspmv.Device.shares_host_pointer`, probed once per device: PoCL
+3.0 and 3.1 do) only waits for the product's events; elsewhere ``y``'s buffer is mapped for
+reading (blocking) and unmapped, and the OpenCL runtime copies the result into the array there,
+so the path is correct on any device. Buffers are made anew for each product (about 2 us each
+on PoCL; the ``pyopencl.array.Array`` around one about 12 us): nothing is cached, so new values
+written into x between products are always seen.
 
 Which arrays are used in place (:func:`usable`): contiguous (C or Fortran order), of the matrix's
 value type, aligned to their element size (what the kernels need: they read x and y element by
@@ -19,6 +22,8 @@ aligned to ``CL_DEVICE_MEM_BASE_ADDR_ALIGN`` anyway.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 import pyopencl as cl
@@ -42,24 +47,42 @@ def usable(a: np.ndarray, dtype: np.dtype, device: Device) -> bool:
             and a.ctypes.data % a.dtype.itemsize == 0)
 
 
-def wrap(device: Device, a: np.ndarray, writable: bool) -> cl_array.Array:
+class HostVector:
+    """The buffer on a 1-D numpy array's memory, with the array's shape, dtype and size: all
+    that a vector product's kernels and :func:`sync_back` take from it (a
+    ``pyopencl.array.Array`` around the buffer costs about 12 us to make on PoCL, per operand
+    and product)."""
+
+    __slots__ = ("data", "shape", "dtype", "nbytes", "size")
+
+    def __init__(self, data: cl.Buffer, a: np.ndarray) -> None:
+        self.data, self.shape, self.dtype = data, a.shape, a.dtype
+        self.nbytes, self.size = a.nbytes, a.size
+
+
+def wrap(device: Device, a: np.ndarray, writable: bool) -> cl_array.Array | HostVector:
     """A device array on ``a``'s memory (``CL_MEM_USE_HOST_PTR``; read-only for an input, so a
-    read-only numpy ``x`` is fine). The buffer keeps ``a`` alive."""
+    read-only numpy ``x`` is fine): a :class:`HostVector` for a 1-D ``a``, else a
+    ``pyopencl.array.Array``. The buffer keeps ``a`` alive."""
     flags = cl.mem_flags.USE_HOST_PTR | (cl.mem_flags.READ_WRITE if writable
                                          else cl.mem_flags.READ_ONLY)
     buf = cl.Buffer(device.context, flags, hostbuf=a)
+    if a.ndim == 1:
+        return HostVector(buf, a)
     order = "F" if a.ndim == 2 and a.flags.f_contiguous and not a.flags.c_contiguous else "C"
     return cl_array.Array(device.queue, a.shape, a.dtype, order=order, data=buf)
 
 
 def aligned_empty(shape: tuple[int, ...], dtype: np.dtype, order: str, device: Device,
-                  zeros: bool = False) -> np.ndarray:
+                  zeros: bool = False, pool: OutputPool | None = None) -> np.ndarray:
     """A new numpy array whose memory starts at a multiple of the device's
-    ``CL_DEVICE_MEM_BASE_ADDR_ALIGN`` (at least 64 bytes), filled with zeros when ``zeros``."""
+    ``CL_DEVICE_MEM_BASE_ADDR_ALIGN`` (at least 64 bytes), filled with zeros when ``zeros``; its
+    memory comes from ``pool`` where one is given (see :class:`OutputPool`)."""
     dtype = np.dtype(dtype)
     align = max(64, int(device.cl_device.mem_base_addr_align) // 8)
     count = int(np.prod(shape))
-    raw = np.empty(count * dtype.itemsize + align, np.uint8)
+    size = count * dtype.itemsize + align
+    raw = pool.take(size) if pool is not None else np.empty(size, np.uint8)
     start = (-raw.ctypes.data) % align
     flat = raw[start:start + count * dtype.itemsize].view(dtype)
     if zeros:
@@ -67,10 +90,62 @@ def aligned_empty(shape: tuple[int, ...], dtype: np.dtype, order: str, device: D
     return flat.reshape(shape, order=order)
 
 
-def sync_back(queue: cl.CommandQueue, y_dev: cl_array.Array) -> None:
+class OutputPool:
+    """Memory for the new outputs of one matrix's products (``y = M @ x`` without a given y),
+    reused once no array refers to it any more.
+
+    A fresh output of a few MB costs page faults when the kernels first write it (the operating
+    system zeroes every page: about 0.1 to 0.5 ms for 1.6 to 4 MB on the 2-core CPU, 10 to 20 %
+    of a product of 1 to 4 M entries), which the MKL baseline, writing into one array, never
+    pays. The pool keeps up to :attr:`KEEP` blocks; a block is handed out again only when its
+    reference count shows that nothing but the pool holds it (numpy views of an output, and
+    views of views, all refer to the block itself as their ``base``), so an output the caller
+    still holds, or any view of it, is never reused. Cost: up to ``KEEP`` outputs' memory stays
+    allocated while the matrix lives. Not thread-safe: call under the matrix's lock.
+    """
+
+    KEEP = 2
+    """Blocks kept: two, so that ``y = M @ x`` in a loop (the old y is alive during the call)
+    alternates between two blocks."""
+
+    def __init__(self) -> None:
+        self._blocks: list[np.ndarray] = []
+        # the reference count of a block that only the list holds, taken the way take() takes
+        # it (the count of the call's own arguments differs between Python versions)
+        alone = [np.empty(0, np.uint8)]
+        self._alone = sys.getrefcount(alone[0])
+
+    def take(self, nbytes: int) -> np.ndarray:
+        """A uint8 block of exactly ``nbytes`` that no array uses: a kept one, else a new one
+        (kept in place of a free block of another size, or while fewer than KEEP are kept)."""
+        free = None
+        for i in range(len(self._blocks)):
+            if sys.getrefcount(self._blocks[i]) <= self._alone:  # only the list holds it
+                if self._blocks[i].size == nbytes:
+                    return self._blocks[i]
+                free = i
+        new = np.empty(nbytes, np.uint8)
+        if free is not None:
+            self._blocks[free] = new
+        elif len(self._blocks) < self.KEEP:
+            self._blocks.append(new)
+        return new
+
+
+def sync_back(device: Device, y_dev: cl_array.Array | HostVector, events: list[cl.Event]) -> None:
     """Make the kernels' writes to ``y_dev`` (a buffer on host memory) visible in the numpy
-    array under it: a blocking map for reading (it waits for the product's kernels), then the
-    unmap."""
+    array under it, once the product's ``events`` are done. Where the device writes straight
+    into the array (:attr:`clspmv.Device.shares_host_pointer`, probed once) this only waits for
+    the events (a map and an unmap would cost two more commands, about 70 us on PoCL); elsewhere
+    a blocking map for reading (in the in-order queue it waits for every kernel of the
+    product, and the runtime copies the result into the array) and the unmap."""
+    if device.shares_host_pointer:
+        if events:
+            cl.wait_for_events(events)
+        else:
+            device.queue.finish()
+        return
+    queue = device.queue
     mapped, _ = cl.enqueue_map_buffer(queue, y_dev.data, cl.map_flags.READ, 0, (y_dev.nbytes,),
                                       np.uint8, is_blocking=True)
     mapped.base.release(queue).wait()

@@ -25,6 +25,7 @@ import pyopencl as cl
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
+from . import host_buffers
 from .arguments import Array, Operands, product_shapes, row_block, scalar_arg
 from .canonical import canonical_csr
 from .device import Device, select_device
@@ -90,6 +91,7 @@ class DeviceMatrix(ScipyOperators):
         self._copy: Format | None = None
         self._vectors: DeviceVectors | None = None
         self._lock = threading.Lock()
+        self._outputs = host_buffers.OutputPool()  # memory of new numpy outputs, reused
         self.last_events: list[cl.Event] = []
         """The kernel events of the latest product (for profiling: needs a queue with profiling,
         see :attr:`Device.profiling`)."""
@@ -396,7 +398,7 @@ class DeviceMatrix(ScipyOperators):
         if ops.empty:
             return ops.result()
         with self._lock:
-            ops.to_device(beta_v)
+            ops.to_device(beta_v, self._outputs)
             launch = self._launcher(transposed, method, columns,
                                     block.offset if block is not None else 0, keep_y)
             self.last_events = launch(self._device.queue, ops.x_dev, ops.y_dev, alpha_v, beta_v)

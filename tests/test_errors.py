@@ -261,3 +261,23 @@ def test_layout_and_launch_guards(device, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(base, "INDEX_LIMIT", 5000)  # 300 rows x 32 work-items = 9600 > 5000
     with pytest.raises(clspmv.IndexOverflowError, match="work-items exceed the 32-bit"):
         M.matvec(np.ones(1))
+
+
+def test_kernels_know_their_scalar_types(device) -> None:
+    """build.typed: scalars are converted to the declared types (a Python int for a double, a
+    float for an int would otherwise be passed with the wrong size); a kernel with an argument of
+    another type (a vector) stays untyped."""
+    src = ("__kernel void k(__global double *y, int n, double a) "
+           "{ if (get_global_id(0) < n) y[get_global_id(0)] = a * n; }\n"
+           "__kernel void v(__global float *y, float2 p) { y[0] = p.x + p.y; }")
+    if not device.fp64:
+        pytest.skip("needs fp64")
+    prg = cl.Program(device.context, src).build(options=[build.ARG_INFO_OPTION])
+    k = build.typed(cl.Kernel(prg, "k"))
+    y = cl_array.zeros(device.queue, 4, np.float64)
+    k(device.queue, (4,), None, y.data, 4, 2).wait()  # Python ints for int and double
+    assert (y.get() == 8.0).all()
+    v = build.typed(cl.Kernel(prg, "v"))  # left untyped: float2 is passed as it is
+    z = cl_array.zeros(device.queue, 1, np.float32)
+    v(device.queue, (1,), None, z.data, cl.cltypes.make_float2(1.5, 2.0)).wait()
+    assert z.get()[0] == 3.5

@@ -151,3 +151,65 @@ def test_block_product_keeps_other_rows(cpu):
     assert M.last_transfers["y"] == IN
     assert (y[:5] == 7).all() and (y[95:] == 7).all()
     assert_matches(y[5:95], A, x, np.float64)
+
+
+def test_new_outputs_reuse_memory_only_when_nothing_refers_to_it(cpu):
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, device=cpu)
+    rng = np.random.default_rng(8)
+    xs = [rng.random(60) for _ in range(4)]
+    kept = M @ xs[0]
+    view = (M @ xs[1])[3:]  # only a view of the second output is held
+    for i in range(6):
+        y = M @ xs[i % 4]
+        assert_matches(y, A, xs[i % 4], np.float64)
+    assert_matches(kept, A, xs[0], np.float64)
+    assert_matches(view, A[3:], xs[1], np.float64)
+    del kept, view, y
+    first = M @ xs[2]
+    address = first.ctypes.data
+    del first
+    again = M @ xs[3]  # the same memory, now that nothing refers to it
+    assert again.ctypes.data == address
+    assert_matches(again, A, xs[3], np.float64)
+
+
+def test_x_written_in_place_between_products(cpu):
+    """Nothing is cached between products: new values written into x are read, and the given y
+    is updated in place."""
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, device=cpu)
+    x = np.random.default_rng(9).random(60)
+    y = np.zeros(90)
+    M.matvec(x, y)
+    first = A @ x
+    x *= -2.0
+    x[7] = 5.0
+    out = M.matvec(x, y, beta=0.5)
+    assert out is y and M.last_transfers == {"x": IN, "y": IN}
+    assert_matches(y, A, x, np.float64, beta=0.5, y0=first)
+
+
+def test_map_path_where_the_device_keeps_a_copy(cpu, monkeypatch):
+    """A device whose USE_HOST_PTR buffers are not the arrays' memory (shares_host_pointer
+    False) takes the map/unmap path: same results."""
+    monkeypatch.setattr(type(cpu), "shares_host_pointer", property(lambda self: False))
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, device=cpu)
+    x = np.random.default_rng(10).random(60)
+    assert_matches(M @ x, A, x, np.float64)
+    y = np.ones(90)
+    M.matvec(x, y, beta=2.0)
+    assert M.last_transfers == {"x": IN, "y": IN}
+    assert_matches(y, A, x, np.float64, beta=2.0, y0=np.ones(90))
+
+
+def test_shares_host_pointer_probe(cpu):
+    """The probe's answer agrees with what a kernel does to an array 8 bytes past a 128-byte
+    boundary."""
+    prg = cl.Program(cpu.context, "__kernel void w(__global double *a) "
+                                  "{ a[get_global_id(0)] = 42; }").build()
+    a = _offset_view(64, 8)
+    buf = host_buffers.wrap(cpu, a, writable=True)
+    cl.Kernel(prg, "w")(cpu.queue, (64,), None, buf.data).wait()
+    assert cpu.shares_host_pointer == bool((a == 42).all())
