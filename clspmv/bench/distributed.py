@@ -184,7 +184,10 @@ class Distributed(Operation):
     fields = {
         "ranks": "MPI ranks (one device each)",
         "mode": "vector | overlap | task (pjds-multigpu.txt, section 3.1)",
-        "formats": "(local, non-local) format of each rank, distinct pairs",
+        "formats": "(local, non-local) format of each rank, distinct pairs (with format "
+                   "auto, the default: what each rank's selection chose)",
+        "partition": "how the rows were cut (time: balanced by predicted kernel time; nnz; "
+                     "rows)",
         "devices": "the ranks' devices, distinct labels",
         "local_ms": "local kernel time: per rank the median over the products, the largest "
                     "rank's",
@@ -303,9 +306,11 @@ def _case(mode: str, ranks: int) -> Case:
 def _facts(D: Any) -> dict[str, Any]:
     """What every rank knows of its part, gathered on every rank (collective)."""
     sent, received = D.bytes_exchanged
-    mine = (sent, received, "/".join(f or "none" for f in D.formats), device_label(D.device))
+    mine = (sent, received, "/".join(f or "none" for f in D.formats), device_label(D.device),
+            D.partition)
     every = D.comm.allgather(mine)
-    return {"bytes_sent": max(e[0] for e in every),
+    return {"partition": every[0][4],
+            "bytes_sent": max(e[0] for e in every),
             "bytes_received": max(e[1] for e in every),
             "bytes_exchanged": sum(e[0] for e in every),
             "formats": list(dict.fromkeys(e[2] for e in every)),
