@@ -32,7 +32,7 @@ FIELDS = ("ranks", "mode", "formats", "partition", "devices", "local_ms", "non_l
           "staging_ms", "gather_ms", "communication_ms", "imbalance", "bytes_sent",
           "bytes_received", "bytes_exchanged", "reference", "reference_ms", "speedup_over_one",
           "efficiency", "predicted_ms", "predicted_one_ms", "predicted_efficiency",
-          "model_error_pct", "model_device_gbps", "staging_gbps")
+          "model_error_pct", "model_device_gbps", "staging_gbps", "sharing")
 
 
 def _env() -> dict[str, str]:
@@ -117,6 +117,7 @@ def test_two_ranks_records(tmp: Path) -> None:
         assert r["bytes_exchanged"] == sum(c.send for c in costs) * 8
         assert r["reference"].startswith("rank 0 alone on a size-1 sub-communicator")
         assert r["network_gbps"] is not None and r["latency_us"] > 0 and r["launch_us"] > 0
+        assert r["sharing"] >= 1.0 and math.isfinite(r["sharing"])
     # only rank 0 reports
     assert stdout.count("records (") == 1, stdout
 
@@ -130,6 +131,7 @@ def test_one_rank_without_mpiexec(tmp: Path) -> None:
         assert r["reference"] == "this run (one rank)"
         assert r["bytes_exchanged"] == 0 and r["non_local_ms"] == 0
         assert math.isclose(r["predicted_efficiency"], 1.0)
+        assert r["sharing"] == 1.0  # one rank shares nothing
     assert "records (3 ok)" in stdout
 
 

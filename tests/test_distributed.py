@@ -256,6 +256,28 @@ def test_model_compacted_non_local_part_and_launches() -> None:
     assert single == pytest.approx(1e-3)
 
 
+def test_sharing_scales_the_kernel_terms_only() -> None:
+    """Machine.sharing (ranks slowing each other's kernels on one node) multiplies the local
+    and non-local kernel terms, not staging, network or launches; one rank alone has none."""
+    from dataclasses import replace
+
+    from clspmv.distributed import model
+
+    costs = model.rank_costs(poisson(30), 2)
+    base = model.Machine(1e9, 1e10, 1e9, 1e-6, launch_latency=1e-5)
+    shared = replace(base, sharing=1.25)
+    t0, t1 = model.terms(costs[0], base, True), model.terms(costs[0], shared, True)
+    launches = model.launches(costs[0], True)
+    for k in t0:
+        kernel = t0[k] - launches[k] * base.launch_latency
+        expected = t0[k] + (0.25 * kernel if k in ("local", "non_local") else 0.0)
+        assert t1[k] == pytest.approx(expected), k
+    assert model.alone(shared) == base
+    single = model.rank_time(model.one_rank(costs), base, "vector", True)
+    times = model.predict(costs, shared, True)
+    assert model.speedup(costs, shared, True)[0] == pytest.approx(single / min(times.values()))
+
+
 def test_effective_bandwidth_inverts_the_local_term() -> None:
     from clspmv.distributed import model
 

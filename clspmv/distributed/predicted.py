@@ -4,13 +4,16 @@ where equal entries would not (rows of different structure: a stencil stacked on
 graph, whose gathers from x cost more per entry).
 
 The rows are cut into strips (:func:`strip_size`); :class:`clspmv.model.strips.StripSummaries`
-gives each strip's features (one pass over the matrix), and a strip's weight is its predicted
-kernel seconds without the launch (the fixed term), in the local part's format when one is
-named, else in the format predicted fastest for the strip (what ``"auto"`` would weigh). Within a
-strip the weight is shared by the rows in proportion to their entries plus one, as ``"nnz"``
-balances. The time model needs a measured calibration of the device
-(:func:`clspmv.model.calibration`); with the quick default (``CLSPMV_CALIBRATE=0``) or none,
-:func:`partition_calibration` returns None and the rows are balanced by entries instead.
+gives each strip's features (one pass over the matrix; a strip's x lines counted after its
+predecessor's, as a block's are), and a strip's weight is its predicted kernel seconds of the
+terms that add up over strips (:data:`ADDITIVE`: not the launch, and not the longest row's
+critical path, which a block pays once), in the local part's format when one is named, else in
+the format predicted fastest for the strip (what ``"auto"`` would weigh). Within a strip the
+weight is shared by the rows in proportion to their entries plus one, as ``"nnz"`` balances.
+
+The time model needs a measured calibration of the device (:func:`clspmv.model.calibration`);
+with the quick default (``CLSPMV_CALIBRATE=0``) or none, :func:`partition_calibration` returns
+None and the rows are balanced by entries instead.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from ..device import Device
 from ..model.store import calibration, load
 from ..model.strips import DIAGONAL_CAP, StripSummaries, calibration_predictor, strip_rows
 from ..model.timemodel import TERMS, Calibration, terms
-from .collective import agree
+from .collective import agree, barrier_asleep
 from .partition import PARTITIONS, TIME_PARTITIONS
 from .source import Weigh
 
@@ -40,11 +43,10 @@ TIME_STRIP_ENTRIES = 4096
 """Fewest entries of a strip on average (fewer strips for a small matrix)."""
 
 
-def partition_calibration(device: Device, partition: str, measure: bool) -> Calibration | None:
-    """The calibration ``partition`` (``"time"`` or ``"auto"``) weighs rows with on
-    ``device``: the device's (:func:`clspmv.model.calibration`, measured on first use when
-    ``measure``, else only a stored one); None where it is no measured one."""
-    del partition
+def partition_calibration(device: Device, measure: bool) -> Calibration | None:
+    """The calibration ``partition="time"`` weighs rows with on ``device``: the device's
+    (:func:`clspmv.model.calibration`, measured on first use when ``measure``, else only a
+    stored one); None where it is no measured one."""
     cal = calibration(device) if measure else load(device)
     return cal if cal is not None and cal.kind == "measured" else None
 
@@ -100,10 +102,21 @@ def check_partition(partition: object) -> bool:
 def calibrate_in_turn(comm: Any, device: Device, needed: bool) -> None:
     """Where ``needed`` (on this rank), the device's calibration
     (:func:`clspmv.model.calibration`: stored, or measured and stored on first use), on rank 0
-    first, then on the others: ranks sharing a device type share its file, so only rank 0
-    measures, and alone. Collective whatever ``needed`` is on each rank."""
-    agree(comm, "calibrating the device (rank 0)",
-          lambda: calibration(device) if needed and comm.rank == 0 else None)
+    first, the others asleep meanwhile, then on the others: ranks sharing a device type share
+    its file, so only rank 0 measures, and alone. Collective whatever ``needed`` is on each
+    rank."""
+    error: Exception | None = None
+    if needed and comm.rank == 0:
+        try:
+            calibration(device)
+        except Exception as exc:  # reported to every rank below
+            error = exc
+    barrier_asleep(comm)  # the others sleep while rank 0 measures
+
+    def first() -> None:
+        if error is not None:
+            raise error
+    agree(comm, "calibrating the device (rank 0)", first)
     agree(comm, "reading the device's calibration",
           lambda: calibration(device) if needed and comm.rank != 0 else None)
 
@@ -114,7 +127,7 @@ def weigher(comm: Any, device: Device, partition: str, local_format: str) -> Wei
     by entries (with a warning on rank 0 for an explicit ``"time"``)."""
     measure = partition == "time" or local_format == "auto"
     cal = agree(comm, "reading the calibration for partition='time'",
-                lambda: partition_calibration(device, partition, measure))
+                lambda: partition_calibration(device, measure))
     if all(comm.allgather(cal is not None)):
         return lambda rows: row_weights(rows, device, cal, local_format)
     if partition == "time" and comm.rank == 0:
