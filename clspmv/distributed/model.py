@@ -21,9 +21,9 @@ quantities (:class:`RankCosts`) and the machine's bandwidths (:class:`Machine`) 
   (a CPU device per rank, several ranks on one GPU) slow each other's kernels; the kernel terms
   are multiplied by the factor :func:`probe_sharing` measures, a kernel's time with every rank
   running its own at once over its time alone (1 for ranks with devices of their own). On the
-  2-core CPU, one PoCL thread per rank, two ranks' local kernels took 1.15-1.16x their time
-  alone (tools/distributed_contention.py), the model's main error before this term (-11 to
-  -21 %).
+  2-core CPU, one PoCL thread per rank, two ranks' local kernels took 1.15-1.26x their time
+  alone (tools/distributed_contention.py, two runs), which the model without this term missed
+  (it predicted poisson2d 15-45 % short in every run).
 
 The modes combine the terms (section 3.1): ``vector`` adds everything; ``overlap`` hides the
 fraction ``async_progress`` of the exchange behind the local part (0 for MPI libraries that do
@@ -323,23 +323,26 @@ def probe(comm: Any, device: Any, nbytes: int = 1 << 24, repeats: int = 5) -> Ma
 def probe_sharing(comm: Any, kernel: Callable[[], float], repeats: int = 3,
                   rounds: int = 3) -> float:
     """:attr:`Machine.sharing` (collective): ``kernel()`` (its seconds, e.g. from profiling
-    events) after one warm-up call, in ``rounds`` rounds of ``repeats`` calls on each rank alone
-    (the others asleep: an ``Ibarrier`` polled with sleeps) and then ``repeats`` on every rank at
-    once (interleaved, so that a drift of the machine touches both alike); the slowest rank's
-    median together over the slowest rank's median alone (at least 1; 1 on one rank). Every
-    rank returns rank 0's figure."""
+    events) in rounds of ``repeats`` calls on each rank alone (the others asleep: an
+    ``Ibarrier`` polled with sleeps) and then ``repeats`` on every rank at once, interleaved so
+    that a drift of the machine touches both alike; one round to warm up (on the 2-core CPU the
+    first round read 1.04 where the next ones read 1.15-1.16), then ``rounds`` counted. The
+    slowest rank's median together over the slowest rank's median alone (at least 1; 1 on one
+    rank). Every rank returns rank 0's figure."""
     if comm.size == 1:
         return 1.0
-    kernel()
     alone: list[float] = []
     together: list[float] = []
-    for _ in range(rounds):
+    for i in range(rounds + 1):
+        counted = i > 0
         for r in range(comm.size):
             if comm.rank == r:
-                alone += [kernel() for _ in range(repeats)]
+                times = [kernel() for _ in range(repeats)]
+                alone += times if counted else []
             barrier_asleep(comm)
         comm.Barrier()
-        together += [kernel() for _ in range(repeats)]
+        times = [kernel() for _ in range(repeats)]
+        together += times if counted else []
         comm.Barrier()
     every = comm.allgather((float(np.median(alone)), float(np.median(together))))
     slowest_alone = max(a for a, _ in every)
