@@ -95,6 +95,9 @@ def cases(size: int) -> dict[str, Callable[[object], None]]:
     out["fails-root-without-matrix"] = check_root_failure
     out["timings-and-model"] = check_timings
     out["bad-arguments"] = check_bad_arguments
+    out["auto-formats"] = check_auto_formats
+    out["time-partition"] = lambda comm: _with_fixture(comm, check_time_partition)
+    out["time-partition-fallback"] = check_time_fallback
     for mode in MODES:
         out[f"mixed-{mode}"] = _bind(check_products, uneven(), mode=mode, dtype="mixed")
         out[f"compact-non-local-{mode}"] = _bind(check_compact, mode)
@@ -390,6 +393,18 @@ def check_probe(comm) -> None:
     assert machine.network_latency >= 0
     assert 0 < machine.launch_latency < 1, machine
     assert comm.allgather(machine) == [machine] * comm.size
+    assert machine.sharing == 1.0  # probe leaves it to probe_sharing
+    calls = [0]
+
+    def kernel() -> float:  # rounds of 3 alone (1 s) and 3 at once (1.5 s; rank 1: 3 s), the
+        calls[0] += 1       # first round (9 s at once) a warm-up that does not count
+        together = (calls[0] - 1) % 6 >= 3
+        first = calls[0] <= 6
+        return (9.0 if first else 3.0 if comm.rank == 1 else 1.5) if together else 1.0
+
+    assert model.probe_sharing(comm, kernel, repeats=3, rounds=2) == 3.0  # the slowest rank's
+    assert calls[0] == 18
+    assert model.probe_sharing(comm, lambda: 2.0 - comm.rank * 0.1) == 1.0
     crawl = model.Machine(1e9, 1e12, 1e3, 1e-2)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -478,6 +493,174 @@ def check_timings(comm) -> None:
         machine = model.Machine(1e10, 1e9, 1e9, 1e-6)
         times = D.predict(machine)
         assert set(times) == set(MODES) and times["task"] <= times["vector"]
+
+
+def check_auto_formats(comm) -> None:
+    """format="auto" (the default): each rank's parts take the format clspmv.model.select
+    chooses for them (the quick default here: deterministic); a pair may name one part."""
+    from clspmv.distributed.source import split_columns
+    from clspmv.formats import FORMAT_CLASSES
+    from clspmv.model import select
+
+    A = uneven()
+    with _build(comm, A, mode="task") as D:
+        r0, r1 = D.row_range
+        local, non_local, halo = split_columns(A[r0:r1], *D.col_range)
+        sel_local, sel_nl = D.selections
+        assert sel_local is not None and D.formats[0] == sel_local.format, D.formats
+        assert D.formats[0] == select(local, D.device).format
+        if halo.size:
+            compact = non_local[np.flatnonzero(np.diff(non_local.indptr))]
+            assert sel_nl is not None and D.formats[1] == sel_nl.format
+            assert D.formats[1] == select(compact, D.device).format
+        else:
+            assert D.formats[1] is None and sel_nl is None
+        assert all(f in FORMAT_CLASSES for f in D.formats if f is not None), D.formats
+    for pair, mode in ((("auto", "coo"), "vector"), (("ell", "auto"), "overlap")):
+        check_products(comm, A, mode=mode, format=pair, dtype=np.float32)
+        with _build(comm, A, format=pair) as D:
+            named = 1 if pair[1] != "auto" else 0
+            assert D.selections[named] is None
+            assert D.formats[named] in (pair[named], None), D.formats
+            assert D.selections[0 if named else 1] is not None or D.non_local is None
+
+
+def fixture_calibration(device):
+    """tests/data/calibration-fixture.json as a measured calibration of ``device``."""
+    from pathlib import Path
+
+    import clspmv
+    from clspmv.formats import SINGLE_FORMATS
+    from clspmv.model.timemodel import Calibration, quick_default
+
+    data = json.loads((Path(__file__).parent / "data" / "calibration-fixture.json").read_text())
+    data.update(device=device.name, driver=device.driver_version, clspmv=clspmv.__version__)
+    quick = quick_default(device.name, device.driver_version, clspmv.__version__, device.type,
+                          SINGLE_FORMATS)
+    for fmt in SINGLE_FORMATS:
+        data["kernel"].setdefault(fmt, quick.kernel[fmt])
+        data["conversion"].setdefault(fmt, quick.conversion[fmt])
+    return Calibration.from_json(data, SINGLE_FORMATS)
+
+
+def _with_fixture(comm, check: Callable) -> None:
+    """``check(comm, device, calibration)`` with the fixture stored as the device's calibration
+    in a calibration cache of its own (every rank on this node reads it)."""
+    import os
+    import shutil
+    import tempfile
+
+    from clspmv.distributed.placement import choose_device, node_rank
+    from clspmv.model import store
+
+    path = comm.bcast(tempfile.mkdtemp(prefix="clspmv-fixture-") if comm.rank == 0 else None)
+    old = os.environ.get("CLSPMV_CACHE_DIR")
+    os.environ["CLSPMV_CACHE_DIR"] = path
+    store.forget()
+    try:
+        device = choose_device(None, *node_rank(comm))
+        cal = fixture_calibration(device)
+        if comm.rank == 0:
+            store.save(cal, device)
+        comm.Barrier()
+        check(comm, device, store.calibration(device))
+    finally:
+        if old is None:
+            del os.environ["CLSPMV_CACHE_DIR"]
+        else:
+            os.environ["CLSPMV_CACHE_DIR"] = old
+        store.forget()
+        comm.Barrier()
+        if comm.rank == 0:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def stacked_matrix() -> sp.csr_matrix:
+    """27-point stencil rows on power-law rows: equal entries are not equal time."""
+    from clspmv.bench.generators import stacked
+
+    return stacked(k=12, scale=11)
+
+
+def time_offsets(A, size: int, device, cal, fmt: str = "auto") -> np.ndarray:
+    """The row offsets partition="time" must give: each rank's equal share of the rows
+    weighed (predicted.row_weights), the blocks balanced over all the weights."""
+    from clspmv.distributed import balanced_offsets
+    from clspmv.distributed.predicted import row_weights
+
+    share = balanced_offsets(np.ones(A.shape[0]), size)
+    weights = np.concatenate([row_weights(A[share[k]:share[k + 1]], device, cal, fmt)
+                              for k in range(size)])
+    return balanced_offsets(weights, size)
+
+
+def check_time_partition(comm, device, cal) -> None:
+    """With a measured calibration (the fixture): partition="time" and "auto" cut the rows
+    where the predicted times balance (not where the entries do) from every source, the
+    products match scipy, and the non-local part takes the format its selection chose."""
+    from clspmv.distributed import row_offsets
+
+    from oracle import assert_matches
+
+    A = stacked_matrix()
+    m = A.shape[0]
+    expected = time_offsets(A, comm.size, device, cal)
+    by_nnz = row_offsets(np.diff(A.indptr), comm.size, "nnz")
+    assert not np.array_equal(expected, by_nnz), (expected, by_nnz)
+    assert expected[0] == 0 and expected[-1] == m and (np.diff(expected) >= 0).all()
+    x = np.random.default_rng(8).standard_normal(m)
+    for partition, mode in (("time", "task"), ("auto", "vector")):
+        with _build(comm, A, partition=partition, mode=mode) as D:
+            assert D.partition == "time", D.partition
+            assert np.array_equal(D.row_offsets, expected), (D.row_offsets, expected)
+            assert all(s is None or s.calibration == "measured" for s in D.selections)
+            r0, r1 = D.row_range
+            assert_matches(D.matvec(x[slice(*D.col_range)]), A[r0:r1], x, np.float64)
+    with _build(comm, A if comm.rank == 0 else None, root=0, partition="time") as D:
+        assert np.array_equal(D.row_offsets, expected), (D.row_offsets, expected)
+    path = _write_mtx(comm, A)
+    try:
+        with _build(comm, path, partition="time") as D:
+            assert np.array_equal(D.row_offsets, expected), (D.row_offsets, expected)
+    finally:
+        comm.Barrier()
+        if comm.rank == 0:
+            import os
+
+            os.unlink(path)
+    named = time_offsets(A, comm.size, device, cal, "csr-scalar")
+    with _build(comm, A, partition="time", format=("csr-scalar", "coo")) as D:
+        assert np.array_equal(D.row_offsets, named), (D.row_offsets, named)
+        assert D.formats[0] == "csr-scalar"
+        r0, r1 = D.row_range
+        assert_matches(D.matvec(x[slice(*D.col_range)]), A[r0:r1], x, np.float64)
+    with _build(comm, A, partition="time", row_offsets=by_nnz) as D:
+        assert D.partition == "offsets" and np.array_equal(D.row_offsets, by_nnz)
+
+
+def check_time_fallback(comm) -> None:
+    """Without a measured calibration (CLSPMV_CALIBRATE=0, an empty cache): "auto" balances
+    entries silently, "time" too with a warning on rank 0; the partition says which."""
+    import warnings
+
+    from clspmv.distributed import row_offsets
+
+    A = uneven()
+    by_nnz = row_offsets(np.diff(A.indptr), comm.size, "nnz")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with _build(comm, A) as D:
+            assert D.partition == "nnz" and np.array_equal(D.row_offsets, by_nnz)
+        assert not [w for w in caught if "partition" in str(w.message)]
+        with _build(comm, A, partition="time") as D:
+            assert D.partition == "nnz" and np.array_equal(D.row_offsets, by_nnz)
+    said = [str(w.message) for w in caught if "partition='time' needs a measured" in
+            str(w.message)]
+    assert len(said) == (1 if comm.rank == 0 else 0), said
+    with _build(comm, A, partition="rows") as D:
+        assert D.partition == "rows"
+    with _build(comm, A, partition=np.ones(A.shape[0])) as D:
+        assert D.partition == "weights"
 
 
 # -- driver --------------------------------------------------------------------------------

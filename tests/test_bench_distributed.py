@@ -11,6 +11,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from functools import cache
@@ -27,11 +28,11 @@ MATRIX = "gen:poisson2d:k=40"
 MODES = ("vector", "overlap", "task")
 TIMEOUT = 300
 """Seconds one launch may take (a deadlock fails instead of hanging)."""
-FIELDS = ("ranks", "mode", "formats", "devices", "local_ms", "non_local_ms", "staging_ms",
-          "gather_ms", "communication_ms", "imbalance", "bytes_sent", "bytes_received",
-          "bytes_exchanged", "reference", "reference_ms", "speedup_over_one", "efficiency",
-          "predicted_ms", "predicted_one_ms", "predicted_efficiency", "model_error_pct",
-          "model_device_gbps", "staging_gbps")
+FIELDS = ("ranks", "mode", "formats", "partition", "devices", "local_ms", "non_local_ms",
+          "staging_ms", "gather_ms", "communication_ms", "imbalance", "bytes_sent",
+          "bytes_received", "bytes_exchanged", "reference", "reference_ms", "speedup_over_one",
+          "efficiency", "predicted_ms", "predicted_one_ms", "predicted_efficiency",
+          "model_error_pct", "model_device_gbps", "staging_gbps", "sharing")
 
 
 def _env() -> dict[str, str]:
@@ -81,7 +82,8 @@ def _check_common(records: list[dict], ranks: int) -> None:
     for r in records:
         assert r["operation"] == "distributed" and r["status"] == "ok", r.get("reason")
         assert r["method"] == f"{r['mode']}, {ranks} ranks"
-        assert r["format"] == "csr-vector/csr-scalar" and r["ranks"] == ranks
+        assert r["format"] == "auto/auto" and r["ranks"] == ranks
+        assert r["partition"] == "nnz"  # CLSPMV_CALIBRATE=0 (conftest): no measured calibration
         missing = [f for f in FIELDS if f not in r]
         assert not missing, f"fields missing: {missing}"
         assert r["error_ratio"] <= 1.0
@@ -115,6 +117,7 @@ def test_two_ranks_records(tmp: Path) -> None:
         assert r["bytes_exchanged"] == sum(c.send for c in costs) * 8
         assert r["reference"].startswith("rank 0 alone on a size-1 sub-communicator")
         assert r["network_gbps"] is not None and r["latency_us"] > 0 and r["launch_us"] > 0
+        assert r["sharing"] >= 1.0 and math.isfinite(r["sharing"])
     # only rank 0 reports
     assert stdout.count("records (") == 1, stdout
 
@@ -128,6 +131,7 @@ def test_one_rank_without_mpiexec(tmp: Path) -> None:
         assert r["reference"] == "this run (one rank)"
         assert r["bytes_exchanged"] == 0 and r["non_local_ms"] == 0
         assert math.isclose(r["predicted_efficiency"], 1.0)
+        assert r["sharing"] == 1.0  # one rank shares nothing
     assert "records (3 ok)" in stdout
 
 
@@ -138,6 +142,9 @@ def test_report_section_and_merge(tmp: Path) -> None:
     text = (tmp / "n2" / "report.md").read_text()
     assert "## Distributed product (MPI, one device per rank)" in text
     assert "| vector ms" in text and "task eff." in text and "#### Where the time goes" in text
+    chosen = re.search(r"Formats chosen by auto: (\S+): \(local/non-local\) per rank (.*?); "
+                       r"partition nnz\.", text)
+    assert chosen and chosen.group(1) == MATRIX and "auto" not in chosen.group(2), chosen
     merged = tmp / "merged"
     assert main(["report", str(tmp / "n1" / "results.json"), str(tmp / "n2" / "results.json"),
                  "--out", str(merged)]) == 0

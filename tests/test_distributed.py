@@ -31,7 +31,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from distributed_worker import case_names, poisson, uneven
+from distributed_worker import (
+    case_names,
+    fixture_calibration,
+    poisson,
+    stacked_matrix,
+    time_offsets,
+    uneven,
+)
 from mpi_launch import mpiexec
 
 TESTS = Path(__file__).resolve().parent
@@ -130,6 +137,63 @@ def test_balanced_offsets() -> None:
         balanced_offsets(np.array([1.0, -1.0]), 2)
 
 
+def _block_seconds(A: sp.csr_matrix, offsets: np.ndarray, device, cal) -> np.ndarray:
+    """Predicted kernel seconds of each block (the fastest format of each, as auto takes)."""
+    from clspmv.model import features
+    from clspmv.model.predict import predict_features
+
+    out = []
+    for a, b in zip(offsets[:-1], offsets[1:], strict=True):
+        preds = predict_features(features(A[int(a):int(b)], device.simd_width), cal,
+                                 min(256, device.max_work_group_size))
+        out.append(min(p.kernel_s for p in preds.values() if p.kernel_s is not None))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 4])
+def test_time_partition_balances_predicted_time(device, ranks: int) -> None:
+    """Stencil rows stacked on power-law rows under the fixture calibration: blocks of equal
+    entries differ in predicted time by 27-50 %; partition="time" (as the ranks compute it)
+    cuts them contiguous, covering every row, with a smaller spread (not none: the weights
+    leave out the longest row's critical path, a power-law hub's here, and block features are
+    sampled estimates)."""
+    from clspmv.distributed import row_offsets
+
+    A = stacked_matrix()
+    cal = fixture_calibration(device)
+    timed = time_offsets(A, ranks, device, cal)
+    by_nnz = row_offsets(np.diff(A.indptr), ranks, "nnz")
+    assert timed[0] == 0 and timed[-1] == A.shape[0] and (np.diff(timed) > 0).all()
+    spread = {name: t.max() / t.min() for name, t in (
+        ("time", _block_seconds(A, timed, device, cal)),
+        ("nnz", _block_seconds(A, by_nnz, device, cal)))}
+    assert spread["nnz"] > 1.2, spread  # the case is one where entries mislead
+    assert spread["time"] < spread["nnz"] - 0.05, spread
+    if ranks == 2:
+        assert spread["time"] < 1.15, spread
+
+
+def test_row_weights_follow_the_named_format(device) -> None:
+    """A named local format weighs rows by its own model; every weight is finite and >= 0, and
+    rows of one structure weigh in proportion to their entries plus one."""
+    from clspmv.distributed.predicted import row_weights
+
+    A = stacked_matrix()
+    cal = fixture_calibration(device)
+    auto, scalar = row_weights(A, device, cal), row_weights(A, device, cal, "csr-scalar")
+    for w in (auto, scalar):
+        assert w.shape == (A.shape[0],) and np.isfinite(w).all() and (w >= 0).all()
+    assert not np.allclose(auto, scalar)
+    assert row_weights(sp.csr_matrix((0, 5)), device, cal).shape == (0,)
+    poisson_rows = row_weights(poisson(16), device, cal)[:256]  # one strip, rows 3..5 long
+    lengths = np.diff(poisson(16).indptr)[:256] + 1.0
+    assert np.allclose(poisson_rows / poisson_rows.sum(), lengths / lengths.sum())
+    with pytest.raises(ValueError, match="partition='time' needs the predicted time"):
+        from clspmv.distributed import row_offsets
+
+        row_offsets(np.ones(4), 2, "time")
+
+
 def test_model_terms_and_modes() -> None:
     from clspmv.distributed import model
 
@@ -190,6 +254,28 @@ def test_model_compacted_non_local_part_and_launches() -> None:
     single = model.rank_time(alone, slow, "vector", True) - model.rank_time(alone, base,
                                                                             "vector", True)
     assert single == pytest.approx(1e-3)
+
+
+def test_sharing_scales_the_kernel_terms_only() -> None:
+    """Machine.sharing (ranks slowing each other's kernels on one node) multiplies the local
+    and non-local kernel terms, not staging, network or launches; one rank alone has none."""
+    from dataclasses import replace
+
+    from clspmv.distributed import model
+
+    costs = model.rank_costs(poisson(30), 2)
+    base = model.Machine(1e9, 1e10, 1e9, 1e-6, launch_latency=1e-5)
+    shared = replace(base, sharing=1.25)
+    t0, t1 = model.terms(costs[0], base, True), model.terms(costs[0], shared, True)
+    launches = model.launches(costs[0], True)
+    for k in t0:
+        kernel = t0[k] - launches[k] * base.launch_latency
+        expected = t0[k] + (0.25 * kernel if k in ("local", "non_local") else 0.0)
+        assert t1[k] == pytest.approx(expected), k
+    assert model.alone(shared) == base
+    single = model.rank_time(model.one_rank(costs), base, "vector", True)
+    times = model.predict(costs, shared, True)
+    assert model.speedup(costs, shared, True)[0] == pytest.approx(single / min(times.values()))
 
 
 def test_effective_bandwidth_inverts_the_local_term() -> None:

@@ -25,10 +25,13 @@ Per matrix, value type and mode, one record (``operation`` ``distributed``, ``me
   N-rank time, ``efficiency`` = speedup / N. Without mpiexec (one rank) the run is its own
   reference: efficiency 1;
 * the model's prediction (:mod:`clspmv.distributed.model`): the device bandwidth is the one the
-  1-rank reference's local kernel reached (:func:`~clspmv.distributed.model.effective_bandwidth`),
+  1-rank reference's local kernel reached (:func:`~clspmv.distributed.model.effective_bandwidth`;
+  its median over the modes),
   staging bandwidth, network bandwidth and latency are measured by
-  :func:`~clspmv.distributed.model.probe` in the same run; ``predicted_ms`` per mode for the
-  N ranks, the relative ``model_error_pct`` and the predicted efficiency.
+  :func:`~clspmv.distributed.model.probe` in the same run, the sharing of a node
+  (``sharing``: each rank's local kernel at once over alone,
+  :func:`~clspmv.distributed.model.probe_sharing`); ``predicted_ms`` per mode for the N ranks,
+  the relative ``model_error_pct`` and the predicted efficiency.
 
 Each mode's product is checked once against scipy (the whole y gathered on rank 0) under the
 per-row bound of :mod:`clspmv.bench.reference`. ``--max-seconds`` is refused with
@@ -147,7 +150,7 @@ def one_rank_reference(problem: Problem, device: Device, conf: dict[str, Any], d
             D, measured = measure_all(sub, problem, device, conf, dtype, warmup, repeat)
             try:
                 out["ms"] = {mode: m.median * 1e3 for mode, m in measured.items()}
-                out["local_s"] = next(iter(measured.values())).parts["local"]
+                out["local_s"] = _local_seconds(measured)
                 out["costs"] = D.costs()
             finally:
                 D.close()
@@ -161,10 +164,19 @@ def one_rank_reference(problem: Problem, device: Device, conf: dict[str, Any], d
     return comm.bcast(out, root=0)
 
 
-def machine_for(comm: Any, device: Device, costs: Any, local_seconds: float | None) -> Any:
+def _local_seconds(measured: dict[str, Measured | None]) -> float:
+    """The 1-rank local kernel's seconds for the model: the median over the modes measured
+    (each a median over its repeats): one product measured three times, in the same run, spread
+    by up to 1.6x on the shared 2-core CPU, more than the model's target."""
+    return float(np.median([m.parts["local"] for m in measured.values() if m is not None]))
+
+
+def machine_for(comm: Any, device: Device, costs: Any, local_seconds: float | None,
+                D: Any = None) -> Any:
     """The model's :class:`~clspmv.distributed.model.Machine` (collective): probed staging,
-    network and launch latency, and the device bandwidth the 1-rank local kernel reached (the
-    probed copy bandwidth where there is none)."""
+    network and launch latency, the device bandwidth the 1-rank local kernel reached (the
+    probed copy bandwidth where there is none) and the sharing of a node
+    (:func:`~clspmv.distributed.model.probe_sharing` with each rank's local kernel of ``D``)."""
     from dataclasses import replace
 
     from ..distributed import model
@@ -173,7 +185,27 @@ def machine_for(comm: Any, device: Device, costs: Any, local_seconds: float | No
     bandwidth = probed.device_bandwidth
     if costs is not None and local_seconds:
         bandwidth = model.effective_bandwidth(costs, local_seconds)
-    return replace(probed, device_bandwidth=bandwidth), probed.device_bandwidth
+    sharing = model.probe_sharing(comm, _local_kernel(D)) if D is not None else 1.0
+    return (replace(probed, device_bandwidth=bandwidth, sharing=sharing),
+            probed.device_bandwidth)
+
+
+def _local_kernel(D: Any) -> Any:
+    """Seconds of one product of ``D``'s local part (profiling events; 0 without rows)."""
+    import pyopencl.array as cl_array
+
+    q = D.device.queue
+    m, n = D.local_shape
+    x = cl_array.zeros(q, n, D.dtype)
+    y = cl_array.zeros(q, m, D.dtype)
+
+    def run() -> float:
+        if not m:
+            return 0.0
+        D.local.matvec(x, y)
+        q.finish()
+        return sum(e.profile.end - e.profile.start for e in D.local.last_events) * 1e-9
+    return run
 
 
 # -- the operation --------------------------------------------------------------------------------
@@ -184,7 +216,10 @@ class Distributed(Operation):
     fields = {
         "ranks": "MPI ranks (one device each)",
         "mode": "vector | overlap | task (pjds-multigpu.txt, section 3.1)",
-        "formats": "(local, non-local) format of each rank, distinct pairs",
+        "formats": "(local, non-local) format of each rank, distinct pairs (with format "
+                   "auto, the default: what each rank's selection chose)",
+        "partition": "how the rows were cut (time: balanced by predicted kernel time; nnz; "
+                     "rows)",
         "devices": "the ranks' devices, distinct labels",
         "local_ms": "local kernel time: per rank the median over the products, the largest "
                     "rank's",
@@ -212,6 +247,8 @@ class Distributed(Operation):
         "network_gbps": "rank 0 <-> 1 bandwidth, ping-pong (model.probe; none on one rank)",
         "latency_us": "rank 0 <-> 1 latency, half a round trip (model.probe)",
         "launch_us": "microseconds per device command, kernel launch or copy (model.probe)",
+        "sharing": "the local kernel's time with every rank running its own at once / alone "
+                   "(model.probe_sharing): the model's kernel terms are multiplied by it",
     }
     formulas = {
         "kernel_ms": "median over the repeats of one product's wall time (barrier, D.matvec on "
@@ -258,10 +295,9 @@ def run(context: Context, problem: Problem, device: Device) -> None:
         if D is not None:
             facts = _facts(D)
             if ref is None:  # one rank: the run is its own reference
-                first = next(iter(measured.values()))
                 ref = {"ms": {m: v.median * 1e3 for m, v in measured.items()},
-                       "local_s": first.parts["local"], "costs": D.costs(), "error": None}
-            machine, copy_bw = machine_for(comm, device, ref["costs"], ref["local_s"])
+                       "local_s": _local_seconds(measured), "costs": D.costs(), "error": None}
+            machine, copy_bw = machine_for(comm, device, ref["costs"], ref["local_s"], D)
             predicted = D.predict(machine, resident=True)
     finally:
         if D is not None:
@@ -303,9 +339,11 @@ def _case(mode: str, ranks: int) -> Case:
 def _facts(D: Any) -> dict[str, Any]:
     """What every rank knows of its part, gathered on every rank (collective)."""
     sent, received = D.bytes_exchanged
-    mine = (sent, received, "/".join(f or "none" for f in D.formats), device_label(D.device))
+    mine = (sent, received, "/".join(f or "none" for f in D.formats), device_label(D.device),
+            D.partition)
     every = D.comm.allgather(mine)
-    return {"bytes_sent": max(e[0] for e in every),
+    return {"partition": every[0][4],
+            "bytes_sent": max(e[0] for e in every),
             "bytes_received": max(e[1] for e in every),
             "bytes_exchanged": sum(e[0] for e in every),
             "formats": list(dict.fromkeys(e[2] for e in every)),
@@ -337,12 +375,12 @@ def _fill_model(rec: Record, machine: Any, copy_bw: float, predicted_s: float,
                      staging_gbps=machine.staging_bandwidth / 1e9,
                      network_gbps=machine.network_bandwidth / 1e9,
                      latency_us=machine.network_latency * 1e6,
-                     launch_us=machine.launch_latency * 1e6,
+                     launch_us=machine.launch_latency * 1e6, sharing=machine.sharing,
                      predicted_ms=predicted_s * 1e3)
     if rec.kernel_ms:
         rec.extra["model_error_pct"] = 100.0 * (predicted_s * 1e3 - rec.kernel_ms) / rec.kernel_ms
     if ref.get("costs") is not None:
-        one = model.rank_time(ref["costs"], machine, mode, resident=True)
+        one = model.rank_time(ref["costs"], model.alone(machine), mode, resident=True)
         rec.extra["predicted_one_ms"] = one * 1e3
         if predicted_s > 0:
             rec.extra["predicted_efficiency"] = one / (ranks * predicted_s)

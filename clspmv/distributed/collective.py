@@ -42,6 +42,17 @@ def agree(comm: Any, what: str, step: Callable[[], T]) -> T:
     return result
 
 
+def barrier_asleep(comm: Any, poll_seconds: float = 0.005) -> None:
+    """A barrier whose waiting ranks sleep (an ``Ibarrier`` polled with sleeps) instead of
+    spinning in MPI: they take no CPU from a rank still working on a shared node (a calibration,
+    a measurement)."""
+    import time
+
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(poll_seconds)
+
+
 class MPISpace:
     """The vector space of a distributed matrix for :mod:`clspmv.solvers`: vectors of ``size``
     entries per rank, whose dot products are summed over the ranks (``Allreduce``)."""

@@ -16,6 +16,17 @@ for a few border rows. (The formats' block mechanism maps columns and shifts row
 which cannot express a row list; storing the part transposed with the rows as a column map would
 turn the forward product into an atomic transpose product.) Where every row has non-local
 entries, the part covers the rows in order and writes y directly.
+
+Formats: with ``format="auto"`` (the default) each rank chooses the format of each of its two
+parts with :func:`clspmv.model.select`, as ``DeviceMatrix.from_scipy(format="auto")`` does (the
+non-local part is a plain CSR matrix of its rows and halo columns, so every format can hold it);
+:attr:`DistributedMatrix.formats` and :attr:`DistributedMatrix.selections` say what each rank
+took and why. With ``CLSPMV_CALIBRATE=0`` and no stored calibration the choice follows the quick
+default: deterministic. Rows: ``partition="auto"`` (the default) balances the predicted time of
+the blocks where the device has a measured calibration (:mod:`.predicted`), else the entries.
+
+(Above 400 lines: the class's whole public surface, construction, facts and products, in one
+place; the pieces it assembles live in the sibling modules.)
 """
 
 from __future__ import annotations
@@ -37,11 +48,14 @@ from .collective import agree
 from .partition import balanced_offsets
 from .placement import choose_device, node_rank
 from .plan import ExchangePlan
+from .predicted import calibrate_in_turn, check_partition, weigher
 from .product import Product
 from .source import row_block, split_columns
 
-DEFAULT_FORMATS = ("csr-vector", "csr-scalar")
-"""(local, non-local) formats when none is given: the non-local part is usually very sparse."""
+DEFAULT_FORMATS = ("auto", "auto")
+"""(local, non-local) formats when none is given: each chosen per rank by
+:func:`clspmv.model.select` (the non-local part is usually very sparse, and may take another
+format than the local part)."""
 
 Array = np.ndarray | cl_array.Array
 
@@ -64,6 +78,10 @@ class DistributedMatrix:
         entries, rows with non-local entries) for :meth:`costs`; ``non_local_rows``: the rows of
         the block that the non-local part's rows are (all rows in order when None)."""
         self._counts = tuple(int(c) for c in counts)
+        self.partition = "rows"
+        """How the rows were cut: ``"time"``, ``"nnz"``, ``"rows"``, ``"weights"`` (given per
+        row) or ``"offsets"`` (``row_offsets`` given); ``"auto"`` and ``"time"`` record what
+        they became."""
         self._user_comm = comm
         self._comm = own_comm
         self._shape = (int(shape[0]), int(shape[1]))
@@ -110,8 +128,8 @@ class DistributedMatrix:
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
-    def from_scipy(cls, A: object, comm: Any = None, format: str | tuple[str, str] | None = None,
-                   mode: str = "task", partition: object = "nnz",
+    def from_scipy(cls, A: object, comm: Any = None, format: str | tuple[str, str] | None = "auto",
+                   mode: str = "task", partition: object = "auto",
                    device: Device | str | None = None, dtype: object = None,
                    root: int | None = None, row_offsets: object = None,
                    pinned: bool | None = None, machine: model.Machine | None = None,
@@ -120,14 +138,20 @@ class DistributedMatrix:
 
         ``A``: a scipy.sparse matrix (or dense 2-D array) given on every rank; or given on rank
         ``root`` only (the others pass None), which scatters the row blocks; or the path of a
-        Matrix Market file that each rank reads only its rows of. ``partition``: ``"nnz"``
-        (blocks of equal stored entries), ``"rows"`` or a weight per row (e.g. its predicted
-        time); ``row_offsets`` (``size + 1`` numbers) fixes the blocks instead. Columns (the
-        slices of x) follow the row blocks for a square matrix, else equal shares of the columns.
-        ``format``: one name for both parts or a pair (local, non-local); default
-        :data:`DEFAULT_FORMATS`. ``mode``: see :mod:`clspmv.distributed.modes`. ``device``: a
-        :class:`clspmv.Device`, a :func:`clspmv.select_device` spec, ``"local-rank"`` (GPU
-        ``local_rank % gpus`` of each node) or None (see :mod:`.placement`). ``dtype`` and the
+        Matrix Market file that each rank reads only its rows of. ``partition``: ``"time"``
+        (blocks of equal predicted kernel time, :mod:`.predicted`: the device's calibration is
+        measured on first use unless ``CLSPMV_CALIBRATE=0``; without a measured one, by
+        entries), ``"auto"`` (default: ``"time"`` where a measured calibration exists or
+        ``format="auto"`` measures one anyway, else ``"nnz"``), ``"nnz"`` (blocks of equal
+        stored entries), ``"rows"`` or a weight per row; ``row_offsets`` (``size + 1`` numbers)
+        fixes the blocks instead; :attr:`partition` says which was used. Columns (the slices of
+        x) follow the row blocks for a square matrix, else equal shares of the columns.
+        ``format``: ``"auto"`` (default: each part's format chosen on each rank by
+        :func:`clspmv.model.select`; :attr:`selections`), one name for both parts or a pair
+        (local, non-local), ``"auto"`` allowed in it. ``mode``: see
+        :mod:`clspmv.distributed.modes`. ``device``: a :class:`clspmv.Device`, a
+        :func:`clspmv.select_device` spec, ``"local-rank"`` (GPU ``local_rank % gpus`` of each
+        node) or None (see :mod:`.placement`). ``dtype`` and the
         format ``params`` as in :meth:`clspmv.DeviceMatrix.from_scipy`. ``pinned``: stage the
         exchange through pinned host memory (default: on GPUs). ``machine``: a
         :class:`.model.Machine` (e.g. from :func:`.model.probe`); when given, rank 0 warns if the
@@ -143,7 +167,15 @@ class DistributedMatrix:
         comm = MPI.COMM_WORLD if comm is None else comm
         modes.check_mode(mode)
         formats = _formats(format)
-        block = row_block(comm, A, dtype, partition, row_offsets, root)
+        timed = check_partition(partition)
+        local_rank, local_size = node_rank(comm)
+        dev = agree(comm, "choosing the device",
+                    lambda: choose_device(device, local_rank, local_size))
+        calibrate_in_turn(comm, dev, "auto" in formats or (timed and partition == "time"))
+        weigh = (weigher(comm, dev, partition, formats[0]) if timed and row_offsets is None
+                 else None)
+        block = row_block(comm, A, dtype, "nnz" if timed else partition, row_offsets, root,
+                          weigh)
         m, n = block.shape
         offsets = block.offsets
         cols = offsets if m == n else balanced_offsets(np.ones(n), comm.size)
@@ -154,9 +186,6 @@ class DistributedMatrix:
         nl_rows = np.flatnonzero(np.diff(nl_csr.indptr))
         if nl_rows.size < nl_csr.shape[0]:
             nl_csr = nl_csr[nl_rows]
-        local_rank, local_size = node_rank(comm)
-        dev = agree(comm, "choosing the device",
-                    lambda: choose_device(device, local_rank, local_size))
         value_dtype = local_csr.dtype if dtype is None else dtype
 
         def upload() -> tuple[DeviceMatrix, DeviceMatrix | None]:
@@ -175,6 +204,9 @@ class DistributedMatrix:
         counts = (local_csr.nnz, nl_csr.nnz, int(nl_rows.size))
         D = cls(comm, (m, n), offsets, cols, local, non_local, plan, dev, mode, own, counts,
                 None if non_local is None else nl_rows)
+        D.partition = ("offsets" if row_offsets is not None else "time" if weigh is not None
+                       else "nnz" if timed else partition if isinstance(partition, str)
+                       else "weights")
         if machine is not None:
             helps, message = model.more_ranks_help(D.all_costs(), machine)
             if not helps and comm.rank == 0:
@@ -243,6 +275,14 @@ class DistributedMatrix:
     def formats(self) -> tuple[str, str | None]:
         """(local format, non-local format or None) of this rank."""
         return self.local.format, (None if self.non_local is None else self.non_local.format)
+
+    @property
+    def selections(self) -> tuple[Any, Any]:
+        """(local, non-local) :class:`clspmv.model.Selection` of this rank: what
+        ``format="auto"`` predicted and why it chose; None for a part whose format was named (or
+        that does not exist)."""
+        return self.local.selection, (None if self.non_local is None
+                                      else self.non_local.selection)
 
     @property
     def mode(self) -> str:

@@ -17,6 +17,13 @@ quantities (:class:`RankCosts`) and the machine's bandwidths (:class:`Machine`) 
 * a latency per device command (kernel launch or host <-> device copy; :func:`launches` counts
   them per term), which dominates small products and CPU devices, where a launch costs tens of
   microseconds next to kernels of a few.
+* the sharing of a node (:attr:`Machine.sharing`): ranks whose devices share memory and cores
+  (a CPU device per rank, several ranks on one GPU) slow each other's kernels; the kernel terms
+  are multiplied by the factor :func:`probe_sharing` measures, a kernel's time with every rank
+  running its own at once over its time alone (1 for ranks with devices of their own). On the
+  2-core CPU, one PoCL thread per rank, two ranks' local kernels took 1.15-1.26x their time
+  alone (tools/distributed_contention.py, two runs), which the model without this term missed
+  (it predicted poisson2d 15-45 % short in every run).
 
 The modes combine the terms (section 3.1): ``vector`` adds everything; ``overlap`` hides the
 fraction ``async_progress`` of the exchange behind the local part (0 for MPI libraries that do
@@ -28,12 +35,14 @@ slowest rank's.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from .collective import barrier_asleep
 from .modes import MODES
 from .partition import balanced_offsets, check_offsets, owners, row_offsets
 
@@ -59,6 +68,9 @@ class Machine:
     """Fraction of the exchange that progresses during the local part in ``overlap`` mode."""
     launch_latency: float = 0.0
     """Seconds each device command (kernel launch, host <-> device copy) adds to a product."""
+    sharing: float = 1.0
+    """Kernel time with every rank running its kernel at once / alone (:func:`probe_sharing`):
+    above 1 where ranks share a device's memory or cores."""
 
 
 @dataclass(frozen=True)
@@ -130,8 +142,9 @@ def terms(c: RankCosts, machine: Machine, resident: bool = False) -> dict[str, f
         net = (machine.network_latency * max(c.send_messages, c.recv_messages)
                + max(c.send, c.halo) * v / machine.network_bandwidth)
     seconds = {
-        "local": kernel_bytes(c.local_nnz, c.rows, v, c.index_bytes, machine.alpha) / b_dev,
-        "non_local": non_local_bytes(c, machine.alpha) / b_dev,
+        "local": (kernel_bytes(c.local_nnz, c.rows, v, c.index_bytes, machine.alpha) / b_dev
+                  * machine.sharing),
+        "non_local": non_local_bytes(c, machine.alpha) / b_dev * machine.sharing,
         "send_down": c.send * v / b_stage,
         "halo_up": c.halo * v / b_stage,
         "x_up": vectors * c.x_entries * v / b_stage,
@@ -205,10 +218,15 @@ def one_rank(costs: list[RankCosts]) -> RankCosts:
 def speedup(costs: list[RankCosts], machine: Machine, resident: bool = False
             ) -> tuple[float, str]:
     """(predicted speedup of the best mode over one rank, that mode)."""
-    single = rank_time(one_rank(costs), machine, "vector", resident)
+    single = rank_time(one_rank(costs), alone(machine), "vector", resident)
     times = predict(costs, machine, resident)
     best = min(times, key=times.get)
     return (single / times[best] if times[best] > 0 else 1.0), best
+
+
+def alone(machine: Machine) -> Machine:
+    """``machine`` for one rank on its own (no :attr:`Machine.sharing`)."""
+    return replace(machine, sharing=1.0)
 
 
 def more_ranks_help(costs: list[RankCosts], machine: Machine, resident: bool = False,
@@ -228,7 +246,8 @@ def effective_bandwidth(c: RankCosts, local_seconds: float, alpha: float = 1.0) 
     """The device bandwidth a measured local part reached (its bytes by the code balance over
     its kernel seconds, e.g. ``D.timings["local"]``, which hold no launch latency): a better
     ``device_bandwidth`` than :func:`probe`'s buffer copy where kernels reach much less than a
-    copy (a CPU device limited to one thread, irregular x access)."""
+    copy (a CPU device limited to one thread, irregular x access). Measured on one rank alone:
+    :attr:`Machine.sharing` applies on top where ranks share a node."""
     if local_seconds <= 0:
         raise ValueError(f"local_seconds must be > 0, got {local_seconds}")
     return kernel_bytes(c.local_nnz, c.rows, c.value_bytes, c.index_bytes, alpha) / local_seconds
@@ -299,6 +318,36 @@ def probe(comm: Any, device: Any, nbytes: int = 1 << 24, repeats: int = 5) -> Ma
     launch = launch_latency(device, repeats)
     figures = comm.bcast((device_bw, stage_bw, net_bw, latency), root=0)
     return Machine(*figures, launch_latency=comm.bcast(launch, root=0))
+
+
+def probe_sharing(comm: Any, kernel: Callable[[], float], repeats: int = 3,
+                  rounds: int = 3) -> float:
+    """:attr:`Machine.sharing` (collective): ``kernel()`` (its seconds, e.g. from profiling
+    events) in rounds of ``repeats`` calls on each rank alone (the others asleep: an
+    ``Ibarrier`` polled with sleeps) and then ``repeats`` on every rank at once, interleaved so
+    that a drift of the machine touches both alike; one round to warm up (on the 2-core CPU the
+    first round read 1.04 where the next ones read 1.15-1.16), then ``rounds`` counted. The
+    slowest rank's median together over the slowest rank's median alone (at least 1; 1 on one
+    rank). Every rank returns rank 0's figure."""
+    if comm.size == 1:
+        return 1.0
+    alone: list[float] = []
+    together: list[float] = []
+    for i in range(rounds + 1):
+        counted = i > 0
+        for r in range(comm.size):
+            if comm.rank == r:
+                times = [kernel() for _ in range(repeats)]
+                alone += times if counted else []
+            barrier_asleep(comm)
+        comm.Barrier()
+        times = [kernel() for _ in range(repeats)]
+        together += times if counted else []
+        comm.Barrier()
+    every = comm.allgather((float(np.median(alone)), float(np.median(together))))
+    slowest_alone = max(a for a, _ in every)
+    factor = max(t for _, t in every) / slowest_alone if slowest_alone > 0 else 1.0
+    return comm.bcast(max(1.0, factor), root=0)
 
 
 def _ping_pong(comm: Any, buf: np.ndarray, repeats: int) -> float:

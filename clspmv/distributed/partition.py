@@ -1,5 +1,6 @@
 """Contiguous row blocks for a distributed matrix: one block per rank, balanced by stored entries
-(``"nnz"``), by rows (``"rows"``) or by a weight per row (e.g. the predicted time of each row).
+(``"nnz"``), by rows (``"rows"``) or by a weight per row (e.g. the predicted time of each row,
+which ``"time"`` and ``"auto"`` weigh: :mod:`.predicted`).
 
 Pure numpy, no MPI: every rank computes the same offsets from the same inputs.
 """
@@ -8,8 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-PARTITIONS = ("nnz", "rows")
-"""Names :func:`row_offsets` takes besides a weight vector."""
+PARTITIONS = ("auto", "time", "nnz", "rows")
+"""Names ``DistributedMatrix.from_scipy`` takes besides a weight vector: ``"time"`` balances the
+predicted kernel time of the blocks (:mod:`.predicted`; by entries without a measured
+calibration), ``"auto"`` is ``"time"`` where the device has a calibration, else ``"nnz"``."""
+TIME_PARTITIONS = ("auto", "time")
+"""The partitions that need the predicted time per row (:func:`row_offsets` takes the weights)."""
 
 
 def balanced_offsets(weights: np.ndarray, parts: int) -> np.ndarray:
@@ -50,6 +55,9 @@ def row_offsets(row_nnz: np.ndarray, parts: int, partition: object = "nnz") -> n
             return balanced_offsets(row_nnz.astype(np.float64) + 1.0, parts)
         if partition == "rows":
             return balanced_offsets(np.ones(row_nnz.size), parts)
+        if partition in TIME_PARTITIONS:
+            raise ValueError(f"partition={partition!r} needs the predicted time of each row: "
+                             "pass those weights (clspmv.distributed.predicted.row_weights)")
         raise ValueError(f"partition must be one of {', '.join(map(repr, PARTITIONS))} or a "
                          f"weight per row, got {partition!r}")
     weights = np.asarray(partition, dtype=np.float64)

@@ -8,6 +8,7 @@ Every step that can fail on one rank runs under :func:`.collective.agree`, so th
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,17 +30,28 @@ class Block:
     rows: sp.csr_matrix
 
 
+Weigh = Callable[[sp.csr_matrix], np.ndarray]
+"""Weights of the rows of a row block (e.g. :func:`.predicted.row_weights`): what
+``partition="time"`` balances."""
+
+
 def is_path(A: object) -> bool:
     return isinstance(A, (str, os.PathLike))
 
 
 def row_block(comm: Any, A: object, dtype: object, partition: object, offsets: object,
-              root: int | None) -> Block:
-    """This rank's :class:`Block` (collective over ``comm``)."""
+              root: int | None, weigh: Weigh | None = None) -> Block:
+    """This rank's :class:`Block` (collective over ``comm``). ``weigh``: rows are balanced by
+    its weights instead of ``partition``, weighed in equal shares of the rows (one per rank; all
+    of them on the ``root`` where there is one), so that every source gives the same blocks."""
+    if weigh is not None and offsets is None:
+        partition = weigh
     if is_path(A):
         return _from_file(comm, os.fspath(A), dtype, partition, offsets)
     if root is None:
         csr = agree(comm, "converting the matrix", lambda: canonical_csr(A, dtype))
+        if callable(partition):
+            partition = _shared_weights(comm, partition, lambda lo, hi: csr[lo:hi], csr.shape[0])
         o = agree(comm, "partitioning the rows",
                   lambda: _offsets(np.diff(csr.indptr), comm.size, partition, offsets))
         return Block(csr.shape, o, csr[int(o[comm.rank]): int(o[comm.rank + 1])])
@@ -53,7 +65,12 @@ def row_block(comm: Any, A: object, dtype: object, partition: object, offsets: o
         if A is None:
             raise ValueError(f"the root rank {root} was given no matrix")
         csr = canonical_csr(A, dtype)
-        o = _offsets(np.diff(csr.indptr), comm.size, partition, offsets)
+        weights = partition
+        if callable(partition):  # the shares the ranks weigh without a root, one by one
+            share = balanced_offsets(np.ones(csr.shape[0]), comm.size)
+            weights = np.concatenate([partition(csr[int(a): int(b)])
+                                      for a, b in zip(share[:-1], share[1:], strict=True)])
+        o = _offsets(np.diff(csr.indptr), comm.size, weights, offsets)
         return csr, o
 
     prepared = agree(comm, "converting the matrix on the root rank", prepare)
@@ -65,6 +82,16 @@ def row_block(comm: Any, A: object, dtype: object, partition: object, offsets: o
         head = (csr.shape, o)
     shape, o = comm.bcast(head, root=root)
     return Block(shape, o, comm.scatter(blocks, root=root))
+
+
+def _shared_weights(comm: Any, weigh: Weigh, rows: Callable[[int, int], sp.csr_matrix],
+                    m: int) -> np.ndarray:
+    """The weights of all ``m`` rows: each rank weighs an equal share (``rows(lo, hi)``), all
+    share them (one ``allgather``)."""
+    share = balanced_offsets(np.ones(m), comm.size)
+    lo, hi = int(share[comm.rank]), int(share[comm.rank + 1])
+    mine = agree(comm, f"weighing rows {lo}:{hi}", lambda: weigh(rows(lo, hi)))
+    return np.concatenate(comm.allgather(mine))
 
 
 def _offsets(row_nnz: np.ndarray, parts: int, partition: object, offsets: object) -> np.ndarray:
@@ -82,14 +109,16 @@ def _from_file(comm: Any, path: str, dtype: object, partition: object,
 
     shape = agree(comm, f"reading the header of {path}", header)
     m = shape[0]
-    if offsets is None and isinstance(partition, str) and partition == "nnz":
+    row_nnz = np.zeros(m, np.int64)
+    if offsets is None and callable(partition):
+        partition = _shared_weights(comm, partition, lambda lo, hi: canonical_csr(
+            io.read_rows(path, lo, hi), dtype), m)
+    elif offsets is None and isinstance(partition, str) and partition == "nnz":
         share = balanced_offsets(np.ones(m), comm.size)
         lo, hi = int(share[comm.rank]), int(share[comm.rank + 1])
         counts = agree(comm, f"reading rows {lo}:{hi} of {path}",
                        lambda: np.diff(io.read_rows(path, lo, hi).indptr))
         row_nnz = np.concatenate(comm.allgather(counts))
-    else:
-        row_nnz = np.zeros(m, np.int64)
     o = agree(comm, "partitioning the rows",
               lambda: _offsets(row_nnz, comm.size, partition, offsets))
     lo, hi = int(o[comm.rank]), int(o[comm.rank + 1])

@@ -150,6 +150,20 @@ def model_table(here: list[Rec]) -> str:
                         "1-rank reference"])
 
 
+def _chosen(here: list[Rec], fmt: str) -> list[str]:
+    """With ``format="auto"``: what the ranks chose, and how the rows were cut, per matrix."""
+    if "auto" not in fmt:
+        return []
+    lines = []
+    for m in matrices_by_size(here):
+        r = next((r for r in here if r["matrix"] == m and _ok(r)), None)
+        if r is not None:
+            lines.append(f"{m}: (local/non-local) per rank "
+                         f"{', '.join(r.get('formats') or []) or DASH}; partition "
+                         f"{r.get('partition') or DASH}.")
+    return ["", "Formats chosen by auto: " + " ".join(lines)] if lines else []
+
+
 def section(records: list[Rec], plots: list[str] | str = "") -> str:
     """The section of the distributed records (empty without any)."""
     recs = of(records, OPERATION)
@@ -163,7 +177,7 @@ def section(records: list[Rec], plots: list[str] | str = "") -> str:
         devices = unique(d for r in here for d in r.get("devices") or [device])
         where = "; ".join(devices)
         out += [f"### {short_device(device)} — {dtype} — {fmt}", "",
-                f"Devices: {where}.", "", scaling_table(here), "",
+                f"Devices: {where}.", *_chosen(here, fmt), "", scaling_table(here), "",
                 "#### Where the time goes", "", PARTS_INTRO, "", parts_table(here), "",
                 "#### The model's inputs", "", model_table(here), ""]
     bad = [r for r in recs if not _ok(r)]
