@@ -14,12 +14,19 @@ import pytest
 import scipy.sparse as sp
 
 import clspmv
-from clspmv.formats import FORMAT_CLASSES
-from clspmv.formats.long_rows import MIN_LONG_ROW, LongRowSplit, long_row_limit
+from clspmv.formats import FORMAT_CLASSES, Layout, convert
+from clspmv.formats.long_rows import (
+    MIN_LONG_ROW,
+    TAIL_WORK_GROUP,
+    LongRowSplit,
+    long_row_limit,
+)
+from clspmv.matrix import canonical_csr
 from clspmv.model import Calibration
 from clspmv.model.features import SPLIT_FORMATS, features, main_part, tail_part
 from clspmv.model.predict import predict_features
 from clspmv.model.timemodel import TERMS, quick_default
+from clspmv.precision import resolve
 
 from oracle import assert_matches, oracle_matrix, products_match
 
@@ -263,3 +270,16 @@ def test_model_counts_main_part_and_tail() -> None:
     before, after = (predict_features(g, gpu, formats=names) for g in (plain, f))
     for fmt in SPLIT:
         assert before[fmt].kernel_s > max(0.5e-3, 5 * after[fmt].kernel_s)
+
+
+@pytest.mark.parametrize("fmt", ["csr-scalar", "sell"])
+def test_tail_runs_wide_groups_on_warp_devices(fmt: str, device) -> None:
+    """A layout of SIMD width 32 (GPUs) and groups of 32 (csr-scalar's there): the tail's
+    segmented reduction runs groups of TAIL_WORK_GROUP, staged, and still matches scipy."""
+    A = arrow(5000)
+    layout = Layout(32, 32, device.compute_units, device.local_memory)
+    converted = convert(canonical_csr(A, np.float32), fmt, layout, resolve(None, np.float32),
+                        long_rows=FORCED)
+    assert converted.params["tail_wg"] == TAIL_WORK_GROUP and converted.params["tail_staged"]
+    M = clspmv.DeviceMatrix.upload(converted, device)
+    products_match(M, A, np.float32)

@@ -28,6 +28,8 @@ y[col] atomically.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pyopencl as cl
 import scipy.sparse as sp
@@ -92,9 +94,9 @@ def check_items(items: int, layout: Layout, staged: bool) -> int:
 class CooPart:
     """Row-sorted triplets under a name prefix and their kernels, shared by ``coo`` and the COO
     part of ``hyb``: the arrays (:meth:`arrays`), the parameters (``{prefix}nnz``, ``chunk``,
-    ``staged``, ``items``), the carry buffers (:meth:`upload`) and the launches. It holds only
-    the prefix (the format holds the buffers and kernels), so one instance serves every
-    matrix."""
+    ``staged``, ``items``, and ``{prefix}wg`` where the part runs work-groups of a size other
+    than the format's), the carry buffers (:meth:`upload`) and the launches. It holds only the
+    prefix (the format holds the buffers and kernels), so one instance serves every matrix."""
 
     def __init__(self, prefix: str = "") -> None:
         self.prefix = prefix
@@ -116,11 +118,17 @@ class CooPart:
         return {p + "nnz": nnz, p + "chunk": chunk_size(nnz, layout), p + "staged": int(staged),
                 p + "items": check_items(items, layout, staged)}
 
+    def layout(self, fmt: Format) -> Layout:
+        """The format's layout with the part's work-group size (``{prefix}wg``) where it has
+        one of its own."""
+        wg = fmt.params.get(self.prefix + "wg")
+        return fmt.layout if wg is None else replace(fmt.layout, work_group_size=wg)
+
     def shares(self, fmt: Format) -> int:
         """Shares of the forward product: work-groups of ``items * WG`` entries (staged) or
         work-items of ``items`` entries."""
         p = self.prefix
-        share = fmt.params[p + "items"] * (fmt.layout.work_group_size
+        share = fmt.params[p + "items"] * (self.layout(fmt).work_group_size
                                            if fmt.params[p + "staged"] else 1)
         return -(-fmt.params[p + "nnz"] // share)
 
@@ -141,24 +149,23 @@ class CooPart:
         p = self.prefix
         if fmt.params[p + "staged"]:
             return fmt.params[p + "items"]
-        return min(GPU_ITEMS, max_items(fmt.layout))
+        return min(GPU_ITEMS, max_items(self.layout(fmt)))
 
-    @staticmethod
-    def serial_group(fmt: Format) -> int:
+    def serial_group(self, fmt: Format) -> int:
         """Work-group size of the serial kernel: :data:`SERIAL_WORK_GROUP`, or the layout's if
         smaller."""
-        return min(SERIAL_WORK_GROUP, fmt.layout.work_group_size)
+        return min(SERIAL_WORK_GROUP, self.layout(fmt).work_group_size)
 
     def kernels(self, fmt: Format) -> tuple[cl.Kernel, cl.Kernel]:
         """The forward kernels (built on the first call, then kept by ``fmt``)."""
-        p, items = self.prefix, self.tile_items(fmt)
+        p, items, wg = self.prefix, self.tile_items(fmt), self.layout(fmt).work_group_size
         if fmt.params[p + "staged"]:
-            spmv = fmt.lazy_kernel(p + "coo_spmv", "coo.cl", "coo_spmv", ITEMS=items)
+            spmv = fmt.lazy_kernel(p + "coo_spmv", "coo.cl", "coo_spmv", ITEMS=items, wg=wg)
         else:
             spmv = fmt.lazy_kernel(p + "coo_spmv_serial", "coo.cl", "coo_spmv_serial",
                                    ITEMS=items, wg=self.serial_group(fmt))
         return (spmv,
-                fmt.lazy_kernel(p + "coo_combine", "coo.cl", "coo_combine", ITEMS=items))
+                fmt.lazy_kernel(p + "coo_combine", "coo.cl", "coo_combine", ITEMS=items, wg=wg))
 
     def product(self, fmt: Format, queue, x, y, alpha, beta, row0: int = 0
                 ) -> list[cl.Event]:
@@ -167,17 +174,17 @@ class CooPart:
         p, b = self.prefix, fmt.buffers
         shares = self.shares(fmt)
         spmv, combine = self.kernels(fmt)
-        wg, nnz = fmt.layout.work_group_size, scalar(fmt.params[p + "nnz"])
+        wg, nnz = self.layout(fmt).work_group_size, scalar(fmt.params[p + "nnz"])
         args = (b[p + "row"], b[p + "col"], b[p + "val"], x, y, b[p + "carry_row"],
                 b[p + "carry_sum"], alpha, beta)
         if fmt.params[p + "staged"]:
-            events = [fmt.run(queue, spmv, shares * wg, nnz, *args, row0=row0)]
+            events = [fmt.run(queue, spmv, shares * wg, nnz, *args, wg=wg, row0=row0)]
         else:
             events = [fmt.run(queue, spmv, shares, nnz, scalar(fmt.params[p + "items"]), *args,
                               wg=self.serial_group(fmt), row0=row0)]
         if shares:
             events.append(fmt.run(queue, combine, wg, scalar(2 * shares), b[p + "carry_row"],
-                                  b[p + "carry_sum"], y, alpha, beta, row0=row0))
+                                  b[p + "carry_sum"], y, alpha, beta, wg=wg, row0=row0))
         return [e for e in events if e is not None]
 
     def product_t(self, fmt: Format, queue, x, y, alpha, row0: int = 0) -> cl.Event | None:

@@ -22,7 +22,7 @@ format's ``has_matmat`` is then False on that matrix.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -30,8 +30,16 @@ import pyopencl as cl
 import scipy.sparse as sp
 
 from ..device import Device
-from .base import INDEX_DTYPE, Format, Layout, Triplets, entry_rows, row_lengths
-from .coo import CooPart
+from .base import (
+    DEFAULT_WORK_GROUP,
+    INDEX_DTYPE,
+    Format,
+    Layout,
+    Triplets,
+    entry_rows,
+    row_lengths,
+)
+from .coo import WIDE_SIMD, CooPart
 
 LONG_ROW_SPREAD = 1.0
 """A row is long when it holds more than ``LONG_ROW_SPREAD * nnz / lanes`` entries, ``lanes``
@@ -47,6 +55,13 @@ MIN_LONG_ROW = 1024
 """Rows of at most this many entries never go to the tail: below it the tail's two extra
 kernels (tens of microseconds to launch) would cost more than the longest row (about 57 us at
 56 ns per entry on the H200)."""
+
+TAIL_WORK_GROUP = DEFAULT_WORK_GROUP
+"""Smallest work-group size of the tail's kernels on devices of SIMD width at least
+:data:`~clspmv.formats.coo.WIDE_SIMD` (GPUs), whatever the format's (``csr-scalar`` runs groups
+of 32 there): the segmented reduction's shares are ``items`` entries per work-item of a group,
+and its combining kernel is a single group walking two carries per share, so groups of 32 would
+leave it 8 times the carries of groups of 256 (about 31 000 for a row of 4 M entries)."""
 
 AUTO = "auto"
 """The default of ``long_rows``: the limit of :func:`long_row_limit`."""
@@ -126,7 +141,11 @@ class LongRowSplit(Format):
         self."""
         nnz = int(tail.rows.size)
         self.params["long_rows"] = tail.limit
-        self.params.update(self.tail_part.params(nnz, self.layout, None, None))
+        layout = self.layout
+        if layout.simd_width >= WIDE_SIMD and layout.work_group_size < TAIL_WORK_GROUP:
+            layout = replace(layout, work_group_size=TAIL_WORK_GROUP)
+            self.params[self.tail_part.prefix + "wg"] = TAIL_WORK_GROUP
+        self.params.update(self.tail_part.params(nnz, layout, None, None))
         if nnz:
             assert self.host is not None
             arrays = self.tail_part.arrays(tail.rows, tail.cols, tail.vals)
