@@ -95,7 +95,8 @@ def test_forward_transpose_and_readback(fmt: str, name: str, split: str, dtype, 
     if split == "forced":
         assert limit == FORCED
     else:
-        assert limit == long_row_limit(A.nnz, device.simd_width, device.compute_units)
+        assert limit == long_row_limit(A.nnz, device.simd_width, device.compute_units,
+                                       fmt != "csr-blocks")
     assert M._fmt.tail_nnz == expected_tail(A, limit)
     if name in ("long-row", "arrow", "one-row") and split == "forced":
         assert M._fmt.tail_nnz >= A.shape[1] - 1  # the long row is in the tail
@@ -220,8 +221,11 @@ def test_limit_rule() -> None:
     # H200-like: 132 units of 32 lanes
     assert long_row_limit(12_000_000, 32, 132) == 12_000_000 // (132 * 32)
     assert long_row_limit(1000, 32, 132) == MIN_LONG_ROW
-    # a 2-core CPU of vector width 8: a row needs a 16th of the entries
+    # a 2-core CPU of vector width 8: a row needs a 16th of the entries, half of them where the
+    # work-items do not share SIMD lanes (csr-blocks), though not on a GPU
     assert long_row_limit(1_600_000, 8, 2) == 100_000
+    assert long_row_limit(1_600_000, 8, 2, lockstep=False) == 800_000
+    assert long_row_limit(12_000_000, 32, 132, lockstep=False) == 12_000_000 // (132 * 32)
 
 
 def test_default_leaves_rows_below_the_limit(device) -> None:
@@ -247,9 +251,12 @@ def test_model_counts_main_part_and_tail() -> None:
     A = arrow(200_000)
     plain = features(A, 32)
     f = features(A, 32, compute_units=132)
-    assert plain.tail_rows == 0 and plain.long_row_limit == 0
-    assert f.long_row_limit == max(MIN_LONG_ROW, A.nnz // (32 * 132))
-    assert (f.tail_rows, f.tail_entries) == (1, 200_000)
+    assert plain.splits == {} and sorted(f.splits) == sorted(SPLIT)
+    for split in f.splits.values():
+        assert split.limit == max(MIN_LONG_ROW, A.nnz // (32 * 132))
+        assert (split.tail_rows, split.tail_entries, split.main_max_row) == (1, 200_000, 2)
+    cpu = features(A, 8, compute_units=2)  # csr-blocks: the row is a third of the entries
+    assert "csr-blocks" not in cpu.splits and "csr-scalar" in cpu.splits
     main = main_part("csr-scalar", f)
     assert main.max_row == 2 and main.entries == A.nnz - 200_000
     assert main_part("csr-adaptive", f) is f and tail_part("csr-adaptive", f) is None

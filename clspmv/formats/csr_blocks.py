@@ -71,11 +71,12 @@ class CsrBlocks(LongRowSplit, CsrFamily):
     beyond ``long_rows`` in a COO tail (:mod:`~clspmv.formats.long_rows`)."""
 
     name = "csr-blocks"
+    lockstep_rows = False  # work-groups of 1: on CPUs a long row matters beyond nnz / cores
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, blocks: int | None = None,
                  unroll: int | None = None, long_rows: int | str | None = AUTO) -> CsrBlocks:
-        csr, tail = split_long_rows(csr, layout, long_rows)
+        csr, tail = split_long_rows(csr, layout, long_rows, cls.lockstep_rows)
         rows = csr.shape[0]
         if unroll is None:
             unroll = default_unroll(rows, csr.nnz)

@@ -67,11 +67,17 @@ AUTO = "auto"
 """The default of ``long_rows``: the limit of :func:`long_row_limit`."""
 
 
-def long_row_limit(nnz: int, simd_width: int, compute_units: int) -> int:
+def long_row_limit(nnz: int, simd_width: int, compute_units: int, lockstep: bool = True) -> int:
     """Longest row a format keeps in its own arrays for a matrix of ``nnz`` entries on a device
     of ``compute_units`` units of ``simd_width`` lanes: ``max(MIN_LONG_ROW, LONG_ROW_SPREAD * nnz
-    / (compute_units * simd_width))`` (see :data:`LONG_ROW_SPREAD`)."""
-    lanes = max(1, compute_units) * max(1, simd_width)
+    / lanes)`` with ``lanes = compute_units * simd_width`` (see :data:`LONG_ROW_SPREAD`).
+    ``lockstep=False`` is for a format whose work-items do not share SIMD lanes (``csr-blocks``:
+    work-groups of 1): on a device of SIMD width below :data:`~clspmv.formats.coo.WIDE_SIMD`
+    (CPUs) its lanes are the compute units alone, as a core walks one of its blocks at a time (on
+    the 2-core CPU the tail made ``csr-blocks`` 1.27x slower on an arrow matrix whose long row
+    held a third of the entries: two cores were never starved)."""
+    wide = lockstep or simd_width >= WIDE_SIMD
+    lanes = max(1, compute_units) * (max(1, simd_width) if wide else 1)
     return max(MIN_LONG_ROW, int(LONG_ROW_SPREAD * nnz / lanes))
 
 
@@ -98,14 +104,14 @@ class Tail:
     vals: np.ndarray
 
 
-def split_long_rows(csr: sp.csr_matrix, layout: Layout, long_rows: object = AUTO
-                    ) -> tuple[sp.csr_matrix, Tail]:
+def split_long_rows(csr: sp.csr_matrix, layout: Layout, long_rows: object = AUTO,
+                    lockstep: bool = True) -> tuple[sp.csr_matrix, Tail]:
     """(``csr`` with its long rows emptied, the :class:`Tail` holding their entries) for the
-    ``long_rows`` parameter (see the module docstring) on a device of ``layout``. ``csr`` itself
-    comes back when no row is long."""
+    ``long_rows`` parameter (see the module docstring) on a device of ``layout`` (``lockstep``:
+    see :func:`long_row_limit`). ``csr`` itself comes back when no row is long."""
     given = check_long_rows(long_rows)
-    limit = (long_row_limit(csr.nnz, layout.simd_width, layout.compute_units) if given == AUTO
-             else int(given))
+    limit = (long_row_limit(csr.nnz, layout.simd_width, layout.compute_units, lockstep)
+             if given == AUTO else int(given))
     lengths = row_lengths(csr)
     none = np.zeros(0, np.int64)
     if limit == 0 or lengths.size == 0 or lengths.max() <= limit:
@@ -135,6 +141,8 @@ class LongRowSplit(Format):
 
     splits_long_rows: ClassVar[bool] = True
     """Marks the formats of this mixin (the time model counts their tail apart)."""
+    lockstep_rows: ClassVar[bool] = True
+    """Whether neighbouring rows share SIMD lanes (``lockstep`` of :func:`long_row_limit`)."""
 
     def attach_tail(self, tail: Tail) -> LongRowSplit:
         """Store ``tail`` (from :func:`split_long_rows`) with this format's arrays; returns

@@ -12,8 +12,8 @@ sample of blocks.
 
 Formats with a COO tail of long rows (:mod:`clspmv.formats.long_rows`, :data:`SPLIT_FORMATS`)
 are two parts: given the device's compute units, the features count the rows beyond the default
-limit (:attr:`Features.tail_entries`, :attr:`Features.tail_rows`) and the main part's longest
-row and padding; :func:`main_part` and :func:`tail_part` give the features of each, and the
+limit of each (:attr:`Features.splits`: the tail's rows and entries, the main part's longest
+row and padding); :func:`main_part` and :func:`tail_part` give the features of each, and the
 predicted time of such a format is its own model on the main part plus ``coo``'s on the tail
 (:func:`clspmv.model.predict.kernel_time`).
 """
@@ -55,6 +55,18 @@ SPLIT_FORMATS = tuple(name for name, cls in FORMAT_CLASSES.items()
 
 
 @dataclass(frozen=True)
+class Split:
+    """A split format's default split of a matrix: its limit, the tail's rows and entries, the
+    main part's longest row and slots (entries plus padding)."""
+
+    limit: int
+    tail_rows: int
+    tail_entries: int
+    main_max_row: int
+    main_slots: int
+
+
+@dataclass(frozen=True)
 class Features:
     """Features of a block of rows of a CSR matrix for one value size and SIMD width."""
 
@@ -82,18 +94,9 @@ class Features:
     """Occupied diagonals (DIA); of a sample of rows unless :attr:`diagonals_exact`."""
     diagonals_exact: bool = True
     hyb_width: int = 0
-    long_row_limit: int = 0
-    """Longest row the :data:`SPLIT_FORMATS` keep by default on the device
-    (:func:`clspmv.formats.long_rows.long_row_limit`); 0 when not known (no tail counted)."""
-    tail_rows: int = 0
-    """Rows beyond :attr:`long_row_limit` (the COO tail of the split formats)."""
-    tail_entries: int = 0
-    """Entries of those rows."""
-    main_max_row: int = 0
-    """Longest row within :attr:`long_row_limit` (the split formats' main part)."""
-    main_slots: dict[str, int] = field(default_factory=dict)
-    """Slots of the split formats' main part, where a tail leaves them other than
-    ``entries - tail_entries``."""
+    splits: dict[str, Split] = field(default_factory=dict)
+    """The COO tail of each of the :data:`SPLIT_FORMATS` that has one by default on the device
+    (none when the compute units are not known)."""
 
     def slots_of(self, fmt: str) -> int:
         """Slots format ``fmt`` stores (entries plus its padding)."""
@@ -249,12 +252,7 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
         "hyb": n_pad * k + beyond,
         "dia": diags * n_pad,
     }
-    limit = 0 if compute_units is None else long_row_limit(nnz, c, compute_units)
-    long_row = lengths > limit if limit else np.zeros(m, bool)
-    tail_rows = int(np.count_nonzero(long_row))
-    tail_entries = int(lengths[long_row].sum())
-    main_lengths = np.where(long_row, 0, lengths)
-    main_slots = _padded_slots(main_lengths, c, nnz - tail_entries) if tail_rows else {}
+    splits = {} if compute_units is None else _splits(lengths, c, compute_units)
     line_entries = max(1, LINE_BYTES // csr.dtype.itemsize)
     x_lines, near, distance = _x_locality(csr, line_entries, sample)
     return Features(
@@ -263,33 +261,54 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
         max_row=longest, std_row=float(lengths.std()) if m else 0.0, x_lines=x_lines,
         near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags,
         diagonals_exact=exact,
-        hyb_width=k, long_row_limit=limit, tail_rows=tail_rows, tail_entries=tail_entries,
-        main_max_row=int(main_lengths.max()) if m else 0, main_slots=main_slots,
+        hyb_width=k, splits=splits,
     )
+
+
+def _splits(lengths: np.ndarray, c: int, compute_units: int) -> dict[str, Split]:
+    """:attr:`Features.splits` for these row lengths on a device of ``compute_units`` units of
+    SIMD width ``c``."""
+    nnz = int(lengths.sum())
+    out: dict[str, Split] = {}
+    by_limit: dict[int, tuple[int, int, int, dict[str, int]]] = {}
+    for fmt in SPLIT_FORMATS:
+        limit = long_row_limit(nnz, c, compute_units, FORMAT_CLASSES[fmt].lockstep_rows)
+        if limit not in by_limit:
+            long_row = lengths > limit
+            rows = int(np.count_nonzero(long_row))
+            entries = int(lengths[long_row].sum())
+            main = np.where(long_row, 0, lengths)
+            by_limit[limit] = (rows, entries, int(main.max()) if rows else 0,
+                               _padded_slots(main, c, nnz - entries) if rows else {})
+        rows, entries, longest, slots = by_limit[limit]
+        if rows:
+            out[fmt] = Split(limit, rows, entries, longest, slots.get(fmt, nnz - entries))
+    return out
 
 
 def main_part(fmt: str, f: Features) -> Features:
     """Features of what ``fmt``'s own kernel walks: for a split format with a tail, the matrix
-    with the rows beyond :attr:`Features.long_row_limit` emptied; else ``f``."""
-    if fmt not in SPLIT_FORMATS or not f.tail_rows:
+    with the rows of its tail (:attr:`Features.splits`) emptied; else ``f``."""
+    split = f.splits.get(fmt)
+    if split is None:
         return f
-    entries = f.entries - f.tail_entries
-    return replace(f, entries=entries, empty_rows=f.empty_rows + f.tail_rows,
-                   mean_row=entries / f.rows, max_row=f.main_max_row,
+    entries = f.entries - split.tail_entries
+    return replace(f, entries=entries, empty_rows=f.empty_rows + split.tail_rows,
+                   mean_row=entries / f.rows, max_row=split.main_max_row,
                    x_lines=f.x_lines * entries / f.entries,
-                   slots={**f.slots, fmt: f.main_slots.get(fmt, entries)})
+                   slots={**f.slots, fmt: split.main_slots}, splits={})
 
 
 def tail_part(fmt: str, f: Features) -> Features | None:
     """Features of ``fmt``'s COO tail (its long rows alone, as ``coo`` stores them), or None
     when ``fmt`` has none for ``f``."""
-    if fmt not in SPLIT_FORMATS or not f.tail_rows:
+    split = f.splits.get(fmt)
+    if split is None:
         return None
-    share = f.tail_entries / f.entries
-    return replace(f, rows=f.tail_rows, entries=f.tail_entries, empty_rows=0,
-                   mean_row=f.tail_entries / f.tail_rows, x_lines=f.x_lines * share,
-                   slots={}, diagonals=0, hyb_width=0, long_row_limit=0, tail_rows=0,
-                   tail_entries=0, main_max_row=f.max_row, main_slots={})
+    return replace(f, rows=split.tail_rows, entries=split.tail_entries, empty_rows=0,
+                   mean_row=split.tail_entries / split.tail_rows,
+                   x_lines=f.x_lines * split.tail_entries / f.entries, slots={}, diagonals=0,
+                   hyb_width=0, splits={})
 
 
 def threads_per_row(fmt: str, f: Features) -> int:
@@ -361,6 +380,6 @@ def refusal(fmt: str, f: Features, work_group_size: int = 256) -> str | None:
     return None
 
 
-__all__ = ["SPLIT_FORMATS", "Features", "exact_diagonals", "features", "main_part",
+__all__ = ["SPLIT_FORMATS", "Features", "Split", "exact_diagonals", "features", "main_part",
            "matrix_bytes", "refusal", "tail_part", "threads_per_row", "total_bytes",
            "with_exact_diagonals"]
