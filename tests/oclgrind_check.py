@@ -287,9 +287,10 @@ block and rows alone in their block."""
 
 def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     """The format parameters that select each kernel variant of ``fmt``: threads per row, sigma,
-    HYB widths, and the sweep's build options (``unroll``: UNROLL, ``row_major``: ROW_MAJOR)."""
-    if fmt == "csr-scalar":
-        return [{}, {"unroll": 4}]
+    HYB widths, the sweep's build options (``unroll``: UNROLL, ``row_major``: ROW_MAJOR), and a
+    COO tail of long rows (``long_rows``)."""
+    if fmt == "csr-scalar":  # long_rows: rows beyond 4 entries in the COO tail
+        return [{}, {"unroll": 4}, {"long_rows": 4}]
     if fmt == "csr-vector":
         return [*({"threads_per_row": t} for t in VECTOR_WIDTHS),
                 {"threads_per_row": 32, "unroll": 2}]
@@ -303,7 +304,7 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
         return [*({"threads_per_row": t} for t in ELLR_T_WIDTHS),
                 {"threads_per_row": 32, "row_major": True, "unroll": 2}]
     if fmt == "sell":
-        return [{}, {"sigma": 1}]
+        return [{}, {"sigma": 1}, {"sigma": 1, "long_rows": 4}]
     if fmt == "csr-adaptive":  # tiny blocks: rows longer than 8 entries are split into chunks
         return [{}, {"block_entries": ADAPTIVE_SMALL_BLOCK}]
     if fmt == "hyb":

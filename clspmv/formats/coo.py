@@ -34,6 +34,8 @@ y[col] atomically.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pyopencl as cl
 import scipy.sparse as sp
@@ -108,9 +110,9 @@ def reduction_levels(shares: int, carry_tile: int) -> list[int]:
 class CooPart:
     """Row-sorted triplets under a name prefix and their kernels, shared by ``coo`` and the COO
     part of ``hyb``: the arrays (:meth:`arrays`), the parameters (``{prefix}nnz``, ``chunk``,
-    ``staged``, ``items``), the carry buffers (:meth:`upload`) and the launches. It holds only
-    the prefix (the format holds the buffers and kernels), so one instance serves every
-    matrix."""
+    ``staged``, ``items``, and ``{prefix}wg`` where the part runs work-groups of a size other
+    than the format's), the carry buffers (:meth:`upload`) and the launches. It holds only the
+    prefix (the format holds the buffers and kernels), so one instance serves every matrix."""
 
     def __init__(self, prefix: str = "") -> None:
         self.prefix = prefix
@@ -132,11 +134,17 @@ class CooPart:
         return {p + "nnz": nnz, p + "chunk": chunk_size(nnz, layout), p + "staged": int(staged),
                 p + "items": check_items(items, staged)}
 
+    def layout(self, fmt: Format) -> Layout:
+        """The format's layout with the part's work-group size (``{prefix}wg``) where it has
+        one of its own."""
+        wg = fmt.params.get(self.prefix + "wg")
+        return fmt.layout if wg is None else replace(fmt.layout, work_group_size=wg)
+
     def shares(self, fmt: Format) -> int:
         """Shares of the first level: work-groups of ``items * WG`` entries (staged) or
         work-items of ``items`` entries."""
         p = self.prefix
-        share = fmt.params[p + "items"] * (fmt.layout.work_group_size
+        share = fmt.params[p + "items"] * (self.layout(fmt).work_group_size
                                            if fmt.params[p + "staged"] else 1)
         return -(-fmt.params[p + "nnz"] // share)
 
@@ -146,7 +154,7 @@ class CooPart:
         shares = self.shares(fmt)
         if shares == 0 or (shares == 1 and fmt.params[self.prefix + "staged"]):
             return []
-        return reduction_levels(shares, CARRY_ITEMS * fmt.layout.work_group_size)
+        return reduction_levels(shares, CARRY_ITEMS * self.layout(fmt).work_group_size)
 
     def upload(self, fmt: Format, device: Device) -> None:
         """Allocate the carries: two buffers, each level writing the one the level before did
@@ -161,17 +169,17 @@ class CooPart:
                                                                   n * fmt.accumulate.itemsize)
             fmt.nbytes += n * (INDEX_DTYPE.itemsize + fmt.accumulate.itemsize)
 
-    @staticmethod
-    def serial_group(fmt: Format) -> int:
-        """Work-group size of the serial kernel: :data:`SERIAL_WORK_GROUP`, or the layout's if
+    def serial_group(self, fmt: Format) -> int:
+        """Work-group size of the serial kernel: :data:`SERIAL_WORK_GROUP`, or the part's if
         smaller."""
-        return min(SERIAL_WORK_GROUP, fmt.layout.work_group_size)
+        return min(SERIAL_WORK_GROUP, self.layout(fmt).work_group_size)
 
     def kernels(self, fmt: Format) -> tuple[cl.Kernel, cl.Kernel]:
         """The first level's kernel and the carries' (built on the first call, then kept by
         ``fmt``; the same kernel when staged with ``items`` = :data:`CARRY_ITEMS`)."""
-        p = self.prefix
-        carries = fmt.lazy_kernel(p + "coo_carries", "coo.cl", "coo_spmv", ITEMS=CARRY_ITEMS)
+        p, wg = self.prefix, self.layout(fmt).work_group_size
+        carries = fmt.lazy_kernel(p + "coo_carries", "coo.cl", "coo_spmv", ITEMS=CARRY_ITEMS,
+                                  wg=wg)
         items = fmt.params[p + "items"]
         if not fmt.params[p + "staged"]:
             first = fmt.lazy_kernel(p + "coo_spmv_serial", "coo.cl", "coo_spmv_serial",
@@ -179,7 +187,7 @@ class CooPart:
         elif items == CARRY_ITEMS:
             first = carries
         else:
-            first = fmt.lazy_kernel(p + "coo_spmv", "coo.cl", "coo_spmv", ITEMS=items)
+            first = fmt.lazy_kernel(p + "coo_spmv", "coo.cl", "coo_spmv", ITEMS=items, wg=wg)
         return first, carries
 
     def product(self, fmt: Format, queue, x, y, alpha, beta, row0: int = 0
@@ -189,12 +197,12 @@ class CooPart:
         p, b = self.prefix, fmt.buffers
         shares = self.shares(fmt)
         first, carries = self.kernels(fmt)
-        wg, nnz = fmt.layout.work_group_size, scalar(fmt.params[p + "nnz"])
+        wg, nnz = self.layout(fmt).work_group_size, scalar(fmt.params[p + "nnz"])
         entries = (b[p + "row"], b[p + "col"], b[p + "val"])
         out = (b[p + "carry_row0"], b[p + "carry_sum0"])
         if fmt.params[p + "staged"]:
             events = [fmt.run(queue, first, shares * wg, nnz, np.int32(0), *entries, out[1],
-                              x, y, *out, alpha, beta, row0=row0)]
+                              x, y, *out, alpha, beta, wg=wg, row0=row0)]
         else:
             events = [fmt.run(queue, first, shares, nnz, scalar(fmt.params[p + "items"]),
                               *entries, x, y, *out, alpha, beta, wg=self.serial_group(fmt),
@@ -204,7 +212,7 @@ class CooPart:
             dst = (b[f"{p}carry_row{1 - level % 2}"], b[f"{p}carry_sum{1 - level % 2}"])
             events.append(fmt.run(queue, carries, -(-n // (CARRY_ITEMS * wg)) * wg, scalar(n),
                                   np.int32(1), src[0], *entries[1:], src[1], x, y, *dst, alpha,
-                                  beta, row0=row0))
+                                  beta, wg=wg, row0=row0))
         return [e for e in events if e is not None]
 
     def product_t(self, fmt: Format, queue, x, y, alpha, row0: int = 0) -> cl.Event | None:

@@ -25,6 +25,7 @@ from .base import (
     row_lengths,
     scalar,
 )
+from .long_rows import AUTO, LongRowSplit, split_long_rows
 from .row_kernels import RowKernels
 
 VECTOR_WIDTHS = (2, 4, 8, 16, 32)
@@ -84,8 +85,9 @@ class CsrFamily(RowKernels):
                    unroll=check_unroll(unroll))
 
 
-class CsrScalar(CsrFamily):
-    """CSR with one work-item per row."""
+class CsrScalar(LongRowSplit, CsrFamily):
+    """CSR with one work-item per row (rows beyond ``long_rows`` in a COO tail,
+    :mod:`~clspmv.formats.long_rows`)."""
 
     name = "csr-scalar"
     gpu_work_group = 32
@@ -94,12 +96,15 @@ class CsrScalar(CsrFamily):
     than of 64 to 512, which were all alike."""
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1) -> CsrScalar:
-        return cls._plain(csr, layout, 1, unroll)
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1,
+                 long_rows: int | str | None = AUTO) -> CsrScalar:
+        main, tail = split_long_rows(csr, layout, long_rows)
+        return cls._plain(main, layout, 1, unroll).attach_tail(tail)
 
 
-class CsrVector(CsrFamily):
-    """CSR with T work-items per row (T in 2..32, from the mean row length unless given)."""
+class CsrVector(LongRowSplit, CsrFamily):
+    """CSR with T work-items per row (T in 2..32, from the mean row length unless given; rows
+    beyond ``long_rows`` in a COO tail)."""
 
     name = "csr-vector"
     thread_widths = VECTOR_WIDTHS
@@ -108,26 +113,30 @@ class CsrVector(CsrFamily):
     @classmethod
     def from_csr(
         cls, csr: sp.csr_matrix, layout: Layout, threads_per_row: int | None = None,
-        unroll: int = 1,
+        unroll: int = 1, long_rows: int | str | None = AUTO,
     ) -> CsrVector:
+        main, tail = split_long_rows(csr, layout, long_rows)
         if threads_per_row is None:
-            threads_per_row = mean_row_threads(csr)
+            threads_per_row = mean_row_threads(main)
         check_threads(threads_per_row, VECTOR_WIDTHS, layout)
-        return cls._plain(csr, layout, threads_per_row, unroll)
+        return cls._plain(main, layout, threads_per_row, unroll).attach_tail(tail)
 
     def check_params(self) -> None:
         super().check_params()
         check_threads(self.params["threads_per_row"], VECTOR_WIDTHS, self.layout)
 
 
-class CsrAligned(CsrFamily):
-    """SpMV4GPU: rows padded to multiples of 16 entries, a half warp (16 work-items) per row."""
+class CsrAligned(LongRowSplit, CsrFamily):
+    """SpMV4GPU: rows padded to multiples of 16 entries, a half warp (16 work-items) per row
+    (rows beyond ``long_rows`` in a COO tail)."""
 
     name = "csr-aligned"
     skip_padding = True
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1) -> CsrAligned:
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1,
+                 long_rows: int | str | None = AUTO) -> CsrAligned:
+        csr, tail = split_long_rows(csr, layout, long_rows)
         padded = -(-row_lengths(csr) // ALIGNMENT) * ALIGNMENT
         row_ptr = np.zeros(csr.shape[0] + 1, np.int64)
         np.cumsum(padded, out=row_ptr[1:])
@@ -140,5 +149,5 @@ class CsrAligned(CsrFamily):
         arrays = {"row_ptr": row_ptr.astype(INDEX_DTYPE), "col": col, "val": val}
         return cls(csr.shape, csr.dtype, layout, arrays,
                    threads_per_row=min(ALIGNMENT, layout.work_group_size),
-                   unroll=check_unroll(unroll))
+                   unroll=check_unroll(unroll)).attach_tail(tail)
 

@@ -8,8 +8,9 @@ Work-groups hold :data:`BLOCK_WORK_GROUP` work-item and there are :data:`BLOCKS_
 per compute unit (fewer for small matrices: at least :data:`MIN_BLOCK_ENTRIES` entries a block),
 so that PoCL's dynamic scheduling of work-groups evens out the cores while each work-group
 amortises its start. A block is at most its share of
-the entries plus one row: a row is never split, so a single row holding most entries is one
-block's work.
+the entries plus one row: a row is never split, so a single row holding most entries would be one
+block's work; rows longer than ``long_rows`` go to a COO tail instead
+(:mod:`~clspmv.formats.long_rows`), and the blocks are balanced over the rest.
 
 The transpose (A^T x) and several-right-hand-sides (A X) products run ``csr-scalar``'s kernels of
 ``csr.cl`` on the same CSR arrays (one work-item per row): they are inherited from the CSR
@@ -24,6 +25,7 @@ import scipy.sparse as sp
 
 from .base import INDEX_DTYPE, UNROLL_FACTORS, Layout, check_unroll, scalar
 from .csr import CsrFamily, csr_arrays
+from .long_rows import AUTO, LongRowSplit, split_long_rows
 
 BLOCKS_PER_UNIT = 16
 """Blocks per compute unit: enough for dynamic scheduling to balance the cores."""
@@ -64,14 +66,17 @@ def row_blocks(row_ptr: np.ndarray, blocks: int) -> np.ndarray:
     return np.concatenate(([0], inner, [rows][:blocks])).astype(INDEX_DTYPE)
 
 
-class CsrBlocks(CsrFamily):
-    """CSR walked in row blocks balanced by entries, one work-item per block (for CPUs)."""
+class CsrBlocks(LongRowSplit, CsrFamily):
+    """CSR walked in row blocks balanced by entries, one work-item per block (for CPUs); rows
+    beyond ``long_rows`` in a COO tail (:mod:`~clspmv.formats.long_rows`)."""
 
     name = "csr-blocks"
+    lockstep_rows = False  # work-groups of 1: on CPUs a long row matters beyond nnz / cores
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, blocks: int | None = None,
-                 unroll: int | None = None) -> CsrBlocks:
+                 unroll: int | None = None, long_rows: int | str | None = AUTO) -> CsrBlocks:
+        csr, tail = split_long_rows(csr, layout, long_rows, cls.lockstep_rows)
         rows = csr.shape[0]
         if unroll is None:
             unroll = default_unroll(rows, csr.nnz)
@@ -84,15 +89,16 @@ class CsrBlocks(CsrFamily):
         arrays = csr_arrays(csr)
         arrays["block_row"] = row_blocks(arrays["row_ptr"], blocks)
         return cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=1, blocks=blocks,
-                   unroll=unroll)
+                   unroll=unroll).attach_tail(tail)
 
     def prepare_kernels(self) -> None:
         self._kernel = self.kernel("csr_blocks.cl", "csr_blocks_spmv", wg=BLOCK_WORK_GROUP,
                                    UNROLL=self.params["unroll"])
+        self.prepare_tail()
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         b = self.buffers
         blocks = self.params["blocks"]
         ev = self.run(queue, self._kernel, blocks, scalar(blocks), b["block_row"], b["row_ptr"],
                       b["col"], b["val"], x, y, alpha, beta, wg=BLOCK_WORK_GROUP, row0=row0)
-        return [ev] if ev else []
+        return [e for e in (ev,) if e is not None] + self.tail_product(queue, x, y, alpha, row0)

@@ -1,7 +1,8 @@
 """SELL-C-sigma and pJDS (``pjds-multigpu.txt`` section 2): rows sorted by length, cut into
 slices of C rows (C = the device's SIMD width), each slice column-major and padded only to its own
 longest row. SELL sorts within windows of sigma rows; pJDS sorts all rows (sigma = n). The row
-permutation is applied by the kernel, so results come back in the caller's row order.
+permutation is applied by the kernel, so results come back in the caller's row order. Rows
+longer than ``long_rows`` go to a COO tail (:mod:`~clspmv.formats.long_rows`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .base import (
     row_lengths,
     scalar,
 )
+from .long_rows import AUTO, LongRowSplit, split_long_rows
 from .row_kernels import RowKernels
 
 SIGMA_PADDING_SLACK = 0.05
@@ -68,7 +70,7 @@ def sort_rows(lengths: np.ndarray, sigma: int) -> np.ndarray:
     return np.lexsort((-lengths, window)).astype(np.int64)
 
 
-class Sell(RowKernels):
+class Sell(LongRowSplit, RowKernels):
     """SELL-C-sigma with C = SIMD width and a sorting window sigma (a multiple of C, or 1;
     by default chosen from the row lengths by :func:`choose_sigma`)."""
 
@@ -77,13 +79,15 @@ class Sell(RowKernels):
     family = "sell"
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, sigma: int | None = None) -> Sell:
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, sigma: int | None = None,
+                 long_rows: int | str | None = AUTO) -> Sell:
+        csr, tail = split_long_rows(csr, layout, long_rows)
         c = layout.simd_width
         if sigma is None:
             sigma = choose_sigma(row_lengths(csr), c)
         if sigma < 1 or (sigma != 1 and sigma % c):
             raise ValueError(f"sigma must be 1 or a positive multiple of C={c}, got {sigma}")
-        return cls._build(csr, layout, sigma)
+        return cls._build(csr, layout, sigma).attach_tail(tail)
 
     @classmethod
     def _build(cls, csr: sp.csr_matrix, layout: Layout, sigma: int) -> Sell:
@@ -131,7 +135,8 @@ class Sell(RowKernels):
         starts = np.cumsum(lengths) - lengths
         pos = np.arange(slots.size) - np.repeat(starts, lengths)
         where = arrays["slice_ptr"][slots // c].astype(np.int64) + pos * c + slots % c
-        return arrays["perm"][slots], arrays["col"][where], arrays["val"][where]
+        return self.with_tail_triplets(arrays, arrays["perm"][slots], arrays["col"][where],
+                                       arrays["val"][where])
 
 
 class Pjds(Sell):
@@ -140,5 +145,7 @@ class Pjds(Sell):
     name = "pjds"
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Pjds:
-        return cls._build(csr, layout, max(csr.shape[0], 1))
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout,
+                 long_rows: int | str | None = AUTO) -> Pjds:
+        csr, tail = split_long_rows(csr, layout, long_rows)
+        return cls._build(csr, layout, max(csr.shape[0], 1)).attach_tail(tail)

@@ -9,6 +9,13 @@ diagonal to the row count), the rows, the longest row (the critical path of a ro
 kernel), and the gathers from x: the distinct cache lines of x touched per block of rows
 (:data:`ROW_BLOCK` rows, about one work-group) and not by the block before it, estimated on a
 sample of blocks.
+
+Formats with a COO tail of long rows (:mod:`clspmv.formats.long_rows`, :data:`SPLIT_FORMATS`)
+are two parts: given the device's compute units, the features count the rows beyond the default
+limit of each (:attr:`Features.splits`: the tail's rows and entries, the main part's longest
+row and padding); :func:`main_part` and :func:`tail_part` give the features of each, and the
+predicted time of such a format is its own model on the main part plus ``coo``'s on the tail
+(:func:`clspmv.model.predict.kernel_time`).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import UnsuitableFormatError
+from ..formats import FORMAT_CLASSES
 from ..formats.base import (
     INDEX_DTYPE,
     INDEX_LIMIT,
@@ -28,6 +36,7 @@ from ..formats.base import (
 )
 from ..formats.csr import ALIGNMENT, VECTOR_WIDTHS, threads_for_mean_length
 from ..formats.ell import ellr_t_threads
+from ..formats.long_rows import long_row_limit
 from ..formats.sell import SIGMA_PADDING_SLACK, slice_padding
 from ..stats import hyb_width
 
@@ -46,6 +55,22 @@ matrix of 41 M entries with 64 rows of 200 k, 13 M sampled entries and 4.4 s of 
 before, 0.2 s after)."""
 
 PADDED_FORMATS = ("csr-aligned", "ell", "ellr", "ellr-t", "sell", "pjds", "hyb", "dia")
+
+SPLIT_FORMATS = tuple(name for name, cls in FORMAT_CLASSES.items()
+                      if getattr(cls, "splits_long_rows", False))
+"""The formats that move rows beyond their ``long_rows`` limit to a COO tail."""
+
+
+@dataclass(frozen=True)
+class Split:
+    """A split format's default split of a matrix: its limit, the tail's rows and entries, the
+    main part's longest row and slots (entries plus padding)."""
+
+    limit: int
+    tail_rows: int
+    tail_entries: int
+    main_max_row: int
+    main_slots: int
 
 
 @dataclass(frozen=True)
@@ -81,6 +106,9 @@ class Features:
     padded to its longest row: what a kernel of one row per work-item pays on SIMD lanes (a
     group of lanes runs as long as its longest row; PoCL vectorises work-items this way, a GPU
     runs a warp this way)."""
+    splits: dict[str, Split] = field(default_factory=dict)
+    """The COO tail of each of the :data:`SPLIT_FORMATS` that has one by default on the device
+    (none when the compute units are not known)."""
 
     def slots_of(self, fmt: str) -> int:
         """Slots format ``fmt`` stores (entries plus its padding)."""
@@ -210,9 +238,24 @@ def with_exact_diagonals(f: Features, csr: sp.csr_matrix) -> Features:
     return replace(f, diagonals=diags, diagonals_exact=True, slots=slots)
 
 
-def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None) -> Features:
+def _padded_slots(lengths: np.ndarray, c: int, nnz: int) -> dict[str, int]:
+    """Slots of the formats padded per row (csr-aligned) or per slice (sell, pjds) for these
+    row lengths."""
+    m = lengths.size
+    pjds_pad = slice_padding(lengths, c, max(m, 1))
+    # sell's window (choose_sigma) pads at most SIGMA_PADDING_SLACK * entries beyond pJDS:
+    # counted at half that, instead of the sorts choose_sigma makes
+    constant = m == 0 or lengths.min() == lengths.max()
+    sell_pad = pjds_pad if constant else pjds_pad + int(SIGMA_PADDING_SLACK * nnz / 2)
+    return {"csr-aligned": int((-(-lengths // ALIGNMENT) * ALIGNMENT).sum()),
+            "sell": nnz + sell_pad, "pjds": nnz + pjds_pad}
+
+
+def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
+             compute_units: int | None = None) -> Features:
     """Features of the canonical CSR matrix ``csr`` (or of its block of ``rows``, a slice) for a
-    device of SIMD width ``simd_width`` (the formats' C)."""
+    device of SIMD width ``simd_width`` (the formats' C) and, where given, ``compute_units``
+    (without them the split formats' tail of long rows is not counted)."""
     if rows is not None:
         csr = csr[rows]
     m, n = csr.shape
@@ -226,21 +269,15 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None) -> 
     threads = ellr_t_threads(nnz / m if m else 0.0)
     sample = _sample(csr) if nnz else ()
     diags, exact = _sampled_diagonals(csr, sample)
-    pjds_pad = slice_padding(lengths, c, max(m, 1))
-    # sell's window (choose_sigma) pads at most SIGMA_PADDING_SLACK * entries beyond pJDS:
-    # counted at half that, instead of the sorts choose_sigma makes
-    constant = m == 0 or lengths.min() == lengths.max()
-    sell_pad = pjds_pad if constant else pjds_pad + int(SIGMA_PADDING_SLACK * nnz / 2)
     slots = {
-        "csr-aligned": int((-(-lengths // ALIGNMENT) * ALIGNMENT).sum()),
+        **_padded_slots(lengths, c, nnz),
         "ell": n_pad * longest,
         "ellr": n_pad * longest,
         "ellr-t": n_pad * round_up(longest, threads),
-        "sell": nnz + sell_pad,
-        "pjds": nnz + pjds_pad,
         "hyb": n_pad * k + beyond,
         "dia": diags * n_pad,
     }
+    splits = {} if compute_units is None else _splits(lengths, c, compute_units)
     line_entries = max(1, LINE_BYTES // csr.dtype.itemsize)
     x_lines, near, distance = _x_locality(csr, line_entries, sample)
     return Features(
@@ -250,7 +287,54 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None) -> 
         near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags,
         diagonals_exact=exact,
         hyb_width=k, lane_padding=slice_padding(lengths, c, 1) if m else 0,
+        splits=splits,
     )
+
+
+def _splits(lengths: np.ndarray, c: int, compute_units: int) -> dict[str, Split]:
+    """:attr:`Features.splits` for these row lengths on a device of ``compute_units`` units of
+    SIMD width ``c``."""
+    nnz = int(lengths.sum())
+    out: dict[str, Split] = {}
+    by_limit: dict[int, tuple[int, int, int, dict[str, int]]] = {}
+    for fmt in SPLIT_FORMATS:
+        limit = long_row_limit(nnz, c, compute_units, FORMAT_CLASSES[fmt].lockstep_rows)
+        if limit not in by_limit:
+            long_row = lengths > limit
+            rows = int(np.count_nonzero(long_row))
+            entries = int(lengths[long_row].sum())
+            main = np.where(long_row, 0, lengths)
+            by_limit[limit] = (rows, entries, int(main.max()) if rows else 0,
+                               _padded_slots(main, c, nnz - entries) if rows else {})
+        rows, entries, longest, slots = by_limit[limit]
+        if rows:
+            out[fmt] = Split(limit, rows, entries, longest, slots.get(fmt, nnz - entries))
+    return out
+
+
+def main_part(fmt: str, f: Features) -> Features:
+    """Features of what ``fmt``'s own kernel walks: for a split format with a tail, the matrix
+    with the rows of its tail (:attr:`Features.splits`) emptied; else ``f``."""
+    split = f.splits.get(fmt)
+    if split is None:
+        return f
+    entries = f.entries - split.tail_entries
+    return replace(f, entries=entries, empty_rows=f.empty_rows + split.tail_rows,
+                   mean_row=entries / f.rows, max_row=split.main_max_row,
+                   x_lines=f.x_lines * entries / f.entries,
+                   slots={**f.slots, fmt: split.main_slots}, splits={})
+
+
+def tail_part(fmt: str, f: Features) -> Features | None:
+    """Features of ``fmt``'s COO tail (its long rows alone, as ``coo`` stores them), or None
+    when ``fmt`` has none for ``f``."""
+    split = f.splits.get(fmt)
+    if split is None:
+        return None
+    return replace(f, rows=split.tail_rows, entries=split.tail_entries, empty_rows=0,
+                   mean_row=split.tail_entries / split.tail_rows,
+                   x_lines=f.x_lines * split.tail_entries / f.entries, slots={}, diagonals=0,
+                   hyb_width=0, splits={})
 
 
 def threads_per_row(fmt: str, f: Features) -> int:
@@ -266,7 +350,8 @@ def threads_per_row(fmt: str, f: Features) -> int:
 
 def matrix_bytes(fmt: str, f: Features) -> int:
     """Device bytes of the matrix in ``fmt`` (values and indices of the slots plus the per-row
-    arrays), as the formats lay them out."""
+    arrays), as the formats lay them out: of the main part only for features of
+    :func:`main_part` (:func:`total_bytes` adds a split format's tail)."""
     slot = f.itemsize + INDEX_DTYPE.itemsize
     n_pad = round_up(f.rows, f.simd_width)
     if fmt == "dia":
@@ -284,6 +369,13 @@ def matrix_bytes(fmt: str, f: Features) -> int:
     return f.slots_of(fmt) * slot + (f.rows + 1) * 4  # the CSR family
 
 
+def total_bytes(fmt: str, f: Features) -> int:
+    """Device bytes of the matrix in ``fmt``, a split format's main part and COO tail both."""
+    tail = tail_part(fmt, f)
+    return (matrix_bytes(fmt, main_part(fmt, f))
+            + (matrix_bytes("coo", tail) if tail is not None else 0))
+
+
 def _stand_in(f: Features) -> SimpleNamespace:
     """What :func:`clspmv.formats.base.check_padding` reads of a CSR matrix."""
     return SimpleNamespace(nnz=f.entries, shape=(f.rows, f.cols),
@@ -295,6 +387,7 @@ def refusal(fmt: str, f: Features, work_group_size: int = 256) -> str | None:
     None when it accepts it. Mirrors the formats' checks: the padding bound of
     :func:`~clspmv.formats.base.check_padding` (ELL family and DIA), the 32-bit index limit of
     every array, and the work-items per row of ``ellr-t`` against the work-group size."""
+    f = main_part(fmt, f)
     slots = f.slots_of(fmt)
     if slots > INDEX_LIMIT - f.simd_width * 32:
         return (f"format {fmt!r} would store {slots} slots, beyond the 32-bit index type of the "
@@ -313,5 +406,6 @@ def refusal(fmt: str, f: Features, work_group_size: int = 256) -> str | None:
     return None
 
 
-__all__ = ["Features", "exact_diagonals", "features", "matrix_bytes", "refusal",
-           "threads_per_row", "with_exact_diagonals"]
+__all__ = ["SPLIT_FORMATS", "Features", "Split", "exact_diagonals", "features", "main_part",
+           "matrix_bytes", "refusal", "tail_part", "threads_per_row", "total_bytes",
+           "with_exact_diagonals"]

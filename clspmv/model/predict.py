@@ -8,7 +8,7 @@ from ..canonical import canonical_csr
 from ..device import Device, select_device
 from ..formats import SINGLE_FORMATS
 from ..precision import resolve
-from .features import Features, features, refusal, with_exact_diagonals
+from .features import Features, features, main_part, refusal, tail_part, with_exact_diagonals
 from .store import calibration
 from .timemodel import Calibration
 
@@ -31,6 +31,17 @@ class Prediction:
         return self.conversion_s + products * self.kernel_s
 
 
+def kernel_time(cal: Calibration, fmt: str, f: Features) -> float:
+    """Predicted kernel seconds of ``fmt`` for features ``f``: its model on what its own kernel
+    walks (:func:`~clspmv.model.features.main_part`) plus, for a format with a COO tail of long
+    rows, ``coo``'s model on the tail (:func:`~clspmv.model.features.tail_part`)."""
+    seconds = cal.kernel_time(fmt, main_part(fmt, f))
+    tail = tail_part(fmt, f)
+    if tail is not None and "coo" in cal.kernel:
+        seconds += cal.kernel_time("coo", tail)
+    return seconds
+
+
 def predict_features(f: Features, cal: Calibration, work_group_size: int = 256,
                      formats: tuple[str, ...] | None = None) -> dict[str, Prediction]:
     """:func:`predict` for matrix features already computed and a calibration at hand."""
@@ -41,7 +52,8 @@ def predict_features(f: Features, cal: Calibration, work_group_size: int = 256,
             out[name] = Prediction(name, None, None,
                                    why or f"the calibration has no model of {name!r}")
         else:
-            out[name] = Prediction(name, cal.kernel_time(name, f), cal.conversion_time(name, f))
+            out[name] = Prediction(name, kernel_time(cal, name, f),
+                                   cal.conversion_time(name, f))
     return out
 
 
@@ -55,5 +67,5 @@ def predict(A: object, device: Device | str | None = None, dtype: object = None,
     csr = canonical_csr(A, dtype)
     resolve(dtype, csr.dtype)
     cal = calibration_ or calibration(dev)
-    f = with_exact_diagonals(features(csr, dev.simd_width), csr)
+    f = with_exact_diagonals(features(csr, dev.simd_width, compute_units=dev.compute_units), csr)
     return predict_features(f, cal, min(256, dev.max_work_group_size))

@@ -77,7 +77,7 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
     cal = calibration_ or calibration(device)
     t0 = time.perf_counter()
     wg = min(256, device.max_work_group_size)
-    f = features(csr, device.simd_width)
+    f = features(csr, device.simd_width, compute_units=device.compute_units)
     preds = predict_features(f, cal, wg)
     best = _best(preds, expected_products)
     if best.format == "dia" and not f.diagonals_exact:

@@ -45,6 +45,7 @@ from ..formats.base import round_up
 from ..formats.ell import ellr_t_threads
 from ..formats.sell import SIGMA_PADDING_SLACK
 from .features import ROW_BLOCK, Features, features, refusal, x_lines
+from .predict import kernel_time
 from .timemodel import Calibration
 
 MAX_STRIPS = 32
@@ -73,7 +74,7 @@ def calibration_predictor(cal: Calibration, work_group_size: int = 256) -> Predi
     def predict(fmt: str, f: Features) -> float | None:
         if fmt not in cal.kernel or refusal(fmt, f, work_group_size) is not None:
             return None
-        return cal.kernel_time(fmt, f)
+        return kernel_time(cal, fmt, f)
     return predict
 
 
