@@ -25,6 +25,7 @@ from clspmv.model.timemodel import TERMS, WIDE_ROW, quick_default, terms
 
 store = importlib.import_module("clspmv.model.store")
 features_mod = importlib.import_module("clspmv.model.features")
+sampling = importlib.import_module("clspmv.model.sampling")
 calibrate_mod = importlib.import_module("clspmv.model.calibrate")
 
 FIXTURE = Path(__file__).parent / "data" / "calibration-fixture.json"
@@ -116,7 +117,7 @@ def test_features_of_a_row_block_and_locality() -> None:
 def test_gathers_count_the_lines_the_block_before_did_not_read() -> None:
     # row r reads columns r, r + 8, ..., r + 248: 32 lines of float64 x, one per entry; a block of
     # 256 rows reads 63 lines, 31 of which the block before read too: 32 new (63 in the first)
-    n = 16 * features_mod.ROW_BLOCK
+    n = 16 * sampling.ROW_BLOCK
     rows = np.repeat(np.arange(n), 32)
     cols = rows + np.tile(np.arange(0, 256, 8), n)
     A = canonical_csr(sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n + 256)))
@@ -138,9 +139,9 @@ def test_long_rows_are_sampled_by_a_window(monkeypatch: pytest.MonkeyPatch) -> N
         cols = np.concatenate([np.arange(n), *cols_of_long])
         A = canonical_csr(sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n)))
         windowed = features_mod.features(A, 8)
-        assert features_mod._sample(A)[1].size < 64 * 2 * (256 + 4096)
+        assert sampling.sample_rows(A)[1].size < 64 * 2 * (256 + 4096)
         with monkeypatch.context() as m:
-            m.setattr(features_mod, "ROW_SAMPLE_ENTRIES", A.nnz)
+            m.setattr(sampling, "ROW_SAMPLE_ENTRIES", A.nnz)
             whole = features_mod.features(A, 8)
         assert windowed.x_lines == pytest.approx(whole.x_lines, rel=0.02)
         assert windowed.near_fraction == pytest.approx(whole.near_fraction, abs=0.02)

@@ -156,11 +156,16 @@ class CooPart:
             return []
         return reduction_levels(shares, CARRY_ITEMS * self.layout(fmt).work_group_size)
 
-    def upload(self, fmt: Format, device: Device) -> None:
-        """Allocate the carries: two buffers, each level writing the one the level before did
-        not (two carries per share or group: a row, and a sum in the sums' type)."""
+    def carry_buffers(self, fmt: Format) -> tuple[int, int]:
+        """Carries held by each of the two carry buffers (at least 1): each level writes the one
+        the level before did not (two carries per share or group)."""
         levels = self.carry_levels(fmt)
-        sizes = (max([1, *levels[0::2]]), max([1, *levels[1::2]]))
+        return max([1, *levels[0::2]]), max([1, *levels[1::2]])
+
+    def upload(self, fmt: Format, device: Device) -> None:
+        """Allocate the carries (:meth:`carry_buffers`: a row, and a sum in the sums' type, per
+        carry)."""
+        sizes = self.carry_buffers(fmt)
         flags = cl.mem_flags.READ_WRITE
         for k, n in enumerate(sizes):
             fmt.buffers[f"{self.prefix}carry_row{k}"] = cl.Buffer(device.context, flags,

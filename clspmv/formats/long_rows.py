@@ -60,8 +60,8 @@ TAIL_WORK_GROUP = DEFAULT_WORK_GROUP
 """Smallest work-group size of the tail's kernels on devices of SIMD width at least
 :data:`~clspmv.formats.coo.WIDE_SIMD` (GPUs), whatever the format's (``csr-scalar`` runs groups
 of 32 there): the segmented reduction's shares are ``items`` entries per work-item of a group,
-and its combining kernel is a single group walking two carries per share, so groups of 32 would
-leave it 8 times the carries of groups of 256 (about 31 000 for a row of 4 M entries)."""
+each leaving two carries for the next level, so groups of 32 would leave 8 times the carries
+of groups of 256."""
 
 AUTO = "auto"
 """The default of ``long_rows``: the limit of :func:`long_row_limit`."""

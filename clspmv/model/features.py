@@ -39,20 +39,7 @@ from ..formats.ell import ellr_t_threads
 from ..formats.long_rows import long_row_limit
 from ..formats.sell import SIGMA_PADDING_SLACK, slice_padding
 from ..stats import hyb_width
-
-LINE_BYTES = 64
-"""Bytes of the cache line the gather estimate counts in."""
-ROW_BLOCK = 256
-"""Rows per block for the distinct-cache-lines-of-x estimate."""
-SAMPLE_BLOCKS = 64
-"""Row blocks sampled (evenly spaced) for the gather estimate; all of them when fewer."""
-
-ROW_SAMPLE_ENTRIES = 4096
-"""Most entries a sampled row contributes (a contiguous window from its middle, its lines of x
-scaled by its length over the window's): a few rows of millions of entries in the sampled
-blocks would otherwise make the sample, and the selection, cost as much as the matrix (on a
-matrix of 41 M entries with 64 rows of 200 k, 13 M sampled entries and 4.4 s of selection
-before, 0.2 s after)."""
+from .sampling import LINE_BYTES, exact_diagonals, sample_rows, sampled_diagonals, x_locality
 
 PADDED_FORMATS = ("csr-aligned", "ell", "ellr", "ellr-t", "sell", "pjds", "hyb", "dia")
 
@@ -119,116 +106,6 @@ class Features:
         return asdict(self)
 
 
-def _sample(csr: sp.csr_matrix) -> tuple[np.ndarray, ...]:
-    """(block, row, column, counted, weight) of the entries of up to :data:`SAMPLE_BLOCKS` evenly
-    spaced blocks of :data:`ROW_BLOCK` rows and of the block before each (``counted`` False for
-    the entries of a block taken only as the one before: the x lines it leaves in the cache). A
-    row longer than :data:`ROW_SAMPLE_ENTRIES` gives the window of that many entries in its
-    middle, each of weight length / window (1 for the others)."""
-    m = csr.shape[0]
-    blocks = -(-m // ROW_BLOCK)
-    picked = _distinct(np.linspace(0, blocks - 1, min(blocks, SAMPLE_BLOCKS)).astype(np.int64))
-    taken = _distinct(np.concatenate([picked, picked[picked > 0] - 1]))
-    starts = taken * ROW_BLOCK
-    stops = np.minimum(starts + ROW_BLOCK, m)
-    sizes = stops - starts
-    rows = np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
-    indptr = csr.indptr.astype(np.int64)
-    full = indptr[rows + 1] - indptr[rows]
-    lengths = np.minimum(full, ROW_SAMPLE_ENTRIES)
-    begin = indptr[rows] + (full - lengths) // 2
-    first = np.repeat(begin - np.cumsum(lengths) + lengths, lengths)
-    where = first + np.arange(int(lengths.sum()))
-    counted = np.zeros(blocks, bool)
-    counted[picked] = True
-    weight = np.repeat(full / np.maximum(lengths, 1), lengths)
-    return (np.repeat(rows // ROW_BLOCK, lengths), np.repeat(rows, lengths),
-            csr.indices[where].astype(np.int64), np.repeat(counted[rows // ROW_BLOCK], lengths),
-            weight)
-
-
-def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    """``values`` in ``sorted_set`` (sorted, distinct), by binary search: numpy's hashing
-    ``isin`` / ``unique`` are slow on these keys."""
-    if sorted_set.size == 0:
-        return np.zeros(values.shape, bool)
-    at = np.minimum(np.searchsorted(sorted_set, values), sorted_set.size - 1)
-    return sorted_set[at] == values
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """The sorted distinct ``values``."""
-    v = np.sort(values)
-    return v[np.r_[True, v[1:] != v[:-1]]] if v.size else v
-
-
-def _x_locality(csr: sp.csr_matrix, line_entries: int, sample: tuple[np.ndarray, ...]
-                ) -> tuple[float, float, float]:
-    """(x lines gathered, summed over row blocks; near fraction; mean |col - row|), from the
-    :func:`_sample` ``sample`` scaled to the whole matrix. A block gathers the distinct lines of x
-    it reads that the block before it did not read (those are still in the cache: the rows of a
-    band or a stencil share most of their lines with the rows just before them)."""
-    if csr.nnz == 0 or csr.shape[0] == 0:
-        return 0.0, 1.0, 0.0
-    block, rows, cols, counted, weight = sample
-    if not counted.any():
-        return 0.0, 1.0, 0.0
-    lines_per_block = csr.shape[1] // line_entries + 1
-    keys = _distinct(block * lines_per_block + cols // line_entries)
-    picked = np.zeros(int(block.max()) + 1, bool)
-    picked[block[counted]] = True
-    mine = picked[keys // lines_per_block]
-    cached = _member(keys - lines_per_block, keys)  # the same line in the block before
-    lines = float(np.count_nonzero(mine & ~cached))
-    windowed = counted & (weight > 1)
-    if windowed.any():  # the rest of each windowed row: its window's lines, scaled
-        row_keys = _distinct(rows[windowed] * lines_per_block + cols[windowed] // line_entries)
-        row_of, row_lines = np.unique(row_keys // lines_per_block, return_counts=True)
-        first_entry = np.searchsorted(rows[windowed], row_of)
-        lines += float(((weight[windowed][first_entry] - 1) * row_lines).sum())
-    rows, cols, weight = rows[counted], cols[counted], weight[counted]
-    total_weight = float(weight.sum())
-    new_row = np.ones(cols.size, bool)
-    new_row[1:] = rows[1:] != rows[:-1]
-    near = np.ones(cols.size, bool)
-    near[1:] = np.abs(np.diff(cols)) < line_entries
-    near_share = float(weight[near | new_row].sum()) / total_weight
-    distance = float((weight * np.abs(cols - rows)).sum()) / total_weight
-    return lines * csr.nnz / total_weight, near_share, distance
-
-
-def _sampled_diagonals(csr: sp.csr_matrix, sample: tuple[np.ndarray, ...]) -> tuple[int, bool]:
-    """(occupied diagonals of the sampled rows, whether the sample is the whole matrix): a lower
-    bound, exact for banded and stencil matrices; :func:`exact_diagonals` counts them all."""
-    if csr.nnz == 0:
-        return 0, True
-    _, rows, cols, _, _ = sample
-    offsets = np.sort(cols - rows)
-    seen = 1 + int(np.count_nonzero(offsets[1:] != offsets[:-1])) if offsets.size else 0
-    return seen, cols.size == csr.nnz
-
-
-def exact_diagonals(csr: sp.csr_matrix) -> int:
-    """Occupied diagonals of ``csr`` (a pass over all entries, as DIA's conversion makes)."""
-    m, n = csr.shape
-    if csr.nnz == 0:
-        return 0
-    rows = np.repeat(np.arange(m, dtype=np.int32), np.diff(csr.indptr))
-    present = np.zeros(m + n - 1, bool)
-    present[csr.indices - rows + (m - 1)] = True
-    return int(np.count_nonzero(present))
-
-
-def x_lines(csr: sp.csr_matrix, rows: slice | None = None) -> float:
-    """:attr:`Features.x_lines` of ``csr`` (or of its block of ``rows``) alone: the estimate of
-    :func:`features` without the rest of its work."""
-    if rows is not None:
-        csr = csr[rows]
-    if csr.nnz == 0:
-        return 0.0
-    return _x_locality(csr, max(1, LINE_BYTES // csr.dtype.itemsize), _sample(csr))[0]
-
-
 def with_exact_diagonals(f: Features, csr: sp.csr_matrix) -> Features:
     """``f`` with DIA's slots from :func:`exact_diagonals` (a no-op when already exact)."""
     if f.diagonals_exact:
@@ -267,8 +144,8 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
     k = hyb_width(lengths) if m else 0
     beyond = int(np.maximum(lengths - k, 0).sum())
     threads = ellr_t_threads(nnz / m if m else 0.0)
-    sample = _sample(csr) if nnz else ()
-    diags, exact = _sampled_diagonals(csr, sample)
+    sample = sample_rows(csr) if nnz else ()
+    diags, exact = sampled_diagonals(csr, sample)
     slots = {
         **_padded_slots(lengths, c, nnz),
         "ell": n_pad * longest,
@@ -279,11 +156,11 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
     }
     splits = {} if compute_units is None else _splits(lengths, c, compute_units)
     line_entries = max(1, LINE_BYTES // csr.dtype.itemsize)
-    x_lines, near, distance = _x_locality(csr, line_entries, sample)
+    gathered, near, distance = x_locality(csr, line_entries, sample)
     return Features(
         rows=m, cols=n, entries=nnz, itemsize=csr.dtype.itemsize, simd_width=c,
         empty_rows=int(np.count_nonzero(lengths == 0)), mean_row=nnz / m if m else 0.0,
-        max_row=longest, std_row=float(lengths.std()) if m else 0.0, x_lines=x_lines,
+        max_row=longest, std_row=float(lengths.std()) if m else 0.0, x_lines=gathered,
         near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags,
         diagonals_exact=exact,
         hyb_width=k, lane_padding=slice_padding(lengths, c, 1) if m else 0,

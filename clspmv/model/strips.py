@@ -44,8 +44,9 @@ from ..formats import FORMAT_CLASSES, SINGLE_FORMATS
 from ..formats.base import round_up
 from ..formats.ell import ellr_t_threads
 from ..formats.sell import SIGMA_PADDING_SLACK
-from .features import ROW_BLOCK, Features, features, refusal, x_lines
+from .features import Features, features, refusal
 from .predict import kernel_time
+from .sampling import ROW_BLOCK, x_lines
 from .timemodel import Calibration
 
 MAX_STRIPS = 32

@@ -40,7 +40,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .features import LINE_BYTES, Features, matrix_bytes, threads_per_row
+from .features import Features, matrix_bytes, threads_per_row
+from .sampling import LINE_BYTES
 
 TERMS = ("launch", "bytes", "cached bytes", "xbytes", "rows", "longest", "wide bytes", "lanes")
 WIDE_ROW = 64

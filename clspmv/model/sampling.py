@@ -1,0 +1,136 @@
+"""Sampled features of a matrix's gathers from x: the cache lines of x its row blocks read
+(:func:`x_locality`), the share of entries near the previous one of their row, the column
+spread, and its occupied diagonals (sampled, or exact), for :mod:`.features`.
+
+A few evenly spaced blocks of rows (and the block before each, whose lines are still cached)
+stand for the matrix; a row longer than :data:`ROW_SAMPLE_ENTRIES` gives a window of them."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+LINE_BYTES = 64
+"""Bytes of the cache line the gather estimate counts in."""
+ROW_BLOCK = 256
+"""Rows per block for the distinct-cache-lines-of-x estimate."""
+SAMPLE_BLOCKS = 64
+"""Row blocks sampled (evenly spaced) for the gather estimate; all of them when fewer."""
+
+ROW_SAMPLE_ENTRIES = 4096
+"""Most entries a sampled row contributes (a contiguous window from its middle, its lines of x
+scaled by its length over the window's): a few rows of millions of entries in the sampled
+blocks would otherwise make the sample, and the selection, cost as much as the matrix (on a
+matrix of 41 M entries with 64 rows of 200 k, 13 M sampled entries and 4.4 s of selection
+before, 0.2 s after)."""
+
+
+def sample_rows(csr: sp.csr_matrix) -> tuple[np.ndarray, ...]:
+    """(block, row, column, counted, weight) of the entries of up to :data:`SAMPLE_BLOCKS` evenly
+    spaced blocks of :data:`ROW_BLOCK` rows and of the block before each (``counted`` False for
+    the entries of a block taken only as the one before: the x lines it leaves in the cache). A
+    row longer than :data:`ROW_SAMPLE_ENTRIES` gives the window of that many entries in its
+    middle, each of weight length / window (1 for the others)."""
+    m = csr.shape[0]
+    blocks = -(-m // ROW_BLOCK)
+    picked = distinct(np.linspace(0, blocks - 1, min(blocks, SAMPLE_BLOCKS)).astype(np.int64))
+    taken = distinct(np.concatenate([picked, picked[picked > 0] - 1]))
+    starts = taken * ROW_BLOCK
+    stops = np.minimum(starts + ROW_BLOCK, m)
+    sizes = stops - starts
+    rows = np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+    indptr = csr.indptr.astype(np.int64)
+    full = indptr[rows + 1] - indptr[rows]
+    lengths = np.minimum(full, ROW_SAMPLE_ENTRIES)
+    begin = indptr[rows] + (full - lengths) // 2
+    first = np.repeat(begin - np.cumsum(lengths) + lengths, lengths)
+    where = first + np.arange(int(lengths.sum()))
+    counted = np.zeros(blocks, bool)
+    counted[picked] = True
+    weight = np.repeat(full / np.maximum(lengths, 1), lengths)
+    return (np.repeat(rows // ROW_BLOCK, lengths), np.repeat(rows, lengths),
+            csr.indices[where].astype(np.int64), np.repeat(counted[rows // ROW_BLOCK], lengths),
+            weight)
+
+
+def member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """``values`` in ``sorted_set`` (sorted, distinct), by binary search: numpy's hashing
+    ``isin`` / ``unique`` are slow on these keys."""
+    if sorted_set.size == 0:
+        return np.zeros(values.shape, bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), sorted_set.size - 1)
+    return sorted_set[at] == values
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct ``values``."""
+    v = np.sort(values)
+    return v[np.r_[True, v[1:] != v[:-1]]] if v.size else v
+
+
+def x_locality(csr: sp.csr_matrix, line_entries: int, sample: tuple[np.ndarray, ...]
+                ) -> tuple[float, float, float]:
+    """(x lines gathered, summed over row blocks; near fraction; mean |col - row|), from the
+    :func:`sample_rows` ``sample`` scaled to the whole matrix. A block gathers the distinct
+    lines of x it reads that the block before it did not read (those are still in the cache:
+    the rows of a band or a stencil share most of their lines with the rows just before
+    them)."""
+    if csr.nnz == 0 or csr.shape[0] == 0:
+        return 0.0, 1.0, 0.0
+    block, rows, cols, counted, weight = sample
+    if not counted.any():
+        return 0.0, 1.0, 0.0
+    lines_per_block = csr.shape[1] // line_entries + 1
+    keys = distinct(block * lines_per_block + cols // line_entries)
+    picked = np.zeros(int(block.max()) + 1, bool)
+    picked[block[counted]] = True
+    mine = picked[keys // lines_per_block]
+    cached = member(keys - lines_per_block, keys)  # the same line in the block before
+    lines = float(np.count_nonzero(mine & ~cached))
+    windowed = counted & (weight > 1)
+    if windowed.any():  # the rest of each windowed row: its window's lines, scaled
+        row_keys = distinct(rows[windowed] * lines_per_block + cols[windowed] // line_entries)
+        row_of, row_lines = np.unique(row_keys // lines_per_block, return_counts=True)
+        first_entry = np.searchsorted(rows[windowed], row_of)
+        lines += float(((weight[windowed][first_entry] - 1) * row_lines).sum())
+    rows, cols, weight = rows[counted], cols[counted], weight[counted]
+    total_weight = float(weight.sum())
+    new_row = np.ones(cols.size, bool)
+    new_row[1:] = rows[1:] != rows[:-1]
+    near = np.ones(cols.size, bool)
+    near[1:] = np.abs(np.diff(cols)) < line_entries
+    near_share = float(weight[near | new_row].sum()) / total_weight
+    distance = float((weight * np.abs(cols - rows)).sum()) / total_weight
+    return lines * csr.nnz / total_weight, near_share, distance
+
+
+def sampled_diagonals(csr: sp.csr_matrix, sample: tuple[np.ndarray, ...]) -> tuple[int, bool]:
+    """(occupied diagonals of the sampled rows, whether the sample is the whole matrix): a lower
+    bound, exact for banded and stencil matrices; :func:`exact_diagonals` counts them all."""
+    if csr.nnz == 0:
+        return 0, True
+    _, rows, cols, _, _ = sample
+    offsets = np.sort(cols - rows)
+    seen = 1 + int(np.count_nonzero(offsets[1:] != offsets[:-1])) if offsets.size else 0
+    return seen, cols.size == csr.nnz
+
+
+def exact_diagonals(csr: sp.csr_matrix) -> int:
+    """Occupied diagonals of ``csr`` (a pass over all entries, as DIA's conversion makes)."""
+    m, n = csr.shape
+    if csr.nnz == 0:
+        return 0
+    rows = np.repeat(np.arange(m, dtype=np.int32), np.diff(csr.indptr))
+    present = np.zeros(m + n - 1, bool)
+    present[csr.indices - rows + (m - 1)] = True
+    return int(np.count_nonzero(present))
+
+
+def x_lines(csr: sp.csr_matrix, rows: slice | None = None) -> float:
+    """:attr:`Features.x_lines` of ``csr`` (or of its block of ``rows``) alone: the estimate of
+    :func:`features` without the rest of its work."""
+    if rows is not None:
+        csr = csr[rows]
+    if csr.nnz == 0:
+        return 0.0
+    return x_locality(csr, max(1, LINE_BYTES // csr.dtype.itemsize), sample_rows(csr))[0]
