@@ -8,14 +8,14 @@
 #   calibrate   clspmv calibrate --force on the H200; the calibration file is copied to OUTDIR
 #               (start later commands with CLSPMV_CACHE_DIR pointing at a folder holding it to
 #               reuse it: the parts below calibrate first when there is none)
-#   irregular   suite irregular, every format and auto's selection, float64 and float32,
-#               against cuSPARSE
-#   anchors     the same on suite anchors
+#   irregular64, irregular32   suite irregular, every format and auto's selection, float64 or
+#               float32, against cuSPARSE
+#   anchors64, anchors32       the same on suite anchors
 #   unseen      suites demo, offsuite and real (evaluation only: no default was tuned on them),
 #               float64, every format and auto's selection, against cuSPARSE
 #   strips      tools/strips_eval.py on matrices that stack differently structured row blocks
 # Each bench part writes OUTDIR/<part>.json (complete even when --max-seconds stops it early)
-# and ends within about 9 minutes on the H200; merge with
+# and ends within about 5 minutes on the H200; merge with
 #   clspmv report OUTDIR/irregular.json ... --out OUTDIR
 set -euo pipefail
 out=${1:?usage: bash reports/h200-selection.sh OUTDIR PART...}
@@ -35,8 +35,10 @@ for part in "$@"; do
         calibrate)
             python3 -m clspmv calibrate --device nvidia --force
             cp "${CLSPMV_CACHE_DIR:-$HOME/.cache/clspmv}"/calibration-*.json "$out/" ;;
-        irregular) bench irregular --suite irregular --dtype both --max-seconds 500 ;;
-        anchors) bench anchors --suite anchors --dtype both --max-seconds 500 ;;
+        irregular64) bench irregular64 --suite irregular --dtype float64 --max-seconds 280 ;;
+        irregular32) bench irregular32 --suite irregular --dtype float32 --max-seconds 280 ;;
+        anchors64) bench anchors64 --suite anchors --dtype float64 --max-seconds 280 ;;
+        anchors32) bench anchors32 --suite anchors --dtype float32 --max-seconds 280 ;;
         unseen)
             for suite in demo offsuite real; do
                 bench "unseen-$suite" --suite "$suite" --dtype float64 --max-seconds 170
@@ -45,6 +47,7 @@ for part in "$@"; do
             python3 tools/strips_eval.py nvidia gen:stacked:k=120,scale=21 \
                 gen:stacked:k=60,scale=20,count=16,long=100000 \
                 gen:stacked:k=150,scale=20 | tee "$out/strips.jsonl" ;;
-        *) echo "unknown part $part (calibrate, irregular, anchors, unseen, strips)" >&2; exit 2 ;;
+        *) echo "unknown part $part (calibrate, irregular64, irregular32, anchors64, anchors32," \
+                "unseen, strips)" >&2; exit 2 ;;
     esac
 done
