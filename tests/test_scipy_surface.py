@@ -109,7 +109,7 @@ def test_nnz_counts_stored_entries_as_scipy(device):
     assert dense.nnz == 3  # a dense input's zeros are not stored
     csc = clspmv.DeviceMatrix.from_scipy(A.tocsc(), device=device)
     assert csc.nnz == 5
-    Ms = clspmv.DeviceMatrix.from_scipy(B, device=device)
+    Ms = clspmv.DeviceMatrix.from_scipy(B, format="csr-scalar", device=device)
     assert Ms.retuned(unroll=2).nnz == 5
 
 
