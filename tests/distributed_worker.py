@@ -525,30 +525,14 @@ def check_auto_formats(comm) -> None:
             assert D.selections[0 if named else 1] is not None or D.non_local is None
 
 
-def fixture_calibration(device):
-    """tests/data/calibration-fixture.json as a measured calibration of ``device``."""
-    from pathlib import Path
-
-    import clspmv
-    from clspmv.formats import SINGLE_FORMATS
-    from clspmv.model.timemodel import Calibration, quick_default
-
-    data = json.loads((Path(__file__).parent / "data" / "calibration-fixture.json").read_text())
-    data.update(device=device.name, driver=device.driver_version, clspmv=clspmv.__version__)
-    quick = quick_default(device.name, device.driver_version, clspmv.__version__, device.type,
-                          SINGLE_FORMATS)
-    for fmt in SINGLE_FORMATS:
-        data["kernel"].setdefault(fmt, quick.kernel[fmt])
-        data["conversion"].setdefault(fmt, quick.conversion[fmt])
-    return Calibration.from_json(data, SINGLE_FORMATS)
-
-
 def _with_fixture(comm, check: Callable) -> None:
     """``check(comm, device, calibration)`` with the fixture stored as the device's calibration
     in a calibration cache of its own (every rank on this node reads it)."""
     import os
     import shutil
     import tempfile
+
+    from calibration_fixture import fixture_calibration
 
     from clspmv.distributed.placement import choose_device, node_rank
     from clspmv.model import store

@@ -30,10 +30,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from calibration_fixture import fixture_calibration
 
 from distributed_worker import (
     case_names,
-    fixture_calibration,
     poisson,
     stacked_matrix,
     time_offsets,

@@ -7,11 +7,11 @@ bound of ``oracle.py``."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from calibration_fixture import FIXTURE
 
 import clspmv
 from clspmv.formats import FORMAT_CLASSES, Layout, convert
@@ -29,8 +29,6 @@ from clspmv.model.timemodel import TERMS, quick_default
 from clspmv.precision import resolve
 
 from oracle import assert_matches, oracle_matrix, products_match
-
-FIXTURE = Path(__file__).parent / "data" / "calibration-fixture.json"
 
 SPLIT = ["csr-scalar", "csr-vector", "csr-aligned", "csr-blocks", "sell", "pjds"]
 FORCED = 8

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from calibration_fixture import fixture_calibration
 
 import clspmv
 from clspmv.cli import main
@@ -28,7 +29,6 @@ features_mod = importlib.import_module("clspmv.model.features")
 sampling = importlib.import_module("clspmv.model.sampling")
 calibrate_mod = importlib.import_module("clspmv.model.calibrate")
 
-FIXTURE = Path(__file__).parent / "data" / "calibration-fixture.json"
 FORMATS = SINGLE_FORMATS
 
 
@@ -39,19 +39,6 @@ def cache(tmp_path, monkeypatch) -> Path:
     store.forget()
     yield tmp_path
     store.forget()
-
-
-def fixture_calibration(device: clspmv.Device) -> Calibration:
-    """The stored fixture, relabelled as a calibration of ``device``; a format added since the
-    fixture was measured gets the quick default's coefficients."""
-    data = json.loads(FIXTURE.read_text())
-    data.update(device=device.name, driver=device.driver_version, clspmv=clspmv.__version__)
-    quick = quick_default(device.name, device.driver_version, clspmv.__version__, device.type,
-                          FORMATS)
-    for fmt in FORMATS:
-        data["kernel"].setdefault(fmt, quick.kernel[fmt])
-        data["conversion"].setdefault(fmt, quick.conversion[fmt])
-    return Calibration.from_json(data, FORMATS)
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from calibration_fixture import FIXTURE
 
 import clspmv
 from clspmv.bench.generators import generate
@@ -34,7 +34,6 @@ from clspmv.model.timemodel import Calibration
 
 from oracle import assert_matches, oracle_matrix
 
-FIXTURE = Path(__file__).parent / "data" / "calibration-fixture.json"
 COLS = 90
 PER_BLOCK = 12
 
