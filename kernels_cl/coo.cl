@@ -29,6 +29,14 @@
 #include "common.h"
 
 #define TILE (WG * ITEMS)
+
+/* The arguments of both first-level kernels (coo_spmv, coo_spmv_serial), after their own: the
+ * triplets, x, y, the carries they write, alpha and beta. */
+#define COO_ARGS \
+    __global const INDEX_T *restrict row, __global const INDEX_T *restrict col, \
+    __global const VALUE_T *restrict val, __global const VALUE_T *restrict x, \
+    __global VALUE_T *restrict y, __global INDEX_T *restrict carry_row, \
+    __global ACC_T *restrict carry_sum, const VALUE_T alpha, const VALUE_T beta
 #ifdef VALUE_IS_DOUBLE
 #define VALUE2_T double2
 #else
@@ -58,20 +66,12 @@ inline ACC_T keyed_prefix(__local INDEX_T *keys, __local ACC_T *scan, const INDE
 }
 
 /* One level of the segmented reduction (see the top of the file): `carries` = 0 reads the n
- * entries (row, col, val) and x; `carries` = 1 reads n carries (row, sums) of the level before
- * (col, val and x unused). Launched with one work-group per TILE positions; with one group it
- * stores every row, its first and last included. */
+ * entries (row, col, val) and x (sums unused); `carries` = 1 reads n carries (row, sums) of the
+ * level before (col, val and x unused). Launched with one work-group per TILE positions; with
+ * one group it stores every row, its first and last included. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void coo_spmv(BLOCK_ARGS const INDEX_T n, const int carries,
-              __global const INDEX_T *restrict row,
-              __global const INDEX_T *restrict col,
-              __global const VALUE_T *restrict val,
-              __global const ACC_T *restrict sums,
-              __global const VALUE_T *restrict x,
-              __global VALUE_T *restrict y,
-              __global INDEX_T *restrict carry_row,
-              __global ACC_T *restrict carry_sum,
-              const VALUE_T alpha, const VALUE_T beta)
+void coo_spmv(BLOCK_ARGS const INDEX_T n, const int carries, __global const ACC_T *restrict sums,
+              COO_ARGS)
 {
     BLOCK_ROWS(y);
     __local INDEX_T keys[WG];
@@ -163,15 +163,7 @@ void coo_spmv(BLOCK_ARGS const INDEX_T n, const int carries,
  * them in one sequential loop from global memory (no local memory, no barriers), with the two
  * carries of coo_spmv per work-item. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void coo_spmv_serial(BLOCK_ARGS const INDEX_T nnz, const INDEX_T items,
-                     __global const INDEX_T *restrict row,
-                     __global const INDEX_T *restrict col,
-                     __global const VALUE_T *restrict val,
-                     __global const VALUE_T *restrict x,
-                     __global VALUE_T *restrict y,
-                     __global INDEX_T *restrict carry_row,
-                     __global ACC_T *restrict carry_sum,
-                     const VALUE_T alpha, const VALUE_T beta)
+void coo_spmv_serial(BLOCK_ARGS const INDEX_T nnz, const INDEX_T items, COO_ARGS)
 {
     BLOCK_ROWS(y);
     const INDEX_T i = (INDEX_T)get_global_id(0);

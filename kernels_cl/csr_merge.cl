@@ -17,6 +17,16 @@
  * (row numbers in them are the block's). */
 #include "common.h"
 
+/* The arguments of both walks of the shares (csr_merge_tiles, csr_merge_chunks), after their
+ * count of shares: the CSR arrays, the path coordinates of the shares, x, y, the carries and
+ * heads (partial), alpha and beta. */
+#define MERGE_ARGS \
+    __global const INDEX_T *restrict row_ptr, __global const INDEX_T *restrict col, \
+    __global const VALUE_T *restrict val, __global const INDEX_T *restrict path_row, \
+    __global const INDEX_T *restrict path_entry, __global const VALUE_T *restrict x, \
+    __global VALUE_T *restrict y, __global ACC_T *restrict partial, const VALUE_T alpha, \
+    const VALUE_T beta
+
 #ifdef ITEMS
 #define TILE (WG * ITEMS)
 
@@ -26,16 +36,7 @@
  * segmented scan over the work-items' carries (keyed by the local row they end in) gives the
  * work-item finishing a row the sum of the earlier work-items' entries of it. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_merge_tiles(BLOCK_ARGS const INDEX_T n_tiles,
-                     __global const INDEX_T *restrict row_ptr,
-                     __global const INDEX_T *restrict col,
-                     __global const VALUE_T *restrict val,
-                     __global const INDEX_T *restrict path_row,
-                     __global const INDEX_T *restrict path_entry,
-                     __global const VALUE_T *restrict x,
-                     __global VALUE_T *restrict y,
-                     __global ACC_T *restrict partial,
-                     const VALUE_T alpha, const VALUE_T beta)
+void csr_merge_tiles(BLOCK_ARGS const INDEX_T n_tiles, MERGE_ARGS)
 {
     BLOCK_ROWS(y);  /* the block's rows of y; partial belongs to the block */
     __local ACC_T products[TILE];
@@ -128,16 +129,7 @@ void csr_merge_tiles(BLOCK_ARGS const INDEX_T n_tiles,
 
 /* One work-item per chunk of the path, walked in sequential loops (for CPUs). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_merge_chunks(BLOCK_ARGS const INDEX_T n_chunks,
-                      __global const INDEX_T *restrict row_ptr,
-                      __global const INDEX_T *restrict col,
-                      __global const VALUE_T *restrict val,
-                      __global const INDEX_T *restrict path_row,
-                      __global const INDEX_T *restrict path_entry,
-                      __global const VALUE_T *restrict x,
-                      __global VALUE_T *restrict y,
-                      __global ACC_T *restrict partial,
-                      const VALUE_T alpha, const VALUE_T beta)
+void csr_merge_chunks(BLOCK_ARGS const INDEX_T n_chunks, MERGE_ARGS)
 {
     BLOCK_ROWS(y);  /* the block's rows of y; partial belongs to the block */
     const INDEX_T s = (INDEX_T)get_global_id(0);

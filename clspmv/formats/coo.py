@@ -206,7 +206,7 @@ class CooPart:
         entries = (b[p + "row"], b[p + "col"], b[p + "val"])
         out = (b[p + "carry_row0"], b[p + "carry_sum0"])
         if fmt.params[p + "staged"]:
-            events = [fmt.run(queue, first, shares * wg, nnz, np.int32(0), *entries, out[1],
+            events = [fmt.run(queue, first, shares * wg, nnz, np.int32(0), out[1], *entries,
                               x, y, *out, alpha, beta, wg=wg, row0=row0)]
         else:
             events = [fmt.run(queue, first, shares, nnz, scalar(fmt.params[p + "items"]),
@@ -216,7 +216,7 @@ class CooPart:
             src = (b[f"{p}carry_row{level % 2}"], b[f"{p}carry_sum{level % 2}"])
             dst = (b[f"{p}carry_row{1 - level % 2}"], b[f"{p}carry_sum{1 - level % 2}"])
             events.append(fmt.run(queue, carries, -(-n // (CARRY_ITEMS * wg)) * wg, scalar(n),
-                                  np.int32(1), src[0], *entries[1:], src[1], x, y, *dst, alpha,
+                                  np.int32(1), src[1], src[0], *entries[1:], x, y, *dst, alpha,
                                   beta, wg=wg, row0=row0))
         return [e for e in events if e is not None]
 
