@@ -22,13 +22,9 @@ out=${1:?usage: bash reports/h200-selection.sh OUTDIR PART...}
 shift
 source .whl/gpu-env.sh
 mkdir -p "$out"
-bench() {  # PART ARGS...: one clspmv bench run, its results.json kept as OUTDIR/PART.json
-    local part=$1 tmp
-    shift
-    tmp=$(mktemp -d)
-    python3 -m clspmv bench --device nvidia --formats all --baselines cusparse --repeat 5 \
-        --quiet --out "$tmp" "$@"
-    cp "$tmp/results.json" "$out/$part.json"
+source "$(dirname "$0")/bench_part.sh"
+bench() {  # PART ARGS...: every format against cuSPARSE, kept as OUTDIR/PART.json
+    bench_part "$out" "$1" --device nvidia --formats all --baselines cusparse --repeat 5 "${@:2}"
 }
 for part in "$@"; do
     case $part in

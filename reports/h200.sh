@@ -16,12 +16,9 @@ parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(anchors mixed sweep)
 source .whl/gpu-env.sh
 mkdir -p "$out"
-bench() {  # PART ARGS...: one clspmv bench run, its results.json kept as OUTDIR/PART.json
-    local part=$1 tmp
-    shift
-    tmp=$(mktemp -d)
-    python3 -m clspmv bench --suite anchors --device nvidia --quiet --out "$tmp" "$@"
-    cp "$tmp/results.json" "$out/$part.json"
+source "$(dirname "$0")/bench_part.sh"
+bench() {  # PART ARGS...: one clspmv bench run on the anchors suite, kept as OUTDIR/PART.json
+    bench_part "$out" "$1" --suite anchors --device nvidia "${@:2}"
 }
 for part in "${parts[@]}"; do
     case $part in
