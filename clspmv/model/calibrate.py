@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 import pyopencl as cl
@@ -56,6 +57,10 @@ MAX_ENTRIES = {"gpu": 10_000_000, "cpu": 8_000_000}
 the 32 MiB cache of a 2-core CPU: 4 M ran largely in its cache)."""
 REPEATS = 9
 """Timed products per (matrix, format); the calibration keeps the fastest (:func:`kernel_s`)."""
+FEW_ROWS = 4096
+"""Rows of the ``few-*`` benchmark matrices at least (a unit of SIMD width x compute units where
+more): far from filling a GPU (the H200 holds about 270 k work-items at once), so the time of
+a kernel walking one row per work-item is its longest chain of dependent loads."""
 PRIOR_WEIGHT = 0.02
 """Weight of the pull towards the device-wide priors in the non-negative least-squares fit."""
 
@@ -91,8 +96,9 @@ def _from_offsets(m: int, offsets: np.ndarray) -> sp.csr_matrix:
     return A
 
 
-def benchmark_matrices(device: Device) -> dict[str, sp.csr_matrix]:
-    """The calibration's matrices for ``device`` (deterministic: fixed seeds)."""
+def benchmark_matrices(device: Device | SimpleNamespace) -> dict[str, sp.csr_matrix]:
+    """The calibration's matrices for ``device`` (deterministic: fixed seeds; only its facts
+    ``type``, ``simd_width``, ``compute_units`` and ``cache_bytes`` are read)."""
     rng = np.random.default_rng(10)
     kind = device.type if device.type in MAX_ENTRIES else "cpu"
     unit = device.simd_width * device.compute_units
@@ -104,6 +110,7 @@ def benchmark_matrices(device: Device) -> dict[str, sp.csr_matrix]:
     long[rng.choice(m, 8, replace=False)] = max(entries // 40, 64)
     empty = np.where(rng.random(m) < 0.6, 0, 16).astype(np.int64)
     small = max(unit, 4096 // unit * unit)
+    few = max(unit, FEW_ROWS)
     side = max(4, round((m // 3) ** (1 / 3)))
     mside = max(4, round((m // 24) ** (1 / 3)))
     band_long = np.full(m // 2, 7, np.int64)
@@ -136,6 +143,12 @@ def benchmark_matrices(device: Device) -> dict[str, sp.csr_matrix]:
                                                             for j in (-1, 0, 1)
                                                             for k in (-1, 0, 1)])),
         "small-banded": _from_lengths(np.full(m // 64, 8, np.int64), m // 64, 16, rng),
+        # few rows, long chains per row (in the cache): what a row-per-work-item kernel pays
+        # in latency when the rows do not fill the device
+        "few-long": _from_lengths(np.full(few, 48, np.int64), few, 96, rng),
+        "few-longer": _from_lengths(np.full(few // 4, 192, np.int64), few, 384, rng),
+        "few-uneven": _from_lengths(np.minimum(rng.zipf(1.8, few) * 2, 600).astype(np.int64),
+                                    few, 64, rng),
     }
 
 
@@ -196,7 +209,10 @@ def _fit(rows: np.ndarray, measured: np.ndarray, start: list[float]) -> list[flo
 class Measurements:
     """What :func:`measure` times on a device, the input of :func:`fit`: per benchmark matrix its
     features, per (matrix, format) the kernel seconds (:func:`kernel_s`) and the conversion
-    seconds."""
+    seconds. ``facts`` are the device facts :func:`benchmark_matrices` reads and ``dtype`` the
+    value type measured: with them the matrices and their features can be made again without
+    the device (:meth:`from_json`), so a calibration stores its measurements and a changed model
+    form is refitted to them (:func:`refit`)."""
 
     device: str
     driver: str
@@ -206,6 +222,38 @@ class Measurements:
     kernel_s: dict[tuple[str, str], float] = field(default_factory=dict)
     conversion_s: dict[tuple[str, str], float] = field(default_factory=dict)
     seconds: float = 0.0
+    facts: dict[str, object] = field(default_factory=dict)
+    dtype: str = "float64"
+
+    def to_json(self) -> dict[str, object]:
+        """The timings and facts, JSON-ready (features are made again from the facts)."""
+        def table(d: dict[tuple[str, str], float]) -> dict[str, dict[str, float]]:
+            out: dict[str, dict[str, float]] = {}
+            for (mat, fmt), seconds in d.items():
+                out.setdefault(mat, {})[fmt] = seconds
+            return out
+        return {"device": self.device, "driver": self.driver, "cache_bytes": self.cache_bytes,
+                "stream_bw": self.stream_bw, "seconds": self.seconds, "facts": self.facts,
+                "dtype": self.dtype, "kernel_s": table(self.kernel_s),
+                "conversion_s": table(self.conversion_s)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> Measurements:
+        """Measurements of :meth:`to_json`, with the benchmark matrices' features made again
+        from the stored device facts (KeyError / TypeError / ValueError when malformed)."""
+        facts = dict(data["facts"])  # type: ignore[call-overload]
+        dtype = np.dtype(str(data["dtype"]))
+        mats = benchmark_matrices(SimpleNamespace(**facts))
+        csrs = {k: canonical_csr(v, dtype) for k, v in mats.items()}
+        feats = {k: with_exact_diagonals(features(v, int(facts["simd_width"])), v)  # type: ignore
+                 for k, v in csrs.items()}
+
+        def pairs(table: object) -> dict[tuple[str, str], float]:
+            return {(mat, fmt): float(t) for mat, row in dict(table).items()  # type: ignore
+                    for fmt, t in row.items() if mat in feats}
+        return cls(str(data["device"]), str(data["driver"]), int(data["cache_bytes"]),
+                   float(data["stream_bw"]), feats, pairs(data["kernel_s"]),
+                   pairs(data["conversion_s"]), float(data["seconds"]), facts, dtype.name)
 
 
 def measure(device: Device, progress: bool = True, dtype: object = np.float64,
@@ -227,7 +275,10 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
              for k, v in mats.items()}
     largest = max(mats["banded"].data.nbytes * 2, 1 << 20)
     stream = stream_bandwidth(device, min(largest, device.max_allocation // 2))
-    out = Measurements(device.name, device.driver_version, device.cache_bytes, stream, feats)
+    facts = {"type": device.type, "simd_width": device.simd_width,
+             "compute_units": device.compute_units, "cache_bytes": device.cache_bytes}
+    out = Measurements(device.name, device.driver_version, device.cache_bytes, stream, feats,
+                       facts=facts, dtype=precision.value.name)
     bar = tqdm(total=len(mats) * len(names), desc=f"calibrating {device.name}",
                disable=not progress, unit="run")
     for key, csr in mats.items():
@@ -288,6 +339,8 @@ def fit(meas: Measurements, formats: Iterable[str] | None = None) -> Calibration
         else:
             cal.conversion[name] = [1e-4, 0.0, 2e-8]
     cal.seconds = meas.seconds
+    if meas.facts:
+        cal.measurements = meas.to_json()
     assert all(len(c) == len(TERMS) for c in cal.kernel.values()) and len(CONVERSION_TERMS) == 3
     return cal
 
@@ -301,6 +354,18 @@ def calibrate(device: Device, progress: bool = True, dtype: object = np.float64,
     cal = fit(measure(device, progress, dtype, names), names)
     cal.seconds = time.perf_counter() - start
     return cal
+
+
+def refit(cal: Calibration) -> Calibration:
+    """``cal`` fitted again, in this clspmv's model form, to the measurements it stores (a
+    calibration measured by another version of the model, or on another machine: no device is
+    needed); ValueError when it stores none."""
+    if not cal.measurements:
+        raise ValueError(f"the calibration of {cal.device} stores no measurements to refit")
+    meas = Measurements.from_json(cal.measurements)
+    out = fit(meas, tuple(cal.kernel))
+    out.seconds = cal.seconds
+    return out
 
 
 def _gather_bandwidth(measured: dict[tuple[str, str], float], feats: dict[str, Features],

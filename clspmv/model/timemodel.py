@@ -107,6 +107,10 @@ class Calibration:
     """Time the calibration took."""
     fit: dict[str, float] = field(default_factory=dict)
     """Median relative error of each format's fit on the calibration matrices."""
+    measurements: dict[str, object] | None = None
+    """The timings the coefficients were fitted to
+    (:meth:`clspmv.model.calibrate.Measurements.to_json`), for a refit without the device
+    (:func:`clspmv.model.calibrate.refit`); None for the quick default."""
 
     def kernel_time(self, fmt: str, f: Features) -> float:
         """Predicted kernel seconds of ``fmt`` for features ``f``."""
