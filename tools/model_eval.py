@@ -17,7 +17,15 @@ Spearman rank correlation of predicted and measured times (per matrix, then thei
 ``--calibration`` evaluates stored calibration files (``clspmv calibrate`` writes them into
 ``CLSPMV_CACHE_DIR``) instead of the device's current one; ``--out`` stores the measurements and
 ``--measured`` reuses them (no timing: the predictions of other calibrations on the same
-measured times, the side-by-side comparison of two models).
+measured times, the side-by-side comparison of two models). ``--refit`` fits the stored
+calibrations again, in this checkout's model form, to the measurements they hold
+(clspmv.model.calibrate.refit). ``--bench`` takes the measured times from the Selection records
+of ``clspmv bench`` results files instead (every matrix they hold, in their value type); with
+``--device facts`` no device is needed: the device facts stored in the (first) calibration
+stand in, so a GPU's measurements are replayed on any machine:
+
+    python tools/model_eval.py --device facts --refit --calibration cal.json \
+        --bench reports/<dir>/anchors64.json
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pyopencl.array as cl_array
@@ -35,7 +44,7 @@ from scipy.stats import spearmanr
 
 import clspmv
 from clspmv.bench.sources import resolve_all
-from clspmv.bench.suites import suite
+from clspmv.bench.suites import shared_matrices, suite
 from clspmv.errors import UnsuitableFormatError
 from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS, convert
 from clspmv.matrix import canonical_csr
@@ -80,6 +89,26 @@ def evaluate(csr, device, precision, cal: Calibration, measured: dict[str, float
             "selection_ms": sel.cost_ms, "predicted_ms": pred}
 
 
+def facts_device(cal: Calibration) -> SimpleNamespace:
+    """A stand-in of the device ``cal`` measured, from the facts its measurements store (what
+    the selection reads: SIMD width, compute units, work-group limit, cache)."""
+    facts = (cal.measurements or {}).get("facts")
+    if not facts:
+        raise SystemExit(f"calibration of {cal.device} stores no device facts (measure again)")
+    return SimpleNamespace(name=cal.device, max_work_group_size=1024, **facts)
+
+
+def bench_measurements(paths: list[str]) -> list[tuple[str, str, dict[str, float]]]:
+    """(matrix, value type, format -> measured kernel ms) of the Selection records of bench
+    results files."""
+    out = []
+    for path in paths:
+        for rec in json.loads(Path(path).read_text())["records"]:
+            if rec.get("format") == "auto" and rec.get("measured_ms"):
+                out.append((rec["matrix"], rec["dtype"], rec["measured_ms"]))
+    return out
+
+
 def summary(records: list[dict[str, object]]) -> str:
     ratios = [r["ratio"] for r in records]
     within = sum(q >= 1 / (1 + TIE) for q in ratios)
@@ -103,20 +132,33 @@ def main() -> int:
     parser.add_argument("--out", default=None, help="JSON file for the records")
     parser.add_argument("--measure-only", action="store_true",
                         help="measure and write --out, no predictions (no calibration needed)")
+    parser.add_argument("--refit", action="store_true",
+                        help="fit the --calibration files again to their stored measurements")
+    parser.add_argument("--bench", nargs="+", default=None,
+                        help="measured times from these bench results files' Selection records")
     args = parser.parse_args()
-    device = clspmv.select_device(args.device)
     if args.measure_only:
         cals = {}
     elif args.calibration:
-        cals = {Path(p).parent.name or p: Calibration.from_json(json.loads(Path(p).read_text()),
-                                                              SINGLE_FORMATS)
-                for p in args.calibration}
+        cals = {}
+        for p in args.calibration:
+            data = json.loads(Path(p).read_text())
+            if args.refit:
+                data["terms"] = list(calibrate_mod.TERMS)  # refitted below: the form is ours
+                data["kernel"] = {k: [0.0] * len(calibrate_mod.TERMS) for k in data["kernel"]}
+            cal = Calibration.from_json(data, SINGLE_FORMATS)
+            cals[Path(p).stem if len(args.calibration) > 1 else "current"] = (
+                calibrate_mod.refit(cal) if args.refit else cal)
     else:
         t0 = time.perf_counter()
-        cal = calibration(device, force=args.calibrate)
+        cal = calibration(clspmv.select_device(args.device), force=args.calibrate)
         print(f"calibration: {cal.kind}, {cal.seconds:.1f} s measured "
               f"({time.perf_counter() - t0:.1f} s here)")
         cals = {"current": cal}
+    device = (facts_device(next(iter(cals.values()))) if args.device == "facts"
+              else clspmv.select_device(args.device))
+    if args.bench:
+        return replay(bench_measurements(args.bench), device, cals)
     precision = resolve(args.dtype, np.float64)
     stored = {}
     if args.measured:
@@ -144,6 +186,28 @@ def main() -> int:
         with open(args.out, "w") as fh:
             json.dump({"calibrations": {k: c.to_json() for k, c in cals.items()},
                        "records": out}, fh, indent=1)
+    return 0
+
+
+def replay(runs: list[tuple[str, str, dict[str, float]]], device, cals: dict[str, Calibration]
+           ) -> int:
+    """Print :func:`evaluate` of every calibration on measured times of bench records."""
+    by_dtype: dict[str, dict[str, list[dict[str, object]]]] = {}
+    for name, dtype, measured in runs:
+        precision = resolve(dtype, np.float64)
+        real = shared_matrices() / f"{name}.mtx.gz"  # the real suite's records name the file
+        source = resolve_all([str(real) if real.exists() else name], progress=False)[0]
+        csr = canonical_csr(source.load(), precision.value)
+        line = f"{dtype[-2:]} {name[:50]:50s} fastest={min(measured, key=measured.get):12s}"
+        for label, cal in cals.items():
+            r = evaluate(csr, device, precision, cal, measured)
+            by_dtype.setdefault(dtype, {}).setdefault(label, []).append(r)
+            line += (f" | {label}: {r['auto']:12s} {r['ratio']:.3f} err "
+                     f"{r['median_rel_error']:.2f} rho {r['spearman']:.2f}")
+        print(line, flush=True)
+    for dtype, per_cal in by_dtype.items():
+        for label, recs in per_cal.items():
+            print(f"{dtype} {label}: {summary(recs)}")
     return 0
 
 

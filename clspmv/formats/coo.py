@@ -107,6 +107,26 @@ def reduction_levels(shares: int, carry_tile: int) -> list[int]:
         n = 2 * groups
 
 
+def carry_levels(shares: int, staged: bool, work_group_size: int) -> list[int]:
+    """The carries reduced by each launch after the first level's ``shares``
+    (:func:`reduction_levels`): none when the first level is one staged work-group, which
+    stores every row itself."""
+    if shares == 0 or (shares == 1 and staged):
+        return []
+    return reduction_levels(shares, CARRY_ITEMS * work_group_size)
+
+
+def default_launches(nnz: int, simd_width: int, work_group_size: int) -> int:
+    """Kernels the product of ``nnz`` triplets enqueues with the default parameters on a device
+    of ``simd_width`` (the first level and the levels of carries; 0 for no triplets), for the
+    time model (:mod:`clspmv.model.launches`)."""
+    if nnz == 0:
+        return 0
+    staged = simd_width >= WIDE_SIMD
+    share = GPU_ITEMS * work_group_size if staged else SERIAL_ITEMS
+    return 1 + len(carry_levels(-(-nnz // share), staged, work_group_size))
+
+
 class CooPart:
     """Row-sorted triplets under a name prefix and their kernels, shared by ``coo`` and the COO
     part of ``hyb``: the arrays (:meth:`arrays`), the parameters (``{prefix}nnz``, ``chunk``,
@@ -149,12 +169,9 @@ class CooPart:
         return -(-fmt.params[p + "nnz"] // share)
 
     def carry_levels(self, fmt: Format) -> list[int]:
-        """The carries reduced by each launch after the first (see :func:`reduction_levels`):
-        none when the first level is one staged work-group, which stores every row itself."""
-        shares = self.shares(fmt)
-        if shares == 0 or (shares == 1 and fmt.params[self.prefix + "staged"]):
-            return []
-        return reduction_levels(shares, CARRY_ITEMS * self.layout(fmt).work_group_size)
+        """The carries reduced by each launch after the first (:func:`carry_levels`)."""
+        return carry_levels(self.shares(fmt), bool(fmt.params[self.prefix + "staged"]),
+                            self.layout(fmt).work_group_size)
 
     def carry_buffers(self, fmt: Format) -> tuple[int, int]:
         """Carries held by each of the two carry buffers (at least 1): each level writes the one

@@ -34,9 +34,9 @@ from ..formats import FORMAT_CLASSES, SINGLE_FORMATS, Format, convert
 from ..precision import resolve
 from ..version import __version__
 from .features import Features, features, refusal, with_exact_diagonals
+from .launches import launches
 from .timemodel import (
     CONVERSION_TERMS,
-    LAUNCHES,
     TERMS,
     Calibration,
     conversion_terms,
@@ -313,14 +313,14 @@ def fit(meas: Measurements, formats: Iterable[str] | None = None) -> Calibration
     names = tuple(formats or sorted({n for _, n in meas.kernel_s}))
     measured, feats, stream = meas.kernel_s, meas.features, meas.stream_bw
     smallest = "launch" if any(("launch", n) in measured for n in names) else "tiny"
-    tiny = [measured[(smallest, n)] / LAUNCHES.get(n, 1) for n in names
+    tiny = [measured[(smallest, n)] / launches(n, feats[smallest]) for n in names
             if (smallest, n) in measured]
     launch = min(tiny) if tiny else 0.0
     gather = _gather_bandwidth(measured, feats, names, stream)
     cal = Calibration(meas.device, meas.driver, __version__, "measured", meas.cache_bytes,
                       launch, stream, gather)
     for name in names:
-        start_k = prior(launch, stream, gather, LAUNCHES.get(name, 1))
+        start_k = prior(launch, stream, gather)
         keys = [k for k in feats if (k, name) in measured]
         if keys:
             A = np.array([terms(name, feats[k], meas.cache_bytes) for k in keys])

@@ -1,0 +1,51 @@
+"""Kernels a format's forward product enqueues for a matrix, from its features: the ``launch``
+term of the time models (:mod:`.timemodel`).
+
+Each kernel costs its launch whatever its work: on the H200 (NVIDIA OpenCL) an event of a
+kernel of almost no work lasts 5-7 us, so on a matrix of 10^5 entries ``hyb``'s three kernels
+(its ELL part, its COO part, a level of carries) took 22 us against 8 us for the one kernel of
+``csr-adaptive``. The counts follow the formats' default parameters (the device's SIMD width
+says whether ``coo`` and ``csr-merge`` stage their work-groups); where a count needs a layout
+fact the features lack (local memory), the formats' defaults for a device with
+:data:`LOCAL_MEMORY` bytes stand in.
+"""
+
+from __future__ import annotations
+
+from ..formats.base import Layout, round_up
+from ..formats.coo import default_launches
+from ..formats.csr_adaptive import GPU_WORK_GROUP as ADAPTIVE_GPU_GROUP
+from ..formats.csr_adaptive import max_block_entries
+from ..formats.csr_merge import FIXUP_SERIAL, STAGED_SIMD, tile_items
+from .features import Features
+
+LOCAL_MEMORY = 48 * 1024
+"""Local memory assumed for the counts that depend on it (NVIDIA GPUs and PoCL report 48-64
+KiB)."""
+
+
+def launches(fmt: str, f: Features, work_group_size: int = 256) -> int:
+    """Kernels ``fmt``'s forward product enqueues for a matrix of features ``f`` (at least 1;
+    a split format's COO tail is counted by ``coo``'s model of the tail)."""
+    if fmt == "coo":
+        return max(1, default_launches(f.entries, f.simd_width, work_group_size)
+                   + (1 if f.empty_rows else 0))
+    if fmt == "hyb":
+        beyond = f.slots_of("hyb") - round_up(f.rows, f.simd_width) * f.hyb_width
+        return 1 + default_launches(beyond, f.simd_width, work_group_size)
+    staged = f.simd_width >= STAGED_SIMD
+    if fmt == "csr-merge":
+        if not staged:
+            return 2 if f.rows + f.entries > 1 else 1
+        share = work_group_size * tile_items(_layout(f, work_group_size), f.itemsize)
+        return (1 + (f.rows + f.entries > share)
+                + (f.max_row > FIXUP_SERIAL * share))
+    if fmt == "csr-adaptive":
+        wg = ADAPTIVE_GPU_GROUP if staged else work_group_size
+        return 1 + (f.max_row > max_block_entries(_layout(f, wg), f.itemsize))
+    return 1
+
+
+def _layout(f: Features, work_group_size: int) -> Layout:
+    """A layout of the features' SIMD width, ``work_group_size`` and :data:`LOCAL_MEMORY`."""
+    return Layout(f.simd_width, work_group_size, 1, LOCAL_MEMORY)
