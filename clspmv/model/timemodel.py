@@ -29,7 +29,7 @@ loop of one work-item (:func:`chain`) weighted by the cached share ``h``: a matr
 for the cache has too few rows to hide the latency of a work-item's dependent loads, which then
 sets the time (on the H200, a 3562-row matrix of 45-57 entries per row took 24 us in ``ell``,
 which walks 57 slots per row, and 8 us in ``csr-vector``). c1 is the inverse of the
-streaming bandwidth, c2 of the gather bandwidth. The
+streaming bandwidth, c3 of the gather bandwidth. The
 coefficients are fitted per format and device by non-negative least squares on relative errors
 (:mod:`.calibrate`), drawn towards the device-wide priors (launch overhead, 1/stream
 bandwidth, 1/gather bandwidth measured on their own) so that a handful of benchmark matrices
