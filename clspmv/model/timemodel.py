@@ -4,7 +4,7 @@ Kernel time of format ``f`` on a block of rows with features ``F`` (:mod:`.featu
 
     t_f(F) = c0 * launches_f(F) + c1 * (1 - h) * bytes_f(F) + c2 * h * bytes_f(F)
              + c3 * xbytes(F) + c4 * rows(F) + c5 * longest_f(F)
-             + c6 * (1 - h) * bytes_f(F) * wide_f(F) + c7 * lanes(F) + c8 * h * chain_f(F)
+             + c6 * (1 - h) * bytes_f(F) * wide_f(F) + c7 * lanes(F)
 
 ``launches_f`` are the kernels ``f``'s product enqueues for these features
 (:func:`clspmv.model.launches.launches`: ``coo``'s levels of carries, ``hyb``'s COO part,
@@ -24,11 +24,7 @@ another stretch of memory, as many streams as slots, which a CPU's prefetchers a
 badly beyond the cache; the fit sets c6 to 0 where it costs nothing, as on GPUs, whose
 work-items read those streams side by side), ``lanes`` the padding of rows taken in SIMD-width
 groups in order, each group to its longest row (:attr:`Features.lane_padding`: the lanes a
-one-row-per-work-item kernel leaves idle on irregular rows), ``chain_f`` the steps of the longest
-loop of one work-item (:func:`chain`) weighted by the cached share ``h``: a matrix small enough
-for the cache has too few rows to hide the latency of a work-item's dependent loads, which then
-sets the time (on the H200, a 3562-row matrix of 45-57 entries per row took 24 us in ``ell``,
-which walks 57 slots per row, and 8 us in ``csr-vector``). c1 is the inverse of the
+one-row-per-work-item kernel leaves idle on irregular rows). c1 is the inverse of the
 streaming bandwidth, c3 of the gather bandwidth. The
 coefficients are fitted per format and device by non-negative least squares on relative errors
 (:mod:`.calibrate`), drawn towards the device-wide priors (launch overhead, 1/stream
@@ -48,13 +44,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..formats.base import round_up
 from .features import Features, matrix_bytes, threads_per_row
 from .launches import launches
 from .sampling import LINE_BYTES
 
-TERMS = ("launch", "bytes", "cached bytes", "xbytes", "rows", "longest", "wide bytes", "lanes",
-         "chain")
+TERMS = ("launch", "bytes", "cached bytes", "xbytes", "rows", "longest", "wide bytes", "lanes")
 WIDE_ROW = 64
 """Slots per row from which the ``wide bytes`` term stops growing."""
 CONVERSION_TERMS = ("fixed", "entries", "slots")
@@ -87,21 +81,7 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0) -> np.ndarray:
         float(f.max_row) / threads_per_row(fmt, f),
         streamed * (1.0 - hit) * wide,
         float(f.lane_padding),
-        hit * chain(fmt, f),
     ])
-
-
-def chain(fmt: str, f: Features) -> float:
-    """Steps of the longest loop one work-item of ``fmt`` walks: the row width for ``ell`` (it
-    walks every padded slot), the ELL width for ``hyb`` (its COO part is balanced), none for the
-    balanced ``coo`` and ``csr-merge``, else the longest row over the work-items sharing it."""
-    if fmt in ("coo", "csr-merge"):
-        return 0.0
-    if fmt == "hyb":
-        return float(f.hyb_width)
-    if fmt == "ell" and f.rows:
-        return f.slots_of(fmt) / round_up(f.rows, f.simd_width)
-    return float(f.max_row) / threads_per_row(fmt, f)
 
 
 def conversion_terms(fmt: str, f: Features) -> np.ndarray:
@@ -175,8 +155,7 @@ class Calibration:
 
 def prior(launch_s: float, stream_bw: float, gather_bw: float) -> list[float]:
     """Kernel coefficients of the quick form: launches + bytes / stream + xbytes / gather."""
-    return [launch_s, 1.0 / stream_bw, 0.5 / stream_bw, 1.0 / gather_bw, 0.0, 0.0, 0.0, 0.0,
-            0.0]
+    return [launch_s, 1.0 / stream_bw, 0.5 / stream_bw, 1.0 / gather_bw, 0.0, 0.0, 0.0, 0.0]
 
 CSR_LAYOUTS = ("csr-scalar", "csr-vector", "csr-blocks", "csr-adaptive")
 """Formats whose conversion is little more than a copy of the CSR arrays."""
