@@ -13,6 +13,8 @@
 #   anchors64, anchors32       the same on suite anchors
 #   unseen      suites demo, offsuite and real (evaluation only: no default was tuned on them),
 #               float64, every format and auto's selection, against cuSPARSE
+#   heldout     suite heldout (evaluation only, fixed before any run measured it), float64, every
+#               format and auto's selection, against cuSPARSE
 #   strips      tools/strips_eval.py on matrices that stack differently structured row blocks
 # Each bench part writes OUTDIR/<part>.json (complete even when --max-seconds stops it early)
 # and ends within about 5 minutes on the H200; merge with
@@ -39,11 +41,12 @@ for part in "$@"; do
             for suite in demo offsuite real; do
                 bench "unseen-$suite" --suite "$suite" --dtype float64 --max-seconds 170
             done ;;
+        heldout) bench heldout --suite heldout --dtype float64 --max-seconds 250 ;;
         strips)
             python3 tools/strips_eval.py nvidia gen:stacked:k=120,scale=21 \
                 gen:stacked:k=60,scale=20,count=16,long=100000 \
                 gen:stacked:k=150,scale=20 | tee "$out/strips.jsonl" ;;
         *) echo "unknown part $part (calibrate, irregular64, irregular32, anchors64, anchors32," \
-                "unseen, strips)" >&2; exit 2 ;;
+                "unseen, heldout, strips)" >&2; exit 2 ;;
     esac
 done

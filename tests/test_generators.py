@@ -185,7 +185,7 @@ def test_bad_specs(spec: str, message: str) -> None:
 # -- suites ---------------------------------------------------------------------------------------
 def test_suites_parse() -> None:
     assert set(suites.SUITES) == {"demo", "cpu", "anchors", "irregular", "irregular-small",
-                                  "offsuite", "real"}
+                                  "offsuite", "heldout", "real"}
     for name, specs in suites.SUITES.items():
         for spec in specs:
             if name in suites.FILE_SUITES:
@@ -193,22 +193,23 @@ def test_suites_parse() -> None:
             else:
                 g.parse_spec(spec)
     with pytest.raises(ValueError, match="unknown suite 'big'; choose one of demo, cpu, anchors, "
-                                         "irregular, irregular-small, offsuite, real"):
+                                         "irregular, irregular-small, offsuite, heldout, real"):
         suites.suite("big")
 
 
-def test_offsuite_uses_no_other_suites_parameters() -> None:
-    """offsuite evaluates the model on matrices outside every other suite: at least 10, no
-    generator call (name and parameters) of another suite, entries 1 to 15 M where they follow
-    from the parameters."""
-    off = suites.SUITES["offsuite"]
+@pytest.mark.parametrize("held, low, high", [("offsuite", 1e6, 15e6), ("heldout", 1e5, 3e7)])
+def test_evaluation_suites_use_no_other_suites_parameters(held, low, high) -> None:
+    """offsuite and heldout evaluate the model on matrices outside every other suite: at least
+    10, no generator call (name and parameters) of another suite, entries within their stated
+    range where they follow from the parameters."""
+    off = suites.SUITES[held]
     assert len(off) >= 10
     others = {g.canonical_spec(*g.parse_spec(s)) for name, specs in suites.SUITES.items()
-              if name not in suites.FILE_SUITES and name != "offsuite" for s in specs}
+              if name not in suites.FILE_SUITES and name != held for s in specs}
     for spec in off:
         assert g.canonical_spec(*g.parse_spec(spec)) not in others
         n = expected_nnz(spec)
-        assert n is None or 1e6 <= n <= 15e6
+        assert n is None or low <= n <= high
 
 
 def test_real_suite_resolves_in_the_shared_folder(tmp_path, monkeypatch) -> None:

@@ -16,12 +16,16 @@
   entries with generator parameters, sizes and seeds that no other suite uses, for CPUs
   (``format="auto"`` against the fastest format on matrices the model was not written against;
   GPUs run larger ones by parameters).
+* ``heldout`` (evaluation only): 12 matrices of 0.1 to 30 million entries with parameters and
+  seeds of no other suite, fixed before any run measured them, for the model form chosen by
+  replaying the other suites' measurements (the last figures on matrices it was never looked at
+  with).
 * ``real`` (evaluation only): the Matrix Market files of the project's shared matrix folder,
   ``$CLSPMV_MATRICES`` or else ``../shared/matrices`` beside the checkout, resolved when the
   suite is asked for (ValueError naming the folder when it is absent).
 
-The ``cpu``, ``demo``, ``anchors``, ``offsuite`` and ``real`` suites are evaluation matrices of
-the model (:mod:`clspmv.model`): its calibration measures matrices of its own
+The ``cpu``, ``demo``, ``anchors``, ``offsuite``, ``heldout`` and ``real`` suites are evaluation
+matrices of the model (:mod:`clspmv.model`): its calibration measures matrices of its own
 (:func:`clspmv.model.calibrate.benchmark_matrices`), never these.
 
 Entry counts are those of the generated matrices (``clspmv stats`` / the reports' Table I).
@@ -94,6 +98,20 @@ SUITES: dict[str, tuple[str, ...]] = {
         "gen:stencil27:k=70",                        # 9.0 M
         "gen:denserows:n=800000,w=6,count=40,long=20000,seed=2",  # ~11 M
         "gen:constrows:n=200000,k=60,spread=500,seed=9",  # 12 M
+    ),
+    "heldout": (  # evaluation only, added 2026-11-23 before any run measured it (see above)
+        "gen:poisson2d:k=150",                       # 0.11 M entries
+        "gen:chunglu:n=50000,k=6,seed=21",           # ~0.3 M
+        "gen:banded:n=120000,diags=11,spread=3000,seed=22",  # 1.3 M
+        "gen:constrows:n=40000,k=27,spread=4000,seed=23",  # 1.1 M
+        "gen:stencil27:k=45",                        # 2.4 M
+        "gen:powerlaw:n=300000,k=9,local=0.9,seed=24",  # 2.6 M
+        "gen:block:k=60,b=3,seed=25",                # 13 M, dense 3x3 blocks
+        "gen:emptyrows:n=2000000,k=8,empty=0.3,seed=26",  # 11 M
+        "gen:rmat:scale=20,edges=12,seed=27",        # ~12 M
+        "gen:arrow:n=1500000",                       # 4.5 M
+        "gen:denserows:n=2500000,w=5,count=8,long=300000,seed=28",  # 30 M
+        "gen:random:n=3000000,k=7,seed=29",          # 21 M
     ),
     "real": (  # evaluation only: file names in the shared matrix folder (see above)
         "1138_bus.mtx.gz", "bcsstk24.mtx.gz", "cage4.mtx.gz", "can_24.mtx.gz",
