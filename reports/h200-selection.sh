@@ -12,7 +12,9 @@
 #               float32, against cuSPARSE
 #   anchors64, anchors32       the same on suite anchors
 #   unseen      suites demo, offsuite and real (evaluation only: no default was tuned on them),
-#               float64, every format and auto's selection, against cuSPARSE
+#               float64, every format and auto's selection, against cuSPARSE; demo, offsuite,
+#               real: one of them
+#   cpu64       suite cpu (1-30 M entries) on the H200 the same way, float64
 #   heldout     suite heldout (evaluation only, fixed before any run measured it), float64, every
 #               format and auto's selection, against cuSPARSE
 #   strips      tools/strips_eval.py on matrices that stack differently structured row blocks
@@ -41,12 +43,14 @@ for part in "$@"; do
             for suite in demo offsuite real; do
                 bench "unseen-$suite" --suite "$suite" --dtype float64 --max-seconds 170
             done ;;
+        demo|offsuite|real) bench "unseen-$part" --suite "$part" --dtype float64 --max-seconds 170 ;;
+        cpu64) bench cpu64 --suite cpu --dtype float64 --max-seconds 250 ;;
         heldout) bench heldout --suite heldout --dtype float64 --max-seconds 250 ;;
         strips)
             python3 tools/strips_eval.py nvidia gen:stacked:k=120,scale=21 \
                 gen:stacked:k=60,scale=20,count=16,long=100000 \
                 gen:stacked:k=150,scale=20 | tee "$out/strips.jsonl" ;;
         *) echo "unknown part $part (calibrate, irregular64, irregular32, anchors64, anchors32," \
-                "unseen, heldout, strips)" >&2; exit 2 ;;
+                "unseen, demo, offsuite, real, cpu64, heldout, strips)" >&2; exit 2 ;;
     esac
 done
