@@ -202,6 +202,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .bench.suites import SUITES  # the bench's named lists (the CLI sits above it)
+
     parser = argparse.ArgumentParser(
         prog="clspmv",
         description="Sparse matrix-vector products on OpenCL devices.",
@@ -245,8 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "emptyrows, chunglu) or "
                         "ss:GROUP/NAME (SuiteSparse, downloaded once into the cache)")
     p.add_argument("--suite", default=None,
-                   choices=("demo", "cpu", "anchors", "irregular", "irregular-small", "offsuite",
-                            "real"),
+                   choices=tuple(SUITES),
                    help="a named list of generated matrices (default without MATRIX: demo)")
     p.add_argument("--device", action="extend", nargs="+", metavar="SPEC", default=None,
                    help="device(s): 'all', 'gpu', 'cpu', 'P:D' or a substring of the platform "
@@ -343,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv
