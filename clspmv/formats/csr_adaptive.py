@@ -217,7 +217,9 @@ class CsrAdaptive(CsrFamily):
                            b["block_lanes"], b["chunks"], x, y, b["partial"], alpha, beta,
                            row0=row0)]
         if p["long_rows"]:
-            events.append(self.run(queue, self._combine, p["long_rows"], scalar(p["long_rows"]),
+            events.append(self.run(queue, self._combine,  # a work-group per long row
+                                   p["long_rows"] * self.layout.work_group_size,
+                                   scalar(p["long_rows"]),
                                    b["long_rows"], b["long_ptr"], b["partial"], y, alpha, beta,
                                    row0=row0))
         return [e for e in events if e is not None]
