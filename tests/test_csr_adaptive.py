@@ -194,6 +194,23 @@ def test_one_huge_row_among_short_rows(dtype: np.dtype, device) -> None:
     products_match(M, A, dtype)
 
 
+def test_long_rows_of_more_chunks_than_work_items(dtype: np.dtype, device) -> None:
+    """The combine kernel's work-group walks a row's chunk sums in a strided loop: rows of more
+    chunks than work-items (two and a half times over) and of fewer, side by side."""
+    rng = np.random.default_rng(9)
+    wg = CsrAdaptive.layout_for(device).work_group_size
+    lengths = np.array([3, 16 * (2 * wg + wg // 2) + 7, 0, 16 * 5, 2, 16 * wg + 1])
+    rows = np.repeat(np.arange(lengths.size), lengths)
+    cols = rng.integers(0, 50_000, rows.size)
+    A = sp.csr_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(lengths.size, 50_000))
+    A.sum_duplicates()
+    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
+                                       block_entries=16)
+    assert M.params["long_rows"] == 3
+    assert M.params["chunks"] > 2 * wg
+    products_match(M, A, dtype)
+
+
 @pytest.mark.parametrize("shape", [(0, 0), (0, 7), (7, 0), (5000, 300)])
 def test_no_entries(shape: tuple[int, int], dtype: np.dtype, device) -> None:
     A = sp.csr_matrix(shape)
