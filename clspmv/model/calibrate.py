@@ -8,11 +8,12 @@ SIMD width times the compute units. They vary what the models' terms measure: ro
 distribution (constant, power law, a few very long rows, 60 % empty rows), column locality
 (banded vs uniformly random columns), rows of 16 and 32 slots beyond the cache (what the padded
 column-major layouts pay per slot of a row), size (one row per lane for the launch overhead, a
-tiny one, a small one and medium ones in the cache).
+tiny one, a small one and medium ones in the cache, and a few thousand rows of 48-600 entries:
+too few rows to fill a GPU, what the small real matrices look like).
 
 :func:`calibrate` is :func:`measure` (the device's timings, :class:`Measurements`) then
-:func:`fit` (the models from them): a model form can be refitted to stored measurements without
-the device.
+:func:`fit` (the models from them); the calibration keeps the measurements, and :func:`refit`
+fits them again in this version's model form without the device.
 """
 
 from __future__ import annotations
