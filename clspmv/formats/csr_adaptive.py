@@ -21,12 +21,12 @@ about equal size on the host, once, and each piece gets one work-group.
   row's chunks in order and stores ``alpha * sum + beta * y``. There are no atomic adds: every
   ``y`` entry is written once and the result is the same on every run.
 
-The partition is vectorised (no loop over rows or blocks): with ``W = CAP // 2``, a block starts
-at the first row starting at or after each multiple of ``W`` entries, at every ``CAP``-th row,
-and before and after every row longer than ``W`` (such a row is a block of its own, or chunks).
-The rows of any other block start within one window of ``W`` entries and none is longer than
-``W``, so the block holds fewer than ``2 W <= CAP`` entries; blocks hold about ``W`` entries on
-average.
+The partition is vectorised (no loop over rows or blocks): with ``T = CAP // ALONE_SHARE`` and
+``W = CAP - T``, a block starts at the first row starting at or after each multiple of ``W``
+entries, at every ``CAP``-th row, and before and after every row longer than ``T`` (such a row
+is a block of its own, or chunks). The rows of any other block start within one window of ``W``
+entries and none is longer than ``T``, so the block holds fewer than ``W + T = CAP`` entries;
+blocks hold about ``W`` entries on average (:data:`ALONE_SHARE`).
 
 Transpose products and several right-hand sides run the ``csr`` kernels (``csr_spmv_t``,
 ``csr_matmat``) on the same arrays, with ``threads_per_row`` from the mean row length as in
@@ -77,6 +77,17 @@ def max_block_entries(layout: Layout, itemsize: int) -> int:
         m //= 2
     return m * wg
 
+
+ALONE_SHARE = 4
+"""Rows longer than ``CAP // ALONE_SHARE`` entries get a row block (or chunks) of their own, and
+the other blocks are cut at windows of ``CAP - CAP // ALONE_SHARE`` entries, so that blocks are
+about 3/4 full on average. With 2 (windows of half a block, the first partition) blocks held
+about ``CAP / 2`` entries: each work-item had half its register loads in flight, and a group's
+fixed steps (row pointers, the barrier, the per-row sums) were spread over half as many
+entries. On the H200 (``tools/adaptive_ab.py``, the 7 matrices of 32-41 M entries of the
+``irregular`` suite and anchors' R-MAT, both value types, work-groups of 128): 4 against 2 was
+1.3 % faster in geometric mean (8 % on dense rows, 2 % on power-law rows, at most 1.3 % slower),
+8 against 2 0.4 %."""
 
 LANE_STEP_COST = 2
 """Cost of one step of a tree reduction (a barrier and a local add), in serial local adds."""
@@ -134,8 +145,9 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
     n = row_ptr.size - 1
     nnz = int(row_ptr[-1])
     lengths = np.diff(row_ptr)
-    window = cap // 2
-    alone = np.flatnonzero(lengths > window)
+    longest_shared = max(1, cap // ALONE_SHARE)
+    window = cap - longest_shared
+    alone = np.flatnonzero(lengths > longest_shared)
     starts = np.searchsorted(row_ptr[:-1], np.arange(0, nnz, window, dtype=np.int64), "left")
     bounds = np.unique(np.concatenate([
         [0, n], starts, np.arange(0, n, cap, dtype=np.int64), alone, alone + 1]))
