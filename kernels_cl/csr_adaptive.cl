@@ -100,7 +100,7 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
 }
 
 /* y[long_rows[l]] = alpha * (sum of partial[long_ptr[l] .. long_ptr[l+1]-1]) + beta * y, one
- * work-item per long row, adding its chunks in order. */
+ * work-group per long row. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void csr_adaptive_combine(BLOCK_ARGS const INDEX_T n_long,
                           __global const INDEX_T *restrict long_rows,
