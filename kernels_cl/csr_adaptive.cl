@@ -4,7 +4,10 @@
  *   CAP  entries of one row block (and of one chunk of a long row); CAP values fit local memory
  *
  * csr_adaptive_spmv runs n_blocks + n_chunks work-groups. Group g < n_blocks takes row block g
- * (rows blocks[2g] .. blocks[2g+1]-1, at most CAP entries): its work-items stream the block's
+ * (rows blocks[4g] .. blocks[4g+1]-1, entries blocks[4g+2] .. blocks[4g+3]-1, at most CAP: the
+ * entry range is stored so that the loads of the entries wait for one load, not for the row
+ * pointers too, and each work-item loads its first row's two pointers beside the entries, not
+ * after the barrier): its work-items stream the block's
  * products val * x[col] into local memory with consecutive (coalesced) loads, then sum each row
  * there, block_lanes[g] work-items per row (chosen on the host from the block's row lengths,
  * WG / lanes rows at a time). Group n_blocks + c
@@ -66,10 +69,20 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
         return;
     }
 
-    const INDEX_T first = blocks[2 * group];
-    const INDEX_T n_rows = blocks[2 * group + 1] - first;
-    const INDEX_T start = row_ptr[first];
-    const INDEX_T n = row_ptr[first + n_rows] - start;
+    const INDEX_T first = blocks[4 * group];
+    const INDEX_T n_rows = blocks[4 * group + 1] - first;
+    const INDEX_T start = blocks[4 * group + 2];
+    const INDEX_T n = blocks[4 * group + 3] - start;
+    const int lanes = block_lanes[group];  /* chosen on the host from this block's rows */
+    const int lane = lid & (lanes - 1);
+    const int slots = WG / lanes;  /* rows summed at once */
+    /* this work-item's row of the first pass, and its entries in the block */
+    INDEX_T r = lid / lanes;
+    INDEX_T row_begin = 0, row_end = 0;
+    if (r < n_rows) {
+        row_begin = row_ptr[first + r] - start;
+        row_end = row_ptr[first + r + 1] - start;
+    }
     {
         LOAD_ENTRIES(cols, vals, col + start, val + start, n, lid)
 #pragma unroll
@@ -79,17 +92,18 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    const int lanes = block_lanes[group];  /* chosen on the host from this block's rows */
-    const int lane = lid & (lanes - 1);
-    const int slots = WG / lanes;  /* rows summed at once */
     for (INDEX_T r0 = 0; r0 < n_rows; r0 += slots) {  /* once when lanes > 1 */
-        const INDEX_T r = r0 + lid / lanes;
-        ACC_T sum = 0;
-        if (r < n_rows) {
-            const INDEX_T end = row_ptr[first + r + 1] - start;
-            for (INDEX_T i = row_ptr[first + r] - start + lane; i < end; i += lanes)
-                sum += products[i];
+        if (r0 > 0) {  /* a later pass (one lane per row, more rows than work-items) */
+            r = r0 + lid / lanes;
+            if (r < n_rows) {
+                row_begin = row_ptr[first + r] - start;
+                row_end = row_ptr[first + r + 1] - start;
+            }
         }
+        ACC_T sum = 0;
+        if (r < n_rows)
+            for (INDEX_T i = row_begin + lane; i < row_end; i += lanes)
+                sum += products[i];
         if (lanes > 1) {
             sum = reduce_width(scratch, lid, lane, lanes, sum);
             barrier(CLK_LOCAL_MEM_FENCE);  /* all have read scratch before the next pass */

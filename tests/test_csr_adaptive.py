@@ -38,11 +38,13 @@ def assert_partition(lengths, cap: int, wg: int = 8) -> dict[str, np.ndarray]:
     row_ptr = row_ptr_of(lengths)
     p = partition(row_ptr, cap, wg)
     assert all(a.dtype == np.int32 for a in p.values())
-    blocks = p["blocks"].reshape(-1, 2).astype(np.int64)
+    blocks = p["blocks"].reshape(-1, 4).astype(np.int64)
     chunks = p["chunks"].reshape(-1, 2).astype(np.int64)
     long_rows, long_ptr = p["long_rows"], p["long_ptr"]
     seen = np.zeros(lengths.size, np.int64)
     first, end = blocks[:, 0], blocks[:, 1]
+    np.testing.assert_array_equal(blocks[:, 2], row_ptr[first])
+    np.testing.assert_array_equal(blocks[:, 3], row_ptr[end])
     assert (end > first).all()
     assert (end - first <= cap).all()
     lanes = p["block_lanes"]
@@ -77,9 +79,9 @@ def test_partition_edges(cap: int) -> None:
     # block of its own), cap + 1 (two chunks: cap and 1), one huge row among short ones
     assert partition(row_ptr_of([]), cap, 256)["blocks"].size == 0
     p = assert_partition(np.zeros(5 * cap + 3, np.int64), cap)
-    assert p["blocks"].size // 2 == -(-(5 * cap + 3) // cap) and p["chunks"].size == 0
+    assert p["blocks"].size // 4 == -(-(5 * cap + 3) // cap) and p["chunks"].size == 0
     p = assert_partition([1, cap, 1], cap)
-    assert p["long_rows"].size == 0 and [1, 2] in p["blocks"].reshape(-1, 2).tolist()
+    assert p["long_rows"].size == 0 and [1, 2] in p["blocks"].reshape(-1, 4)[:, :2].tolist()
     p = assert_partition([1, cap + 1, 1], cap)
     np.testing.assert_array_equal(np.diff(p["chunks"].reshape(-1, 2)).ravel(), [cap, 1])
     huge = np.full(1000, 1)

@@ -132,7 +132,8 @@ def block_lanes(lengths: np.ndarray, first: np.ndarray, end: np.ndarray, wg: int
 def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
     """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring).
 
-    Returns int32 arrays: ``blocks`` (first row and end row of each block, interleaved),
+    Returns int32 arrays: ``blocks`` (first row, end row, first entry and end entry of each
+    block, interleaved: the kernel reads a block's entry range without its row pointers),
     ``block_lanes`` (work-items per row of each block for work-groups of ``wg``, see
     :func:`block_lanes`),
     ``chunks`` (first entry and end entry of each chunk, interleaved, grouped by long row in
@@ -165,12 +166,13 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
     blocks_first, blocks_end = first[short], end[short]
     lanes = block_lanes(lengths, blocks_first, blocks_end, wg)
 
-    def pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.stack([a, b], axis=1).ravel().astype(INDEX_DTYPE)
+    def interleave(*arrays: np.ndarray) -> np.ndarray:
+        return np.stack(arrays, axis=1).ravel().astype(INDEX_DTYPE)
 
-    return {"blocks": pairs(blocks_first, blocks_end),
+    return {"blocks": interleave(blocks_first, blocks_end, row_ptr[blocks_first],
+                                 row_ptr[blocks_end]),
             "block_lanes": lanes.astype(INDEX_DTYPE),
-            "chunks": pairs(chunk_start, chunk_end),
+            "chunks": interleave(chunk_start, chunk_end),
             "long_rows": long_rows.astype(INDEX_DTYPE),
             "long_ptr": long_ptr.astype(INDEX_DTYPE)}
 
@@ -198,7 +200,7 @@ class CsrAdaptive(CsrFamily):
         parts = partition(csr.indptr, cap, layout.work_group_size)
         arrays.update(parts)
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
-                  block_entries=cap, blocks=parts["blocks"].size // 2,
+                  block_entries=cap, blocks=parts["blocks"].size // 4,
                   chunks=parts["chunks"].size // 2, long_rows=parts["long_rows"].size)
         fmt.nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
         return fmt
