@@ -85,7 +85,7 @@ def options_for(dtype: np.dtype, cl_std: str | None = None, accumulate: np.dtype
     return std + tuple(f"-D{key}={value}" for key, value in sorted(opts.items()))
 
 
-_cache: dict[tuple[int, str, tuple[str, ...]], cl.Program] = {}
+_cache: dict[tuple[cl.Context, str, tuple[str, ...]], cl.Program] = {}
 _cache_lock = threading.Lock()
 builds = 0
 """Number of programs compiled in this process (tests check that the cache works)."""
@@ -94,7 +94,10 @@ builds = 0
 def program(device: Device, file: str, options: tuple[str, ...]) -> cl.Program:
     """The built program for (device context, file, options); compiled on first use only."""
     global builds
-    key = (id(device.context), file, options)
+    # keyed by the context itself, which the key keeps alive: an id() of a context that was
+    # garbage-collected can come back as the id() of a new one, on another device, and its
+    # kernels were then created from the old context's program (INVALID_KERNEL_NAME on PoCL)
+    key = (device.context, file, options)
     with _cache_lock:
         prg = _cache.get(key)
         if prg is None:

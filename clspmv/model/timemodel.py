@@ -3,7 +3,7 @@
 Kernel time of format ``f`` on a block of rows with features ``F`` (:mod:`.features`)::
 
     t_f(F) = c0 * launches_f(F) + c1 * (1 - h) * bytes_f(F) + c2 * h * bytes_f(F)
-             + c3 * xbytes(F) + c4 * rows(F) + c5 * longest_f(F)
+             + c3 * xbytes(F) + c4 * items_f(F) + c5 * longest_f(F)
              + c6 * (1 - h) * bytes_f(F) * wide_f(F) + c7 * lanes(F)
 
 ``launches_f`` are the kernels ``f``'s product enqueues for these features
@@ -15,7 +15,11 @@ once, ``h = min(1, cache / bytes_f)`` the share of them the device's cache can h
 products of a matrix smaller than the cache stream from the cache: c2 is then its inverse
 bandwidth, c1 that of memory), ``xbytes`` the cache lines of x gathered per row block
 (:attr:`Features.x_lines` times 64),
-``rows`` the rows (per-row work: loads of row pointers, the reduction, the store of y) and
+``items_f`` the work-items ``f`` runs on the rows, the rows times the work-items sharing a row
+in ``f`` (per-row work: loads of row pointers, the reduction, the store of y; and for the
+formats that share a row among several work-items, each work-item's share of the reduction and
+of the device: csr-vector's 32 work-items per row of 26 entries on the H200 took 1.6 times
+csr-aligned's time on a matrix of 0.4 M entries, which a per-row cost alone put at 0.9) and
 ``longest_f`` the longest row divided by the work-items sharing a row in ``f`` (the critical path
 of one row), ``wide_f = min(slots_f / rows, WIDE_ROW) / WIDE_ROW`` the slots a row stores in
 ``f`` (its padding included) relative to :data:`WIDE_ROW`: memory traffic that costs more per
@@ -48,7 +52,8 @@ from .features import Features, matrix_bytes, threads_per_row
 from .launches import launches
 from .sampling import LINE_BYTES
 
-TERMS = ("launch", "bytes", "cached bytes", "xbytes", "rows", "longest", "wide bytes", "lanes")
+TERMS = ("launch", "bytes", "cached bytes", "xbytes", "work-items", "longest", "wide bytes",
+         "lanes")
 WIDE_ROW = 64
 """Slots per row from which the ``wide bytes`` term stops growing."""
 CONVERSION_TERMS = ("fixed", "entries", "slots")
@@ -77,7 +82,7 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0) -> np.ndarray:
         streamed * (1.0 - hit),
         streamed * hit,
         float(f.x_lines * LINE_BYTES),
-        float(f.rows),
+        float(f.rows) * threads_per_row(fmt, f),
         float(f.max_row) / threads_per_row(fmt, f),
         streamed * (1.0 - hit) * wide,
         float(f.lane_padding),
