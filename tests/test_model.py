@@ -26,7 +26,7 @@ from clspmv.cli import main
 from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS, convert
 from clspmv.matrix import canonical_csr
 from clspmv.model import Calibration, predict, select
-from clspmv.model.launches import LOCAL_MEMORY, launches
+from clspmv.model.launches import LOCAL_MEMORY, launches, work_items
 from clspmv.model.timemodel import TERMS, WIDE_ROW, quick_default, terms
 from clspmv.precision import resolve
 
@@ -424,6 +424,35 @@ def test_launches_count_the_kernels_a_product_enqueues(device, spec, fmt, simd) 
     cl.wait_for_events(events)
     f = features_mod.features(csr, layout.simd_width)
     assert launches(fmt, f, layout.work_group_size) == len(events)
+
+
+@pytest.mark.parametrize("spec", ["gen:powerlaw:n=30000,k=8,local=0.5", "gen:arrow:n=20000",
+                                  "gen:emptyrows:n=40000,k=6,empty=0.7",
+                                  "gen:banded:n=5000,diags=5"])
+def test_work_items_follow_the_launch_geometry(device, spec) -> None:
+    """The model's work-items term against the work-items the formats' main kernels really run
+    on a GPU-like layout (SIMD width 32): csr-adaptive's row blocks and chunks times its
+    work-group (estimated from the entries and rows, which miss the blocks cut at rows longer
+    than CAP / 4: within 50 % on power-law rows), csr-merge's shares of the merge path
+    and coo's shares of the entries (within rounding), csr-vector's rows times their lanes."""
+    csr = canonical_csr(generate(spec))
+    f = features_mod.features(csr, 32, compute_units=device.compute_units)
+    for fmt in ("csr-adaptive", "csr-merge", "coo", "csr-vector"):
+        cls = FORMAT_CLASSES[fmt]
+        layout = replace(cls.layout_for(device), simd_width=32, local_memory=LOCAL_MEMORY,
+                         work_group_size=cls.default_work_group("gpu"))
+        p = convert(csr, fmt, layout, resolve(np.float64, np.float64)).params
+        wg = layout.work_group_size
+        if fmt == "csr-adaptive":
+            actual, tolerance = (p["blocks"] + p["chunks"]) * wg, 0.5
+        elif fmt == "csr-merge":
+            actual, tolerance = p["shares"] * wg, 1.0 / p["shares"]
+        elif fmt == "coo":
+            actual, tolerance = csr.nnz / p["items"], 0.0
+        else:  # csr-vector's kernel runs on the main part of its long-row split
+            actual, tolerance = csr.shape[0] * p["threads_per_row"], 0.0
+        part = features_mod.main_part(fmt, f)
+        assert work_items(fmt, part, wg) == pytest.approx(actual, rel=tolerance + 1e-9), fmt
 
 
 def test_measurements_round_trip_and_refit(tmp_path) -> None:

@@ -1,5 +1,6 @@
-"""Kernels a format's forward product enqueues for a matrix, from its features: the ``launch``
-term of the time models (:mod:`.timemodel`).
+"""Kernels a format's forward product enqueues for a matrix, and the work-items of its main
+kernel, from its features: the ``launch`` and ``work-items`` terms of the time models
+(:mod:`.timemodel`).
 
 Each kernel costs its launch whatever its work: on the H200 (NVIDIA OpenCL) an event of a
 kernel of almost no work lasts 5-7 us, so on a matrix of 10^5 entries ``hyb``'s three kernels
@@ -13,11 +14,11 @@ fact the features lack (local memory), the formats' defaults for a device with
 from __future__ import annotations
 
 from ..formats.base import Layout, round_up
-from ..formats.coo import default_launches
+from ..formats.coo import GPU_ITEMS, SERIAL_ITEMS, WIDE_SIMD, default_launches
+from ..formats.csr_adaptive import ALONE_SHARE, max_block_entries
 from ..formats.csr_adaptive import GPU_WORK_GROUP as ADAPTIVE_GPU_GROUP
-from ..formats.csr_adaptive import max_block_entries
 from ..formats.csr_merge import FIXUP_SERIAL, STAGED_SIMD, tile_items
-from .features import Features
+from .features import Features, threads_per_row
 
 LOCAL_MEMORY = 48 * 1024
 """Local memory assumed for the counts that depend on it (NVIDIA GPUs and PoCL report 48-64
@@ -49,3 +50,21 @@ def launches(fmt: str, f: Features, work_group_size: int = 256) -> int:
 def _layout(f: Features, work_group_size: int) -> Layout:
     """A layout of the features' SIMD width, ``work_group_size`` and :data:`LOCAL_MEMORY`."""
     return Layout(f.simd_width, work_group_size, 1, LOCAL_MEMORY)
+
+
+def work_items(fmt: str, f: Features, work_group_size: int = 256) -> float:
+    """Work-items of ``fmt``'s main kernel for a matrix of features ``f`` (the ``work-items``
+    term of the time models): the rows times the work-items sharing a row for the row formats;
+    for the formats that cut the entries into equal shares, the shares: ``coo``'s entries per
+    work-item, ``csr-merge``'s path steps (rows plus entries) per work-item, ``csr-adaptive``'s
+    row blocks of about ``CAP - CAP // ALONE_SHARE`` entries times its work-group."""
+    staged = f.simd_width >= STAGED_SIMD
+    if fmt == "coo":
+        return f.entries / (GPU_ITEMS if f.simd_width >= WIDE_SIMD else SERIAL_ITEMS)
+    if fmt == "csr-merge" and staged:
+        return (f.rows + f.entries) / tile_items(_layout(f, work_group_size), f.itemsize)
+    if fmt == "csr-adaptive":
+        wg = ADAPTIVE_GPU_GROUP if staged else work_group_size
+        cap = max_block_entries(_layout(f, wg), f.itemsize)
+        return (f.entries / (cap - cap // ALONE_SHARE) + f.rows / cap) * wg
+    return float(f.rows) * threads_per_row(fmt, f)

@@ -15,11 +15,12 @@ once, ``h = min(1, cache / bytes_f)`` the share of them the device's cache can h
 products of a matrix smaller than the cache stream from the cache: c2 is then its inverse
 bandwidth, c1 that of memory), ``xbytes`` the cache lines of x gathered per row block
 (:attr:`Features.x_lines` times 64),
-``items_f`` the work-items ``f`` runs on the rows, the rows times the work-items sharing a row
-in ``f`` (per-row work: loads of row pointers, the reduction, the store of y; and for the
-formats that share a row among several work-items, each work-item's share of the reduction and
-of the device: csr-vector's 32 work-items per row of 26 entries on the H200 took 1.6 times
-csr-aligned's time on a matrix of 0.4 M entries, which a per-row cost alone put at 0.9) and
+``items_f`` the work-items of ``f``'s main kernel (:func:`clspmv.model.launches.work_items`:
+the rows times the work-items sharing a row for the row formats, the equal shares of the
+entries for ``coo``, ``csr-merge`` and ``csr-adaptive``), the cost of each work-item's fixed
+steps and share of the device (loads of row pointers, the reduction, the store of y: with a
+per-row cost instead, csr-vector's 32 work-items per row of 26 entries, 1.6 times csr-aligned's
+time on the H200 on a matrix of 0.4 M entries, were predicted at 0.9 times) and
 ``longest_f`` the longest row divided by the work-items sharing a row in ``f`` (the critical path
 of one row), ``wide_f = min(slots_f / rows, WIDE_ROW) / WIDE_ROW`` the slots a row stores in
 ``f`` (its padding included) relative to :data:`WIDE_ROW`: memory traffic that costs more per
@@ -49,7 +50,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .features import Features, matrix_bytes, threads_per_row
-from .launches import launches
+from .launches import launches, work_items
 from .sampling import LINE_BYTES
 
 TERMS = ("launch", "bytes", "cached bytes", "xbytes", "work-items", "longest", "wide bytes",
@@ -82,7 +83,7 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0) -> np.ndarray:
         streamed * (1.0 - hit),
         streamed * hit,
         float(f.x_lines * LINE_BYTES),
-        float(f.rows) * threads_per_row(fmt, f),
+        work_items(fmt, f),
         float(f.max_row) / threads_per_row(fmt, f),
         streamed * (1.0 - hit) * wide,
         float(f.lane_padding),
