@@ -47,6 +47,7 @@ from .conversion import (
     check_threads,
     check_unroll,
     csr_bytes,
+    entry_index,
     entry_rows,
     position_in_row,
     round_up,
@@ -68,8 +69,8 @@ __all__ = [
     "DEFAULT_WORK_GROUP", "INDEX_DTYPE", "INDEX_LIMIT", "MATMAT_BLOCKS", "MAX_PADDING_RATIO",
     "PADDING_FLOOR", "UNROLL_FACTORS", "Format", "Layout", "Strides", "Triplets",
     "atomic_add_kind", "atomic_kernel", "check_column_map", "check_padding", "check_threads",
-    "check_unroll", "csr_bytes", "entry_rows", "matmat_block", "position_in_row", "round_up",
-    "row_lengths", "scalar",
+    "check_unroll", "csr_bytes", "entry_index", "entry_rows", "matmat_block", "position_in_row",
+    "round_up", "row_lengths", "scalar",
 ]
 
 

@@ -41,6 +41,20 @@ def position_in_row(csr: sp.csr_matrix) -> np.ndarray:
     )
 
 
+def entry_index(csr: sp.csr_matrix, row_base: np.ndarray, stride: int = 1) -> np.ndarray:
+    """For every stored entry of row ``r`` at position ``p`` in it, ``row_base[r] + stride * p``
+    (int64): where a layout storing each row's entries ``stride`` slots apart from the row's
+    first slot ``row_base[r]`` puts them. One repeat over the entries and one add, instead of
+    :func:`entry_rows` and :func:`position_in_row` and the arithmetic on both."""
+    indptr = csr.indptr.astype(np.int64)
+    out = np.repeat(np.asarray(row_base, np.int64) - stride * indptr[:-1], np.diff(indptr))
+    steps = np.arange(csr.nnz, dtype=np.int64)
+    if stride != 1:
+        steps *= stride
+    out += steps
+    return out
+
+
 def csr_bytes(csr: sp.csr_matrix) -> int:
     """Device bytes of the plain CSR layout: the yardstick padded layouts are measured against."""
     return csr.nnz * (csr.data.itemsize + INDEX_DTYPE.itemsize) + (csr.shape[0] + 1) * 4

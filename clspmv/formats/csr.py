@@ -20,8 +20,6 @@ from .base import (
     Triplets,
     check_threads,
     check_unroll,
-    entry_rows,
-    position_in_row,
     row_lengths,
     scalar,
 )
@@ -137,15 +135,20 @@ class CsrAligned(LongRowSplit, CsrFamily):
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1,
                  long_rows: int | str | None = AUTO) -> CsrAligned:
         csr, tail = split_long_rows(csr, layout, long_rows)
-        padded = -(-row_lengths(csr) // ALIGNMENT) * ALIGNMENT
+        lengths = row_lengths(csr)
+        runs = -(-lengths // ALIGNMENT)  # runs of ALIGNMENT slots per row
         row_ptr = np.zeros(csr.shape[0] + 1, np.int64)
-        np.cumsum(padded, out=row_ptr[1:])
+        np.cumsum(runs * ALIGNMENT, out=row_ptr[1:])
         total = int(row_ptr[-1])
+        # the entries fill each row's first slots in order: a mask of the filled slots, run by
+        # run, places them with one sequential copy (no index per entry)
+        run_first = np.repeat(row_ptr[:-1] // ALIGNMENT, runs)
+        filled = np.repeat(lengths, runs) - ALIGNMENT * (np.arange(run_first.size) - run_first)
+        mask = (np.arange(ALIGNMENT) < filled[:, None]).ravel()
         col = np.full(total, -1, INDEX_DTYPE)
         val = np.zeros(total, csr.dtype)
-        where = row_ptr[entry_rows(csr)] + position_in_row(csr)
-        col[where] = csr.indices
-        val[where] = csr.data
+        col[mask] = csr.indices
+        val[mask] = csr.data
         arrays = {"row_ptr": row_ptr.astype(INDEX_DTYPE), "col": col, "val": val}
         return cls(csr.shape, csr.dtype, layout, arrays,
                    threads_per_row=min(ALIGNMENT, layout.work_group_size),

@@ -117,9 +117,8 @@ def block_lanes(lengths: np.ndarray, first: np.ndarray, end: np.ndarray, wg: int
     best = np.ones(nb, np.int64)
     lanes, steps = 1, 0
     while lanes <= wg:
-        pass_of_row = index // (wg // lanes)
-        starts = np.flatnonzero((np.diff(block_of_row, prepend=-1) != 0)
-                                | (np.diff(pass_of_row, prepend=-1) != 0))
+        # a pass starts at every (wg / lanes)-th row of a block (its first row included)
+        starts = np.flatnonzero(index % (wg // lanes) == 0)
         longest = np.maximum.reduceat(row_len, starts) if starts.size else row_len[:0]
         cost = -(-longest // lanes) + LANE_STEP_COST * steps + PASS_COST
         total = np.bincount(block_of_row[starts], weights=cost, minlength=nb)

@@ -15,7 +15,16 @@ import numpy as np
 import pyopencl as cl
 import scipy.sparse as sp
 
-from .base import INDEX_DTYPE, Format, Layout, Triplets, check_padding, entry_rows, round_up, scalar
+from .base import (
+    INDEX_DTYPE,
+    Format,
+    Layout,
+    Triplets,
+    check_padding,
+    round_up,
+    row_lengths,
+    scalar,
+)
 
 
 class Dia(Format):
@@ -30,18 +39,22 @@ class Dia(Format):
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Dia:
         m, n = csr.shape
-        rows = entry_rows(csr)
-        # Diagonal r - c + (m - 1) of every entry, in [0, m + n - 1): a presence table instead of
+        # Diagonal c - r + (m - 1) of every entry, in [0, m + n - 1): a presence table instead of
         # a sort finds the occupied diagonals in O(nnz + m + n).
-        diag = csr.indices.astype(np.int64) - rows + (m - 1)
+        diag = np.repeat(np.arange(m - 1, -1, -1, dtype=np.int64), row_lengths(csr))
+        diag += csr.indices
         present = np.zeros(max(m + n - 1, 0), bool)
         present[diag] = True
         offsets = np.flatnonzero(present) - (m - 1)
         n_pad = round_up(m, layout.simd_width)
         check_padding(cls.name, offsets.size * n_pad * csr.dtype.itemsize + offsets.size * 4, csr)
-        rank = np.cumsum(present, dtype=np.int64) - 1  # diagonal -> its index among the occupied
+        # entry (r, c) on diagonal d goes to rank(d) * n_pad + r, with r = c - d + (m - 1)
+        start = (np.cumsum(present, dtype=np.int64) - 1) * n_pad
+        start -= np.arange(1 - m, n, dtype=np.int64)
+        where = start[diag]
+        where += csr.indices
         val = np.zeros(offsets.size * n_pad, csr.dtype)
-        val[rank[diag] * n_pad + rows] = csr.data
+        val[where] = csr.data
         arrays = {"offsets": offsets.astype(INDEX_DTYPE), "val": val}
         return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, n_diags=int(offsets.size))
 

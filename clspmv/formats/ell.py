@@ -22,7 +22,7 @@ from .base import (
     check_padding,
     check_threads,
     check_unroll,
-    entry_rows,
+    entry_index,
     position_in_row,
     round_up,
     row_lengths,
@@ -39,34 +39,41 @@ def ell_slots(n_pad: int, width: int, threads: int, row_major: bool = False) -> 
     return n_pad * (width if row_major else round_up(width, threads))
 
 
-def ell_index(rows: np.ndarray, pos: np.ndarray, n_pad: int, threads: int,
+def ell_where(csr: sp.csr_matrix, n_pad: int, threads: int,
               row_major_width: int | None = None) -> np.ndarray:
-    """Array index of slot ``pos`` of row ``rows`` in the column-major T-lane layout, or in the
-    row-major layout of rows ``row_major_width`` slots long when that is given."""
+    """Array index of every stored entry of ``csr`` (slot ``p`` of row ``r``) in the column-major
+    T-lane layout, ``(p // T) * n_pad * T + r * T + p % T``, or in the row-major layout of rows
+    ``row_major_width`` slots long, ``r * width + p``, when that is given (int64)."""
+    rows = np.arange(csr.shape[0], dtype=np.int64)
     if row_major_width is not None:
-        return rows * row_major_width + pos
-    return (pos // threads) * (n_pad * threads) + rows * threads + pos % threads
+        return entry_index(csr, rows * row_major_width)
+    if threads == 1:
+        return entry_index(csr, rows, n_pad)
+    where = entry_index(csr, rows * threads)  # r * T + p
+    step = position_in_row(csr) // threads
+    step *= (n_pad - 1) * threads
+    where += step
+    return where
 
 
 def ell_arrays(
     csr: sp.csr_matrix, n_pad: int, width: int, threads: int, keep: np.ndarray | None = None,
-    rows: np.ndarray | None = None, pos: np.ndarray | None = None, row_major: bool = False,
+    where: np.ndarray | None = None, row_major: bool = False,
 ) -> dict[str, np.ndarray]:
     """``col``/``val`` of the ELL layout holding the entries selected by ``keep`` (default: all).
 
-    ``rows`` and ``pos`` are :func:`entry_rows` and :func:`position_in_row` of ``csr`` when the
-    caller has them already. Empty slots hold column -1 (the ``ell`` kernel stops at it) and
-    value 0. ``row_major``: rows one after the other, ``width`` slots each.
+    ``where`` is :func:`ell_where` of ``csr`` (all its entries) when the caller has it already.
+    Empty slots hold column -1 (the ``ell`` kernel stops at it) and value 0. ``row_major``: rows
+    one after the other, ``width`` slots each.
     """
-    rows = entry_rows(csr) if rows is None else rows
-    pos = position_in_row(csr) if pos is None else pos
+    if where is None:
+        where = ell_where(csr, n_pad, threads, width if row_major else None)
     cols, vals = csr.indices, csr.data
     if keep is not None:
-        rows, pos, cols, vals = rows[keep], pos[keep], cols[keep], vals[keep]
+        where, cols, vals = where[keep], cols[keep], vals[keep]
     size = ell_slots(n_pad, width, threads, row_major)
     col = np.full(size, -1, INDEX_DTYPE)
     val = np.zeros(size, csr.dtype)
-    where = ell_index(rows, pos, n_pad, threads, width if row_major else None)
     col[where] = cols
     val[where] = vals
     return {"col": col, "val": val}

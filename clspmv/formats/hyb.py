@@ -18,14 +18,12 @@ from .base import (
     Format,
     Layout,
     Triplets,
-    entry_rows,
-    position_in_row,
     round_up,
     row_lengths,
     scalar,
 )
 from .coo import CooPart
-from .ell import ell_arrays, ell_triplets
+from .ell import ell_arrays, ell_triplets, ell_where
 
 
 class Hyb(Format):
@@ -39,22 +37,23 @@ class Hyb(Format):
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, width: int | None = None,
                  items: int | None = None, staged: bool | None = None) -> Hyb:
-        k = hyb_width(row_lengths(csr)) if width is None else int(width)
+        lengths = row_lengths(csr)
+        k = hyb_width(lengths) if width is None else int(width)
         if k < 0:
             raise ValueError(f"width must be >= 0, got {k}")
         n_pad = round_up(csr.shape[0], layout.simd_width)
-        rows, pos = entry_rows(csr), position_in_row(csr)
-        lengths = row_lengths(csr)
+        where = ell_where(csr, n_pad, 1)  # slot p of row r at p * n_pad + r
         if lengths.size == 0 or lengths.max() <= k:  # everything fits the ELL part
-            arrays = ell_arrays(csr, n_pad, k, 1, rows=rows, pos=pos)
-            arrays.update(cls.coo_part.arrays(*(np.zeros(0, a.dtype) for a in (rows, pos,
-                                                                           csr.data))))
+            arrays = ell_arrays(csr, n_pad, k, 1, where=where)
+            none = np.zeros(0, np.int64)
+            arrays.update(cls.coo_part.arrays(none, none, np.zeros(0, csr.dtype)))
             coo_nnz = 0
         else:
-            in_ell = pos < k
-            arrays = ell_arrays(csr, n_pad, k, 1, keep=in_ell, rows=rows, pos=pos)
+            in_ell = where < k * n_pad  # position in row below k
+            arrays = ell_arrays(csr, n_pad, k, 1, keep=in_ell, where=where)
             rest = ~in_ell
-            arrays.update(cls.coo_part.arrays(rows[rest], csr.indices[rest], csr.data[rest]))
+            arrays.update(cls.coo_part.arrays(where[rest] % n_pad, csr.indices[rest],
+                                              csr.data[rest]))
             coo_nnz = int(rest.sum())
         return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, width=k,
                    **cls.coo_part.params(coo_nnz, layout, items, staged))

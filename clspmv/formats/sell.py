@@ -14,8 +14,7 @@ from .base import (
     INDEX_DTYPE,
     Layout,
     Triplets,
-    entry_rows,
-    position_in_row,
+    entry_index,
     round_up,
     row_lengths,
     scalar,
@@ -66,8 +65,12 @@ def choose_sigma(lengths: np.ndarray, c: int) -> int:
 def sort_rows(lengths: np.ndarray, sigma: int) -> np.ndarray:
     """Slot-to-row permutation: rows by decreasing length within windows of ``sigma`` rows."""
     n = lengths.size
-    window = np.arange(n) // max(sigma, 1)
-    return np.lexsort((-lengths, window)).astype(np.int64)
+    if sigma <= 1:
+        return np.arange(n, dtype=np.int64)
+    longest = int(lengths.max()) if n else 0
+    # one stable sort on (window, decreasing length): what np.lexsort((-lengths, window)) gives
+    key = np.arange(n, dtype=np.int64) // sigma * (longest + 1) + (longest - lengths)
+    return np.argsort(key, kind="stable").astype(np.int64)
 
 
 class Sell(LongRowSplit, RowKernels):
@@ -103,8 +106,8 @@ class Sell(LongRowSplit, RowKernels):
         np.cumsum(widths * c, out=slice_ptr[1:])
         slot_of_row = np.empty(n, np.int64)
         slot_of_row[perm] = np.arange(n)
-        slots = slot_of_row[entry_rows(csr)]
-        where = slice_ptr[slots // c] + position_in_row(csr) * c + slots % c
+        # entry p of a row in slot s: slice_ptr[s // c] + p * c + s % c
+        where = entry_index(csr, slice_ptr[slot_of_row // c] + slot_of_row % c, c)
         total = int(slice_ptr[-1])
         col = np.zeros(total, INDEX_DTYPE)  # padding slots are never read: rows stop at row_len
         val = np.zeros(total, csr.dtype)

@@ -69,32 +69,47 @@ PRIOR_WEIGHT = 0.02
 def _from_lengths(lengths: np.ndarray, cols: int, spread: int | None, rng: np.random.Generator
                   ) -> sp.csr_matrix:
     """Rows of the given lengths; columns near the diagonal within ``spread`` (sorted, distinct
-    positions of a window), or uniformly random when ``spread`` is None."""
+    positions of a window), or uniformly random when ``spread`` is None. Built as CSR directly
+    (per-row terms repeated over the entries), then duplicates summed: the columns clipped at the
+    matrix's edges, or drawn twice at random, count twice."""
     m = lengths.size
     indptr = np.zeros(m + 1, np.int64)
     np.cumsum(lengths, out=indptr[1:])
-    rows = np.repeat(np.arange(m, dtype=np.int64), lengths)
     if spread is None:
         idx = rng.integers(0, cols, indptr[-1])
     else:
-        pos = np.arange(indptr[-1]) - np.repeat(indptr[:-1], lengths)
         width = np.maximum(lengths, spread)
-        step = width[rows] // np.maximum(lengths[rows], 1)
-        idx = rows * cols // max(m, 1) - width[rows] // 2 + pos * step
-        idx = np.clip(idx, 0, cols - 1)
-    A = sp.csr_matrix((np.ones(idx.size), (rows, idx)), shape=(m, cols))
+        step = width // np.maximum(lengths, 1)
+        first = np.arange(m, dtype=np.int64) * cols // max(m, 1) - width // 2
+        idx = np.repeat(first - indptr[:-1] * step, lengths)  # first + (e - indptr) * step
+        idx += np.arange(indptr[-1], dtype=np.int64) * np.repeat(step, lengths)
+        np.clip(idx, 0, cols - 1, out=idx)
+    return _csr(np.ones(idx.size), idx, indptr, (m, cols))
+
+
+def _csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple[int, int]
+         ) -> sp.csr_matrix:
+    """CSR of 32-bit indices from arrays in row order, indices sorted and duplicates summed."""
+    A = sp.csr_matrix((data, indices.astype(np.int32), indptr.astype(np.int32)), shape=shape)
     A.sum_duplicates()
     return A
 
 
 def _from_offsets(m: int, offsets: np.ndarray) -> sp.csr_matrix:
     """Row r holds columns r + offsets inside [0, m) (a stencil or block pattern)."""
-    rows = np.repeat(np.arange(m, dtype=np.int64), offsets.size)
-    cols = rows + np.tile(offsets, m)
+    cols = (np.arange(m, dtype=np.int64)[:, None] + offsets[None, :]).ravel()
     keep = (cols >= 0) & (cols < m)
-    A = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(m, m))
-    A.sum_duplicates()
-    return A
+    indptr = np.zeros(m + 1, np.int64)
+    np.cumsum(keep.reshape(m, offsets.size).sum(axis=1), out=indptr[1:])
+    return _csr(np.ones(int(indptr[-1])), cols[keep], indptr, (m, m))
+
+
+def _blocks(blocks: int, size: int) -> sp.csr_matrix:
+    """``blocks`` dense blocks of ``size`` x ``size`` ones on the diagonal."""
+    m = blocks * size
+    cols = np.repeat(np.arange(m, dtype=np.int64) // size * size, size)
+    cols += np.tile(np.arange(size, dtype=np.int64), m)
+    return _csr(np.ones(m * size), cols, np.arange(0, m * size + 1, size), (m, m))
 
 
 def benchmark_matrices(device: Device | SimpleNamespace) -> dict[str, sp.csr_matrix]:
@@ -134,7 +149,7 @@ def benchmark_matrices(device: Device | SimpleNamespace) -> dict[str, sp.csr_mat
         "powerlaw-random": _from_lengths(powerlaw // 2 + 1, m, None, rng),
         "stencil": _from_offsets(m // 3, np.array([(i * side + j) * side + k for i in (-1, 0, 1)
                                                    for j in (-1, 0, 1) for k in (-1, 0, 1)])),
-        "blocks": sp.block_diag([np.ones((5, 5))] * (m // 5), format="csr"),
+        "blocks": _blocks(m // 5, 5),
         # padded layouts beyond the cache with wide rows (half the entries of the large ones)
         "wide-16": _from_lengths(np.full(m // 4, 16, np.int64), m // 4, 48, rng),
         "wide-32": _from_lengths(np.full(m // 8, 32, np.int64), m // 8, 96, rng),
