@@ -37,6 +37,7 @@ def test_histogram_statistics_equal_the_sorts(name: str, c: int) -> None:
     m, nnz = lengths.size, int(lengths.sum())
     assert (hist.rows, hist.entries) == (m, nnz)
     assert hist.longest == (int(lengths.max()) if m else 0)
+    assert hist.empty_rows == int(np.count_nonzero(lengths == 0))
     assert hist.sorted_padding(c) == slice_padding(lengths, c, max(m, 1))
     assert lane_padding(lengths, c, nnz) == slice_padding(lengths, c, 1)
     k = hist.hyb_width()

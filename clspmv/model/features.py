@@ -158,7 +158,7 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
     gathered, near, distance = x_locality(csr, line_entries, sample)
     return Features(
         rows=m, cols=n, entries=nnz, itemsize=csr.dtype.itemsize, simd_width=c,
-        empty_rows=int(hist.counts[0]) if m else 0, mean_row=nnz / m if m else 0.0,
+        empty_rows=hist.empty_rows, mean_row=nnz / m if m else 0.0,
         max_row=longest, std_row=hist.std(), x_lines=gathered,
         near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags,
         diagonals_exact=exact,

@@ -11,31 +11,38 @@ import numpy as np
 
 
 class LengthHistogram:
-    """Rows per length (``counts[v]``: the rows of ``v`` entries) of a matrix or row block."""
+    """The occupied row lengths (``values``, ascending) of a matrix or row block and the rows of
+    each (``counts``): operations cost the distinct lengths, not the longest row."""
 
-    def __init__(self, counts: np.ndarray) -> None:
+    def __init__(self, values: np.ndarray, counts: np.ndarray) -> None:
+        self.values = values.astype(np.int64)
         self.counts = counts.astype(np.int64)
-        self.values = np.arange(self.counts.size, dtype=np.int64)
         self.rows = int(self.counts.sum())
         self.entries = int((self.counts * self.values).sum())
-        # at_least[k]: rows of k entries or more (non-increasing)
+        # at_least[i]: rows of values[i] entries or more
         self.at_least = np.cumsum(self.counts[::-1])[::-1]
 
     @classmethod
     def of(cls, lengths: np.ndarray) -> LengthHistogram:
         """The histogram of these (non-negative integer) row lengths."""
-        return cls(np.bincount(lengths) if lengths.size else np.zeros(1, np.int64))
+        counts = np.bincount(lengths) if lengths.size else np.zeros(0, np.int64)
+        values = np.flatnonzero(counts)
+        return cls(values, counts[values])
+
+    @property
+    def empty_rows(self) -> int:
+        """Rows without entries."""
+        return int(self.counts[0]) if self.values.size and self.values[0] == 0 else 0
 
     @property
     def longest(self) -> int:
         """The longest row (0 without rows)."""
-        occupied = np.flatnonzero(self.counts)
-        return int(occupied[-1]) if occupied.size else 0
+        return int(self.values[-1]) if self.values.size else 0
 
     @property
     def constant(self) -> bool:
         """Whether every row has the same length (True without rows)."""
-        return np.count_nonzero(self.counts) <= 1
+        return self.values.size <= 1
 
     def std(self) -> float:
         """Standard deviation of the row lengths (0 without rows)."""
@@ -46,8 +53,7 @@ class LengthHistogram:
 
     def largest(self, positions: np.ndarray) -> np.ndarray:
         """The lengths at these 0-based positions of the rows sorted longest first."""
-        # the length at position p is the count of k >= 1 with at_least[k] > p
-        return np.searchsorted(-self.at_least[1:], -positions, side="left")
+        return self.values[::-1][np.searchsorted(self.at_least[::-1], positions, side="right")]
 
     def sorted_padding(self, c: int) -> int:
         """Padding slots of the rows sorted longest first in slices of ``c``, each padded to its
@@ -59,12 +65,14 @@ class LengthHistogram:
 
     def hyb_width(self) -> int:
         """HYB's ELL width (:func:`clspmv.stats.hyb_width`): the largest k that at least a
-        third of the rows reach."""
-        return int(np.count_nonzero(3 * self.at_least[1:] >= self.rows)) if self.rows else 0
+        third of the rows reach (at_least is constant between occupied lengths)."""
+        reached = self.values[3 * self.at_least >= self.rows]
+        return int(reached[-1]) if reached.size else 0
 
     def beyond(self, k: int) -> int:
         """Entries beyond the first ``k`` of their row (HYB's COO part for width ``k``)."""
-        return int((self.counts[k + 1:] * (self.values[k + 1:] - k)).sum())
+        over = self.values > k
+        return int((self.counts[over] * (self.values[over] - k)).sum())
 
     def aligned(self, alignment: int) -> int:
         """Slots of the rows each padded to a multiple of ``alignment``."""
@@ -72,14 +80,14 @@ class LengthHistogram:
 
     def rows_beyond(self, limit: int) -> tuple[int, int]:
         """(rows, entries) of the rows longer than ``limit``."""
-        tail = slice(limit + 1, None)
-        return int(self.counts[tail].sum()), int((self.counts[tail] * self.values[tail]).sum())
+        over = self.values > limit
+        return int(self.counts[over].sum()), int((self.counts[over] * self.values[over]).sum())
 
     def without_beyond(self, limit: int) -> LengthHistogram:
         """The histogram with the rows longer than ``limit`` emptied."""
-        counts = self.counts[:limit + 1].copy()
-        counts[0] += int(self.counts[limit + 1:].sum())
-        return LengthHistogram(counts)
+        keep = (self.values <= limit) & (self.values > 0)
+        emptied = self.rows - int(self.counts[keep].sum())
+        return LengthHistogram(np.r_[0, self.values[keep]], np.r_[emptied, self.counts[keep]])
 
 
 def lane_padding(lengths: np.ndarray, c: int, entries: int) -> int:
