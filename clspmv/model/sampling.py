@@ -131,30 +131,38 @@ def x_locality(csr: sp.csr_matrix, line_entries: int, sample: tuple[np.ndarray, 
         return 0.0, 1.0, 0.0
     lengths = np.diff(csr.indptr)
     long_entries = int(lengths[lengths > ROW_SAMPLE_ENTRIES].sum())
-    short = counted & (weight <= 1)
+    unit = weight <= 1
+    windowed = not unit.all()  # the sample holds windows of long rows (weights above 1)
+    short = counted & unit if windowed else counted
     lines = 0.0
     if short.any():
         lines_per_block = csr.shape[1] // line_entries + 1
-        number, first = block_numbers(block[weight <= 1])
-        keys = distinct_keys(number * lines_per_block + cols[weight <= 1] // line_entries,
+        s_block, s_cols, s_counted = ((block[unit], cols[unit], counted[unit]) if windowed
+                                      else (block, cols, counted))
+        number, first = block_numbers(s_block)
+        keys = distinct_keys(number * lines_per_block + s_cols // line_entries,
                              (int(number[-1]) + 1) * lines_per_block)
         picked = np.zeros(int(number[-1]) + 1, bool)
-        picked[number[first][counted[weight <= 1][first]]] = True
+        picked[number[first][s_counted[first]]] = True
         mine = picked[keys // lines_per_block]
         cached = member(keys - lines_per_block, keys)  # the same line in the block before
         lines = (float(np.count_nonzero(mine & ~cached)) * (csr.nnz - long_entries)
                  / np.count_nonzero(short))
     if long_entries:
         lines += long_row_lines(csr, lengths, line_entries)
-    rows, cols, weight = rows[counted], cols[counted], weight[counted]
-    total_weight = float(weight.sum())
+    if not counted.all():
+        rows, cols, weight = rows[counted], cols[counted], weight[counted]
     new_row = np.ones(cols.size, bool)
     new_row[1:] = rows[1:] != rows[:-1]
     near = np.ones(cols.size, bool)
     near[1:] = np.abs(np.diff(cols)) < line_entries
-    near_share = float(weight[near | new_row].sum()) / total_weight
-    distance = float((weight * np.abs(cols - rows)).sum()) / total_weight
-    return lines, near_share, distance
+    if windowed:
+        total_weight = float(weight.sum())
+        return (lines, float(weight[near | new_row].sum()) / total_weight,
+                float((weight * np.abs(cols - rows)).sum()) / total_weight)
+    # weights of 1: the same sums, counted
+    return (lines, np.count_nonzero(near | new_row) / cols.size,
+            float(np.abs(cols - rows).sum()) / cols.size)
 
 
 LONG_ROW_SAMPLE = 16
