@@ -138,6 +138,7 @@ def test_long_rows_are_sampled_by_a_window(monkeypatch: pytest.MonkeyPatch) -> N
             m.setattr(sampling, "ROW_SAMPLE_ENTRIES", A.nnz)
             whole = features_mod.features(A, 8)
             m.setattr(sampling, "SAMPLE_BLOCKS", A.shape[0])
+            m.setattr(sampling, "SAMPLE_ENTRIES", 2 * A.nnz * sampling.ROW_BLOCK)
             exact = features_mod.features(A, 8)
         assert windowed.x_lines == pytest.approx(exact.x_lines, rel=0.03)
         assert windowed.near_fraction == pytest.approx(whole.near_fraction, abs=0.02)
@@ -158,6 +159,7 @@ def test_a_few_long_rows_are_not_extrapolated_with_the_sampled_blocks(monkeypatc
     with monkeypatch.context() as m:
         m.setattr(sampling, "ROW_SAMPLE_ENTRIES", A.nnz)
         m.setattr(sampling, "SAMPLE_BLOCKS", A.shape[0])
+        m.setattr(sampling, "SAMPLE_ENTRIES", 2 * A.nnz * sampling.ROW_BLOCK)
         exact = features_mod.features(A, 8).x_lines
     assert estimate == pytest.approx(exact, rel=0.1)
 

@@ -37,8 +37,8 @@ from ..formats.base import (
 from ..formats.csr import ALIGNMENT, VECTOR_WIDTHS, threads_for_mean_length
 from ..formats.ell import ellr_t_threads
 from ..formats.long_rows import long_row_limit
-from ..formats.sell import SIGMA_PADDING_SLACK, slice_padding
-from ..stats import hyb_width
+from ..formats.sell import SIGMA_PADDING_SLACK
+from .rowlengths import LengthHistogram, lane_padding
 from .sampling import LINE_BYTES, exact_diagonals, sample_rows, sampled_diagonals, x_locality
 
 PADDED_FORMATS = ("csr-aligned", "ell", "ellr", "ellr-t", "sell", "pjds", "hyb", "dia")
@@ -115,17 +115,16 @@ def with_exact_diagonals(f: Features, csr: sp.csr_matrix) -> Features:
     return replace(f, diagonals=diags, diagonals_exact=True, slots=slots)
 
 
-def _padded_slots(lengths: np.ndarray, c: int, nnz: int) -> dict[str, int]:
-    """Slots of the formats padded per row (csr-aligned) or per slice (sell, pjds) for these
-    row lengths."""
-    m = lengths.size
-    pjds_pad = slice_padding(lengths, c, max(m, 1))
+def _padded_slots(hist: LengthHistogram, c: int) -> dict[str, int]:
+    """Slots of the formats padded per row (csr-aligned) or per slice (sell, pjds) for the row
+    lengths of ``hist``."""
+    nnz = hist.entries
+    pjds_pad = hist.sorted_padding(c)
     # sell's window (choose_sigma) pads at most SIGMA_PADDING_SLACK * entries beyond pJDS:
     # counted at half that, instead of the sorts choose_sigma makes
-    constant = m == 0 or lengths.min() == lengths.max()
-    sell_pad = pjds_pad if constant else pjds_pad + int(SIGMA_PADDING_SLACK * nnz / 2)
-    return {"csr-aligned": int((-(-lengths // ALIGNMENT) * ALIGNMENT).sum()),
-            "sell": nnz + sell_pad, "pjds": nnz + pjds_pad}
+    sell_pad = pjds_pad if hist.constant else pjds_pad + int(SIGMA_PADDING_SLACK * nnz / 2)
+    return {"csr-aligned": hist.aligned(ALIGNMENT), "sell": nnz + sell_pad,
+            "pjds": nnz + pjds_pad}
 
 
 def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
@@ -137,52 +136,50 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
         csr = csr[rows]
     m, n = csr.shape
     lengths = np.diff(csr.indptr).astype(np.int64)
+    hist = LengthHistogram.of(lengths)
     nnz = int(csr.nnz)
     c = simd_width
     n_pad = round_up(m, c)
-    longest = int(lengths.max()) if m else 0
-    k = hyb_width(lengths) if m else 0
-    beyond = int(np.maximum(lengths - k, 0).sum())
+    longest = hist.longest
+    k = hist.hyb_width()
     threads = ellr_t_threads(nnz / m if m else 0.0)
     sample = sample_rows(csr) if nnz else ()
     diags, exact = sampled_diagonals(csr, sample)
     slots = {
-        **_padded_slots(lengths, c, nnz),
+        **_padded_slots(hist, c),
         "ell": n_pad * longest,
         "ellr": n_pad * longest,
         "ellr-t": n_pad * round_up(longest, threads),
-        "hyb": n_pad * k + beyond,
+        "hyb": n_pad * k + hist.beyond(k),
         "dia": diags * n_pad,
     }
-    splits = {} if compute_units is None else _splits(lengths, c, compute_units)
+    splits = {} if compute_units is None else _splits(hist, c, compute_units)
     line_entries = max(1, LINE_BYTES // csr.dtype.itemsize)
     gathered, near, distance = x_locality(csr, line_entries, sample)
     return Features(
         rows=m, cols=n, entries=nnz, itemsize=csr.dtype.itemsize, simd_width=c,
-        empty_rows=int(np.count_nonzero(lengths == 0)), mean_row=nnz / m if m else 0.0,
-        max_row=longest, std_row=float(lengths.std()) if m else 0.0, x_lines=gathered,
+        empty_rows=hist.empty_rows, mean_row=nnz / m if m else 0.0,
+        max_row=longest, std_row=hist.std(), x_lines=gathered,
         near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags,
         diagonals_exact=exact,
-        hyb_width=k, lane_padding=slice_padding(lengths, c, 1) if m else 0,
+        hyb_width=k, lane_padding=lane_padding(lengths, c, nnz),
         splits=splits,
     )
 
 
-def _splits(lengths: np.ndarray, c: int, compute_units: int) -> dict[str, Split]:
-    """:attr:`Features.splits` for these row lengths on a device of ``compute_units`` units of
-    SIMD width ``c``."""
-    nnz = int(lengths.sum())
+def _splits(hist: LengthHistogram, c: int, compute_units: int) -> dict[str, Split]:
+    """:attr:`Features.splits` for the row lengths of ``hist`` on a device of ``compute_units``
+    units of SIMD width ``c``."""
+    nnz = hist.entries
     out: dict[str, Split] = {}
     by_limit: dict[int, tuple[int, int, int, dict[str, int]]] = {}
     for fmt in SPLIT_FORMATS:
         limit = long_row_limit(nnz, c, compute_units, FORMAT_CLASSES[fmt].lockstep_rows)
         if limit not in by_limit:
-            long_row = lengths > limit
-            rows = int(np.count_nonzero(long_row))
-            entries = int(lengths[long_row].sum())
-            main = np.where(long_row, 0, lengths)
-            by_limit[limit] = (rows, entries, int(main.max()) if rows else 0,
-                               _padded_slots(main, c, nnz - entries) if rows else {})
+            rows, entries = hist.rows_beyond(limit)
+            main = hist.without_beyond(limit) if rows else hist
+            by_limit[limit] = (rows, entries, main.longest if rows else 0,
+                               _padded_slots(main, c) if rows else {})
         rows, entries, longest, slots = by_limit[limit]
         if rows:
             out[fmt] = Split(limit, rows, entries, longest, slots.get(fmt, nnz - entries))
