@@ -3,7 +3,7 @@
  * row count padded to the device's SIMD width; with T = 1 that is the classic j * n_pad + r.
  * With ROW_MAJOR the rows are stored one after the other, slot j of row r at r * width + j
  * (the untransposed arrays of the OpenMP-vs-CUDA paper; T lanes then read consecutive slots).
- *   ell     T = 1, no row lengths: padding slots hold column -1 and end the row.
+ *   ell     T = 1, no row lengths: padding slots hold column -1 and add nothing.
  *   ellr    T = 1, ROW_LENGTHS: the loop stops at each row's own length (ELLPACK-R).
  *   ellr-t  T > 1, ROW_LENGTHS: T work-items per row, partial sums added in local memory.
  *   hyb     uses `ell` for its ELL part.
@@ -20,7 +20,7 @@
 #endif
 
 /* One slot of an unrolled group. Without row lengths the first slot holding column -1 ends the
- * row: a group may run past it, and its padding slots add nothing. */
+ * row after its group: a group may run past it, and its padding slots add nothing. */
 #ifdef ROW_LENGTHS
 #define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; (acc) += MUL(val[idx], x[COL(c_)]); }
 #else
@@ -56,11 +56,16 @@ inline ACC_T ell_row_sum(__global const INDEX_T *restrict colmap,
 #endif
     for (; j < len; j += T, idx += step) {
         const INDEX_T c = col[idx];
-#ifndef ROW_LENGTHS
-        if (c < 0)
-            break;
-#endif
+#ifdef ROW_LENGTHS
         sum += MUL(val[idx], x[COL(c)]);
+#else
+        /* no early exit at the first padding slot: with the loop's trip count the same for every
+         * work-item (width), the compiler keeps several slots' loads in flight; an exit that
+         * waits on each column index made ell 1.7x slower than ellr on the H200 (float32,
+         * rows of 27-39 entries, no padding). A padding slot's value is not read. */
+        if (c >= 0)
+            sum += MUL(val[idx], x[COL(c)]);
+#endif
     }
     return sum;
 }
