@@ -94,9 +94,9 @@ builds = 0
 def program(device: Device, file: str, options: tuple[str, ...]) -> cl.Program:
     """The built program for (device context, file, options); compiled on first use only."""
     global builds
-    # keyed by the context itself, which the key keeps alive: an id() of a context that was
-    # garbage-collected can come back as the id() of a new one, on another device, and its
-    # kernels were then created from the old context's program (INVALID_KERNEL_NAME on PoCL)
+    # keyed by the context itself, which the key keeps alive: the id() of a context that was
+    # garbage-collected can come back as the id() of a new one, whose kernels would then be
+    # created from the old context's program
     key = (device.context, file, options)
     with _cache_lock:
         prg = _cache.get(key)

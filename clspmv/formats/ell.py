@@ -63,8 +63,8 @@ def ell_arrays(
     """``col``/``val`` of the ELL layout holding the entries selected by ``keep`` (default: all).
 
     ``where`` is :func:`ell_where` of ``csr`` (all its entries) when the caller has it already.
-    Empty slots hold column -1 (the ``ell`` kernel stops at it) and value 0. ``row_major``: rows
-    one after the other, ``width`` slots each.
+    Empty slots hold column -1 (the ``ell`` kernel adds nothing for it) and value 0.
+    ``row_major``: rows one after the other, ``width`` slots each.
     """
     if where is None:
         where = ell_where(csr, n_pad, threads, width if row_major else None)
