@@ -1,7 +1,7 @@
 """Dense vector kernels on the device (``kernels_cl/vector.cl``): strided column copies for
 :meth:`DeviceMatrix.matmat`'s fallback, the dot products and fused updates of the Krylov
-solvers, and the row scatter of :mod:`clspmv.distributed`. Reductions run on the device into a
-small array of scalars; nothing is read back unless the caller asks for it.
+solvers, and the row scatter and gather of :mod:`clspmv.distributed`. Reductions run on the
+device into a small array of scalars; nothing is read back unless the caller asks for it.
 """
 
 from __future__ import annotations
@@ -98,6 +98,10 @@ class DeviceVectors:
         """y[rows[i]] += alpha * s[i] for every i < len(rows); ``rows`` (int32) must be distinct
         (no atomics) and within y."""
         return self.run("scatter_add", int(rows.size), rows, self.dtype.type(alpha), s, y)
+
+    def take(self, index: Vector, src: Vector, dst: Vector) -> cl.Event | None:
+        """dst[i] = src[index[i]] for every i < len(index) (``index`` int32, within src)."""
+        return self.run("take", int(index.size), index, src, dst)
 
     def dots(self, n: int, pairs: list[tuple[Vector, Vector]], s: Vector, slot: int
              ) -> list[cl.Event]:

@@ -1,5 +1,5 @@
 /* Dense vector kernels for DeviceMatrix.matmat's fallback, the Krylov solvers and the row
- * scatter of a distributed product.
+ * scatter and gather of a distributed product.
  *
  * Scalars that one kernel computes and the next consumes (dot products, CG's alpha and beta,
  * BiCGStab's omega) stay in a small device array `s`; kernels read them from there by slot index,
@@ -44,6 +44,17 @@ void scatter_add(const INDEX_T n, __global const INDEX_T *restrict rows, const V
         const INDEX_T r = rows[i];
         y[r] = (VALUE_T)((ACC_T)y[r] + MUL(alpha, s[i]));
     }
+}
+
+/* dst[i] = src[index[i]] for i < n: the x values a rank of a distributed product sends
+ * (clspmv/distributed), gathered on the device before they are copied to the host. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void take(const INDEX_T n, __global const INDEX_T *restrict index,
+          __global const VALUE_T *restrict src, __global VALUE_T *restrict dst)
+{
+    const INDEX_T i = (INDEX_T)get_global_id(0);
+    if (i < n)
+        dst[i] = src[index[i]];
 }
 
 /* Tree sum of `value` over the work-group; the total is returned to every work-item. */

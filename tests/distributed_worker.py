@@ -109,9 +109,12 @@ def oclgrind_cases() -> dict[str, Callable[[object], None]]:
     out = {f"oclgrind-{mode}": _bind(check_products, uneven(23), mode=mode, device="oclgrind",
                                         pinned=False)
            for mode in MODES}
-    # the non-local part compacted to the border rows: its scatter and gather
+    # the non-local part over a range of border rows (row offset), and over scattered rows
+    # (its scatter and gather)
     out["oclgrind-compact"] = _bind(check_products, poisson(5), mode="task", device="oclgrind",
                                     pinned=False)
+    out["oclgrind-scattered"] = _bind(check_products, scattered_rows(40), mode="task",
+                                      device="oclgrind", pinned=False)
     return out
 
 
@@ -167,40 +170,63 @@ def check_products(comm, A, dtype=np.float64, **kwargs) -> None:
         assert_matches(z, tblock, xtl, dt, alpha=2.0, beta=-1.0, y0=z0[c0:c1].astype(dt))
 
 
+def scattered_rows(m: int = 200) -> sp.csr_matrix:
+    """Tridiagonal plus, in every fifth row, one entry half the matrix away: each block's rows
+    with non-local entries are spread over it (stored as scattered rows, not a range)."""
+    far = sp.csr_matrix((np.full(m // 5, 0.5), (np.arange(0, m, 5), (np.arange(0, m, 5)
+                                                                       + m // 2) % m)),
+                        shape=(m, m))
+    return (sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m)) + far).tocsr()
+
+
 def check_compact(comm, mode: str) -> None:
-    """The non-local part holds exactly the rows with non-local entries (Poisson: the block's
-    border rows; uneven blocks), in every direction and with pyopencl vectors."""
+    """The non-local part holds only the rows with non-local entries (Poisson: the block's
+    border rows, a range of rows on each block with one neighbour; ``scattered_rows``: rows
+    spread over the block), on uneven blocks, in every direction and with pyopencl vectors."""
+    from clspmv.distributed.partition import non_local_span
+
+    for A in (poisson(12), scattered_rows()):
+        m = A.shape[0]
+        offsets = _uneven_offsets(m, comm.size)  # the last block is large: some rows inside
+        check_products(comm, A, mode=mode, row_offsets=offsets)
+        check_products(comm, A, mode=mode, row_offsets=offsets, dtype=np.float32,
+                       format=("ell", "coo"))
+        with _build(comm, A, mode=mode, row_offsets=offsets) as D:
+            r0, r1 = D.row_range
+            block = A[r0:r1].tocoo()
+            outside = (block.col < r0) | (block.col >= r1)
+            with_entries = np.unique(block.row[outside])
+            span = non_local_span(with_entries)
+            expected = with_entries if span is None else np.arange(*span)
+            assert np.array_equal(D.non_local_rows, expected), (D.non_local_rows, expected)
+            if comm.rank == comm.size - 1:
+                assert 0 < expected.size < r1 - r0, (expected.size, r1 - r0)
+                assert (span is None) == (A.shape[0] == 200), span  # the form each one takes
+            if expected.size:
+                assert D.non_local.shape == (expected.size, D.halo_size), D.non_local.shape
+                costs = D.costs()
+                assert costs.non_local_rows == expected.size
+                assert costs.scattered == (span is None and expected.size < r1 - r0)
+            else:
+                assert D.non_local is None
+            _check_device_vectors(D, A)
+
+
+def _check_device_vectors(D, A) -> None:
+    """matvec with alpha/beta into a given pyopencl y, and rmatvec, on pyopencl vectors."""
     import pyopencl.array as cl_array
 
     from oracle import assert_matches
 
-    A = poisson(12)
-    m = A.shape[0]
-    offsets = _uneven_offsets(m, comm.size)  # the last block is large: some rows are inside
-    check_products(comm, A, mode=mode, row_offsets=offsets)
-    check_products(comm, A, mode=mode, row_offsets=offsets, dtype=np.float32,
-                   format=("ell", "coo"))
-    with _build(comm, A, mode=mode, row_offsets=offsets) as D:
-        r0, r1 = D.row_range
-        block = A[r0:r1].tocoo()
-        outside = (block.col < r0) | (block.col >= r1)
-        expected = np.unique(block.row[outside])
-        assert np.array_equal(D.non_local_rows, expected), (D.non_local_rows, expected)
-        if comm.rank == comm.size - 1:
-            assert 0 < expected.size < r1 - r0, (expected.size, r1 - r0)
-        if expected.size:
-            assert D.non_local.shape == (expected.size, D.halo_size), D.non_local.shape
-            assert D.costs().non_local_rows == expected.size
-        else:
-            assert D.non_local is None
-        x = np.random.default_rng(7).standard_normal(m)
-        q = D.device.queue
-        y0 = np.linspace(-1.0, 1.0, r1 - r0)
-        y_dev = cl_array.to_device(q, y0)
-        D.matvec(cl_array.to_device(q, x[r0:r1]), y_dev, alpha=-2.0, beta=0.5)
-        assert_matches(y_dev.get(), A[r0:r1], x, np.float64, alpha=-2.0, beta=0.5, y0=y0)
-        z = D.rmatvec(cl_array.to_device(q, x[r0:r1]), alpha=3.0)
-        assert_matches(z.get(), sp.csr_matrix(A.T)[r0:r1], x, np.float64, alpha=3.0)
+    r0, r1 = D.row_range
+    x = np.random.default_rng(7).standard_normal(A.shape[0])
+    q = D.device.queue
+    y0 = np.linspace(-1.0, 1.0, r1 - r0)
+    y_dev = cl_array.to_device(q, y0)
+    D.matvec(cl_array.to_device(q, x[r0:r1]), y_dev, alpha=-2.0, beta=0.5)
+    assert_matches(y_dev.get(), A[r0:r1], x, np.float64, alpha=-2.0, beta=0.5, y0=y0)
+    z = D.rmatvec(cl_array.to_device(q, x[r0:r1]), alpha=3.0)
+    assert_matches(z.get(), sp.csr_matrix(A.T)[r0:r1], x, np.float64, alpha=3.0)
 
 
 def check_root(comm, root: int) -> None:

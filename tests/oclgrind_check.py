@@ -26,7 +26,8 @@ and 64, also for the kernels that size their work-groups from the device), in bo
   16 work-items of 1, 2 or 4 entries (staged; 4: the vector loads) and work-items of 3 entries
   (serial), so that rows span several shares, a long row many, and its carries go through one
   or two levels of groups; empty rows at the start and the end, no entries at all;
-* the row scatter of the distributed product (``scatter_add``), on rows in shuffled order;
+* the row scatter and the gather of the distributed product (``scatter_add``, ``take``), on
+  rows in shuffled order;
 * formats as blocks (``check_blocks``): every format with a column map (``-DCOLMAP``) and its
   rows inside longer vectors (``row_offset``), A x, A^T x and A X; the run fails if a kernel of
   the format files never ran with a column map;
@@ -645,7 +646,8 @@ def check_coo_carries(run: Run) -> None:
 
 def check_scatter(run: Run) -> None:
     """``DeviceVectors.scatter_add``: y[rows] += alpha * s for distinct rows in shuffled order
-    (the compacted non-local part of ``clspmv.distributed``); the other rows are unchanged."""
+    (the compacted non-local part of ``clspmv.distributed``); the other rows are unchanged.
+    ``DeviceVectors.take``: the values a rank of the distributed product sends."""
     for layout in vector_devices(run.device, run.quick):
         for dtype in DTYPES:
             dev = run.memory.fresh(layout)
@@ -660,6 +662,11 @@ def check_scatter(run: Run) -> None:
             expected = y0.copy()
             expected[rows] += dtype.type(-1.5) * s
             assert np.allclose(y.get(), expected, rtol=1e-6, atol=1e-6), f"scatter_add {dtype}"
+            # the gather of the values a rank sends: repeated and shuffled indices
+            index = run.rng.integers(0, 70, 90).astype(np.int32)
+            sent = cl_array.zeros(queue, index.size, dtype)
+            vec.take(cl_array.to_device(queue, index), y, sent)
+            assert np.array_equal(sent.get(), y.get()[index]), f"take {dtype}"
 
 
 # -- formats as blocks of a larger matrix ---------------------------------------------------------

@@ -118,6 +118,10 @@ def test_two_ranks_records(tmp: Path) -> None:
         assert r["reference"].startswith("rank 0 alone on a size-1 sub-communicator")
         assert r["network_gbps"] is not None and r["latency_us"] > 0 and r["launch_us"] > 0
         assert r["sharing"] >= 1.0 and math.isfinite(r["sharing"])
+        # the model's verdict, as the library words it for these ranks
+        verdict = re.match(r"2 ranks are predicted (only )?[0-9.]+x faster than one", r["advice"])
+        assert verdict, r["advice"]
+        assert bool(verdict.group(1)) == r["advice"].endswith("one device may serve as well")
     # only rank 0 reports
     assert stdout.count("records (") == 1, stdout
 
@@ -132,6 +136,7 @@ def test_one_rank_without_mpiexec(tmp: Path) -> None:
         assert r["bytes_exchanged"] == 0 and r["non_local_ms"] == 0
         assert math.isclose(r["predicted_efficiency"], 1.0)
         assert r["sharing"] == 1.0  # one rank shares nothing
+        assert r.get("advice") is None  # one rank: nothing to advise
     assert "records (3 ok)" in stdout
 
 
@@ -145,6 +150,7 @@ def test_report_section_and_merge(tmp: Path) -> None:
     chosen = re.search(r"Formats chosen by auto: (\S+): \(local/non-local\) per rank (.*?); "
                        r"partition nnz\.", text)
     assert chosen and chosen.group(1) == MATRIX and "auto" not in chosen.group(2), chosen
+    assert re.search(rf"^- {re.escape(MATRIX)}: 2 ranks are predicted .*\.$", text, re.M), text
     merged = tmp / "merged"
     assert main(["report", str(tmp / "n1" / "results.json"), str(tmp / "n2" / "results.json"),
                  "--out", str(merged)]) == 0

@@ -33,9 +33,10 @@ Per matrix, value type and mode, one record (``operation`` ``distributed``, ``me
   :func:`~clspmv.distributed.model.probe_sharing`); ``predicted_ms`` per mode for the N ranks,
   the relative ``model_error_pct`` and the predicted efficiency.
 
-Each mode's product is checked once against scipy (the whole y gathered on rank 0) under the
-per-row bound of :mod:`clspmv.bench.reference`. ``--max-seconds`` is refused with
-``--distributed``: the ranks would decide on their own clocks when to stop, and hang.
+Each mode's last timed product (pyopencl vectors, as timed) is checked against scipy (the whole
+y gathered on rank 0) under the per-row bound of :mod:`clspmv.bench.reference`.
+``--max-seconds`` is refused with ``--distributed``: the ranks would decide on their own clocks
+when to stop, and hang.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class Measured:
     imbalance: float
     """Largest rank's kernel seconds (local + non-local) / the mean over the ranks."""
     y: np.ndarray
-    """The checked product (whole y)."""
+    """The last timed product (whole y), to check."""
 
     @property
     def median(self) -> float:
@@ -94,7 +95,6 @@ def measure_mode(D: Any, problem: Problem, mode: str, warmup: int, repeat: int
 
     comm, queue = D.comm, D.device.queue
     D.mode = mode
-    y = D.matvec_global(np.asarray(problem.x, D.dtype))
     c0, c1 = D.col_range
     x_dev = cl_array.to_device(queue, np.ascontiguousarray(problem.x[c0:c1], D.dtype))
     y_dev = cl_array.empty(queue, D.local_shape[0], D.dtype)
@@ -111,8 +111,10 @@ def measure_mode(D: Any, problem: Problem, mode: str, warmup: int, repeat: int
         parts = D.timings
         samples[i, 1:] = [parts[p] for p in PARTS]
     gathered = comm.gather(samples, root=0)
+    blocks = comm.gather(y_dev.get(queue), root=0)  # the last timed product is the one checked
     if comm.rank != 0:
         return None
+    y = np.concatenate(blocks)
     every = np.stack(gathered)  # ranks x repeats x (product, parts...)
     medians = np.median(every, axis=1)  # ranks x (product, parts...)
     kernels = medians[:, 1] + medians[:, 2]
@@ -249,6 +251,9 @@ class Distributed(Operation):
         "launch_us": "microseconds per device command, kernel launch or copy (model.probe)",
         "sharing": "the local kernel's time with every rank running its own at once / alone "
                    "(model.probe_sharing): the model's kernel terms are multiplied by it",
+        "advice": "the model's verdict on these ranks against one "
+                  "(clspmv.distributed.model.more_ranks_help: below 1.1x predicted, one device "
+                  "may serve as well)",
     }
     formulas = {
         "kernel_ms": "median over the repeats of one product's wall time (barrier, D.matvec on "
@@ -278,6 +283,8 @@ class Distributed(Operation):
 def run(context: Context, problem: Problem, device: Device) -> None:
     """Every mode of the run's settings on ``device`` (collective over ``MPI.COMM_WORLD``);
     rank 0 adds the records to ``context.results``."""
+    from ..distributed import model
+
     comm = world()
     conf = context.results.meta["settings"][OPERATION]
     warmup, repeat = context.settings.warmup, context.settings.repeat
@@ -299,6 +306,7 @@ def run(context: Context, problem: Problem, device: Device) -> None:
                        "local_s": _local_seconds(measured), "costs": D.costs(), "error": None}
             machine, copy_bw = machine_for(comm, device, ref["costs"], ref["local_s"], D)
             predicted = D.predict(machine, resident=True)
+            advice = model.more_ranks_help(D.all_costs(), machine, resident=True)[1]
     finally:
         if D is not None:
             D.close()
@@ -317,6 +325,8 @@ def run(context: Context, problem: Problem, device: Device) -> None:
         if status == "ok":
             _fill(rec, problem, measured[mode], facts, ref, mode, ranks)
             _fill_model(rec, machine, copy_bw, predicted[mode], ref, ranks, mode)
+            if ranks > 1:
+                rec.extra["advice"] = advice
         context.results.add(rec)
         context.progress(f"{problem.name} distributed {mode}")
 

@@ -7,15 +7,20 @@ the halo buffer), each an ordinary :class:`clspmv.DeviceMatrix` in its own forma
 ``y = alpha A_loc x_local + beta y`` then ``y += alpha A_nl x_halo``, with the halo exchanged by
 the :class:`.plan.ExchangePlan` in one of the :mod:`.modes`.
 
-The non-local part holds only the rows that have non-local entries (usually a thin layer at the
-block's borders), listed in :attr:`DistributedMatrix.non_local_rows`: its product goes into a
-scratch vector of that length, which one small kernel (``scatter_add`` of ``vector.cl``) adds
-into y at those rows; the transposed product gathers x at those rows first. Stored over all the
-block's rows it would cost one work-item (csr-scalar) or one row entry (ell) per row of the block
-for a few border rows. (The formats' block mechanism maps columns and shifts rows by a constant,
-which cannot express a row list; storing the part transposed with the rows as a column map would
-turn the forward product into an atomic transpose product.) Where every row has non-local
-entries, the part covers the rows in order and writes y directly.
+The non-local part holds only the rows around those that have non-local entries (usually a thin
+layer at the block's borders), listed in :attr:`DistributedMatrix.non_local_rows`. Where they
+lie in one range of rows (:func:`.partition.non_local_span`) the part is stored over that range
+and its product adds into y at a row offset (the formats' block mechanism), one kernel.
+Otherwise it holds only those rows: its product goes into a scratch vector, which one small
+kernel (``scatter_add`` of ``vector.cl``) adds into y at those rows; the transposed product
+gathers x at those rows first. Stored over all the block's rows it would cost one work-item
+(csr-scalar) or one row entry (ell) per row of the block for a few border rows. (The block
+mechanism maps columns and shifts rows by a constant, which cannot express a row list; storing
+the part transposed with the rows as a column map would turn the forward product into an atomic
+transpose product.)
+
+The exchange's device copies run on a second command queue of the device, so that they overlap
+the local kernel on the first one (:mod:`.product`).
 
 Formats: with ``format="auto"`` (the default) each rank chooses the format of each of its two
 parts with :func:`clspmv.model.select`, as ``DeviceMatrix.from_scipy(format="auto")`` does (the
@@ -38,6 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pyopencl as cl
 import pyopencl.array as cl_array
 
 from ..device import Device
@@ -45,7 +51,7 @@ from ..matrix import DeviceMatrix
 from ..vectors import DeviceVectors
 from . import model, modes, staging
 from .collective import agree
-from .partition import balanced_offsets
+from .partition import balanced_offsets, non_local_span
 from .placement import choose_device, node_rank
 from .plan import ExchangePlan
 from .predicted import calibrate_in_turn, check_partition, weigher
@@ -75,8 +81,9 @@ class DistributedMatrix:
                  counts: tuple[int, int, int] = (0, 0, 0),
                  non_local_rows: np.ndarray | None = None) -> None:
         """Assemble the parts (use :meth:`from_scipy`); ``counts``: (local entries, non-local
-        entries, rows with non-local entries) for :meth:`costs`; ``non_local_rows``: the rows of
-        the block that the non-local part's rows are (all rows in order when None)."""
+        entries, rows the non-local part stores) for :meth:`costs`; ``non_local_rows``: the rows
+        of the block that the non-local part's rows are (all rows in order when None; a
+        contiguous range is added into y at its first row, other rows by a scatter)."""
         self._counts = tuple(int(c) for c in counts)
         self.partition = "rows"
         """How the rows were cut: ``"time"``, ``"nnz"``, ``"rows"``, ``"weights"`` (given per
@@ -107,21 +114,41 @@ class DistributedMatrix:
         self._y_dev = cl_array.zeros(queue, m, dtype) if m else None
         h = plan.halo_size
         self._halo_dev = cl_array.zeros(queue, h, dtype) if h else None
+        self.copy_queue = cl.CommandQueue(
+            device.context, device.cl_device,
+            properties=cl.command_queue_properties.PROFILING_ENABLE)
+        """The queue of the exchange's device copies, beside ``device.queue``'s kernels, so that
+        the copies run during the local kernel."""
         s = plan.send_size
-        self._send_index_dev = (cl_array.to_device(queue, plan.send_index.astype(np.int32))
-                                if s else None)
-        self._send_dev = cl_array.zeros(queue, s, dtype) if s else None
+        index = plan.send_index
+        self._send_first: int | None = None
+        """The first of the x entries this rank sends when they are consecutive (copied down
+        straight from x), else None (gathered by a kernel first)."""
+        self._send_index_dev = self._send_dev = None
+        if s and np.array_equal(index, np.arange(index[0], index[0] + s)):
+            self._send_first = int(index[0])
+        elif s:
+            self._send_index_dev = cl_array.to_device(queue, index.astype(np.int32))
+            self._send_dev = cl_array.zeros(queue, s, dtype)
         m_nl = 0 if non_local is None else non_local.shape[0]
         rows = np.arange(m_nl) if non_local_rows is None else np.asarray(non_local_rows)
         if rows.shape != (m_nl,):
             raise ValueError(f"non_local_rows has shape {rows.shape}, expected ({m_nl},)")
         self.non_local_rows = rows
-        """Rows of this rank's block (from 0) that have non-local entries, in the order of the
-        non-local part's rows."""
+        """Rows of this rank's block (from 0) that the non-local part's rows are, in order: the
+        rows with non-local entries, or a range of rows around them."""
         self._rows_dev = self._scratch_dev = None
-        if m_nl and m_nl < m:  # compacted: product into scratch, then added at these rows
-            self._rows_dev = cl_array.to_device(queue, rows.astype(np.int32))
+        self._row_offset: int | None = None
+        """The first row of a non-local part stored over a range of rows short of the block."""
+        if m_nl and m_nl < m:
             self._scratch_dev = cl_array.zeros(queue, m_nl, dtype)
+            if np.array_equal(rows, np.arange(rows[0], rows[0] + m_nl)):
+                self._row_offset = int(rows[0])  # added into y at a row offset
+            else:  # product into scratch, then added at these rows
+                self._rows_dev = cl_array.to_device(queue, rows.astype(np.int32))
+        # the zero fills above run on the kernels' queue: done before a copy on copy_queue can
+        # write the same arrays (a halo filled after its first copy up read as zeros)
+        queue.finish()
         self._vectors = DeviceVectors(device, dtype)
         self._events: dict[str, list] = {"local": [], "non_local": [], "staging": []}
         self._seconds = {"gather": 0.0, "communication": 0.0, "total": 0.0}
@@ -184,6 +211,9 @@ class DistributedMatrix:
         local_csr, nl_csr, halo = split_columns(block.rows, c0, c1)
         del block
         nl_rows = np.flatnonzero(np.diff(nl_csr.indptr))
+        span = non_local_span(nl_rows)
+        if span is not None:
+            nl_rows = np.arange(*span)
         if nl_rows.size < nl_csr.shape[0]:
             nl_csr = nl_csr[nl_rows]
         value_dtype = local_csr.dtype if dtype is None else dtype
@@ -326,7 +356,7 @@ class DistributedMatrix:
             x_entries=n, send=self.plan.send_size, halo=self.plan.halo_size,
             send_messages=self.plan.messages,
             recv_messages=int(np.count_nonzero(self.plan.recv_counts)),
-            value_bytes=self.dtype.itemsize)
+            value_bytes=self.dtype.itemsize, scattered=self._rows_dev is not None)
 
     def all_costs(self) -> list[model.RankCosts]:
         """Every rank's :meth:`costs` (collective)."""

@@ -6,9 +6,10 @@ quantities (:class:`RankCosts`) and the machine's bandwidths (:class:`Machine`) 
 * the kernels' memory traffic over the device bandwidth, from the paper's code balance (1): per
   stored entry a value, an index and ``alpha`` values of x (``alpha`` = 1: no reuse of x from
   cache; ``1 / Nnzr``: each x entry loaded once), per row y read and written. The non-local part
-  is a second pass over the rows it touches (the paper's extra ``8 / Nnzr`` bytes/flop): where
-  it is compacted to those rows (:class:`~.matrix.DistributedMatrix`) its product writes a
-  scratch vector, and the scatter reads the scratch, the row indices and y and writes y;
+  is a second pass over the rows it stores (the paper's extra ``8 / Nnzr`` bytes/flop), y read
+  and written at a row offset (a contiguous range of rows, :func:`.partition.non_local_span`),
+  or, where it is compacted to scattered rows (:class:`~.matrix.DistributedMatrix`), its product
+  writes a scratch vector and the scatter reads the scratch, the row indices and y and writes y;
 * the host staging over the host <-> device bandwidth (the paper's ``T_PCI``, eq. 2): the halo
   up and the values to send down every product, plus x up and y down when the vectors live on
   the host;
@@ -25,11 +26,11 @@ quantities (:class:`RankCosts`) and the machine's bandwidths (:class:`Machine`) 
   alone (tools/distributed_contention.py, two runs), which the model without this term missed
   (it predicted poisson2d 15-45 % short in every run).
 
-The modes combine the terms (section 3.1): ``vector`` adds everything; ``overlap`` hides the
-fraction ``async_progress`` of the exchange behind the local part (0 for MPI libraries that do
-not progress messages in the background, the paper's expectation); ``task`` runs the exchange
-and the local part side by side (at most a factor of two). The time of a product is the
-slowest rank's.
+The modes combine the terms (section 3.1): ``vector`` adds everything; ``overlap`` and ``task``
+run the exchange (copy down, messages, halo up) beside the device's local kernel, which is
+enqueued first: in ``overlap`` the host thread completes the messages while the device computes
+(MPI progresses inside the wait), in ``task`` a second thread does. Neither can hide more than
+the local kernel's time. The time of a product is the slowest rank's.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ import scipy.sparse as sp
 
 from .collective import barrier_asleep
 from .modes import MODES
-from .partition import balanced_offsets, check_offsets, owners, row_offsets
+from .partition import balanced_offsets, check_offsets, non_local_span, owners, row_offsets
 
 HELPS = 1.1
 """Predicted speedup below which more ranks are not worth it."""
@@ -64,8 +65,6 @@ class Machine:
     """Per message."""
     alpha: float = 1.0
     """The paper's x reuse factor, between 1/Nnzr (each x entry loaded once) and 1 (no cache)."""
-    async_progress: float = 0.0
-    """Fraction of the exchange that progresses during the local part in ``overlap`` mode."""
     launch_latency: float = 0.0
     """Seconds each device command (kernel launch, host <-> device copy) adds to a product."""
     sharing: float = 1.0
@@ -81,7 +80,7 @@ class RankCosts:
     local_nnz: int
     non_local_nnz: int
     non_local_rows: int
-    """Rows with at least one non-local entry (y is read and written again for them)."""
+    """Rows the non-local part stores (y is read and written again for them)."""
     x_entries: int
     send: int
     """x values sent per product."""
@@ -91,6 +90,9 @@ class RankCosts:
     recv_messages: int
     value_bytes: int = 8
     index_bytes: int = 4
+    scattered: bool = False
+    """The non-local part stores scattered rows: its product goes into a scratch vector that a
+    second kernel adds into y (else it adds into y at a row offset)."""
 
 
 def kernel_bytes(nnz: int, rows: int, value_bytes: int, index_bytes: int, alpha: float) -> float:
@@ -98,17 +100,11 @@ def kernel_bytes(nnz: int, rows: int, value_bytes: int, index_bytes: int, alpha:
     return nnz * (value_bytes + index_bytes + alpha * value_bytes) + 2 * rows * value_bytes
 
 
-def compacted(c: RankCosts) -> bool:
-    """True when the rank's non-local part is stored over only some of its rows (then a scratch
-    vector and a scatter kernel add it into y)."""
-    return 0 < c.non_local_rows < c.rows
-
-
 def non_local_bytes(c: RankCosts, alpha: float) -> float:
-    """Bytes of the non-local part's product: the kernel over its rows, plus (compacted) the
-    scratch written and the scatter (scratch, row index, y read and written)."""
+    """Bytes of the non-local part's product: the kernel over its rows, plus (scattered rows)
+    the scratch written and the scatter (scratch, row index, y read and written)."""
     v, i, k = c.value_bytes, c.index_bytes, c.non_local_rows
-    if not compacted(c):
+    if not c.scattered:
         return kernel_bytes(c.non_local_nnz, k, v, i, alpha)
     return kernel_bytes(c.non_local_nnz, 0, v, i, alpha) + k * v + k * (3 * v + i)
 
@@ -116,13 +112,13 @@ def non_local_bytes(c: RankCosts, alpha: float) -> float:
 def launches(c: RankCosts, resident: bool = False) -> dict[str, int]:
     """Device commands per product in each term of :func:`terms` (``network`` has none):
     the gather kernel and its copy down (device vectors; a host gather otherwise), the halo up,
-    the local kernel, the non-local kernel and its scatter (compacted), x up and y down (host
-    vectors). A format that launches two kernels (e.g. hyb) counts as one."""
+    the local kernel, the non-local kernel and its scatter (scattered rows), x up and y down
+    (host vectors). A format that launches two kernels (e.g. hyb) counts as one."""
     rows = c.rows > 0
     non_local = int(rows and c.halo > 0)
     return {
         "local": int(rows),
-        "non_local": non_local * (2 if compacted(c) else 1),
+        "non_local": non_local * (2 if c.scattered else 1),
         "send_down": (2 if resident else 0) * int(c.send > 0),
         "halo_up": non_local,
         "x_up": 0 if resident else int(c.x_entries > 0),
@@ -158,16 +154,12 @@ def terms(c: RankCosts, machine: Machine, resident: bool = False) -> dict[str, f
 def rank_time(c: RankCosts, machine: Machine, mode: str, resident: bool = False) -> float:
     """Predicted seconds of one rank's product in ``mode``."""
     t = terms(c, machine, resident)
-    before = t["send_down"]
-    after = t["halo_up"] + t["non_local"] + t["y_down"]
-    compute = t["x_up"] + t["local"]
+    exchange = t["send_down"] + t["network"] + t["halo_up"]
+    after = t["non_local"] + t["y_down"]
     if mode == "vector":
-        return before + t["network"] + compute + after
-    if mode == "overlap":
-        hidden = machine.async_progress * min(t["network"], compute)
-        return before + compute + t["network"] - hidden + after
-    if mode == "task":
-        return before + max(t["network"], compute) + after
+        return exchange + t["x_up"] + t["local"] + after
+    if mode in ("overlap", "task"):
+        return t["x_up"] + max(exchange, t["local"]) + after
     raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
 
 
@@ -196,13 +188,17 @@ def rank_costs(A: Any, ranks: int, partition: object = "nnz", offsets: object = 
         halo = np.unique(c[~mine])
         counts[j] = np.bincount(owners(halo, cols), minlength=ranks)
         row_of = np.repeat(np.arange(block.shape[0]), np.diff(block.indptr))
-        parts.append((block.shape[0], int(mine.sum()), int((~mine).sum()),
-                      int(np.unique(row_of[~mine]).size), int(cols[j + 1] - cols[j])))
+        nl_rows = np.unique(row_of[~mine])
+        span = non_local_span(nl_rows)
+        stored = nl_rows.size if span is None else span[1] - span[0]
+        parts.append((block.shape[0], int(mine.sum()), int((~mine).sum()), int(stored),
+                      span is None and stored > 0, int(cols[j + 1] - cols[j])))
     return [RankCosts(rows, loc, nl, nl_rows, x, send=int(counts[:, j].sum()),
                       halo=int(counts[j].sum()),
                       send_messages=int(np.count_nonzero(counts[:, j])),
-                      recv_messages=int(np.count_nonzero(counts[j])), value_bytes=value_bytes)
-            for j, (rows, loc, nl, nl_rows, x) in enumerate(parts)]
+                      recv_messages=int(np.count_nonzero(counts[j])), value_bytes=value_bytes,
+                      scattered=bool(scattered))
+            for j, (rows, loc, nl, nl_rows, scattered, x) in enumerate(parts)]
 
 
 def one_rank(costs: list[RankCosts]) -> RankCosts:
@@ -283,12 +279,19 @@ def launch_latency(device: Any, repeats: int = 5) -> float:
     return best / LAUNCH_BATCH
 
 
-def probe(comm: Any, device: Any, nbytes: int = 1 << 24, repeats: int = 5) -> Machine:
+def probe(comm: Any, device: Any, nbytes: int = 1 << 24, repeats: int = 5,
+          exchange_bytes: int = 1 << 26) -> Machine:
     """Measure a :class:`Machine` (collective): device copy bandwidth (device to device, counted
-    as read + write), host -> device bandwidth from pinned memory, the network between ranks 0
-    and 1 (ping-pong of 8 bytes for the latency, of ``nbytes`` for the bandwidth) and the
-    latency of a device command (:func:`launch_latency`). Every rank returns rank 0's
-    figures."""
+    as read + write), host -> device bandwidth from pinned memory (``nbytes``), the network
+    between ranks 0 and 1 and the latency of a device command (:func:`launch_latency`). Every
+    rank returns rank 0's figures.
+
+    The network is measured as a product uses it: both ranks send at once (``Sendrecv``) from
+    and into the host buffers of the exchange (pinned on GPUs); the latency is half the best
+    round trip of 8 bytes, the bandwidth ``exchange_bytes`` each way over the time beyond that.
+    On the two-H200 node a one-way ping-pong of 16 MiB read 8-10 GB/s while the products'
+    exchanges of 37-76 MiB each way ran at 3.6 GB/s: both directions share the copy, and the
+    model predicted those products at half their time."""
     import pyopencl as cl
 
     from .staging import HostBuffers
@@ -313,8 +316,10 @@ def probe(comm: Any, device: Any, nbytes: int = 1 << 24, repeats: int = 5) -> Ma
     latency, net_bw = 0.0, float("inf")
     if comm.size > 1:
         latency = _ping_pong(comm, np.zeros(1), repeats * 20) / 2
-        big = _ping_pong(comm, np.zeros(count), repeats) / 2
-        net_bw = nbytes / max(big - latency, 1e-9)
+        buffers = HostBuffers(device, np.float64, pinned=device.type == "gpu")
+        n = exchange_bytes // 8 if comm.rank < 2 else 0
+        both = _both_ways(comm, buffers(n), buffers(n), repeats)
+        net_bw = exchange_bytes / max(both - latency, 1e-9)
     launch = launch_latency(device, repeats)
     figures = comm.bcast((device_bw, stage_bw, net_bw, latency), root=0)
     return Machine(*figures, launch_latency=comm.bcast(launch, root=0))
@@ -363,5 +368,21 @@ def _ping_pong(comm: Any, buf: np.ndarray, repeats: int) -> float:
             comm.Recv(buf, 0, 99)
             comm.Send(buf, 0, 99)
         best = min(best, time.perf_counter() - start)
+    comm.Barrier()
+    return best
+
+
+def _both_ways(comm: Any, send: np.ndarray, recv: np.ndarray, repeats: int) -> float:
+    """Best seconds of ranks 0 and 1 exchanging ``send`` into ``recv`` at once (``Sendrecv``;
+    the others wait at a barrier), after one untimed exchange."""
+    best = float("inf")
+    peer = 1 - comm.rank
+    for i in range(repeats + 1):
+        comm.Barrier()
+        start = time.perf_counter()
+        if comm.rank < 2:
+            comm.Sendrecv(send, peer, 98, recv, peer, 98)
+        if i:
+            best = min(best, time.perf_counter() - start)
     comm.Barrier()
     return best

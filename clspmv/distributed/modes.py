@@ -1,14 +1,18 @@
 """The three schedules of a distributed product (pjds-multigpu.txt, section 3.1).
 
 * ``"vector"``: exchange the halo, then the whole product (local and non-local parts).
-* ``"overlap"``: start the non-blocking exchange, enqueue the local part, complete the exchange,
-  then the non-local part ("naive overlap": whether the messages progress during the local part
-  is up to the MPI library).
-* ``"task"``: the values to send are gathered (on the device for pyopencl vectors), then a
-  dedicated host thread starts and completes the exchange while the main thread drives the
-  device through the local part; the non-local part follows both. MPI must
-  allow calls from that thread (``MPI_THREAD_SERIALIZED`` or better): where it does not,
-  ``"task"`` falls back to ``"overlap"`` with a warning.
+* ``"overlap"``: enqueue the local part, then, while the device computes it, copy the values to
+  send down, exchange them with non-blocking messages and copy the halo up (on a second queue);
+  then the non-local part ("naive overlap": the host thread waits in ``MPI_Waitall``, where the
+  MPI library progresses the messages).
+* ``"task"``: as ``"overlap"``, but a dedicated host thread drives the exchange (copy down,
+  messages, halo up) while the main thread drives the device, so the exchange progresses even
+  when the main thread is busy; the non-local part follows both. MPI must allow calls from that
+  thread (``MPI_THREAD_SERIALIZED`` or better): where it does not, ``"task"`` falls back to
+  ``"overlap"`` with a warning.
+
+In every mode the values to send are gathered first (on the device for pyopencl vectors: a
+kernel, or nothing where they are consecutive in x), ahead of the local kernel.
 """
 
 from __future__ import annotations
@@ -25,11 +29,11 @@ MODES = ("vector", "overlap", "task")
 class Steps(Protocol):
     """The steps of one product, as the matrix provides them."""
 
-    def gather(self) -> None: ...  # fill the send buffer (or enqueue the device copy to it)
-    def start(self) -> None: ...  # start the exchange (after the send buffer is filled)
-    def wait(self) -> None: ...  # complete the exchange
+    def gather(self) -> None: ...  # fill the send buffer (or enqueue the device gather)
+    def start(self) -> None: ...  # copy the send buffer down (device), start the messages
+    def wait(self) -> None: ...  # complete the messages, enqueue the halo upload
     def local(self) -> None: ...  # enqueue x upload and the local part
-    def non_local(self) -> None: ...  # enqueue the halo upload and the non-local part
+    def non_local(self) -> None: ...  # enqueue the non-local part (after the halo upload)
 
 
 def check_mode(mode: str) -> str:
@@ -60,14 +64,14 @@ def run(mode: str, steps: Steps, worker: CommThread | None) -> None:
         steps.local()
     elif mode == "overlap":
         steps.gather()
-        steps.start()
         steps.local()
+        steps.start()
         steps.wait()
     else:
         assert worker is not None
         steps.gather()  # enqueued ahead of the local part; the thread waits for it
-        worker.submit(_exchange(steps))
         steps.local()
+        worker.submit(_exchange(steps))
         worker.join()
     steps.non_local()
 

@@ -79,3 +79,26 @@ def check_offsets(offsets: object, rows: int, parts: int) -> np.ndarray:
 def owners(columns: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """The block (rank) that owns each column under ``offsets``."""
     return np.searchsorted(offsets, columns, side="right") - 1
+
+
+SPAN_SLACK = 2
+"""The non-local part is stored over the contiguous range of rows from its first to its last row
+with non-local entries when that range holds at most this many times as many rows as have such
+entries (:func:`non_local_span`)."""
+
+
+def non_local_span(rows: np.ndarray) -> tuple[int, int] | None:
+    """How a rank stores its non-local part, given ``rows``, the rows of its block (sorted) that
+    have non-local entries: ``(first, stop)`` to store the part over the rows
+    ``first:stop`` (at most :data:`SPAN_SLACK` times ``len(rows)`` of them; its product adds into
+    y at a row offset, one kernel), or None to store only ``rows`` (its product goes into a
+    scratch vector that a second kernel adds into y at those rows) or for no rows at all.
+
+    On banded, stencil and block matrices cut into contiguous blocks, the rows with non-local
+    entries are a layer at the block's edges: a contiguous range for a block with one neighbour.
+    """
+    rows = np.asarray(rows)
+    if rows.size == 0:
+        return None
+    first, stop = int(rows[0]), int(rows[-1]) + 1
+    return (first, stop) if stop - first <= SPAN_SLACK * rows.size else None

@@ -3,6 +3,13 @@ of :func:`.modes.run`), with its explicit host staging: x up and y down when the
 are numpy, the values to send gathered (on the device for pyopencl input, then copied down to the
 send buffer), the halo up from the receive buffer. Every copy and kernel event is kept per part
 for :attr:`DistributedMatrix.timings`.
+
+Two queues: the kernels run on the device's queue, the exchange's copies (send buffer down, halo
+up) on the matrix's ``copy_queue``, so that they proceed while the local kernel runs. The host
+orders the two by waiting for events: the copy down is enqueued once a marker (or the gather
+kernel) enqueued before the local kernel has completed, the non-local kernel once the halo's
+copy up has. In ``overlap`` and ``task`` mode those waits fall while the device computes the
+local kernel.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import time
 from typing import Any
 
 import numpy as np
+import pyopencl as cl
 import pyopencl.array as cl_array
 
 from ..device import Device
@@ -31,10 +39,12 @@ class Product:
         m, n = D.local_shape
         n_in, n_out = (m, n) if transposed else (n, m)
         self.on_device = isinstance(x, cl_array.Array)
-        self.gathered = None
+        self.x_ready: cl.Event | None = None
+        """What the copy down of the values to send waits for (pyopencl input)."""
+        self.halo_ready: cl.Event | None = None
+        """The copy of the received halo up to the device, which the non-local part waits for."""
         self.gather_seconds = 0.0
         """Host seconds filling the send buffer (enqueueing the device gather for pyopencl x)."""
-        """The copy of the gathered values to the send buffer (pyopencl input)."""
         dtype = D.dtype
         if self.on_device:
             self.x_dev = _device_vector(x, n_in, dtype, D.device, "x_local")
@@ -101,22 +111,42 @@ class Product:
             self.gather_seconds = time.perf_counter() - started
 
     def _gather(self, plan: Any) -> None:
-        if self.on_device:
-            D = self.D
-            cl_array.take(self.x_dev, D._send_index_dev, out=D._send_dev, queue=self.queue)
-            self.gathered = staging.copy(self.queue, plan.send_buffer, D._send_dev.data,
-                                         self.events["staging"])
-            self.queue.flush()
-        else:
+        """Pyopencl x: what must precede the local kernel on the device's queue (a marker when
+        the values to send are consecutive in x, else the kernel gathering them); numpy x: the
+        send buffer filled on the host."""
+        D = self.D
+        if not self.on_device:
             plan.gather(self.x_host)
+        else:
+            if D._send_first is not None:
+                self.x_ready = cl.enqueue_marker(self.queue)
+            else:
+                self.x_ready = D._vectors.take(D._send_index_dev, self.x_dev, D._send_dev)
+                self.events["staging"].append(self.x_ready)
+            self.queue.flush()  # the copy down, on the other queue, follows it
 
     def start(self) -> None:
-        if self.gathered is not None:
-            self.gathered.wait()
-        self.D.plan.start()
+        """Copy the values to send down (pyopencl x), then start the messages."""
+        D = self.D
+        if self.x_ready is not None:
+            if D._send_first is not None:
+                src = self.x_dev.data
+                offset = D._send_first * self.x_dev.dtype.itemsize
+            else:
+                src, offset = D._send_dev.data, 0
+            self.x_ready.wait()
+            staging.copy(D.copy_queue, D.plan.send_buffer, src, self.events["staging"],
+                         src_offset=offset).wait()
+        D.plan.start()
 
     def wait(self) -> None:
-        self.D.plan.wait()
+        """Complete the messages, then copy the halo up (without waiting for it)."""
+        D = self.D
+        D.plan.wait()
+        if D._halo_dev is not None:
+            self.halo_ready = staging.copy(D.copy_queue, D._halo_dev.data, D.plan.halo_buffer,
+                                           self.events["staging"])
+            D.copy_queue.flush()
 
     def local(self) -> None:
         self._stage_in()
@@ -131,10 +161,12 @@ class Product:
         D = self.D
         if D.non_local is None or self.y_dev is None or self.y_dev.size == 0:
             return
-        staging.copy(self.queue, D._halo_dev.data, D.plan.halo_buffer, self.events["staging"])
+        if self.halo_ready is not None:
+            self.halo_ready.wait()
         log = self.events["non_local"]
-        if D._rows_dev is None:  # the part covers every row: straight into y
-            D.non_local.matvec(D._halo_dev, self.y_dev, self.alpha, 1.0)
+        if D._rows_dev is None:  # the part covers a range of rows: straight into y
+            D.non_local.matvec(D._halo_dev, self.y_dev, self.alpha, 1.0,
+                               row_offset=D._row_offset)
             log += D.non_local.last_events
             return
         D.non_local.matvec(D._halo_dev, D._scratch_dev, 1.0, 0.0)
@@ -151,8 +183,12 @@ class Product:
             x = self.x_dev
             if D._rows_dev is not None:  # x at the rows the compacted part has
                 x = D._scratch_dev
-                cl_array.take(self.x_dev, D._rows_dev, out=x, queue=self.queue)
-                self.events["non_local"].append(x.events[-1])
+                self.events["non_local"].append(D._vectors.take(D._rows_dev, self.x_dev, x))
+            elif D._row_offset is not None:  # x at the range of rows the part has
+                x = D._scratch_dev
+                self.events["non_local"].append(cl.enqueue_copy(
+                    self.queue, x.data, self.x_dev.data, byte_count=x.nbytes,
+                    src_offset=D._row_offset * x.dtype.itemsize))
             D.non_local.rmatvec(x, D._halo_dev, self.alpha, 0.0)
             self.events["non_local"] += D.non_local.last_events
             staging.copy(self.queue, plan.halo_buffer, D._halo_dev.data,

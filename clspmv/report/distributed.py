@@ -164,6 +164,15 @@ def _chosen(here: list[Rec], fmt: str) -> list[str]:
     return ["", "Formats chosen by auto: " + " ".join(lines)] if lines else []
 
 
+def _advice(here: list[Rec]) -> list[str]:
+    """The model's verdict per matrix and rank count (``clspmv.distributed.model
+    .more_ranks_help``, recorded by the bench): whether more ranks are worth it."""
+    lines = unique(f"- {r['matrix']}: {r['advice']}." for r in here
+                   if _ok(r) and r.get("advice"))
+    return ["", "The model's advice (`clspmv.distributed.model.more_ranks_help`):", "",
+            *lines] if lines else []
+
+
 def section(records: list[Rec], plots: list[str] | str = "") -> str:
     """The section of the distributed records (empty without any)."""
     recs = of(records, OPERATION)
@@ -177,7 +186,8 @@ def section(records: list[Rec], plots: list[str] | str = "") -> str:
         devices = unique(d for r in here for d in r.get("devices") or [device])
         where = "; ".join(devices)
         out += [f"### {short_device(device)} — {dtype} — {fmt}", "",
-                f"Devices: {where}.", *_chosen(here, fmt), "", scaling_table(here), "",
+                f"Devices: {where}.", *_chosen(here, fmt), *_advice(here), "",
+                scaling_table(here), "",
                 "#### Where the time goes", "", PARTS_INTRO, "", parts_table(here), "",
                 "#### The model's inputs", "", model_table(here), ""]
     bad = [r for r in recs if not _ok(r)]
