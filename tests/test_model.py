@@ -401,6 +401,31 @@ def test_calibrate_end_to_end_on_small_matrices(device, monkeypatch) -> None:
     assert Calibration.from_json(json.loads(json.dumps(cal.to_json())), ("csr-scalar", "ell"))
 
 
+def test_kernel_times_take_rounds_over_the_formats(device, monkeypatch) -> None:
+    """One warm-up product per format, then rounds of one product of each format (a slow
+    phase of the machine falls on every format alike); the fastest product is kept."""
+    csr = canonical_csr(generate("gen:banded:n=3000,diags=5"), np.float32)
+    precision = resolve(np.float32, np.float64)
+    order: list[str] = []
+    formats = {}
+    for name in ("csr-scalar", "ell", "coo"):
+        fmt = convert(csr, name, FORMAT_CLASSES[name].layout_for(device), precision)
+        fmt.upload(device)
+        launch = fmt.launch
+
+        def logged(*args, _name=name, _launch=launch):
+            order.append(_name)
+            return _launch(*args)
+
+        monkeypatch.setattr(fmt, "launch", logged)
+        formats[name] = fmt
+    x = cl_array.to_device(device.queue, np.ones(csr.shape[1], np.float32))
+    y = cl_array.zeros(device.queue, csr.shape[0], np.float32)
+    times = calibrate_mod.kernel_times(formats, x, y, 3)
+    assert order == ["csr-scalar", "ell", "coo"] * 4
+    assert set(times) == set(formats) and all(t > 0 for t in times.values())
+
+
 @pytest.mark.parametrize("spec", ["gen:powerlaw:n=30000,k=8,local=0.5", "gen:arrow:n=20000",
                                   "gen:emptyrows:n=40000,k=6,empty=0.7",
                                   "gen:banded:n=5000,diags=5"])

@@ -1,5 +1,5 @@
 """Where the host time of a calibration goes (issue 10's budget), per benchmark matrix: making it
-(:func:`clspmv.model.calibrate.benchmark_matrices`, all at once), canonical CSR, the model's
+(:func:`clspmv.model.benchmarks.benchmark_matrices`, all at once), canonical CSR, the model's
 features, the conversions into every format that accepts it and their uploads, as
 :func:`clspmv.model.calibrate.measure` does them (kernels built beforehand, untimed; no products).
 
@@ -23,7 +23,7 @@ from clspmv.canonical import canonical_csr
 from clspmv.device import select_device
 from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS, convert
 from clspmv.formats.layout import Layout
-from clspmv.model.calibrate import benchmark_matrices
+from clspmv.model.benchmarks import benchmark_matrices
 from clspmv.model.features import features, refusal, with_exact_diagonals
 from clspmv.precision import resolve
 

@@ -5,7 +5,8 @@ several calibrations side by side on the same measurements.
         [--calibration A.json B.json] [--out measured.json] [--measured measured.json]
 
 Per matrix: every format's measured kernel time (OpenCL profiling events, the fastest of 9
-after a warm-up, as the calibration measures them: clspmv.model.calibrate.kernel_s, through
+after a warm-up, in rounds over the formats as the calibration measures them:
+clspmv.model.calibrate.kernel_times, through
 clspmv.formats.convert + Format.upload; the fastest, not the median, because on a shared CPU a
 product that loses a core to another process runs up to twice as long), its predicted time
 under each calibration, auto's choice and its measured time relative to the fastest; then per
@@ -62,16 +63,16 @@ def measure(csr, device, precision) -> dict[str, float]:
     """Measured kernel ms of every single format that accepts ``csr``."""
     x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
     y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
-    measured = {}
+    uploaded = {}
     for name in SINGLE_FORMATS:
         try:
-            fmt = convert(csr, name, FORMAT_CLASSES[name].layout_for(device), precision)
+            uploaded[name] = convert(csr, name, FORMAT_CLASSES[name].layout_for(device),
+                                     precision)
         except UnsuitableFormatError:
             continue
-        fmt.upload(device)
-        measured[name] = calibrate_mod.kernel_s(fmt, x, y, REPEAT) * 1e3
-        del fmt
-    return measured
+        uploaded[name].upload(device)
+    return {name: s * 1e3 for name, s in calibrate_mod.kernel_times(uploaded, x, y, REPEAT)
+            .items()}
 
 
 def evaluate(csr, device, precision, cal: Calibration, measured: dict[str, float]

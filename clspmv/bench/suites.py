@@ -26,7 +26,7 @@
 
 The ``cpu``, ``demo``, ``anchors``, ``offsuite``, ``heldout`` and ``real`` suites are evaluation
 matrices of the model (:mod:`clspmv.model`): its calibration measures matrices of its own
-(:func:`clspmv.model.calibrate.benchmark_matrices`), never these.
+(:func:`clspmv.model.benchmarks.benchmark_matrices`), never these.
 
 Entry counts are those of the generated matrices (``clspmv stats`` / the reports' Table I).
 """
