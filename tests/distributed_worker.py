@@ -437,6 +437,19 @@ def check_probe(comm) -> None:
         _build(comm, poisson(8), machine=crawl).close()
     said = [str(w.message) for w in caught if "one device may serve as well" in str(w.message)]
     assert len(said) == (1 if comm.rank == 0 else 0), said
+    # machine="probe": the library measures the machine itself and gives its verdict the same way
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with _build(comm, poisson(8), machine="probe") as D:
+            assert D.shape == (64, 64)
+    verdicts = [w for w in caught if "ranks are predicted" in str(w.message)]
+    assert len(verdicts) <= (1 if comm.rank == 0 else 0), verdicts
+    try:
+        _build(comm, poisson(8), machine="guess")
+    except ValueError as err:
+        assert "machine must be a clspmv.distributed.model.Machine or 'probe'" in str(err)
+    else:
+        raise AssertionError("machine='guess' was accepted")
 
 
 def _expect_failure(comm, build: Callable, *needles: str) -> None:

@@ -159,7 +159,7 @@ class DistributedMatrix:
                    mode: str = "task", partition: object = "auto",
                    device: Device | str | None = None, dtype: object = None,
                    root: int | None = None, row_offsets: object = None,
-                   pinned: bool | None = None, machine: model.Machine | None = None,
+                   pinned: bool | None = None, machine: model.Machine | str | None = None,
                    **params: object) -> DistributedMatrix:
         """Distribute ``A`` over the ranks of ``comm`` (default ``MPI.COMM_WORLD``); collective.
 
@@ -181,8 +181,10 @@ class DistributedMatrix:
         node) or None (see :mod:`.placement`). ``dtype`` and the
         format ``params`` as in :meth:`clspmv.DeviceMatrix.from_scipy`. ``pinned``: stage the
         exchange through pinned host memory (default: on GPUs). ``machine``: a
-        :class:`.model.Machine` (e.g. from :func:`.model.probe`); when given, rank 0 warns if the
-        model predicts less than :data:`.model.HELPS` times one rank's speed.
+        :class:`.model.Machine` (e.g. from :func:`.model.probe`) or ``"probe"`` (measure one
+        now, collective, a fraction of a second); when given, rank 0 warns if the model predicts
+        less than :data:`.model.HELPS` times one rank's speed (numpy vectors: their staging
+        counted).
 
         Raises ValueError for an unknown mode or a bad partition (on every rank alike), the
         error itself where every rank fails alike (e.g. an unknown format), and
@@ -193,6 +195,9 @@ class DistributedMatrix:
 
         comm = MPI.COMM_WORLD if comm is None else comm
         modes.check_mode(mode)
+        if isinstance(machine, str) and machine != "probe":
+            raise ValueError(f"machine must be a clspmv.distributed.model.Machine or 'probe', "
+                             f"got {machine!r}")
         formats = _formats(format)
         timed = check_partition(partition)
         local_rank, local_size = node_rank(comm)
@@ -237,6 +242,8 @@ class DistributedMatrix:
         D.partition = ("offsets" if row_offsets is not None else "time" if weigh is not None
                        else "nnz" if timed else partition if isinstance(partition, str)
                        else "weights")
+        if machine == "probe":
+            machine = model.probe(comm, dev)
         if machine is not None:
             helps, message = model.more_ranks_help(D.all_costs(), machine)
             if not helps and comm.rank == 0:
