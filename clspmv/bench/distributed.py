@@ -305,8 +305,9 @@ def run(context: Context, problem: Problem, device: Device) -> None:
                 ref = {"ms": {m: v.median * 1e3 for m, v in measured.items()},
                        "local_s": _local_seconds(measured), "costs": D.costs(), "error": None}
             machine, copy_bw = machine_for(comm, device, ref["costs"], ref["local_s"], D)
-            predicted = D.predict(machine, resident=True)
-            advice = model.more_ranks_help(D.all_costs(), machine, resident=True)[1]
+            costs = D.all_costs()
+            predicted = model.predict(costs, machine, resident=True)
+            advice = model.more_ranks_help(costs, machine, resident=True)[1]
     finally:
         if D is not None:
             D.close()

@@ -120,15 +120,12 @@ class DistributedMatrix:
         """The queue of the exchange's device copies, beside ``device.queue``'s kernels, so that
         the copies run during the local kernel."""
         s = plan.send_size
-        index = plan.send_index
-        self._send_first: int | None = None
+        self._send_first = _consecutive_from(plan.send_index)
         """The first of the x entries this rank sends when they are consecutive (copied down
         straight from x), else None (gathered by a kernel first)."""
         self._send_index_dev = self._send_dev = None
-        if s and np.array_equal(index, np.arange(index[0], index[0] + s)):
-            self._send_first = int(index[0])
-        elif s:
-            self._send_index_dev = cl_array.to_device(queue, index.astype(np.int32))
+        if s and self._send_first is None:
+            self._send_index_dev = cl_array.to_device(queue, plan.send_index.astype(np.int32))
             self._send_dev = cl_array.zeros(queue, s, dtype)
         m_nl = 0 if non_local is None else non_local.shape[0]
         rows = np.arange(m_nl) if non_local_rows is None else np.asarray(non_local_rows)
@@ -142,9 +139,8 @@ class DistributedMatrix:
         """The first row of a non-local part stored over a range of rows short of the block."""
         if m_nl and m_nl < m:
             self._scratch_dev = cl_array.zeros(queue, m_nl, dtype)
-            if np.array_equal(rows, np.arange(rows[0], rows[0] + m_nl)):
-                self._row_offset = int(rows[0])  # added into y at a row offset
-            else:  # product into scratch, then added at these rows
+            self._row_offset = _consecutive_from(rows)  # added into y at a row offset
+            if self._row_offset is None:  # product into scratch, then added at these rows
                 self._rows_dev = cl_array.to_device(queue, rows.astype(np.int32))
         # the zero fills above run on the kernels' queue: done before a copy on copy_queue can
         # write the same arrays (a halo filled after its first copy up read as zeros)
@@ -458,6 +454,15 @@ class DistributedMatrix:
         y = np.empty(int(out_offsets[-1]), self.dtype)
         self._comm.Allgatherv(y_local, [y, (counts, out_offsets[:-1])])
         return y
+
+
+def _consecutive_from(values: np.ndarray) -> int | None:
+    """The first of ``values`` when they are consecutive integers (``v, v + 1, ...``), else
+    None (also for none at all)."""
+    if not len(values):
+        return None
+    first = int(values[0])
+    return first if np.array_equal(values, np.arange(first, first + len(values))) else None
 
 
 def _formats(format: str | tuple[str, str] | None) -> tuple[str, str]:

@@ -62,8 +62,8 @@ def seconds(events: list) -> float:
 
 def copy(queue: cl.CommandQueue, dest: object, src: object, log: list,
          wait: bool = False, **options: object) -> cl.Event:
-    """``enqueue_copy(dest, src, **options)`` (e.g. ``src_offset``, ``wait_for``), recorded in
-    ``log`` (the staging events of a product)."""
+    """``enqueue_copy(dest, src, **options)`` (e.g. ``src_offset``), recorded in ``log`` (the
+    staging events of a product)."""
     event = cl.enqueue_copy(queue, dest, src, is_blocking=wait, **options)
     log.append(event)
     return event

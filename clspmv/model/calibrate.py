@@ -58,18 +58,21 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
     model is of the device's own speed. Rounds, not each format's products in a row: on that
     CPU the fastest of 9 in a row still disagreed with itself (csr-scalar 0.44 ms on a matrix
     and 0.63 ms on one of the same rows, entries and closer columns)."""
+    def product(fmt: Format) -> list:
+        """Enqueue y = A x and wait for it; its events."""
+        one, zero = fmt.dtype.type(1), fmt.dtype.type(0)
+        events = fmt.launch(fmt.device.queue, x.data, y.data, one, zero) or []
+        cl.wait_for_events(events)
+        return events
+
     samples: dict[str, list[float]] = {name: [] for name in formats}
     for fmt in formats.values():
-        one, zero = fmt.dtype.type(1), fmt.dtype.type(0)
-        cl.wait_for_events(fmt.launch(fmt.device.queue, x.data, y.data, one, zero) or [])
+        product(fmt)
     for _ in range(repeat):
         for name, fmt in formats.items():
-            device = fmt.device
-            one, zero = fmt.dtype.type(1), fmt.dtype.type(0)
             t0 = time.perf_counter()
-            events = fmt.launch(device.queue, x.data, y.data, one, zero)
-            cl.wait_for_events(events)
-            if device.profiling:
+            events = product(fmt)
+            if fmt.device.profiling:
                 samples[name].append(sum(e.profile.end - e.profile.start for e in events)
                                      * 1e-9)
             else:
