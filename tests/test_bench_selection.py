@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import clspmv
-from clspmv.bench import bandwidth, selection
+from clspmv.bench import bandwidth, selection, timing
 from clspmv.bench.generators import generate
 from clspmv.bench.records import Record
 from clspmv.canonical import canonical_csr
@@ -59,6 +59,25 @@ def test_model_error_and_fill() -> None:
     assert rec.extra["chosen_ms"] is None and "vs_fastest" not in rec.extra
 
 
+def test_contenders_are_the_choice_and_the_formats_near_the_fastest() -> None:
+    measured = {"a": 1.0, "b": 1.2, "c": 1.25, "d": 1.3, "e": 1.1, "f": 3.0}
+    # within 25 % of the fastest, fastest first, auto's choice ahead of them; four at most
+    assert selection.contenders(measured, "f") == ["f", "a", "e", "b"]
+    assert selection.contenders(measured, "b") == ["b", "a", "e", "c"]
+    assert selection.contenders({"a": 1.0, "b": 2.0}, "a") == ["a"]  # nothing near: no rerun
+    assert selection.contenders(measured, "g") == []  # the choice was not measured
+
+
+def test_time_side_by_side_times_every_matrix_in_rounds(device: clspmv.Device) -> None:
+    A = canonical_csr(generate(POISSON), np.float64)
+    matrices = {f: clspmv.DeviceMatrix.from_scipy(A, format=f, device=device)
+                for f in ("csr-scalar", "ell")}
+    times = timing.time_side_by_side(matrices, np.ones(A.shape[1]), warmup=1, repeat=3)
+    assert list(times) == ["csr-scalar", "ell"]
+    for t in times.values():
+        assert t.repeats == 3 and 0 < t.min_ms <= t.median_ms <= t.max_ms
+
+
 def test_bench_selection_records_and_report(device: clspmv.Device, tmp_path: Path) -> None:
     out = tmp_path / "run"
     code = main(["bench", POISSON, "--formats", FORMATS, "--selection", "--baselines", "none",
@@ -67,8 +86,9 @@ def test_bench_selection_records_and_report(device: clspmv.Device, tmp_path: Pat
     assert code == 0
     data = json.loads((out / "results.json").read_text())
     meta, records = data["meta"], data["records"]
-    assert meta["settings"]["selection"] == {"tie_pct": selection.TIE_PCT,
-                                             "csr_reference": "csr-scalar"}
+    assert meta["settings"]["selection"] == {
+        "tie_pct": selection.TIE_PCT, "csr_reference": "csr-scalar",
+        "contender_pct": selection.CONTENDER_PCT, "max_contenders": selection.MAX_CONTENDERS}
     assert "selection: vs_fastest" in meta["formulas"]
     (rec,) = [r for r in records if r["operation"] == "selection"]
     assert rec["status"] == "ok" and rec["format"] == "auto"
@@ -83,6 +103,15 @@ def test_bench_selection_records_and_report(device: clspmv.Device, tmp_path: Pat
         assert rec["vs_fastest"] == pytest.approx(fastest / rec["measured_ms"][rec["chosen"]])
     assert rec["compared"] == 4 and 0 <= rec["median_error"] <= rec["worst_error"]
     assert rec["selection_ms"] > 0
+    contenders = selection.contenders(rec["measured_ms"], rec["chosen"])
+    if len(contenders) >= 2:  # timed again side by side, auto's choice first
+        side = rec["side_by_side_ms"]
+        assert list(side) == contenders and all(v > 0 for v in side.values())
+        assert rec["side_by_side_vs_fastest"] == pytest.approx(min(side.values())
+                                                               / side[rec["chosen"]])
+        assert rec["side_by_side_tie"] == (rec["side_by_side_vs_fastest"] >= 1 / 1.05 - 1e-12)
+    else:
+        assert rec["side_by_side_ms"] is None and rec["side_by_side_vs_fastest"] is None
     assert rec["csr_conversion_ms"] == spmv["csr-scalar"]["conversion_ms"]
     assert math.isclose(rec["selection_vs_csr"], rec["selection_ms"] / rec["csr_conversion_ms"])
     report = (out / "report.md").read_text()
@@ -115,12 +144,21 @@ def test_section_reads_definitions_from_meta() -> None:
                             worst_error=0.3, rank_correlation=0.9,
                             predicted_ms={"ell": 1.5, "sell": 1.1},
                             measured_ms={"ell": 2.0, "sell": 1.0}, calibration="measured")
+    for name in ("side_by_side_ms", "side_by_side_vs_fastest", "side_by_side_tie"):
+        del rec[name]  # as a run from before the side-by-side times
     meta = {"settings": {"selection": {"tie_pct": 7.5, "csr_reference": "csr-scalar"}},
             "formulas": {"selection: vs_fastest": "a definition of the run"}}
     text = tables.render([meta], [rec])
     assert "within 7.5 % of the fastest" in text and "a definition of the run" in text
     assert "0.50×" in text and "geometric mean 0.500, worst 0.500, 0 of 1" in text
     assert "**1.5 / 2**" in text  # auto's choice in bold
+    assert "side by side" not in text  # a run from before the side-by-side times
+    # the contenders timed again side by side: their ratio, the fastest there named
+    rec.update(side_by_side_ms={"ell": 1.0, "sell": 0.9}, side_by_side_vs_fastest=0.9,
+               side_by_side_tie=False)
+    text = tables.render([meta], [rec])
+    assert "0.90× (sell)" in text
+    assert "With the contenders timed side by side: geometric mean 0.900, worst 0.900" in text
     # a run that recorded no selection settings: no tie sentence, still a section
     old = section([rec], tables.Definitions.of([{}]))
     assert "## Selection" in old and "within" not in old.split("\n\n")[1]

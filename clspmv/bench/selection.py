@@ -7,8 +7,12 @@ the model's prediction of every format (:func:`clspmv.model.select`, the very ca
 ``DeviceMatrix.from_scipy(A, format="auto")``) next to the kernel times this run measured for
 the same matrix, value type and device (the ``spmv`` records of status ``ok``), auto's choice,
 its measured time against the fastest measured format, the model's error and the cost of the
-selection against one conversion to CSR. Nothing is measured again: the formats' own A x
-records are the measurements. With fewer formats than all (``--formats a,b --selection``) the
+selection against one conversion to CSR. The formats' own A x records are the measurements;
+then auto's choice and the formats measured near the fastest (:func:`contenders`) are converted
+again, all at once, and timed side by side in alternating rounds
+(:func:`clspmv.bench.timing.time_side_by_side`): each format's own records are taken in a row,
+up to minutes apart, and on a shared CPU a slow phase of the machine can make a format look
+twice as slow as it is. With fewer formats than all (``--formats a,b --selection``) the
 comparison is with the fastest of those measured.
 """
 
@@ -34,6 +38,11 @@ OPERATION = "selection"
 TIE_PCT = 5.0
 """A choice within this many per cent of the fastest measured format counts as a tie (the
 fastest format changes between runs when several are this close)."""
+CONTENDER_PCT = 25.0
+"""Formats measured within this many per cent of the fastest are timed again side by side."""
+MAX_CONTENDERS = 4
+"""At most this many formats are timed side by side (auto's choice and the nearest to the
+fastest): they are all on the device at once."""
 FIELDS = {
     "chosen": "auto's format: clspmv.model.select (format='auto' of DeviceMatrix.from_scipy, "
               "least predicted kernel time)",
@@ -52,6 +61,12 @@ FIELDS = {
     "rank_correlation": "Spearman rank correlation of predicted and measured kernel times "
                         "(None below 3 formats)",
     "compared": "formats both predicted and measured",
+    "side_by_side_ms": "format -> kernel ms (median) of auto's choice and the formats "
+                       f"measured within {CONTENDER_PCT:g} % of the fastest (at most "
+                       f"{MAX_CONTENDERS}), converted again together and timed in alternating "
+                       "rounds of one product each (None: auto's choice not measured ok)",
+    "side_by_side_vs_fastest": "the least side_by_side_ms / auto's side_by_side_ms",
+    "side_by_side_tie": f"side_by_side_vs_fastest >= 1 / (1 + {TIE_PCT:g} %)",
     "selection_ms": "wall ms of the select call (features, predictions; the calibration was "
                     "loaded before)",
     "csr_conversion_ms": f"conversion_ms of {REFERENCE_FORMAT} in this run (host layout + "
@@ -94,10 +109,50 @@ def fill(rec: Record, predicted: dict[str, float], measured: dict[str, float],
         rec.extra["chosen_ms"] = chosen_ms
         if chosen_ms:
             ratio = measured[fastest] / chosen_ms
-            rec.extra.update(vs_fastest=ratio,
-                             within_tie=bool(ratio >= 1 / (1 + TIE_PCT / 100) - 1e-12))
+            rec.extra.update(vs_fastest=ratio, within_tie=_tie(ratio))
     median, worst, rho, n = model_error(predicted, measured)
     rec.extra.update(median_error=median, worst_error=worst, rank_correlation=rho, compared=n)
+
+
+def _tie(ratio: float) -> bool:
+    return bool(ratio >= 1 / (1 + TIE_PCT / 100) - 1e-12)
+
+
+def contenders(measured: dict[str, float], chosen: str) -> list[str]:
+    """auto's choice, then the formats measured within :data:`CONTENDER_PCT` of the fastest,
+    fastest first, :data:`MAX_CONTENDERS` in all; [] when the choice was not measured."""
+    if chosen not in measured:
+        return []
+    fastest = min(measured.values())
+    near = sorted((f for f in measured if measured[f] <= fastest * (1 + CONTENDER_PCT / 100)),
+                  key=lambda f: (measured[f], f))
+    return list(dict.fromkeys([chosen, *near]))[:MAX_CONTENDERS]
+
+
+def side_by_side(rec: Record, problem: Problem, device: Device, formats: list[str],
+                 strips_params: dict[str, Any] | None, settings: Settings) -> None:
+    """The side-by-side fields of ``rec`` (:data:`FIELDS`): ``formats`` (auto's choice first)
+    converted together and timed in alternating rounds. Left None when fewer than two formats
+    are given or a conversion fails (the formats' own records already say why)."""
+    if len(formats) < 2:
+        return
+    matrices = {}
+    try:
+        for fmt in formats:
+            params = strips_params if fmt == "strips" else {}
+            matrices[fmt] = timing.convert(problem.csr, fmt, device,
+                                           accumulate=problem.accuracy.accumulate,
+                                           **(params or {})).matrix
+        times = timing.time_side_by_side(matrices, problem.x, warmup=settings.warmup,
+                                         repeat=settings.repeat)
+    except Exception:  # out of device memory with several formats at once: left unmeasured
+        return
+    finally:
+        matrices.clear()
+    ms = {fmt: t.median_ms for fmt, t in times.items()}
+    ratio = min(ms.values()) / ms[formats[0]]
+    rec.extra.update(side_by_side_ms=ms, side_by_side_vs_fastest=ratio,
+                     side_by_side_tie=_tie(ratio))
 
 
 def measured_times(records: list[Record], like: Record) -> tuple[dict[str, float], Record | None]:
@@ -141,7 +196,9 @@ class Selection(Operation):
         return bool(plan.selection)
 
     def settings(self, plan: Any) -> dict[str, Any]:
-        return {"selection": {"tie_pct": TIE_PCT, "csr_reference": REFERENCE_FORMAT}}
+        return {"selection": {"tie_pct": TIE_PCT, "csr_reference": REFERENCE_FORMAT,
+                              "contender_pct": CONTENDER_PCT,
+                              "max_contenders": MAX_CONTENDERS}}
 
     def steps(self, plan: Any) -> int:
         return 1
@@ -179,6 +236,8 @@ class Selection(Operation):
                         measured["strips"] = rec.extra["strips_ms"]
                         predicted["strips"] = plan.predicted_s * 1e3
             fill(rec, predicted, measured, chosen.format)
+            side_by_side(rec, problem, device, contenders(measured, chosen.format),
+                         plan.params() if plan is not None else None, context.settings)
             if reference is not None and reference.conversion_ms:
                 rec.extra["csr_conversion_ms"] = reference.conversion_ms
                 rec.extra["selection_vs_csr"] = (rec.extra["selection_ms"]

@@ -2,7 +2,8 @@
 :mod:`clspmv.bench.methodology` (copied into every results.json); here is how it is taken.
 
 * :func:`time_kernels` / :func:`time_events`: the profiling events a product leaves in
-  :attr:`clspmv.DeviceMatrix.last_events`, after warm-up, over repeats (:func:`summarize`).
+  :attr:`clspmv.DeviceMatrix.last_events`, after warm-up, over repeats (:func:`summarize`);
+  :func:`time_side_by_side`: the same for several formats of a matrix, in alternating rounds.
 * :func:`time_wall`: one product from a numpy x to a numpy y; :func:`time_host`: a host call
   (scipy, MKL, a solve); :func:`time_wall_once`: a one-time cost (a transposed copy).
 * :func:`convert`: host conversion and upload by the library's own path, timed separately.
@@ -92,6 +93,37 @@ def time_kernels(M: DeviceMatrix, x: np.ndarray, *, warmup: int = 2, repeat: int
     y_dev = cl_array.empty(queue, M.shape[0], M.dtype)
     return time_events(M, lambda: M.matvec(x_dev, y_dev), warmup=warmup, repeat=repeat,
                        max_seconds=max_seconds)
+
+
+def time_side_by_side(matrices: dict[str, DeviceMatrix], x: np.ndarray, *, warmup: int = 2,
+                      repeat: int = 10, max_seconds: float = DEFAULT_MAX_SECONDS
+                      ) -> dict[str, Timing]:
+    """Kernel times of ``y = A x`` for several matrices of one shape on one device (one matrix
+    in several formats), taken side by side: ``repeat`` rounds of one product of each, after
+    ``warmup`` rounds, so that a slow phase of a shared machine falls on every matrix alike.
+    (:func:`time_kernels` takes one matrix's repeats in a row; on a 2-core CPU VM two formats
+    timed that way a minute apart differed by up to 2.5x from their times side by side.)"""
+    first = next(iter(matrices.values()))
+    queue = first.device.queue
+    x_dev = cl_array.to_device(queue, np.asarray(x, first.dtype))
+    y_dev = cl_array.empty(queue, first.shape[0], first.dtype)
+
+    def one_round() -> dict[str, int]:
+        out = {}
+        for name, M in matrices.items():
+            M.matvec(x_dev, y_dev)
+            out[name] = kernel_ns(M.last_events)
+        return out
+
+    start = time.perf_counter()
+    for _ in range(max(warmup, 1)):
+        one_round()
+    per_round = (time.perf_counter() - start) / max(warmup, 1)
+    samples: dict[str, list[int]] = {name: [] for name in matrices}
+    for _ in range(repeats_within(per_round, repeat, max_seconds)):
+        for name, ns in one_round().items():
+            samples[name].append(ns)
+    return {name: summarize(s) for name, s in samples.items()}
 
 
 def time_wall_once(work: Callable[[], object], finish: Callable[[], object]) -> float:

@@ -41,22 +41,47 @@ def _pct(value: float | None) -> str:
                                                                 else "")
 
 
+def _tie(within: bool | None) -> str:
+    return " (tie)" if within else ""
+
+
+def _side_by_side(r: Rec) -> str:
+    """The side-by-side ratio and the fastest format there (when not auto's choice)."""
+    ms = r.get("side_by_side_ms")
+    if not ms:
+        return ""
+    best = min(ms, key=lambda f: ms[f])
+    other = "" if best == r.get("chosen") else f" ({best})"
+    return _ratio(r.get("side_by_side_vs_fastest")) + _tie(r.get("side_by_side_tie")) + other
+
+
+def _means(ratios: list[float]) -> str:
+    geo = math.exp(sum(math.log(v) for v in ratios) / len(ratios))
+    return f"geometric mean {geo:.3f}, worst {min(ratios):.3f}"
+
+
+def _has_side_by_side(recs: list[Rec]) -> bool:
+    """Whether the run timed contenders side by side (runs before it did not)."""
+    return any("side_by_side_ms" in r for r in recs)
+
+
 def matrix_table(here: list[Rec]) -> str:
+    side = _has_side_by_side(here)
     rows = []
     for r in sorted(here, key=lambda r: (r["nnz"], r["matrix"])):
         if r["status"] != "ok":
-            rows.append([r["matrix"], r["status"], r.get("reason", "")] + [""] * 8)
+            rows.append([r["matrix"], r["status"], r.get("reason", "")] + [""] * (8 + side))
             continue
-        tie = "" if r.get("within_tie") is None else (" (tie)" if r["within_tie"] else "")
         rows.append([r["matrix"], r.get("chosen") or "", num(r.get("chosen_ms"), ".4f"),
                      f"{r.get('fastest') or ''} {num(r.get('fastest_ms'), '.4f')}",
-                     _ratio(r.get("vs_fastest")) + tie, _pct(r.get("median_error")),
+                     _ratio(r.get("vs_fastest")) + _tie(r.get("within_tie")),
+                     *([_side_by_side(r)] if side else []), _pct(r.get("median_error")),
                      _pct(r.get("worst_error")), num(r.get("rank_correlation"), ".2f"),
                      num(r.get("selection_ms"), ".2f"), num(r.get("csr_conversion_ms"), ".2f"),
                      _ratio(r.get("selection_vs_csr"))])
     return table(rows, ["matrix", "auto's choice", "its ms", "fastest (ms)", "fastest / auto",
-                        "median err", "worst err", "rank corr", "selection ms", "CSR conv ms",
-                        "selection / conv"])
+                        *(["side by side"] if side else []), "median err", "worst err",
+                        "rank corr", "selection ms", "CSR conv ms", "selection / conv"])
 
 
 def summary(here: list[Rec]) -> str:
@@ -68,11 +93,18 @@ def summary(here: list[Rec]) -> str:
     costs = [r["selection_vs_csr"] for r in ok if r.get("selection_vs_csr") is not None]
     if not ratios:
         return "No matrix had auto's choice measured."
-    geo = math.exp(sum(math.log(v) for v in ratios) / len(ratios))
     ties = sum(1 for r in ok if r.get("within_tie"))
-    parts = [f"Auto against the fastest measured format over {len(ratios)} matrices: geometric "
-             f"mean {geo:.3f}, worst {min(ratios):.3f}, {ties} of {len(ratios)} within the "
-             "tie tolerance."]
+    parts = [f"Auto against the fastest measured format over {len(ratios)} matrices: "
+             f"{_means(ratios)}, {ties} of {len(ratios)} within the tie tolerance."]
+    # a matrix without side-by-side times (auto's choice the fastest with no other format
+    # near it, or the contenders not convertible together) keeps its ratio of the records
+    paired = [r.get("side_by_side_vs_fastest") or r["vs_fastest"] for r in ok
+              if r.get("vs_fastest")]
+    if any(r.get("side_by_side_ms") for r in ok):
+        sbs_ties = sum(1 for r in ok if r.get("vs_fastest") and (
+            r["side_by_side_tie"] if r.get("side_by_side_ms") else r.get("within_tie")))
+        parts[0] += (f" With the contenders timed side by side: {_means(paired)}, {sbs_ties} "
+                     f"of {len(paired)} within the tie tolerance.")
     if errors:
         parts.append(f"Model error: median of the per-matrix medians "
                      f"{100 * statistics.median(errors):.0f} %, worst per-matrix median "
@@ -119,6 +151,10 @@ def section(records: list[Rec], defs: Definitions) -> str:
              "`fastest / auto` is the fastest measured kernel time over auto's (1.00× = auto "
              "chose the fastest)"
              + (f"; (tie): within {tie:g} % of the fastest" if tie is not None else "")
+             + (". `side by side`: the same ratio with auto's choice and the formats measured "
+                "near the fastest converted again together and timed in alternating rounds (the "
+                "fastest there in brackets when it is not auto's choice)"
+                if _has_side_by_side(recs) else "")
              + ". Errors are |predicted - measured| / measured over the formats both predicted "
              "and measured.")
     out = ["## Selection", "", intro, ""]
