@@ -17,11 +17,13 @@ import clspmv
 from clspmv.formats.base import UNROLL_FACTORS
 from clspmv.formats.csr_blocks import (
     BLOCKS_PER_UNIT,
+    DEFAULT_UNROLL,
     MIN_BLOCK_ENTRIES,
+    CsrBlocks,
     block_count,
-    default_unroll,
     row_blocks,
 )
+from clspmv.formats.layout import Layout
 
 from oracle import assert_matches
 
@@ -85,9 +87,11 @@ def test_block_count() -> None:
     assert block_count(5, big, 2) == 5  # at most one per row
 
 
-def test_default_unroll() -> None:
-    assert [default_unroll(10, n) for n in (0, 15, 20, 39, 40, 1000)] == [1, 1, 2, 2, 4, 4]
-    assert default_unroll(0, 0) == 1
+def test_default_unroll_is_one_entry_a_step() -> None:
+    A = sp.random(200, 200, density=0.2, format="csr", random_state=3)  # rows of about 40
+    layout = Layout(simd_width=8, work_group_size=64, compute_units=2, local_memory=32768)
+    assert CsrBlocks.from_csr(A, layout).params["unroll"] == DEFAULT_UNROLL == 1
+    assert CsrBlocks.from_csr(A, layout, unroll=4).params["unroll"] == 4
 
 
 def _one_row_holds_all() -> sp.csr_matrix:
