@@ -382,6 +382,26 @@ def test_breakeven() -> None:
     assert speedups.breakeven(1.0, 4.0, 2.0, 3.0) is None
 
 
+def test_kernel_and_wall_times_share_their_rounds(device: clspmv.Device,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    A = canonical_csr(generate("gen:poisson2d:k=12"), np.float64)
+    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-scalar", device=device)
+    calls: list[str] = []
+    product = M.matvec
+
+    def traced(x, y=None, **kw):
+        calls.append("numpy" if isinstance(x, np.ndarray) else "device")
+        return product(x, y, **kw)
+
+    monkeypatch.setattr(M, "matvec", traced)
+    kernel, wall = timing.time_kernels_and_wall(M, np.ones(A.shape[1]), warmup=1, repeat=4,
+                                                wall_repeat=2)
+    assert kernel.repeats == 4 and wall.repeats == 2
+    assert 0 < kernel.min_ms <= kernel.median_ms and 0 < wall.min_ms <= wall.median_ms
+    # a warm-up round, then each numpy product right after a device-resident one
+    assert calls == ["device", "numpy"] * 3 + ["device"] * 2
+
+
 def test_repeats_within_the_time_limit() -> None:
     assert timing.repeats_within(0.001, 10) == 10
     assert timing.repeats_within(2.0, 10, max_seconds=10) == 5

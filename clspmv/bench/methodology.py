@@ -41,7 +41,8 @@ METHOD = [
     "are in host memory anyway).",
     "Wall time: one product from a numpy x to a numpy y, including the host→device copy of x "
     "and the device→host copy of y (the PCIe transfer scenario of the pJDS paper, "
-    f"{PAPERS['pjds-multigpu']}, §2.2).",
+    f"{PAPERS['pjds-multigpu']}, §2.2); on a CPU device x and y are used in place. Median of "
+    "up to 5, each taken right after one of the kernel time's products.",
     "Conversion: host layout from canonical CSR (numpy) plus upload; kernel compilation "
     "excluded. Break-even: the single-product scenario of the naive-SpMV paper "
     f"({PAPERS['naive-spmv-transpose']}) generalised to n products against csr-scalar.",

@@ -1,7 +1,8 @@
 """A x, the operation every run measures (:data:`PRODUCT`): on each format, right after its
 conversion and upload, one product checked against the reference, the kernel time of repeated
-products and the wall time of one product with its transfers; on each baseline, its own A x.
-Its records are compared with ``csr-scalar``'s by break-even counts (:mod:`.speedups`)."""
+products and, in the same rounds, the wall time of one product with its transfers; on each
+baseline, its own A x. Its records are compared with ``csr-scalar``'s by break-even counts
+(:mod:`.speedups`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from .reference import Problem
 from .speedups import set_breakeven
 
 WALL_REPEATS = 5
-"""At most this many products are timed with their transfers (``wall_ms``)."""
+"""At most this many products are timed with their transfers (``wall_ms``), each right after one
+of the kernel time's (:func:`~clspmv.bench.timing.time_kernels_and_wall`)."""
 
 
 class Product(Operation):
@@ -35,10 +37,11 @@ class Product(Operation):
     def measure(self, rec: Record, M: DeviceMatrix, problem: Problem, case: Case,
                 settings: Settings) -> None:
         check(rec, problem, np.asarray(M.matvec(problem.x)))
-        set_times(rec, timing.time_kernels(M, problem.x, warmup=settings.warmup,
-                                           repeat=settings.repeat))
-        rec.wall_ms = timing.time_wall(M, problem.x,
-                                       repeat=min(settings.repeat, WALL_REPEATS)).median_ms
+        kernel, wall = timing.time_kernels_and_wall(M, problem.x, warmup=settings.warmup,
+                                                    repeat=settings.repeat,
+                                                    wall_repeat=WALL_REPEATS)
+        set_times(rec, kernel)
+        rec.wall_ms = wall.median_ms
         if rec.cache_bytes:
             rec.fits_cache = bool((rec.min_bytes or 0) <= rec.cache_bytes)
 

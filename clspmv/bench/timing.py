@@ -4,7 +4,8 @@
 * :func:`time_kernels` / :func:`time_events`: the profiling events a product leaves in
   :attr:`clspmv.DeviceMatrix.last_events`, after warm-up, over repeats (:func:`summarize`);
   :func:`time_side_by_side`: the same for several formats of a matrix, in alternating rounds.
-* :func:`time_wall`: one product from a numpy x to a numpy y; :func:`time_host`: a host call
+* :func:`time_kernels_and_wall`: the kernel time and, in the same rounds, the wall time of one
+  product from a numpy x to a numpy y; :func:`time_host`: a host call
   (scipy, MKL, a solve); :func:`time_wall_once`: a one-time cost (a transposed copy).
 * :func:`convert`: host conversion and upload by the library's own path, timed separately.
 * cuSPARSE is timed by CUDA events in :mod:`clspmv.bench.baselines`, summarised here.
@@ -150,11 +151,39 @@ def time_host(product: Callable[[], object], *, warmup: int = 2, repeat: int = 1
     return summarize(samples)
 
 
-def time_wall(M: DeviceMatrix, x: np.ndarray, *, repeat: int = 3,
-              max_seconds: float = DEFAULT_MAX_SECONDS) -> Timing:
-    """Wall time of one product from a numpy x to a numpy y: copy x in, kernels, copy y out."""
+def time_kernels_and_wall(M: DeviceMatrix, x: np.ndarray, *, warmup: int = 2,
+                          repeat: int = 10, wall_repeat: int = 5,
+                          max_seconds: float = DEFAULT_MAX_SECONDS) -> tuple[Timing, Timing]:
+    """(kernel time of ``y = A x`` on device-resident arrays, as :func:`time_kernels`; wall time
+    of one product from a numpy x to a new numpy y, with its transfers), taken in the same
+    rounds: each round times one device-resident product and, in the first ``wall_repeat``
+    rounds, one product from numpy right after it, so that their ratio is not that of two
+    phases of a shared machine."""
+    queue = M.device.queue
+    x_dev = cl_array.to_device(queue, np.asarray(x, M.dtype))
+    y_dev = cl_array.empty(queue, M.shape[0], M.dtype)
     x_host = np.ascontiguousarray(x, M.dtype)
-    return time_host(lambda: M.matvec(x_host), warmup=1, repeat=repeat, max_seconds=max_seconds)
+
+    def on_device() -> int:
+        M.matvec(x_dev, y_dev)
+        return kernel_ns(M.last_events)
+
+    def from_numpy() -> int:
+        t0 = time.perf_counter_ns()
+        M.matvec(x_host)
+        return time.perf_counter_ns() - t0
+
+    start = time.perf_counter()
+    for _ in range(max(warmup, 1)):
+        on_device()
+        from_numpy()
+    per_round = (time.perf_counter() - start) / max(warmup, 1)
+    kernel, wall = [], []
+    for i in range(repeats_within(per_round, repeat, max_seconds)):
+        kernel.append(on_device())
+        if i < wall_repeat:
+            wall.append(from_numpy())
+    return summarize(kernel), summarize(wall)
 
 
 @dataclass(frozen=True)
