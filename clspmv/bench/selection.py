@@ -64,7 +64,9 @@ FIELDS = {
     "side_by_side_ms": "format -> kernel ms (median) of auto's choice and the formats "
                        f"measured within {CONTENDER_PCT:g} % of the fastest (at most "
                        f"{MAX_CONTENDERS}), converted again together and timed in alternating "
-                       "rounds of one product each (None: auto's choice not measured ok)",
+                       "rounds of one product each (None: auto's choice not measured ok, "
+                       "no other format near the fastest, or the formats not convertible "
+                       "together)",
     "side_by_side_vs_fastest": "the least side_by_side_ms / auto's side_by_side_ms",
     "side_by_side_tie": f"side_by_side_vs_fastest >= 1 / (1 + {TIE_PCT:g} %)",
     "selection_ms": "wall ms of the select call (features, predictions; the calibration was "
@@ -139,10 +141,10 @@ def side_by_side(rec: Record, problem: Problem, device: Device, formats: list[st
     matrices = {}
     try:
         for fmt in formats:
-            params = strips_params if fmt == "strips" else {}
+            params = (strips_params or {}) if fmt == "strips" else {}
             matrices[fmt] = timing.convert(problem.csr, fmt, device,
                                            accumulate=problem.accuracy.accumulate,
-                                           **(params or {})).matrix
+                                           **params).matrix
         times = timing.time_side_by_side(matrices, problem.x, warmup=settings.warmup,
                                          repeat=settings.repeat)
     except Exception:  # out of device memory with several formats at once: left unmeasured
