@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pyopencl as cl
@@ -32,6 +33,7 @@ DEFAULT_MAX_SECONDS = 10.0
 """Time allowed for the repeats of one measurement; fewer repeats (at least MIN_REPEATS) are run
 when the warm-up shows that ``repeat`` products would take longer."""
 MIN_REPEATS = 3
+T = TypeVar("T")
 
 
 def kernel_ns(events: list[cl.Event]) -> int:
@@ -70,28 +72,40 @@ def repeats_within(first_seconds: float, repeat: int,
     return max(min(MIN_REPEATS, repeat), int(max_seconds / first_seconds))
 
 
+def _rounds(one_round: Callable[[int], T], warmup: int, repeat: int,
+            max_seconds: float) -> list[T]:
+    """What ``one_round(i)`` returns for the timed rounds ``i = 0, 1, ...``: ``repeat`` of them,
+    or fewer if the ``warmup`` untimed rounds before them (``i < 0``; at least one) show that
+    ``repeat`` would take longer than ``max_seconds`` (:func:`repeats_within`)."""
+    start = time.perf_counter()
+    for i in range(-max(warmup, 1), 0):
+        one_round(i)
+    per_round = (time.perf_counter() - start) / max(warmup, 1)
+    return [one_round(i) for i in range(repeats_within(per_round, repeat, max_seconds))]
+
+
+def _device_vectors(M: DeviceMatrix, x: np.ndarray) -> tuple[cl_array.Array, cl_array.Array]:
+    """x (in ``M``'s value type) and an output y, resident on ``M``'s device."""
+    queue = M.device.queue
+    return (cl_array.to_device(queue, np.asarray(x, M.dtype)),
+            cl_array.empty(queue, M.shape[0], M.dtype))
+
+
 def time_events(M: DeviceMatrix, product: Callable[[], object], *, warmup: int = 2,
                 repeat: int = 10, max_seconds: float = DEFAULT_MAX_SECONDS) -> Timing:
     """Kernel time of ``product()``, a product of ``M`` on device-resident arrays: the
     profiling events it leaves in ``M.last_events``, after ``warmup`` untimed products."""
-    start = time.perf_counter()
-    for _ in range(max(warmup, 1)):
+    def one(_: int) -> int:
         product()
-        kernel_ns(M.last_events)
-    per_product = (time.perf_counter() - start) / max(warmup, 1)
-    samples = []
-    for _ in range(repeats_within(per_product, repeat, max_seconds)):
-        product()
-        samples.append(kernel_ns(M.last_events))
-    return summarize(samples)
+        return kernel_ns(M.last_events)
+
+    return summarize(_rounds(one, warmup, repeat, max_seconds))
 
 
 def time_kernels(M: DeviceMatrix, x: np.ndarray, *, warmup: int = 2, repeat: int = 10,
                  max_seconds: float = DEFAULT_MAX_SECONDS) -> Timing:
     """Kernel time of ``y = A x`` with x and y resident on ``M``'s device (beta = 0)."""
-    queue = M.device.queue
-    x_dev = cl_array.to_device(queue, np.asarray(x, M.dtype))
-    y_dev = cl_array.empty(queue, M.shape[0], M.dtype)
+    x_dev, y_dev = _device_vectors(M, x)
     return time_events(M, lambda: M.matvec(x_dev, y_dev), warmup=warmup, repeat=repeat,
                        max_seconds=max_seconds)
 
@@ -104,27 +118,17 @@ def time_side_by_side(matrices: dict[str, DeviceMatrix], x: np.ndarray, *, warmu
     ``warmup`` rounds, so that a slow phase of a shared machine falls on every matrix alike.
     (:func:`time_kernels` takes one matrix's repeats in a row; on a 2-core CPU VM two formats
     timed that way a minute apart differed by up to 2.5x from their times side by side.)"""
-    first = next(iter(matrices.values()))
-    queue = first.device.queue
-    x_dev = cl_array.to_device(queue, np.asarray(x, first.dtype))
-    y_dev = cl_array.empty(queue, first.shape[0], first.dtype)
+    x_dev, y_dev = _device_vectors(next(iter(matrices.values())), x)
 
-    def one_round() -> dict[str, int]:
+    def one_round(_: int) -> dict[str, int]:
         out = {}
         for name, M in matrices.items():
             M.matvec(x_dev, y_dev)
             out[name] = kernel_ns(M.last_events)
         return out
 
-    start = time.perf_counter()
-    for _ in range(max(warmup, 1)):
-        one_round()
-    per_round = (time.perf_counter() - start) / max(warmup, 1)
-    samples: dict[str, list[int]] = {name: [] for name in matrices}
-    for _ in range(repeats_within(per_round, repeat, max_seconds)):
-        for name, ns in one_round().items():
-            samples[name].append(ns)
-    return {name: summarize(s) for name, s in samples.items()}
+    rounds = _rounds(one_round, warmup, repeat, max_seconds)
+    return {name: summarize([r[name] for r in rounds]) for name in matrices}
 
 
 def time_wall_once(work: Callable[[], object], finish: Callable[[], object]) -> float:
@@ -139,16 +143,12 @@ def time_wall_once(work: Callable[[], object], finish: Callable[[], object]) -> 
 def time_host(product: Callable[[], object], *, warmup: int = 2, repeat: int = 10,
               max_seconds: float = DEFAULT_MAX_SECONDS) -> Timing:
     """Wall-clock time of a host call (``time.perf_counter``), after ``warmup`` calls."""
-    start = time.perf_counter()
-    for _ in range(max(warmup, 1)):
-        product()
-    per_call = (time.perf_counter() - start) / max(warmup, 1)
-    samples = []
-    for _ in range(repeats_within(per_call, repeat, max_seconds)):
+    def one(_: int) -> int:
         t0 = time.perf_counter_ns()
         product()
-        samples.append(time.perf_counter_ns() - t0)
-    return summarize(samples)
+        return time.perf_counter_ns() - t0
+
+    return summarize(_rounds(one, warmup, repeat, max_seconds))
 
 
 def time_kernels_and_wall(M: DeviceMatrix, x: np.ndarray, *, warmup: int = 2,
@@ -159,31 +159,21 @@ def time_kernels_and_wall(M: DeviceMatrix, x: np.ndarray, *, warmup: int = 2,
     rounds: each round times one device-resident product and, in the first ``wall_repeat``
     rounds, one product from numpy right after it, so that their ratio is not that of two
     phases of a shared machine."""
-    queue = M.device.queue
-    x_dev = cl_array.to_device(queue, np.asarray(x, M.dtype))
-    y_dev = cl_array.empty(queue, M.shape[0], M.dtype)
+    x_dev, y_dev = _device_vectors(M, x)
     x_host = np.ascontiguousarray(x, M.dtype)
 
-    def on_device() -> int:
+    def one_round(i: int) -> tuple[int, int | None]:
         M.matvec(x_dev, y_dev)
-        return kernel_ns(M.last_events)
-
-    def from_numpy() -> int:
+        kernel = kernel_ns(M.last_events)
+        if i >= wall_repeat:
+            return kernel, None
         t0 = time.perf_counter_ns()
         M.matvec(x_host)
-        return time.perf_counter_ns() - t0
+        return kernel, time.perf_counter_ns() - t0
 
-    start = time.perf_counter()
-    for _ in range(max(warmup, 1)):
-        on_device()
-        from_numpy()
-    per_round = (time.perf_counter() - start) / max(warmup, 1)
-    kernel, wall = [], []
-    for i in range(repeats_within(per_round, repeat, max_seconds)):
-        kernel.append(on_device())
-        if i < wall_repeat:
-            wall.append(from_numpy())
-    return summarize(kernel), summarize(wall)
+    rounds = _rounds(one_round, warmup, repeat, max_seconds)
+    return (summarize([k for k, _ in rounds]),
+            summarize([w for _, w in rounds if w is not None]))
 
 
 @dataclass(frozen=True)
