@@ -27,13 +27,14 @@ from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS, convert
 from clspmv.matrix import canonical_csr
 from clspmv.model import Calibration, predict, select
 from clspmv.model.launches import LOCAL_MEMORY, launches, work_items
-from clspmv.model.timemodel import TERMS, WIDE_ROW, quick_default, terms
+from clspmv.model.timemodel import TERMS, WIDE_ROW, miss_share, quick_default, terms
 from clspmv.precision import resolve
 
 store = importlib.import_module("clspmv.model.store")
 features_mod = importlib.import_module("clspmv.model.features")
 sampling = importlib.import_module("clspmv.model.sampling")
 calibrate_mod = importlib.import_module("clspmv.model.calibrate")
+probes = importlib.import_module("clspmv.model.probes")
 
 FORMATS = SINGLE_FORMATS
 
@@ -105,6 +106,8 @@ def test_features_of_a_row_block_and_locality() -> None:
     fs = features_mod.features(canonical_csr(scattered), 8)
     assert fb.near_fraction == 1.0 and fs.near_fraction < 0.5
     assert fb.x_lines < fs.x_lines / 5
+    # a band's lines follow each other (one stream), random columns' mostly do not
+    assert fb.x_scattered < 0.01 * fb.x_lines and fs.x_scattered > 0.6 * fs.x_lines
 
 
 def test_gathers_count_the_lines_the_block_before_did_not_read() -> None:
@@ -116,6 +119,7 @@ def test_gathers_count_the_lines_the_block_before_did_not_read() -> None:
     A = canonical_csr(sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n + 256)))
     f = features_mod.features(A, 8)
     assert f.x_lines == 63 + 15 * 32
+    assert f.x_scattered == 1  # each block's new lines continue the block before's
 
 
 def test_long_rows_are_sampled_by_a_window(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -328,6 +332,74 @@ def test_fit_recovers_known_coefficients() -> None:
     assert min(fitted) >= 0
 
 
+def test_fit_holds_fixed_coefficients() -> None:
+    rng = np.random.default_rng(4)
+    rows = np.column_stack([np.ones(30), rng.uniform(1e5, 1e8, 30), rng.uniform(0, 1e7, 30)])
+    truth = np.array([1e-5, 1e-11, 3e-11])
+    fitted = calibrate_mod._fit(rows, rows @ truth, [1e-5, 1e-11, 3e-11], fixed=(2,))
+    assert fitted[2] == 3e-11
+    assert fitted[:2] == pytest.approx(truth[:2], rel=0.02)
+    # a fixed coefficient stays even where the times call for another
+    assert calibrate_mod._fit(rows, rows @ truth, [1e-5, 1e-11, 6e-11], fixed=(2,))[2] == 6e-11
+
+
+def test_x_cache_probe_curve() -> None:
+    """The miss curve is the rise of the probe's times (made non-decreasing) beyond the time at
+    a reference size over the whole rise beyond it, interpolated in log size; ``far_x_bytes``
+    the first size at 3/4 of the rise from the smallest size."""
+    sizes = [1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20]
+    probe = probes.XCacheProbe(sizes, [1.0, 1.1, 1.05, 2.0, 5.0], 100.0)
+    assert [m for _, m in probe.curve(1 << 20)] == pytest.approx([0, 0.025, 0.025, 0.25, 1])
+    assert probe.far_s(1 << 20) == 4.0 and probe.far_s_per_byte(1 << 20) == 4.0 / (100 * 64)
+    assert probe.far_x_bytes == 16 << 20
+    # from the reference on: 8 MiB took 2.0, so the rise beyond it is 3.0
+    assert [m for _, m in probe.curve(8 << 20)] == pytest.approx([0, 0, 0, 0, 1])
+    assert probe.far_s(8 << 20) == 3.0
+    assert probe.far_s(2 ** 21.5) == pytest.approx(5.0 - 1.1)  # between 2 and 4 MiB: 1.1
+    curve = probe.curve(1 << 20)
+    assert miss_share(curve, 12 << 20) == pytest.approx(0.25 + 0.75 * np.log2(1.5))
+    assert miss_share(curve, 1 << 10) == 0 and miss_share(curve, 1 << 30) == 1
+    assert miss_share([], 1 << 30) == 0
+    flat = probes.XCacheProbe(sizes, [1.0] * 5, 100.0)
+    assert flat.far_s(1 << 20) == 0 and all(m == 0 for _, m in flat.curve(1 << 20))
+    again = probes.XCacheProbe.from_json(json.loads(json.dumps(probe.to_json())))
+    assert again.curve(4 << 20) == probe.curve(4 << 20)
+    with pytest.raises(ValueError, match="as many sizes as times"):
+        probes.XCacheProbe.from_json({"x_bytes": sizes, "seconds": [1.0],
+                                      "scattered_lines": 1.0})
+
+
+def test_far_gathers_term_counts_scattered_lines_beyond_the_x_cache() -> None:
+    """``far xbytes``: the scattered lines of x times 64 times the miss share of the probed curve
+    at the size of x; zero where x fits the cache or the curve was not probed."""
+    rng = np.random.default_rng(5)
+    n = 1 << 18  # x of 2 MiB in float64
+    rows = np.repeat(np.arange(n), 4)
+    A = canonical_csr(sp.csr_matrix((np.ones(4 * n), (rows, rng.integers(0, n, 4 * n))),
+                                    shape=(n, n)))
+    f = features_mod.features(A, 8)
+    far = TERMS.index("far xbytes")
+    curve = [[1 << 20, 0.0], [4 << 20, 0.5], [16 << 20, 1.0]]
+    assert terms("csr-scalar", f, 0, None)[far] == 0  # not probed
+    assert terms("csr-scalar", f, 0, [[4 << 20, 0.0], [8 << 20, 1.0]])[far] == 0  # x fits
+    assert terms("csr-scalar", f, 0, curve)[far] == pytest.approx(0.25 * f.x_scattered * 64)
+    cal = quick_default("d", "1", "0", "cpu", FORMATS)
+    assert cal.x_miss == [] and all(c[far] == 0 for c in cal.kernel.values())
+
+
+def test_benchmark_matrices_add_random_far_where_the_x_cache_was_probed() -> None:
+    """The probe's far x size adds a matrix of random columns over that much float64 x; the
+    other matrices stay those of calibrations measured without it (a refit makes them again)."""
+    plain = calibrate_mod.benchmark_matrices(FakeDevice())
+    probed = FakeDevice()
+    probed.far_x_bytes = 24 << 20
+    more = calibrate_mod.benchmark_matrices(probed)
+    assert set(more) - set(plain) == {"random-far"} and "random-far" not in plain
+    assert more["random-far"].shape[1] * 8 == probed.far_x_bytes
+    for key, A in plain.items():
+        assert (A != more[key]).nnz == 0, key
+
+
 def test_wide_bytes_term_counts_slots_per_row_beyond_the_cache() -> None:
     """``wide bytes``: the streamed bytes beyond the cache times the slots a row stores in the
     format (its padding included) over WIDE_ROW, capped at 1; zero for a matrix in the cache."""
@@ -351,8 +423,8 @@ def test_fit_of_measurements_recovers_a_wide_row_penalty() -> None:
     what a row per work-item pays for irregular rows on SIMD lanes."""
     mats = {k: canonical_csr(v) for k, v in calibrate_mod.benchmark_matrices(FakeDevice()).items()}
     feats = {k: features_mod.features(v, 8) for k, v in mats.items()}
-    truth = {"ell": [2e-5, 1e-10, 5e-11, 2e-11, 0.0, 0.0, 4e-10, 0.0],
-             "csr-scalar": [1e-5, 1e-10, 5e-11, 2e-11, 1e-9, 1e-9, 0.0, 2e-9]}
+    truth = {"ell": [2e-5, 1e-10, 5e-11, 2e-11, 0.0, 0.0, 4e-10, 0.0, 0.0],
+             "csr-scalar": [1e-5, 1e-10, 5e-11, 2e-11, 1e-9, 1e-9, 0.0, 2e-9, 0.0]}
     cache = 1 << 20
     meas = calibrate_mod.Measurements("d", "1", cache, 1e10, feats)
     for k, f in feats.items():
@@ -391,10 +463,15 @@ def test_calibrate_end_to_end_on_small_matrices(device, monkeypatch) -> None:
     full = calibrate_mod.benchmark_matrices(device)
     small = {k: full[k][:2048, :2048] for k in ("tiny", "banded", "random")}
     monkeypatch.setattr(calibrate_mod, "benchmark_matrices", lambda dev: small)
+    monkeypatch.setattr(probes, "X_PROBE_ENTRIES", 4096)
+    monkeypatch.setattr(probes, "X_PROBE_MIB", (1, 2, 4))
     cal = calibrate_mod.calibrate(device, progress=False, dtype=np.float32,
                                   formats=("csr-scalar", "ell"))
     assert cal.kind == "measured" and set(cal.kernel) == {"csr-scalar", "ell"}
     assert cal.launch_s >= 0 and cal.stream_bw > 0 and cal.seconds > 0
+    probe = cal.measurements["x_probe"]
+    assert len(probe["x_bytes"]) == len(probe["seconds"]) == 3 and probe["scattered_lines"] > 0
+    assert [b for b, _ in cal.x_miss] == [1 << 20, 2 << 20, 4 << 20]
     for fmt in ("csr-scalar", "ell"):
         assert len(cal.kernel[fmt]) == len(TERMS) and min(cal.kernel[fmt]) >= 0
         assert len(cal.conversion[fmt]) == 3 and min(cal.conversion[fmt]) >= 0
@@ -421,7 +498,7 @@ def test_kernel_times_take_rounds_over_the_formats(device, monkeypatch) -> None:
         formats[name] = fmt
     x = cl_array.to_device(device.queue, np.ones(csr.shape[1], np.float32))
     y = cl_array.zeros(device.queue, csr.shape[0], np.float32)
-    times = calibrate_mod.kernel_times(formats, x, y, 3)
+    times = probes.kernel_times(formats, x, y, 3)
     assert order == ["csr-scalar", "ell", "coo"] * 4
     assert set(times) == set(formats) and all(t > 0 for t in times.values())
 
@@ -486,20 +563,31 @@ def test_measurements_round_trip_and_refit(tmp_path) -> None:
     """A calibration stores its measurements; refit() makes the same matrices from the stored
     device facts and fits the same coefficients without the device."""
     dev = FakeDevice()
+    sizes = [1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20]
+    seconds = [1e-3, 1e-3, 1.2e-3, 1.6e-3, 1.8e-3]
+    probe = probes.XCacheProbe(sizes, seconds, 5e4)
+    dev.far_x_bytes = probe.far_x_bytes
     mats = {k: canonical_csr(v) for k, v in calibrate_mod.benchmark_matrices(dev).items()}
     feats = {k: features_mod.features(v, 8) for k, v in mats.items()}
-    facts = {"type": dev.type, "simd_width": dev.simd_width,
-             "compute_units": dev.compute_units, "cache_bytes": dev.cache_bytes}
-    meas = calibrate_mod.Measurements("d", "1", dev.cache_bytes, 1e10, feats, facts=facts)
-    coef = [1e-5, 1e-10, 5e-11, 2e-11, 1e-9, 1e-9, 0.0, 2e-9]
+    facts = {"type": dev.type, "simd_width": dev.simd_width, "compute_units": dev.compute_units,
+             "cache_bytes": dev.cache_bytes, "far_x_bytes": dev.far_x_bytes}
+    meas = calibrate_mod.Measurements("d", "1", dev.cache_bytes, 1e10, feats, facts=facts,
+                                      x_probe=probe)
+    reference = feats["random"].cols * feats["random"].itemsize
+    coef = [1e-5, 1e-10, 5e-11, 2e-11, 1e-9, 1e-9, 0.0, 2e-9, probe.far_s_per_byte(reference)]
     for k, f in feats.items():
-        meas.kernel_s[(k, "csr-scalar")] = float(np.dot(coef, terms("csr-scalar", f,
-                                                                        dev.cache_bytes)))
+        meas.kernel_s[(k, "csr-scalar")] = float(np.dot(coef, terms(
+            "csr-scalar", f, dev.cache_bytes, probe.curve(reference))))
         meas.conversion_s[(k, "csr-scalar")] = 1e-3 + 1e-8 * f.entries
     cal = calibrate_mod.fit(meas, ("csr-scalar",))
     stored = Calibration.from_json(json.loads(json.dumps(cal.to_json())), ("csr-scalar",))
     again = calibrate_mod.refit(stored)
     assert again.kernel["csr-scalar"] == pytest.approx(cal.kernel["csr-scalar"], rel=1e-6)
+    # the curve starts at the x of the random matrix, whose gathers the formats' own fit
+    assert again.x_miss == cal.x_miss == probe.curve(reference)
+    assert terms("csr-scalar", feats["random"], dev.cache_bytes, cal.x_miss)[-1] == 0
+    assert terms("csr-scalar", feats["random-far"], dev.cache_bytes, cal.x_miss)[-1] > 0
+    assert cal.kernel["csr-scalar"][-1] == probe.far_s_per_byte(reference)  # the probe's
     bare = Calibration.from_json({**cal.to_json(), "measurements": None}, ("csr-scalar",))
     with pytest.raises(ValueError, match="stores no measurements to refit"):
         calibrate_mod.refit(bare)

@@ -6,7 +6,7 @@ several calibrations side by side on the same measurements.
 
 Per matrix: every format's measured kernel time (OpenCL profiling events, the fastest of 9
 after a warm-up, in rounds over the formats as the calibration measures them:
-clspmv.model.calibrate.kernel_times, through
+clspmv.model.probes.kernel_times, through
 clspmv.formats.convert + Format.upload; the fastest, not the median, because on a shared CPU a
 product that loses a core to another process runs up to twice as long), its predicted time
 under each calibration, auto's choice and its measured time relative to the fastest; then per
@@ -50,6 +50,7 @@ from clspmv.errors import UnsuitableFormatError
 from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS, convert
 from clspmv.matrix import canonical_csr
 from clspmv.model import select
+from clspmv.model.probes import kernel_times
 from clspmv.model.store import calibration
 from clspmv.model.timemodel import Calibration
 from clspmv.precision import resolve
@@ -71,7 +72,7 @@ def measure(csr, device, precision) -> dict[str, float]:
         except UnsuitableFormatError:
             continue
         uploaded[name].upload(device)
-    return {name: s * 1e3 for name, s in calibrate_mod.kernel_times(uploaded, x, y, REPEAT)
+    return {name: s * 1e3 for name, s in kernel_times(uploaded, x, y, REPEAT)
             .items()}
 
 

@@ -79,7 +79,8 @@ def row_weights(csr: sp.csr_matrix, device: Device, cal: Calibration,
         d = DIAGONAL_CAP + 1 if diagonals is None else int(diagonals.size)
         f = summary.block(s, s + 1, d)
         if s:  # the x lines its predecessor left in the cache are no new gathers
-            f = replace(f, x_lines=float(summary.x_lines[s + 1] - summary.x_lines[s]))
+            lines = float(summary.x_lines[s + 1] - summary.x_lines[s])
+            f = replace(f, x_lines=lines, x_scattered=min(lines, f.x_scattered))
         seconds = _least(predictor, cal, f, only) if only else None
         if seconds is None:
             seconds = _least(predictor, cal, f, tuple(cal.kernel))
@@ -149,7 +150,7 @@ def _least(predictor, cal: Calibration, f, formats: tuple[str, ...]) -> float | 
         if predictor(fmt, f) is None:
             continue
         t = float(np.dot(np.asarray(cal.kernel[fmt]) * ADDITIVE,
-                         terms(fmt, f, cal.cache_bytes)))
+                         terms(fmt, f, cal.cache_bytes, cal.x_miss)))
         best = t if best is None else min(best, t)
     return best
 

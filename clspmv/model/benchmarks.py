@@ -8,7 +8,9 @@ row-length distribution (constant, power law, a few very long rows, 60 % empty r
 locality (banded vs uniformly random columns), rows of 16 and 32 slots beyond the cache (what
 the padded column-major layouts pay per slot of a row), size (one row per lane for the launch
 overhead, a tiny one, a small one and medium ones in the cache, and a few thousand rows of
-48-600 entries: too few rows to fill a GPU, what the small real matrices look like).
+48-600 entries: too few rows to fill a GPU, what the small real matrices look like) and, where
+the x cache was probed, random columns over a float64 x of the probe's
+:attr:`~clspmv.model.probes.XCacheProbe.far_x_bytes` (the model's far gathers).
 """
 
 from __future__ import annotations
@@ -84,7 +86,8 @@ def _blocks(blocks: int, size: int) -> sp.csr_matrix:
 
 def benchmark_matrices(device: Device | SimpleNamespace) -> dict[str, sp.csr_matrix]:
     """The calibration's matrices for ``device`` (deterministic: fixed seeds; only its facts
-    ``type``, ``simd_width``, ``compute_units`` and ``cache_bytes`` are read)."""
+    ``type``, ``simd_width``, ``compute_units``, ``cache_bytes`` and, where present, the probe's
+    ``far_x_bytes`` are read)."""
     rng = np.random.default_rng(10)
     kind = device.type if device.type in MAX_ENTRIES else "cpu"
     unit = device.simd_width * device.compute_units
@@ -101,7 +104,7 @@ def benchmark_matrices(device: Device | SimpleNamespace) -> dict[str, sp.csr_mat
     mside = max(4, round((m // 24) ** (1 / 3)))
     band_long = np.full(m // 2, 7, np.int64)
     band_long[rng.choice(m // 2, 8, replace=False)] = max(entries // 32, 64)
-    return {
+    mats = {
         "launch": _from_lengths(np.full(unit, 4, np.int64), unit, 8, rng),
         "tiny": _from_lengths(np.full(small, 4, np.int64), small, 8, rng),
         "medium-banded": _from_lengths(np.full(m // 8, 8, np.int64), m // 8, 16, rng),
@@ -136,3 +139,9 @@ def benchmark_matrices(device: Device | SimpleNamespace) -> dict[str, sp.csr_mat
         "few-uneven": _from_lengths(np.minimum(rng.zipf(1.8, few) * 2, 600).astype(np.int64),
                                     few, 64, rng),
     }
+    far_x = int(getattr(device, "far_x_bytes", 0) or 0)
+    if far_x:  # a generator of its own: the matrices above stay those of earlier versions
+        cols = max(m, far_x // 8)
+        mats["random-far"] = _from_lengths(np.full(m // 2, 8, np.int64), cols, None,
+                                           np.random.default_rng(12))
+    return mats

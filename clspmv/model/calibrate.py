@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
-import pyopencl as cl
 import pyopencl.array as cl_array
 from scipy.optimize import nnls
 
@@ -31,6 +30,7 @@ from ..version import __version__
 from .benchmarks import benchmark_matrices
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches
+from .probes import REPEATS, XCacheProbe, kernel_times, probe_x_cache, stream_bandwidth
 from .timemodel import (
     CONVERSION_TERMS,
     TERMS,
@@ -40,74 +40,35 @@ from .timemodel import (
     terms,
 )
 
-REPEATS = 9
-"""Timed products per (matrix, format), in rounds over the formats; the calibration keeps the
-fastest (:func:`kernel_times`)."""
 PRIOR_WEIGHT = 0.02
 """Weight of the pull towards the device-wide priors in the non-negative least-squares fit."""
+FAR_TERM = TERMS.index("far xbytes")
+"""The coefficient every format takes from the x cache probe instead of its own fit: a gather
+missing the cache costs what the memory system makes it cost, and on a 2-core CPU the one
+calibration matrix beyond the x cache let a free fit set it anywhere from 0 to 30000 times the
+probe's value, explaining noise in the few others whose x just passes the cache."""
 
 
-def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Array,
-                 repeat: int) -> dict[str, float]:
-    """The fastest of ``repeat`` products y = A x of each uploaded format (after one warm-up
-    each), taken in ``repeat`` rounds of one product per format, in kernel seconds from the
-    OpenCL profiling events of the kernels it enqueues, or the host clock around each product
-    where the device's queue has no profiling (a user's queue). The fastest, not the median: on
-    a CPU shared with other processes a product that lost a core to them runs up to twice as
-    long (measured on a 2-core CPU: medians of 5 of the same product varied by 2x), and the
-    model is of the device's own speed. Rounds, not each format's products in a row: on that
-    CPU the fastest of 9 in a row still disagreed with itself (csr-scalar 0.44 ms on a matrix
-    and 0.63 ms on one of the same rows, entries and closer columns)."""
-    def product(fmt: Format) -> list:
-        """Enqueue y = A x and wait for it; its events."""
-        one, zero = fmt.dtype.type(1), fmt.dtype.type(0)
-        events = fmt.launch(fmt.device.queue, x.data, y.data, one, zero) or []
-        cl.wait_for_events(events)
-        return events
-
-    samples: dict[str, list[float]] = {name: [] for name in formats}
-    for fmt in formats.values():
-        product(fmt)
-    for _ in range(repeat):
-        for name, fmt in formats.items():
-            t0 = time.perf_counter()
-            events = product(fmt)
-            if fmt.device.profiling:
-                samples[name].append(sum(e.profile.end - e.profile.start for e in events)
-                                     * 1e-9)
-            else:
-                samples[name].append(time.perf_counter() - t0)
-    return {name: min(times) for name, times in samples.items()}
-
-
-def stream_bandwidth(device: Device, nbytes: int) -> float:
-    """Bytes per second of a device-to-device copy of ``nbytes`` (read plus write)."""
-    ctx, queue = device.context, device.queue
-    a = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
-    b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
-    cl.enqueue_fill_buffer(queue, a, np.uint8(1), 0, nbytes).wait()
-    times = []
-    for _ in range(REPEATS):
-        t0 = time.perf_counter()
-        ev = cl.enqueue_copy(queue, b, a)
-        ev.wait()
-        times.append((ev.profile.end - ev.profile.start) * 1e-9 if device.profiling
-                     else time.perf_counter() - t0)
-    return 2 * nbytes / max(min(times), 1e-9)
-
-
-def _fit(rows: np.ndarray, measured: np.ndarray, start: list[float]) -> list[float]:
-    """Non-negative least squares on relative errors, drawn towards ``start``."""
-    A = rows / measured[:, None]
+def _fit(rows: np.ndarray, measured: np.ndarray, start: list[float],
+         fixed: tuple[int, ...] = ()) -> list[float]:
+    """Non-negative least squares on relative errors, drawn towards ``start``; the coefficients
+    at ``fixed`` stay at their ``start`` values (measured elsewhere) and the others fit what
+    they leave."""
+    start_v = np.asarray(start, np.float64)
+    free = np.array([i not in fixed for i in range(rows.shape[1])])
+    left = 1.0 - rows[:, ~free] @ start_v[~free] / measured
+    A = rows[:, free] / measured[:, None]
     norms = np.linalg.norm(A, axis=0)
     norms[norms == 0] = 1.0
     scaled = A / norms
-    target_prior = np.asarray(start) * norms
+    target_prior = start_v[free] * norms
     weight = np.sqrt(PRIOR_WEIGHT)
     lhs = np.vstack([scaled, weight * np.eye(A.shape[1])])
-    rhs = np.concatenate([np.ones(len(measured)), weight * target_prior])
+    rhs = np.concatenate([left, weight * target_prior])
     x, _ = nnls(lhs, rhs, maxiter=50 * A.shape[1])
-    return [float(v) for v in x / norms]
+    out = start_v.copy()
+    out[free] = x / norms
+    return [float(v) for v in out]
 
 
 @dataclass
@@ -129,6 +90,8 @@ class Measurements:
     seconds: float = 0.0
     facts: dict[str, object] = field(default_factory=dict)
     dtype: str = "float64"
+    x_probe: XCacheProbe | None = None
+    """The x cache probe (None in calibrations measured before it)."""
 
     def to_json(self) -> dict[str, object]:
         """The timings and facts, JSON-ready (features are made again from the facts)."""
@@ -140,7 +103,8 @@ class Measurements:
         return {"device": self.device, "driver": self.driver, "cache_bytes": self.cache_bytes,
                 "stream_bw": self.stream_bw, "seconds": self.seconds, "facts": self.facts,
                 "dtype": self.dtype, "kernel_s": table(self.kernel_s),
-                "conversion_s": table(self.conversion_s)}
+                "conversion_s": table(self.conversion_s),
+                "x_probe": self.x_probe.to_json() if self.x_probe else None}
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> Measurements:
@@ -156,9 +120,11 @@ class Measurements:
         def pairs(table: object) -> dict[tuple[str, str], float]:
             return {(mat, fmt): float(t) for mat, row in dict(table).items()  # type: ignore
                     for fmt, t in row.items() if mat in feats}
+        probe = data.get("x_probe")
         return cls(str(data["device"]), str(data["driver"]), int(data["cache_bytes"]),
                    float(data["stream_bw"]), feats, pairs(data["kernel_s"]),
-                   pairs(data["conversion_s"]), float(data["seconds"]), facts, dtype.name)
+                   pairs(data["conversion_s"]), float(data["seconds"]), facts, dtype.name,
+                   XCacheProbe.from_json(probe) if probe else None)  # type: ignore[arg-type]
 
 
 def measure(device: Device, progress: bool = True, dtype: object = np.float64,
@@ -169,24 +135,30 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
     :meth:`~clspmv.formats.Format.launch` with the OpenCL profiling events of the kernels it
     enqueues (the fastest of :data:`REPEATS`, in rounds over the formats of a matrix:
     :func:`kernel_times`) and the conversion with the host
-    clock, plus a device copy for the streaming bandwidth. ``dtype`` is the value type
-    measured (float32 where the device has no fp64)."""
+    clock, plus a device copy for the streaming bandwidth and the x cache probe
+    (:func:`clspmv.model.probes.probe_x_cache`, first: its miss curve sizes the benchmark
+    matrix of random gathers beyond the cache). ``dtype`` is the value type measured (float32
+    where the device has no fp64)."""
     from tqdm import tqdm
 
     start = time.perf_counter()
     names = tuple(formats or SINGLE_FORMATS)
     precision = resolve(dtype if device.fp64 else np.float32, np.float64)
-    mats = {k: canonical_csr(v, precision.value) for k, v in benchmark_matrices(device).items()}
+    bar = tqdm(desc=f"calibrating {device.name}", disable=not progress, unit="run")
+    probe = probe_x_cache(device, precision)
+    facts = {"type": device.type, "simd_width": device.simd_width,
+             "compute_units": device.compute_units, "cache_bytes": device.cache_bytes,
+             "far_x_bytes": probe.far_x_bytes}
+    mats = {k: canonical_csr(v, precision.value)
+            for k, v in benchmark_matrices(SimpleNamespace(**facts)).items()}
+    bar.total = 1 + len(mats) * len(names)
+    bar.update()
     feats = {k: with_exact_diagonals(features(v, device.simd_width), v)
              for k, v in mats.items()}
     largest = max(mats["banded"].data.nbytes * 2, 1 << 20)
     stream = stream_bandwidth(device, min(largest, device.max_allocation // 2))
-    facts = {"type": device.type, "simd_width": device.simd_width,
-             "compute_units": device.compute_units, "cache_bytes": device.cache_bytes}
     out = Measurements(device.name, device.driver_version, device.cache_bytes, stream, feats,
-                       facts=facts, dtype=precision.value.name)
-    bar = tqdm(total=len(mats) * len(names), desc=f"calibrating {device.name}",
-               disable=not progress, unit="run")
+                       facts=facts, dtype=precision.value.name, x_probe=probe)
     for key, csr in mats.items():
         x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
         y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
@@ -216,8 +188,9 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
 
 def fit(meas: Measurements, formats: Iterable[str] | None = None) -> Calibration:
     """The calibration of :class:`Measurements`: the device-wide priors (launch overhead from
-    the smallest matrix, gather bandwidth from the random matrix against the banded one) and every
-    format's kernel and conversion coefficients fitted to its measured times (:func:`_fit`)."""
+    the smallest matrix, gather bandwidth from the random matrix against the banded one, the
+    miss curve of gathers from x and the cost of a miss from the probe) and every format's
+    kernel and conversion coefficients fitted to its measured times (:func:`_fit`)."""
     names = tuple(formats or sorted({n for _, n in meas.kernel_s}))
     measured, feats, stream = meas.kernel_s, meas.features, meas.stream_bw
     smallest = "launch" if any(("launch", n) in measured for n in names) else "tiny"
@@ -225,15 +198,20 @@ def fit(meas: Measurements, formats: Iterable[str] | None = None) -> Calibration
             if (smallest, n) in measured]
     launch = min(tiny) if tiny else 0.0
     gather = _gather_bandwidth(measured, feats, names, stream)
+    probe = meas.x_probe
+    # the far term extends the gathers fitted on the random matrix to larger x (XCacheProbe)
+    reference = feats["random"].cols * feats["random"].itemsize if "random" in feats else 0
+    x_miss = probe.curve(reference) if probe else []
     cal = Calibration(meas.device, meas.driver, __version__, "measured", meas.cache_bytes,
-                      launch, stream, gather)
+                      launch, stream, gather, x_miss=x_miss)
     for name in names:
-        start_k = prior(launch, stream, gather)
+        start_k = prior(launch, stream, gather,
+                        probe.far_s_per_byte(reference) if probe else 0.0)
         keys = [k for k in feats if (k, name) in measured]
         if keys:
-            A = np.array([terms(name, feats[k], meas.cache_bytes) for k in keys])
+            A = np.array([terms(name, feats[k], meas.cache_bytes, x_miss) for k in keys])
             t = np.array([measured[(k, name)] for k in keys])
-            cal.kernel[name] = _fit(A, t, start_k)
+            cal.kernel[name] = _fit(A, t, start_k, fixed=(FAR_TERM,))
             pred = A @ np.array(cal.kernel[name])
             cal.fit[name] = float(np.median(np.abs(pred - t) / t))
         else:

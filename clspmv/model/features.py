@@ -82,6 +82,10 @@ class Features:
     same row (1 for dense rows, ~0 for random columns)."""
     mean_distance: float
     """Mean |column - row| over the sampled entries (column spread)."""
+    x_scattered: float = 0.0
+    """Of :attr:`x_lines`, those whose preceding line of x the block (or the block before it)
+    does not read: gathers that are no part of a stream (random columns), each a trip to memory
+    once x outgrows the cache (:func:`clspmv.model.sampling.x_locality`)."""
     slots: dict[str, int] = field(default_factory=dict)
     """Stored slots (entries plus padding) per padded format; the others store ``entries``."""
     diagonals: int = 0
@@ -155,11 +159,11 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
     }
     splits = {} if compute_units is None else _splits(hist, c, compute_units)
     line_entries = max(1, LINE_BYTES // csr.dtype.itemsize)
-    gathered, near, distance = x_locality(csr, line_entries, sample)
+    gathered, scattered, near, distance = x_locality(csr, line_entries, sample)
     return Features(
         rows=m, cols=n, entries=nnz, itemsize=csr.dtype.itemsize, simd_width=c,
         empty_rows=hist.empty_rows, mean_row=nnz / m if m else 0.0,
-        max_row=longest, std_row=hist.std(), x_lines=gathered,
+        max_row=longest, std_row=hist.std(), x_lines=gathered, x_scattered=scattered,
         near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags,
         diagonals_exact=exact,
         hyb_width=k, lane_padding=lane_padding(lengths, c, nnz),
@@ -196,6 +200,7 @@ def main_part(fmt: str, f: Features) -> Features:
     return replace(f, entries=entries, empty_rows=f.empty_rows + split.tail_rows,
                    mean_row=entries / f.rows, max_row=split.main_max_row,
                    x_lines=f.x_lines * entries / f.entries,
+                   x_scattered=f.x_scattered * entries / f.entries,
                    slots={**f.slots, fmt: split.main_slots}, splits={})
 
 
@@ -207,7 +212,9 @@ def tail_part(fmt: str, f: Features) -> Features | None:
         return None
     return replace(f, rows=split.tail_rows, entries=split.tail_entries, empty_rows=0,
                    mean_row=split.tail_entries / split.tail_rows,
-                   x_lines=f.x_lines * split.tail_entries / f.entries, slots={}, diagonals=0,
+                   x_lines=f.x_lines * split.tail_entries / f.entries,
+                   x_scattered=f.x_scattered * split.tail_entries / f.entries, slots={},
+                   diagonals=0,
                    hyb_width=0, splits={})
 
 

@@ -115,26 +115,31 @@ def block_numbers(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def x_locality(csr: sp.csr_matrix, line_entries: int, sample: tuple[np.ndarray, ...]
-                ) -> tuple[float, float, float]:
-    """(x lines gathered, summed over row blocks; near fraction; mean |col - row|), from the
-    :func:`sample_rows` ``sample`` scaled to the whole matrix. A block gathers the distinct
-    lines of x it reads that the block before it did not read (those are still in the cache:
-    the rows of a band or a stencil share most of their lines with the rows just before
-    them). The rows longer than :data:`ROW_SAMPLE_ENTRIES` are a stratum of their own
-    (:func:`long_row_lines`): scaled with the others, the one long row a sample may hold would
-    stand for as many more as the sample is smaller than the matrix (on a matrix of 4 M rows with
-    16 rows of 400 k entries, 30 times the lines of x there are)."""
+                ) -> tuple[float, float, float, float]:
+    """(x lines gathered, summed over row blocks; the scattered ones among them; near fraction;
+    mean |col - row|), from the :func:`sample_rows` ``sample`` scaled to the whole matrix. A
+    block gathers the distinct lines of x it reads that the block before it did not read (those
+    are still in the cache: the rows of a band or a stencil share most of their lines with the
+    rows just before them). A gathered line is scattered when the line before it in x is read
+    neither by its block nor by the block before: the lines of a band or a stencil's planes
+    follow each other (a stream, which hardware prefetches and which the x streamed once
+    covers), those of random columns do not (each a separate trip to memory once x outgrows
+    the cache: the model's ``far xbytes``). The rows longer than :data:`ROW_SAMPLE_ENTRIES`
+    are a stratum of their own (:func:`long_row_lines`): scaled with the others, the one long
+    row a sample may hold would stand for as many more as the sample is smaller than the matrix
+    (on a matrix of 4 M rows with 16 rows of 400 k entries, 30 times the lines of x there
+    are)."""
     if csr.nnz == 0 or csr.shape[0] == 0:
-        return 0.0, 1.0, 0.0
+        return 0.0, 0.0, 1.0, 0.0
     block, rows, cols, counted, weight = sample
     if not counted.any():
-        return 0.0, 1.0, 0.0
+        return 0.0, 0.0, 1.0, 0.0
     lengths = np.diff(csr.indptr)
     long_entries = int(lengths[lengths > ROW_SAMPLE_ENTRIES].sum())
     unit = weight <= 1
     windowed = not unit.all()  # the sample holds windows of long rows (weights above 1)
     short = counted & unit if windowed else counted
-    lines = 0.0
+    lines = scattered = 0.0
     if short.any():
         lines_per_block = csr.shape[1] // line_entries + 1
         s_block, s_cols, s_counted = ((block[unit], cols[unit], counted[unit]) if windowed
@@ -146,10 +151,15 @@ def x_locality(csr: sp.csr_matrix, line_entries: int, sample: tuple[np.ndarray, 
         picked[number[first][s_counted[first]]] = True
         mine = picked[keys // lines_per_block]
         cached = member(keys - lines_per_block, keys)  # the same line in the block before
-        lines = (float(np.count_nonzero(mine & ~cached)) * (csr.nnz - long_entries)
-                 / np.count_nonzero(short))
+        new = mine & ~cached
+        follows = member(keys - 1, keys) | member(keys - 1 - lines_per_block, keys)
+        scale = (csr.nnz - long_entries) / np.count_nonzero(short)
+        lines = float(np.count_nonzero(new)) * scale
+        scattered = float(np.count_nonzero(new & ~follows)) * scale
     if long_entries:
-        lines += long_row_lines(csr, lengths, line_entries)
+        long_lines, long_scattered = long_row_lines(csr, lengths, line_entries)
+        lines += long_lines
+        scattered += long_scattered
     if not counted.all():
         rows, cols, weight = rows[counted], cols[counted], weight[counted]
     new_row = np.ones(cols.size, bool)
@@ -158,10 +168,10 @@ def x_locality(csr: sp.csr_matrix, line_entries: int, sample: tuple[np.ndarray, 
     near[1:] = np.abs(np.diff(cols)) < line_entries
     if windowed:
         total_weight = float(weight.sum())
-        return (lines, float(weight[near | new_row].sum()) / total_weight,
+        return (lines, scattered, float(weight[near | new_row].sum()) / total_weight,
                 float((weight * np.abs(cols - rows)).sum()) / total_weight)
     # weights of 1: the same sums, counted
-    return (lines, np.count_nonzero(near | new_row) / cols.size,
+    return (lines, scattered, np.count_nonzero(near | new_row) / cols.size,
             float(np.abs(cols - rows).sum()) / cols.size)
 
 
@@ -170,20 +180,25 @@ LONG_ROW_SAMPLE = 16
 among them; the others are counted as their mean."""
 
 
-def long_row_lines(csr: sp.csr_matrix, lengths: np.ndarray, line_entries: int) -> float:
-    """Lines of x the rows longer than :data:`ROW_SAMPLE_ENTRIES` gather: of up to
-    :data:`LONG_ROW_SAMPLE` of them, the distinct lines of the window of that many entries in
-    their middle, times their length over the window; the rest at the mean per entry."""
+def long_row_lines(csr: sp.csr_matrix, lengths: np.ndarray, line_entries: int
+                   ) -> tuple[float, float]:
+    """(lines of x, scattered lines) the rows longer than :data:`ROW_SAMPLE_ENTRIES` gather: of
+    up to :data:`LONG_ROW_SAMPLE` of them, the distinct lines of the window of that many entries
+    in their middle (scattered: the line before not among them), times their length over the
+    window; the rest at the mean per entry."""
     long_rows = np.flatnonzero(lengths > ROW_SAMPLE_ENTRIES)
     picked = long_rows[np.linspace(0, long_rows.size - 1,
                                    min(long_rows.size, LONG_ROW_SAMPLE)).astype(np.int64)]
     picked = distinct(picked)
-    total = 0.0
+    total = scattered = 0.0
     for r in picked:
         begin = int(csr.indptr[r]) + (int(lengths[r]) - ROW_SAMPLE_ENTRIES) // 2
-        window = csr.indices[begin:begin + ROW_SAMPLE_ENTRIES] // line_entries
-        total += distinct(window).size * int(lengths[r]) / ROW_SAMPLE_ENTRIES
-    return total * float(lengths[long_rows].sum()) / float(lengths[picked].sum())
+        window = distinct(csr.indices[begin:begin + ROW_SAMPLE_ENTRIES] // line_entries)
+        total += window.size * int(lengths[r]) / ROW_SAMPLE_ENTRIES
+        scattered += (np.count_nonzero(~member(window - 1, window)) * int(lengths[r])
+                      / ROW_SAMPLE_ENTRIES)
+    scale = float(lengths[long_rows].sum()) / float(lengths[picked].sum())
+    return total * scale, scattered * scale
 
 
 def sampled_diagonals(csr: sp.csr_matrix, sample: tuple[np.ndarray, ...]) -> tuple[int, bool]:

@@ -16,11 +16,11 @@ at most 528 blocks (:func:`plan_strips` reports its cost in :attr:`StripsPlan.co
 
 Block features come from per-strip summaries, computed once (one pass over the matrix), combined
 per block without touching the entries again: counts, sums and maxima exactly; the gathers from x
-(:attr:`Features.x_lines`) as sums over the strips; HYB's width and the pJDS / SELL padding
-from per-strip histograms of the row lengths (exact: widths up to :data:`HYB_WIDTH_CAP` from the
-histograms, longer rows kept as they are; SELL as :mod:`.features` estimates it from pJDS);
-DIA's diagonals as the union of the strips' (exact; a block of more than :data:`DIAGONAL_CAP`
-diagonals counts as refused by DIA).
+(:attr:`Features.x_lines`) as sums over the strips, the scattered ones as the strips' own; HYB's
+width and the pJDS / SELL padding from per-strip histograms of the row lengths (exact: widths
+up to :data:`HYB_WIDTH_CAP` from the histograms, longer rows kept as they are; SELL as
+:mod:`.features` estimates it from pJDS); DIA's diagonals as the union of the strips' (exact;
+a block of more than :data:`DIAGONAL_CAP` diagonals counts as refused by DIA).
 
 **The rule for ``format="auto"``** (:attr:`StripsPlan.worthwhile`): take ``strips`` when the plan
 has at least two blocks and its predicted time is at most ``1 - AUTO_MARGIN`` (0.9) times the
@@ -190,6 +190,8 @@ class StripSummaries:
         self.x_lines = cum([self.x_alone[0] if strips else 0.0] + [
             x_lines(csr, slice(int(a) - ROW_BLOCK, int(b)))
             - x_lines(csr, slice(int(a) - ROW_BLOCK, int(a))) for a, b in pairs[1:]])
+        # scattered lines: each strip's own (a stream crossing a strip's edge is rare)
+        self.scattered = cum([f.x_scattered for f in strips])
         self.near = cum([f.near_fraction * f.entries for f in strips])
         self.distance = cum([f.mean_distance * f.entries for f in strips])
         self.slots = {"csr-aligned": cum([f.slots_of("csr-aligned") for f in strips])}
@@ -243,6 +245,7 @@ class StripSummaries:
         pjds = self.sorted_slots(reach, [self.long_rows[s] for s in range(i, j)])
         constant = rows == 0 or int(self.min_row[i:j].min()) == longest
         slots["pjds"] = pjds
+        lines = float(self.x_alone[i] + self.x_lines[j] - self.x_lines[i + 1])
         slots["sell"] = pjds if constant else pjds + int(SIGMA_PADDING_SLACK * nnz / 2)
         slots.update({
             "ell": n_pad * longest, "ellr": n_pad * longest,
@@ -252,7 +255,7 @@ class StripSummaries:
             rows=rows, cols=self.csr_shape[1], entries=nnz, itemsize=self.itemsize,
             simd_width=self.simd, empty_rows=int(self.empty[j] - self.empty[i]),
             mean_row=mean, max_row=longest, std_row=float(np.sqrt(max(var, 0.0))),
-            x_lines=float(self.x_alone[i] + self.x_lines[j] - self.x_lines[i + 1]),
+            x_lines=lines, x_scattered=min(lines, float(self.scattered[j] - self.scattered[i])),
             near_fraction=float((self.near[j] - self.near[i]) / nnz) if nnz else 1.0,
             mean_distance=float((self.distance[j] - self.distance[i]) / nnz) if nnz else 0.0,
             slots=slots, diagonals=diagonals, diagonals_exact=True, hyb_width=k,

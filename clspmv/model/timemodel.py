@@ -5,6 +5,7 @@ Kernel time of format ``f`` on a block of rows with features ``F`` (:mod:`.featu
     t_f(F) = c0 * launches_f(F) + c1 * (1 - h) * bytes_f(F) + c2 * h * bytes_f(F)
              + c3 * xbytes(F) + c4 * items_f(F) + c5 * longest_f(F)
              + c6 * (1 - h) * bytes_f(F) * wide_f(F) + c7 * lanes(F)
+             + c8 * (1 - h_x(F)) * farbytes(F)
 
 ``launches_f`` are the kernels ``f``'s product enqueues for these features
 (:func:`clspmv.model.launches.launches`: ``coo``'s levels of carries, ``hyb``'s COO part,
@@ -29,8 +30,14 @@ another stretch of memory, as many streams as slots, which a CPU's prefetchers a
 badly beyond the cache; the fit sets c6 to 0 where it costs nothing, as on GPUs, whose
 work-items read those streams side by side), ``lanes`` the padding of rows taken in SIMD-width
 groups in order, each group to its longest row (:attr:`Features.lane_padding`: the lanes a
-one-row-per-work-item kernel leaves idle on irregular rows). c1 is the inverse of the
-streaming bandwidth, c3 of the gather bandwidth. The
+one-row-per-work-item kernel leaves idle on irregular rows), ``farbytes`` the scattered cache
+lines of x (:attr:`Features.x_scattered` times 64: gathers that follow no stream) and
+``1 - h_x`` the share of the cost of a miss that a gather from an x of ``cols * itemsize``
+bytes pays, read off the miss curve the calibration probes beyond the x of its random matrix
+(:func:`clspmv.model.probes.probe_x_cache`, :func:`miss_share`); c8 is what a gather from the
+largest probed x costs beyond one from that matrix's, taken from the probe for every format.
+c1 is the
+inverse of the streaming bandwidth, c3 of the gather bandwidth. The
 coefficients are fitted per format and device by non-negative least squares on relative errors
 (:mod:`.calibrate`), drawn towards the device-wide priors (launch overhead, 1/stream
 bandwidth, 1/gather bandwidth measured on their own) so that a handful of benchmark matrices
@@ -54,7 +61,7 @@ from .launches import launches, work_items
 from .sampling import LINE_BYTES
 
 TERMS = ("launch", "bytes", "cached bytes", "xbytes", "work-items", "longest", "wide bytes",
-         "lanes")
+         "lanes", "far xbytes")
 WIDE_ROW = 64
 """Slots per row from which the ``wide bytes`` term stops growing."""
 CONVERSION_TERMS = ("fixed", "entries", "slots")
@@ -68,16 +75,31 @@ QUICK_DEFAULT = {
 """Quick default (``CLSPMV_CALIBRATE=0``): every format's model is ``launch + bytes / streaming
 + xbytes / gather`` (bytes held by the cache at twice the streaming rate) with these
 per-device-type values, so the format storing and gathering the
-fewest bytes wins (conversion: ``s/entry`` per stored slot, a CSR layout at half that rate). No
-measurement: a rough guide for CI and for users who cannot spend the calibration time."""
+fewest bytes wins (conversion: ``s/entry`` per stored slot, a CSR layout at half that rate); it
+knows no x cache (``far xbytes`` costs nothing). No measurement: a rough guide for CI and for
+users who cannot spend the calibration time."""
 
 
-def terms(fmt: str, f: Features, cache_bytes: int = 0) -> np.ndarray:
+def miss_share(curve: list[list[float]], x_bytes: float) -> float:
+    """The miss share of a scattered gather from an x of ``x_bytes``, interpolated on ``curve``
+    (:meth:`clspmv.model.probes.XCacheProbe.curve`) in the logarithm of the size: its first
+    share (0) below its smallest size, its last (1) above its largest; 0 without a curve (not
+    probed)."""
+    if not curve or x_bytes <= 0:
+        return 0.0
+    sizes, shares = zip(*curve, strict=True)
+    return float(np.interp(np.log2(x_bytes), np.log2(sizes), shares))
+
+
+def terms(fmt: str, f: Features, cache_bytes: int = 0,
+          x_miss: list[list[float]] | None = None) -> np.ndarray:
     """The model's terms (:data:`TERMS`) of format ``fmt`` for features ``f`` on a device with
-    ``cache_bytes`` of cache."""
+    ``cache_bytes`` of cache and the probed miss curve ``x_miss`` of gathers from x
+    (:func:`miss_share`; None or empty: not probed, no far gathers)."""
     streamed = float(matrix_bytes(fmt, f) + (f.rows + f.cols) * f.itemsize)
     hit = min(1.0, cache_bytes / streamed) if streamed else 1.0
     wide = min(f.slots_of(fmt) / f.rows, WIDE_ROW) / WIDE_ROW if f.rows else 0.0
+    far = miss_share(x_miss or [], f.cols * f.itemsize)
     return np.array([
         float(launches(fmt, f)),
         streamed * (1.0 - hit),
@@ -87,6 +109,7 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0) -> np.ndarray:
         float(f.max_row) / threads_per_row(fmt, f),
         streamed * (1.0 - hit) * wide,
         float(f.lane_padding),
+        float(f.x_scattered * LINE_BYTES) * far,
     ])
 
 
@@ -112,6 +135,10 @@ class Calibration:
     """Bytes per second of a device-to-device copy."""
     gather_bw: float
     """Bytes per second of cache lines of x gathered at random."""
+    x_miss: list[list[float]] = field(default_factory=list)
+    """(x bytes, miss share) of random gathers from x, probed
+    (:meth:`clspmv.model.probes.XCacheProbe.curve`); empty where not probed (no far
+    gathers)."""
     kernel: dict[str, list[float]] = field(default_factory=dict)
     conversion: dict[str, list[float]] = field(default_factory=dict)
     seconds: float = 0.0
@@ -125,7 +152,8 @@ class Calibration:
 
     def kernel_time(self, fmt: str, f: Features) -> float:
         """Predicted kernel seconds of ``fmt`` for features ``f``."""
-        return float(np.dot(self.kernel[fmt], terms(fmt, f, self.cache_bytes)))
+        return float(np.dot(self.kernel[fmt],
+                            terms(fmt, f, self.cache_bytes, self.x_miss)))
 
     def conversion_time(self, fmt: str, f: Features) -> float:
         """Predicted seconds to convert a canonical CSR matrix to ``fmt`` and upload it."""
@@ -159,9 +187,12 @@ class Calibration:
         return cal
 
 
-def prior(launch_s: float, stream_bw: float, gather_bw: float) -> list[float]:
-    """Kernel coefficients of the quick form: launches + bytes / stream + xbytes / gather."""
-    return [launch_s, 1.0 / stream_bw, 0.5 / stream_bw, 1.0 / gather_bw, 0.0, 0.0, 0.0, 0.0]
+def prior(launch_s: float, stream_bw: float, gather_bw: float, far_s_per_byte: float = 0.0
+          ) -> list[float]:
+    """Kernel coefficients of the quick form: launches + bytes / stream + xbytes / gather (+ far
+    xbytes times ``far_s_per_byte``, the probed cost of a gather missing the x cache)."""
+    return [launch_s, 1.0 / stream_bw, 0.5 / stream_bw, 1.0 / gather_bw, 0.0, 0.0, 0.0, 0.0,
+            far_s_per_byte]
 
 CSR_LAYOUTS = ("csr-scalar", "csr-vector", "csr-blocks", "csr-adaptive")
 """Formats whose conversion is little more than a copy of the CSR arrays."""
@@ -174,4 +205,4 @@ def quick_default(device_name: str, driver: str, version: str, device_type: str,
     kernel = {f: prior(launch, stream, gather) for f in formats}
     conversion = {f: [1e-4, 0.0, per_entry / (2 if f in CSR_LAYOUTS else 1)] for f in formats}
     return Calibration(device_name, driver, version, "quick-default", cache_bytes, launch, stream,
-                       gather, kernel, conversion)
+                       gather, kernel=kernel, conversion=conversion)

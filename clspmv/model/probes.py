@@ -1,0 +1,211 @@
+"""The device probes of the calibration besides its benchmark matrices: kernel times of uploaded
+formats in rounds (:func:`kernel_times`), the streaming bandwidth of a copy
+(:func:`stream_bandwidth`) and how often a random gather from x misses the cache as x grows
+(:func:`probe_x_cache`, :class:`XCacheProbe`).
+
+Why the x cache is probed rather than read: the cache a driver reports is not the one random
+gathers from x see. NVIDIA's OpenCL reports 4 MiB of global memory cache on the H100 and H200,
+whose L2 holds 50 and 60 MB; a 2-core Zen 4 VM reports 1 MiB (its L2) and shares a 32 MiB L3,
+in which random gathers from x of 8 MiB already miss (the probe's times rise from 4 MiB on).
+The model needs what a random gather from x costs as x grows: on that VM a product of random
+columns over an x of 24 MB took 2-4 times the time predicted from the gathers of the
+calibration's random matrix (8 MB of x), and on the H100 1.9 times over an x of 48 MB.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cl_array
+import scipy.sparse as sp
+
+from ..canonical import canonical_csr
+from ..device import Device
+from ..formats import FORMAT_CLASSES, Format, convert
+from ..precision import Precision
+from .features import features
+from .sampling import LINE_BYTES
+
+REPEATS = 9
+"""Timed products per (matrix, format), in rounds over the formats; the calibration keeps the
+fastest (:func:`kernel_times`)."""
+
+def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Array,
+                 repeat: int) -> dict[str, float]:
+    """The fastest of ``repeat`` products y = A x of each uploaded format (after one warm-up
+    each), taken in ``repeat`` rounds of one product per format, in kernel seconds from the
+    OpenCL profiling events of the kernels it enqueues, or the host clock around each product
+    where the device's queue has no profiling (a user's queue). The fastest, not the median: on
+    a CPU shared with other processes a product that lost a core to them runs up to twice as
+    long (measured on a 2-core CPU: medians of 5 of the same product varied by 2x), and the
+    model is of the device's own speed. Rounds, not each format's products in a row: on that
+    CPU the fastest of 9 in a row still disagreed with itself (csr-scalar 0.44 ms on a matrix
+    and 0.63 ms on one of the same rows, entries and closer columns)."""
+    def product(fmt: Format) -> list:
+        """Enqueue y = A x and wait for it; its events."""
+        one, zero = fmt.dtype.type(1), fmt.dtype.type(0)
+        events = fmt.launch(fmt.device.queue, x.data, y.data, one, zero) or []
+        cl.wait_for_events(events)
+        return events
+
+    samples: dict[str, list[float]] = {name: [] for name in formats}
+    for fmt in formats.values():
+        product(fmt)
+    for _ in range(repeat):
+        for name, fmt in formats.items():
+            t0 = time.perf_counter()
+            events = product(fmt)
+            if fmt.device.profiling:
+                samples[name].append(sum(e.profile.end - e.profile.start for e in events)
+                                     * 1e-9)
+            else:
+                samples[name].append(time.perf_counter() - t0)
+    return {name: min(times) for name, times in samples.items()}
+
+
+def stream_bandwidth(device: Device, nbytes: int) -> float:
+    """Bytes per second of a device-to-device copy of ``nbytes`` (read plus write)."""
+    ctx, queue = device.context, device.queue
+    a = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
+    b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
+    cl.enqueue_fill_buffer(queue, a, np.uint8(1), 0, nbytes).wait()
+    times = []
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        ev = cl.enqueue_copy(queue, b, a)
+        ev.wait()
+        times.append((ev.profile.end - ev.profile.start) * 1e-9 if device.profiling
+                     else time.perf_counter() - t0)
+    return 2 * nbytes / max(min(times), 1e-9)
+
+
+X_PROBE_ENTRIES = 2_000_000
+"""Entries of each x-cache probe matrix (rows of :data:`X_PROBE_ROW` uniformly random columns):
+enough to fill a GPU and to take milliseconds on a CPU, where the probe costs about 3 s."""
+X_PROBE_ROW = 8
+X_PROBE_MIB = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+"""Sizes of x probed, MiB (those above half the device's largest allocation are left out)."""
+X_PROBE_FORMAT = "csr-scalar"
+"""The format the probe times: one row per work-item, its time the matrix streamed plus the
+gathers. (On the 2-core CPU ``ellr``, whose fixed part per entry is larger, put the knee at
+13.5 MiB; csr-scalar's steeper curve at 9-10 MiB, where CSR kernels' times on matrices of random
+columns turn.)"""
+
+
+FAR_MISS = 0.75
+"""Miss share of the probe's curve at which the calibration's ``random-far`` matrix sizes its x
+(:attr:`XCacheProbe.far_x_bytes`)."""
+
+
+@dataclass
+class XCacheProbe:
+    """Kernel seconds of a product with random columns over x of each size (same rows and
+    entries) and the miss curve made of them (:meth:`curve`): the share of the rise of the
+    times beyond a reference size (the x of the calibration's random matrix, whose gathers the
+    formats' own gather coefficients are fitted to) that each size has reached, the model's
+    chance that a scattered gather from an x of that size costs more than those. The curve is
+    measured, not a formula: on the 2-core CPU a cache of C bytes hit with chance C / s fitted
+    the rise badly (its knee moved from 9.5 to 13.5 MiB with the probe's format and missed the
+    2-fold time of a matrix of random columns over 16 MB of x). The reference keeps the curve
+    an extension of the fitted model: measured from the smallest size instead (1 MiB, beyond a
+    CPU core's L2), the far term took over part of the gathers of the calibration's random
+    matrix (8 MB of x), the gather coefficients dropped, and matrices of random columns over
+    3 MB of x were predicted a third too fast."""
+
+    x_bytes: list[int]
+    seconds: list[float]
+    scattered_lines: float
+    """:attr:`clspmv.model.features.Features.x_scattered` of the largest probe matrix."""
+
+    def __post_init__(self) -> None:
+        if len(self.x_bytes) != len(self.seconds) or not self.x_bytes:
+            raise ValueError("x cache probe: as many sizes as times expected")
+
+    def _times(self) -> np.ndarray:
+        """The probe's times, made non-decreasing in the size of x."""
+        return np.maximum.accumulate(np.asarray(self.seconds, np.float64))
+
+    def _at(self, reference: float) -> float:
+        """The (non-decreasing) time at an x of ``reference`` bytes, interpolated in log size."""
+        return float(np.interp(np.log2(max(reference, 1.0)), np.log2(self.x_bytes),
+                               self._times()))
+
+    def far_s(self, reference: float) -> float:
+        """Seconds the probe's largest x took beyond an x of ``reference`` bytes (0 when not
+        slower)."""
+        return max(0.0, float(self._times()[-1]) - self._at(reference))
+
+    def far_s_per_byte(self, reference: float) -> float:
+        """What a scattered line of x costs beyond one from an x of ``reference`` bytes when x
+        is the largest probed, per byte of line: the model's ``far xbytes`` coefficient."""
+        lines = self.scattered_lines * LINE_BYTES
+        return self.far_s(reference) / lines if lines else 0.0
+
+    def curve(self, reference: float) -> list[list[float]]:
+        """(x bytes, miss share) per probed size: the rise of the times beyond the time at
+        ``reference`` bytes over the whole rise beyond it, 0 up to the reference; all 0 without
+        a rise."""
+        t = self._times()
+        base = self._at(reference)
+        rise = t[-1] - base
+        miss = np.clip((t - base) / rise, 0.0, 1.0) if rise > 0 else np.zeros_like(t)
+        return [[float(b), float(m)] for b, m in zip(self.x_bytes, miss, strict=True)]
+
+    @property
+    def far_x_bytes(self) -> int:
+        """The smallest probed x whose share of the whole rise from the smallest size reaches
+        :data:`FAR_MISS` (the largest when none does): the x of the ``random-far`` benchmark
+        matrix."""
+        curve = self.curve(self.x_bytes[0])
+        return int(next((b for b, m in curve if m >= FAR_MISS), self.x_bytes[-1]))
+
+    def to_json(self) -> dict[str, object]:
+        """The probe, JSON-ready (:meth:`from_json` reads it back)."""
+        return {"x_bytes": self.x_bytes, "seconds": self.seconds,
+                "scattered_lines": self.scattered_lines}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> XCacheProbe:
+        """The probe of :meth:`to_json` (KeyError / TypeError / ValueError when malformed)."""
+        return cls([int(v) for v in data["x_bytes"]],  # type: ignore[attr-defined]
+                   [float(v) for v in data["seconds"]],  # type: ignore[attr-defined]
+                   float(data["scattered_lines"]))  # type: ignore[arg-type]
+
+
+def x_probe_matrices(sizes: list[int], itemsize: int) -> list[sp.csr_matrix]:
+    """The probe's matrices: :data:`X_PROBE_ENTRIES` entries in rows of :data:`X_PROBE_ROW`
+    uniformly random columns (a fixed seed) over an x of each of ``sizes`` bytes."""
+    rng = np.random.default_rng(11)
+    rows = X_PROBE_ENTRIES // X_PROBE_ROW
+    indptr = np.arange(0, rows * X_PROBE_ROW + 1, X_PROBE_ROW, dtype=np.int32)
+    out = []
+    for size in sizes:
+        cols = max(1, size // itemsize)
+        idx = np.sort(rng.integers(0, cols, (rows, X_PROBE_ROW), dtype=np.int32), axis=1)
+        A = sp.csr_matrix((np.ones(idx.size), idx.ravel(), indptr), shape=(rows, cols))
+        A.sum_duplicates()
+        out.append(A)
+    return out
+
+
+def probe_x_cache(device: Device, precision: Precision) -> XCacheProbe:
+    """Time :data:`X_PROBE_FORMAT` products on :func:`x_probe_matrices` over x of
+    :data:`X_PROBE_MIB` sizes, all uploaded first and timed in rounds
+    (:func:`kernel_times`)."""
+    itemsize = np.dtype(precision.value).itemsize
+    sizes = [mib << 20 for mib in X_PROBE_MIB if mib << 20 <= device.max_allocation // 2]
+    layout = FORMAT_CLASSES[X_PROBE_FORMAT].layout_for(device)
+    uploaded: dict[str, Format] = {}
+    csr = None
+    for size, A in zip(sizes, x_probe_matrices(sizes, itemsize), strict=True):
+        csr = canonical_csr(A, precision.value)
+        uploaded[str(size)] = convert(csr, X_PROBE_FORMAT, layout, precision)
+        uploaded[str(size)].upload(device)
+    x = cl_array.to_device(device.queue, np.ones(max(sizes) // itemsize, precision.value))
+    y = cl_array.zeros(device.queue, X_PROBE_ENTRIES // X_PROBE_ROW, precision.value)
+    times = kernel_times(uploaded, x, y, REPEATS)
+    return XCacheProbe(sizes, [times[str(size)] for size in sizes],
+                       features(csr, device.simd_width).x_scattered)
