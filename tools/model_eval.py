@@ -15,6 +15,11 @@ fastest (the tie tolerance of the bench's Selection section), the model's median
 measured| / measured (per matrix, then the median of those, as the Selection section) and the
 Spearman rank correlation of predicted and measured times (per matrix, then their median).
 
+``--agreement A.json B.json`` needs no calibration and no device: two ``--out`` files of the same
+suite measured at different times, each run's fastest format judged in the other run (the same
+ratio, worst and share within 5 % as for auto): the best any selector can score against one
+measurement when the machine's noise moves the fastest format between runs.
+
 ``--calibration`` evaluates stored calibration files (``clspmv calibrate`` writes them into
 ``CLSPMV_CACHE_DIR``) instead of the device's current one; ``--out`` stores the measurements and
 ``--measured`` reuses them (no timing: the predictions of other calibrations on the same
@@ -138,7 +143,11 @@ def main() -> int:
                         help="fit the --calibration files again to their stored measurements")
     parser.add_argument("--bench", nargs="+", default=None,
                         help="measured times from these bench results files' Selection records")
+    parser.add_argument("--agreement", nargs=2, default=None, metavar=("A", "B"),
+                        help="two --out files: each one's fastest format judged in the other")
     args = parser.parse_args()
+    if args.agreement:
+        return agreement(*args.agreement)
     if args.measure_only:
         cals = {}
     elif args.calibration:
@@ -188,6 +197,25 @@ def main() -> int:
         with open(args.out, "w") as fh:
             json.dump({"calibrations": {k: c.to_json() for k, c in cals.items()},
                        "records": out}, fh, indent=1)
+    return 0
+
+
+def agreement(path_a: str, path_b: str) -> int:
+    """Print each run's fastest format judged in the other run (see the module docstring)."""
+    runs = [{r["matrix"]: r["measured_ms"] for r in json.loads(Path(p).read_text())["records"]}
+            for p in (path_a, path_b)]
+    ratios = []
+    for name in (m for m in runs[0] if m in runs[1]):
+        a, b = runs[0][name], runs[1][name]
+        fa, fb = min(a, key=a.get), min(b, key=b.get)
+        pair = (min(b.values()) / b[fa], min(a.values()) / a[fb])
+        ratios += pair
+        print(f"{name[:52]:52s} A: {fa:12s} B: {fb:12s} A's in B {pair[0]:.3f}  "
+              f"B's in A {pair[1]:.3f}")
+    r = np.array(ratios)
+    within = int(np.count_nonzero(r >= 1 / (1 + TIE)))
+    print(f"one run's fastest in the other: geometric mean {np.exp(np.log(r).mean()):.3f}, "
+          f"worst {r.min():.3f}, within 5 %: {within}/{r.size} ({100 * within / r.size:.0f} %)")
     return 0
 
 
