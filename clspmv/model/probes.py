@@ -90,9 +90,9 @@ X_PROBE_MIB = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 """Sizes of x probed, MiB (those above half the device's largest allocation are left out)."""
 X_PROBE_FORMAT = "csr-scalar"
 """The format the probe times: one row per work-item, its time the matrix streamed plus the
-gathers. (On the 2-core CPU ``ellr``, whose fixed part per entry is larger, put the knee at
-13.5 MiB; csr-scalar's steeper curve at 9-10 MiB, where CSR kernels' times on matrices of random
-columns turn.)"""
+gathers. (On the 2-core CPU ``ellr``'s larger fixed part per entry flattens the curve: its
+fitted knee was at 13.5 MiB, csr-scalar's at 11.3 MiB; csr-scalar's time per entry on random
+columns rose 1.7-fold from 12 to 16 MiB of x, where the CSR kernels' times turn.)"""
 
 
 FAR_MISS = 0.75
@@ -108,7 +108,7 @@ class XCacheProbe:
     formats' own gather coefficients are fitted to) that each size has reached, the model's
     chance that a scattered gather from an x of that size costs more than those. The curve is
     measured, not a formula: on the 2-core CPU a cache of C bytes hit with chance C / s fitted
-    the rise badly (its knee moved from 9.5 to 13.5 MiB with the probe's format and missed the
+    the rise badly (its knee moved from 11.3 to 13.5 MiB with the probe's format and missed the
     2-fold time of a matrix of random columns over 16 MB of x). The reference keeps the curve
     an extension of the fitted model: measured from the smallest size instead (1 MiB, beyond a
     CPU core's L2), the far term took over part of the gathers of the calibration's random
