@@ -175,6 +175,18 @@ def test_sampled_diagonals_are_a_lower_bound_made_exact() -> None:
     f = features_mod.features(A, 8)
     exact = features_mod.with_exact_diagonals(f, A)
     assert exact.diagonals == 3 and exact.diagonals_exact and f.diagonals <= 3
+    # offsets 0, 1 and -(n/2 + 4) cross n, n - 1 and n/2 - 4 rows of the matrix
+    assert exact.diagonal_rows == n + n - 1 + n // 2 - 4 and f.diagonal_rows <= exact.diagonal_rows
+
+
+def test_dia_reads_only_the_stretches_of_its_diagonals_inside_the_matrix() -> None:
+    """A periodic lattice's wrapped diagonals are mostly padding that DIA's kernel skips: it reads
+    one slot per entry, half the slots it stores, and the model counts those bytes."""
+    A = canonical_csr(generate("gen:constrows:n=20000,k=5,spread=300"))
+    f = features_mod.with_exact_diagonals(features_mod.features(A, 8), A)
+    assert f.diagonals >= 9 and f.diagonal_rows == A.nnz  # 5 offsets, 4 or 5 of them wrapped
+    stored = f.slots_of("dia") * 8 + f.diagonals * 4
+    assert features_mod.matrix_bytes("dia", f) == A.nnz * 8 + f.diagonals * 4 < stored / 1.7
 
 
 # -- refusals -----------------------------------------------------------------------------------

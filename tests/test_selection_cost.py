@@ -108,4 +108,5 @@ def test_budgeted_gathers_stay_near_every_block(spec: str, monkeypatch) -> None:
 def test_exact_diagonals_when_the_sample_is_the_matrix() -> None:
     A = canonical_csr(sp.random(300, 300, density=0.05, random_state=4, format="csr"))
     f = features_mod.features(A, 8)
-    assert f.diagonals_exact and f.diagonals == sampling.exact_diagonals(A)
+    assert f.diagonals_exact
+    assert (f.diagonals, f.diagonal_rows) == sampling.exact_diagonals(A)

@@ -397,8 +397,8 @@ def test_block_features_combined_from_strips(spec: str) -> None:
     summary = StripSummaries(A, 8, 512)
     n = summary.count
     for i, j in [(0, n), (0, n // 2), (n // 3, n), (1, 2), (n - 1, n)]:
-        d = summary.diagonal_counts(i)[j - i - 1]
-        got = summary.block(i, j, d)
+        d, crossed = summary.diagonal_counts(i)[j - i - 1]
+        got = summary.block(i, j, (d, crossed))
         r0, r1 = summary.rows_of(i, j)
         want = with_exact_diagonals(features(A, 8, rows=slice(r0, r1)), A[r0:r1])
         for key in ("rows", "cols", "entries", "empty_rows", "max_row", "hyb_width",
@@ -409,6 +409,7 @@ def test_block_features_combined_from_strips(spec: str) -> None:
         assert d == want.diagonals or d > 4096
         if d <= 4096:
             assert got.slots["dia"] == want.slots["dia"]
+            assert crossed == want.diagonal_rows
         assert got.x_lines == pytest.approx(want.x_lines, rel=0.25)
 
 

@@ -75,9 +75,7 @@ def row_weights(csr: sp.csr_matrix, device: Device, cal: Calibration,
     weights = np.empty(m)
     for s in range(summary.count):
         a, b = summary.rows_of(s, s + 1)
-        diagonals = summary.diagonals[s]
-        d = DIAGONAL_CAP + 1 if diagonals is None else int(diagonals.size)
-        f = summary.block(s, s + 1, d)
+        f = summary.block(s, s + 1, summary.diagonal_counts(s)[0])
         if s:  # the x lines its predecessor left in the cache are no new gathers
             lines = float(summary.x_lines[s + 1] - summary.x_lines[s])
             f = replace(f, x_lines=lines, x_scattered=min(lines, f.x_scattered))

@@ -90,6 +90,11 @@ class Features:
     """Stored slots (entries plus padding) per padded format; the others store ``entries``."""
     diagonals: int = 0
     """Occupied diagonals (DIA); of a sample of rows unless :attr:`diagonals_exact`."""
+    diagonal_rows: int = 0
+    """The rows those diagonals cross inside the matrix
+    (:func:`clspmv.model.sampling.diagonal_rows`): the slots DIA's kernel reads, fewer than it
+    stores (:attr:`diagonals` times the rows) where diagonals run off the matrix, as a
+    periodic lattice's wrapped ones do."""
     diagonals_exact: bool = True
     hyb_width: int = 0
     lane_padding: int = 0
@@ -114,9 +119,9 @@ def with_exact_diagonals(f: Features, csr: sp.csr_matrix) -> Features:
     """``f`` with DIA's slots from :func:`exact_diagonals` (a no-op when already exact)."""
     if f.diagonals_exact:
         return f
-    diags = exact_diagonals(csr)
+    diags, crossed = exact_diagonals(csr)
     slots = {**f.slots, "dia": diags * round_up(f.rows, f.simd_width)}
-    return replace(f, diagonals=diags, diagonals_exact=True, slots=slots)
+    return replace(f, diagonals=diags, diagonal_rows=crossed, diagonals_exact=True, slots=slots)
 
 
 def _padded_slots(hist: LengthHistogram, c: int) -> dict[str, int]:
@@ -148,7 +153,7 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
     k = hist.hyb_width()
     threads = ellr_t_threads(nnz / m if m else 0.0)
     sample = sample_rows(csr) if nnz else ()
-    diags, exact = sampled_diagonals(csr, sample)
+    diags, crossed, exact = sampled_diagonals(csr, sample)
     slots = {
         **_padded_slots(hist, c),
         "ell": n_pad * longest,
@@ -165,7 +170,7 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
         empty_rows=hist.empty_rows, mean_row=nnz / m if m else 0.0,
         max_row=longest, std_row=hist.std(), x_lines=gathered, x_scattered=scattered,
         near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags,
-        diagonals_exact=exact,
+        diagonal_rows=crossed, diagonals_exact=exact,
         hyb_width=k, lane_padding=lane_padding(lengths, c, nnz),
         splits=splits,
     )
@@ -214,7 +219,7 @@ def tail_part(fmt: str, f: Features) -> Features | None:
                    mean_row=split.tail_entries / split.tail_rows,
                    x_lines=f.x_lines * split.tail_entries / f.entries,
                    x_scattered=f.x_scattered * split.tail_entries / f.entries, slots={},
-                   diagonals=0,
+                   diagonals=0, diagonal_rows=0,
                    hyb_width=0, splits={})
 
 
@@ -230,13 +235,14 @@ def threads_per_row(fmt: str, f: Features) -> int:
 
 
 def matrix_bytes(fmt: str, f: Features) -> int:
-    """Device bytes of the matrix in ``fmt`` (values and indices of the slots plus the per-row
-    arrays), as the formats lay them out: of the main part only for features of
-    :func:`main_part` (:func:`total_bytes` adds a split format's tail)."""
+    """Device bytes of the matrix in ``fmt`` that its product reads (values and indices of the
+    slots plus the per-row arrays), as the formats lay them out (DIA: of its diagonals only the
+    stretches inside the matrix, :attr:`Features.diagonal_rows`): of the main part only for
+    features of :func:`main_part` (:func:`total_bytes` adds a split format's tail)."""
     slot = f.itemsize + INDEX_DTYPE.itemsize
     n_pad = round_up(f.rows, f.simd_width)
-    if fmt == "dia":
-        return f.slots_of(fmt) * f.itemsize + f.diagonals * 4
+    if fmt == "dia":  # the slots its kernel reads, not the padding beyond the matrix
+        return f.diagonal_rows * f.itemsize + f.diagonals * 4
     if fmt == "coo":
         return f.entries * (slot + 4)
     if fmt == "hyb":
@@ -251,7 +257,7 @@ def matrix_bytes(fmt: str, f: Features) -> int:
 
 
 def total_bytes(fmt: str, f: Features) -> int:
-    """Device bytes of the matrix in ``fmt``, a split format's main part and COO tail both."""
+    """:func:`matrix_bytes` of ``fmt``, a split format's main part and COO tail both."""
     tail = tail_part(fmt, f)
     return (matrix_bytes(fmt, main_part(fmt, f))
             + (matrix_bytes("coo", tail) if tail is not None else 0))

@@ -201,26 +201,38 @@ def long_row_lines(csr: sp.csr_matrix, lengths: np.ndarray, line_entries: int
     return total * scale, scattered * scale
 
 
-def sampled_diagonals(csr: sp.csr_matrix, sample: tuple[np.ndarray, ...]) -> tuple[int, bool]:
-    """(occupied diagonals of the sampled rows, whether the sample is the whole matrix): a lower
-    bound, exact for banded and stencil matrices; :func:`exact_diagonals` counts them all."""
+def diagonal_rows(offsets: np.ndarray, rows: int, cols: int) -> int:
+    """Rows of a ``rows`` x ``cols`` matrix that the diagonals of ``offsets`` (column - row)
+    cross inside it: the slots of those diagonals that DIA's kernel reads (it skips the stretch
+    of a diagonal that lies beyond the matrix, padding that costs no memory traffic)."""
+    o = np.asarray(offsets, np.int64)
+    return int(np.maximum(np.minimum(rows, cols - o) - np.maximum(0, -o), 0).sum())
+
+
+def sampled_diagonals(csr: sp.csr_matrix, sample: tuple[np.ndarray, ...]
+                      ) -> tuple[int, int, bool]:
+    """(occupied diagonals of the sampled rows, the rows they cross (:func:`diagonal_rows`),
+    whether the sample is the whole matrix): lower bounds, exact for banded and stencil
+    matrices; :func:`exact_diagonals` counts them all."""
     if csr.nnz == 0:
-        return 0, True
+        return 0, 0, True
     _, rows, cols, _, _ = sample
     m, n = csr.shape
-    seen = distinct_keys(cols - rows + (m - 1), m + n - 1).size
-    return seen, cols.size == csr.nnz
+    seen = distinct_keys(cols - rows + (m - 1), m + n - 1)
+    return seen.size, diagonal_rows(seen - (m - 1), m, n), cols.size == csr.nnz
 
 
-def exact_diagonals(csr: sp.csr_matrix) -> int:
-    """Occupied diagonals of ``csr`` (a pass over all entries, as DIA's conversion makes)."""
+def exact_diagonals(csr: sp.csr_matrix) -> tuple[int, int]:
+    """(occupied diagonals of ``csr``, the rows they cross (:func:`diagonal_rows`)): a pass over
+    all entries, as DIA's conversion makes."""
     m, n = csr.shape
     if csr.nnz == 0:
-        return 0
+        return 0, 0
     rows = np.repeat(np.arange(m, dtype=np.int32), np.diff(csr.indptr))
     present = np.zeros(m + n - 1, bool)
     present[csr.indices - rows + (m - 1)] = True
-    return int(np.count_nonzero(present))
+    offsets = np.flatnonzero(present) - (m - 1)
+    return int(offsets.size), diagonal_rows(offsets, m, n)
 
 
 def x_lines(csr: sp.csr_matrix, rows: slice | None = None) -> float:

@@ -19,8 +19,9 @@ per block without touching the entries again: counts, sums and maxima exactly; t
 (:attr:`Features.x_lines`) as sums over the strips, the scattered ones as the strips' own; HYB's
 width and the pJDS / SELL padding from per-strip histograms of the row lengths (exact: widths
 up to :data:`HYB_WIDTH_CAP` from the histograms, longer rows kept as they are; SELL as
-:mod:`.features` estimates it from pJDS); DIA's diagonals as the union of the strips' (exact;
-a block of more than :data:`DIAGONAL_CAP` diagonals counts as refused by DIA).
+:mod:`.features` estimates it from pJDS); DIA's diagonals as the union of the strips', with the
+rows of the block they cross (exact; a block of more than :data:`DIAGONAL_CAP` diagonals counts as
+refused by DIA).
 
 **The rule for ``format="auto"``** (:attr:`StripsPlan.worthwhile`): take ``strips`` when the plan
 has at least two blocks and its predicted time is at most ``1 - AUTO_MARGIN`` (0.9) times the
@@ -46,7 +47,7 @@ from ..formats.ell import ellr_t_threads
 from ..formats.sell import SIGMA_PADDING_SLACK
 from .features import Features, features, refusal
 from .predict import kernel_time
-from .sampling import ROW_BLOCK, x_lines
+from .sampling import ROW_BLOCK, diagonal_rows, x_lines
 from .timemodel import Calibration
 
 MAX_STRIPS = 32
@@ -229,9 +230,10 @@ class StripSummaries:
         """First row and end row of the block of strips ``i .. j-1``."""
         return int(self.bounds[i]), int(self.bounds[j])
 
-    def block(self, i: int, j: int, diagonals: int) -> Features:
-        """Features of the block of strips ``i .. j-1`` with ``diagonals`` occupied diagonals
-        (:meth:`diagonal_counts`)."""
+    def block(self, i: int, j: int, diagonals: tuple[int, int]) -> Features:
+        """Features of the block of strips ``i .. j-1`` whose occupied diagonals and the rows
+        they cross are ``diagonals`` (:meth:`diagonal_counts`)."""
+        diagonals, crossed = diagonals
         rows = int(self.rows[j] - self.rows[i])
         nnz = int(self.entries[j] - self.entries[i])
         longest = int(self.max_row[i:j].max()) if j > i else 0
@@ -258,7 +260,8 @@ class StripSummaries:
             x_lines=lines, x_scattered=min(lines, float(self.scattered[j] - self.scattered[i])),
             near_fraction=float((self.near[j] - self.near[i]) / nnz) if nnz else 1.0,
             mean_distance=float((self.distance[j] - self.distance[i]) / nnz) if nnz else 0.0,
-            slots=slots, diagonals=diagonals, diagonals_exact=True, hyb_width=k,
+            slots=slots, diagonals=diagonals, diagonal_rows=crossed, diagonals_exact=True,
+            hyb_width=k,
             lane_padding=int(self.lanes[j] - self.lanes[i]))
 
     def sorted_slots(self, reach: np.ndarray, long_rows: list[np.ndarray]) -> int:
@@ -275,21 +278,31 @@ class StripSummaries:
             total += int((ranked[::c] - self.cap).sum())
         return c * total
 
-    def diagonal_counts(self, i: int) -> list[int]:
+    def diagonal_counts(self, i: int) -> list[tuple[int, int]]:
         """Occupied diagonals of the blocks ``i .. j-1`` for j = i+1 .. N (beyond
-        :data:`DIAGONAL_CAP`: that cap plus one)."""
+        :data:`DIAGONAL_CAP`: that cap plus one) and the block's rows they cross
+        (:func:`clspmv.model.sampling.diagonal_rows`; 0 beyond the cap)."""
         m, n = self.csr_shape
         present = np.zeros(m + n, bool)
+        union: list[np.ndarray] = []
         count = 0
         out = []
+        r0 = int(self.bounds[i])
         for j in range(i, self.count):
             where = self.diagonals[j]
             if where is None:
                 count = DIAGONAL_CAP + 1
             elif count <= DIAGONAL_CAP:
-                count += int(np.count_nonzero(~present[where]))
-                present[where] = True
-            out.append(min(count, DIAGONAL_CAP + 1))
+                new = where[~present[where]]
+                count += new.size
+                present[new] = True
+                union.append(new)
+            if count > DIAGONAL_CAP:
+                out.append((DIAGONAL_CAP + 1, 0))
+                continue
+            # the block's own diagonals: offsets from its first row r0
+            offsets = np.concatenate(union) - m + r0 if union else np.zeros(0, np.int64)
+            out.append((count, diagonal_rows(offsets, int(self.bounds[j + 1]) - r0, n)))
         return out
 
 
@@ -325,7 +338,7 @@ def plan_strips(csr: sp.csr_matrix, predictor: Calibration | Predictor, simd_wid
         f = summary.block(i, j, d)
         best: tuple[float, str | None] = (np.inf, None)
         for fmt in only:
-            if fmt == "dia" and d > DIAGONAL_CAP:
+            if fmt == "dia" and d[0] > DIAGONAL_CAP:
                 continue
             t = predictor(fmt, f)
             if t is not None and t < best[0]:
