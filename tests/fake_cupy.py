@@ -12,28 +12,51 @@ import scipy.sparse as sp
 
 
 class FakeCupy:
-    """What cusparse_product uses of cupy and cupyx, on the CPU: every product takes 0.25 ms.
+    """What cusparse_product uses of cupy and cupyx, on the CPU: every product's kernels take
+    0.25 ms of GPU time.
 
     ``routines``: the names ``cupyx.cusparse.check_availability`` accepts (None: cupyx has no
-    ``cusparse`` module, as with an old cupy)."""
+    ``cusparse`` module, as with an old cupy). ``host_ms``: the host's part of a call, before
+    its kernels are queued; the device-to-device copy queued before the start event (1 GiB per
+    ms) hides it when it lasts longer. ``copies``: the sizes of those copies."""
 
     def __init__(self, devices: int = 1, oom: bool = False,
-                 routines: set[str] | None = None) -> None:
+                 routines: set[str] | None = None, host_ms: float = 0.05) -> None:
         self.clock = 0.0
         self.freed = 0
         self.routines = routines
+        self.copies: list[int] = []
+        copy_ms: list[float] = []  # the copy queued before the next start event
+        kernels_at = [0.0]
         fake = self
 
         class OutOfMemoryError(Exception):
             pass
 
         class Event:
+            """A start event runs when the copy before it ends, and has run when the call
+            returns if the copy ended first; the product's kernels start once both the copy
+            and the host's part are done; an end event runs when they end."""
+
             def record(self) -> None:
-                self.t = fake.clock
-                fake.clock += 0.25
+                if copy_ms:  # a start event
+                    ms = copy_ms.pop()
+                    self.t = fake.clock + ms
+                    self.done = ms <= host_ms
+                    kernels_at[0] = fake.clock + max(ms, host_ms)
+                else:
+                    self.t = fake.clock = kernels_at[0] + 0.25
 
             def synchronize(self) -> None:
                 pass
+
+        class Pointer:
+            def copy_from_device_async(self, src: Pointer, size: int) -> None:
+                fake.copies.append(size)
+                copy_ms.append(size / 2**30)
+
+        def empty(size: int, dtype: object) -> types.SimpleNamespace:
+            return types.SimpleNamespace(data=Pointer())
 
         class Device:
             def __init__(self, index: int) -> None:
@@ -70,6 +93,8 @@ class FakeCupy:
             get_elapsed_time=lambda a, b: b.t - a.t,
             memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError))
         self.cupy.asarray = np.asarray
+        self.cupy.empty = empty
+        self.cupy.uint8 = np.uint8
         self.cupy.asnumpy = np.asarray
         self.cupy.get_default_memory_pool = Pool
         self.sparse = types.ModuleType("cupyx.scipy.sparse")

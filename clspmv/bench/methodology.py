@@ -36,9 +36,11 @@ def cite(text: str) -> str:
 METHOD = [
     "Kernel time: OpenCL profiling events of each product (start to end of every kernel of the "
     "product, summed), after warm-up products, with x and y on the device: median of the "
-    "repeats (min and max are in results.json). cuSPARSE: CUDA events around each product, so "
-    "both GPU times are kernel-only. scipy and MKL: the host wall clock of the call (x and y "
-    "are in host memory anyway).",
+    "repeats (min and max are in results.json). cuSPARSE: CUDA events around each product, "
+    "queued behind a device-to-device copy so that the host's part of cupy's call (cuSPARSE's "
+    "descriptors, its work buffer) runs while the GPU is busy: both GPU times are the GPU's "
+    "work alone. scipy and MKL: the host wall clock of the call (x and y are in host memory "
+    "anyway).",
     "Wall time: one product from a numpy x to a numpy y, including the host→device copy of x "
     "and the device→host copy of y (the PCIe transfer scenario of the pJDS paper, "
     f"{PAPERS['pjds-multigpu']}, §2.2); on a CPU device x and y are used in place. Median of "
