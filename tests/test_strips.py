@@ -398,6 +398,8 @@ def test_block_features_combined_from_strips(spec: str) -> None:
     n = summary.count
     for i, j in [(0, n), (0, n // 2), (n // 3, n), (1, 2), (n - 1, n)]:
         d, crossed = summary.diagonal_counts(i)[j - i - 1]
+        if j == i + 1:
+            assert summary.strip_diagonals(i) == (d, crossed)
         got = summary.block(i, j, (d, crossed))
         r0, r1 = summary.rows_of(i, j)
         want = with_exact_diagonals(features(A, 8, rows=slice(r0, r1)), A[r0:r1])

@@ -75,7 +75,7 @@ def row_weights(csr: sp.csr_matrix, device: Device, cal: Calibration,
     weights = np.empty(m)
     for s in range(summary.count):
         a, b = summary.rows_of(s, s + 1)
-        f = summary.block(s, s + 1, summary.diagonal_counts(s)[0])
+        f = summary.block(s, s + 1, summary.strip_diagonals(s))
         if s:  # the x lines its predecessor left in the cache are no new gathers
             lines = float(summary.x_lines[s + 1] - summary.x_lines[s])
             f = replace(f, x_lines=lines, x_scattered=min(lines, f.x_scattered))

@@ -278,6 +278,15 @@ class StripSummaries:
             total += int((ranked[::c] - self.cap).sum())
         return c * total
 
+    def strip_diagonals(self, s: int) -> tuple[int, int]:
+        """:meth:`diagonal_counts` of strip ``s`` alone."""
+        where = self.diagonals[s]
+        if where is None:
+            return DIAGONAL_CAP + 1, 0
+        r0, r1 = self.rows_of(s, s + 1)
+        m, n = self.csr_shape
+        return int(where.size), diagonal_rows(where - m + r0, r1 - r0, n)
+
     def diagonal_counts(self, i: int) -> list[tuple[int, int]]:
         """Occupied diagonals of the blocks ``i .. j-1`` for j = i+1 .. N (beyond
         :data:`DIAGONAL_CAP`: that cap plus one) and the block's rows they cross
