@@ -1,7 +1,9 @@
 """Issue 11's GPU figures from ``clspmv bench`` results files: per value type and suite
 (``irregular``, ``anchors``) the fastest clspmv format against cuSPARSE (geometric mean and
 lowest), COO over the best CSR kernel and HYB over the better of its ELL and CSR counterparts
-(highest), then per matrix the ratio and the fastest format.
+(highest), then per matrix the ratio and the fastest format. A run whose cuSPARSE times include
+the host's part of cupy's call (made before commit 8a3badd: its methodology says so, see
+``clspmv.report.compat.LEGACY_KERNEL``) is named first: its ratios favour clspmv.
 
     python tools/irregular_targets.py reports/2026-11-25-h100-xcache/results.json
 """
@@ -15,6 +17,7 @@ from collections import defaultdict
 import numpy as np
 
 from clspmv.bench.suites import suite
+from clspmv.report.compat import LEGACY_KERNEL, upgrade_meta
 
 CSR_KERNELS = ("csr-scalar", "csr-vector", "csr-adaptive", "csr-blocks", "csr-merge")
 HYB_COUNTERPARTS = ("ell", "ellr", "csr-scalar", "csr-vector", "csr-adaptive")
@@ -28,7 +31,13 @@ def main() -> None:
     times: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     cusparse: dict[tuple[str, str], float] = {}
     for path in args.results:
-        for r in json.load(open(path))["records"]:
+        data = json.load(open(path))
+        runs = data.get("meta", {}).get("runs", [])
+        old = sum(LEGACY_KERNEL in upgrade_meta(run).get("method", []) for run in runs)
+        if old:
+            print(f"{path}: {old} of {len(runs)} runs timed cuSPARSE with cupy's host time "
+                  "(before commit 8a3badd): their x cuSPARSE ratios favour clspmv")
+        for r in data["records"]:
             if r.get("status") != "ok" or r.get("operation") != "spmv":
                 continue
             key = (r["matrix"], r["dtype"])
