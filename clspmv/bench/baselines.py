@@ -325,7 +325,7 @@ def _cusparse_times(cupy, product, warmup: int, repeat: int,
     ends, the product's kernels right after it, and the events give the GPU's work alone, as the
     OpenCL formats' profiling events do. The start event must still be pending when the call
     returns (``Event.done``); otherwise the copy doubles, up to :data:`COVER_LIMIT`, and the
-    product is timed again (a sample at the limit that still fails counts as covered=False)."""
+    product is timed again (a sample that still fails at the limit is kept, and counted)."""
     y = cupy.asnumpy(product())
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     size = COVER_BYTES
