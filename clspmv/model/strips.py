@@ -185,12 +185,14 @@ class StripSummaries:
         self.entries = cum([f.entries for f in strips])
         self.empty = cum([f.empty_rows for f in strips])
         # x lines: a block's first strip gathers all of its own (features of the block alone
-        # count them so), every later strip only those its predecessor rows left uncached
+        # count them so), every later strip only those its predecessor rows left uncached: its
+        # own less the lines of its first row block that the row block before it read (counted
+        # on those two row blocks alone, not on a second sample of the strip)
         self.x_alone = np.array([f.x_lines for f in strips])
         pairs = list(zip(self.bounds[:-1], self.bounds[1:], strict=True))
         self.x_lines = cum([self.x_alone[0] if strips else 0.0] + [
-            x_lines(csr, slice(int(a) - ROW_BLOCK, int(b)))
-            - x_lines(csr, slice(int(a) - ROW_BLOCK, int(a))) for a, b in pairs[1:]])
+            self.x_alone[s] - _seam_lines(csr, int(a), int(b))
+            for s, (a, b) in enumerate(pairs) if s])
         # scattered lines: each strip's own (a stream crossing a strip's edge is rare)
         self.scattered = cum([f.x_scattered for f in strips])
         self.near = cum([f.near_fraction * f.entries for f in strips])
@@ -313,6 +315,15 @@ class StripSummaries:
             offsets = np.concatenate(union) - m + r0 if union else np.zeros(0, np.int64)
             out.append((count, diagonal_rows(offsets, int(self.bounds[j + 1]) - r0, n)))
         return out
+
+
+def _seam_lines(csr: sp.csr_matrix, start: int, stop: int) -> float:
+    """Lines of x that the first row block of the strip ``start .. stop`` reads and the row
+    block before it already read (:func:`clspmv.model.sampling.x_lines` of the two blocks)."""
+    first = min(start + ROW_BLOCK, stop)
+    before = start - ROW_BLOCK
+    chained = x_lines(csr, slice(before, first)) - x_lines(csr, slice(before, start))
+    return max(0.0, x_lines(csr, slice(start, first)) - chained)
 
 
 def plan_strips(csr: sp.csr_matrix, predictor: Calibration | Predictor, simd_width: int,
