@@ -483,5 +483,5 @@ def test_records_are_json_clean(tmp_path: Path) -> None:
 
 def test_bandwidth_survives_a_clock_that_reports_no_time(monkeypatch) -> None:
     # a simulator's clock (Oclgrind without its checks) gives 0 ns for a small copy
-    monkeypatch.setattr(bandwidth, "kernel_ns", lambda events: 0)
+    monkeypatch.setattr(bandwidth, "events_ns", lambda events: 0)
     assert bandwidth._median_ns(lambda: None, 3) == 1.0

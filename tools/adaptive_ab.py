@@ -20,7 +20,8 @@ import pyopencl.array as cl_array
 import clspmv
 from clspmv.bench.baselines import cusparse_product
 from clspmv.bench.sources import resolve
-from clspmv.bench.timing import kernel_ns, summarize
+from clspmv.bench.timing import summarize
+from clspmv.device import events_ns
 from clspmv.formats import csr_adaptive
 
 
@@ -53,7 +54,7 @@ def main() -> None:
             samples: dict[tuple[int, int], list[int]] = {c: [] for c in fmts}
             for i in range(args.repeat + 2):  # two warm-up rounds
                 for c, f in fmts.items():
-                    ns = kernel_ns(f.launch(dev.queue, x.data, y.data, one, zero))
+                    ns = events_ns(f.launch(dev.queue, x.data, y.data, one, zero))
                     if i >= 2:
                         samples[c].append(ns)
             ref = A @ x_host

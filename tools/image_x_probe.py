@@ -23,7 +23,8 @@ import pyopencl as cl
 
 import clspmv
 from clspmv.bench import generators
-from clspmv.bench.timing import kernel_ns, summarize
+from clspmv.bench.timing import summarize
+from clspmv.device import events_ns
 from clspmv.formats.base import row_lengths
 
 SOURCE = r"""
@@ -95,7 +96,7 @@ def run(device: clspmv.Device, spec: str, dtype: np.dtype, repeat: int = 20) -> 
             ev = kern(queue, (total,), (wg,), np.int32(n), np.int32(width), bufs[0], bufs[1],
                       bufs[2], xarg, y)
             if i >= 2:
-                samples.append(kernel_ns([ev]))
+                samples.append(events_ns([ev]))
         out = np.empty(n, dtype)
         cl.enqueue_copy(queue, out, y)
         ref = A @ x

@@ -26,7 +26,8 @@ import pyopencl.array as cl_array
 
 import clspmv
 from clspmv.bench.sources import resolve
-from clspmv.bench.timing import kernel_ns, summarize
+from clspmv.bench.timing import summarize
+from clspmv.device import events_ns
 from clspmv.model.features import SPLIT_FORMATS
 
 
@@ -53,7 +54,7 @@ def main() -> None:
             samples: dict[object, list[int]] = {lr: [] for lr in pair}
             for i in range(args.repeat + 2):  # two warm-up rounds
                 for lr, f in pair.items():
-                    ns = kernel_ns(f.launch(dev.queue, x.data, y.data, one, zero))
+                    ns = events_ns(f.launch(dev.queue, x.data, y.data, one, zero))
                     if i >= 2:
                         samples[lr].append(ns)
             off, auto = (summarize(samples[lr]).median_ms for lr in (0, "auto"))

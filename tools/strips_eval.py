@@ -25,7 +25,7 @@ import pyopencl.array as cl_array
 
 import clspmv
 from clspmv.bench.generators import generate, parse_spec
-from clspmv.bench.timing import kernel_ns
+from clspmv.device import events_ns
 from clspmv.errors import UnsuitableFormatError
 from clspmv.formats import SINGLE_FORMATS
 from clspmv.model import calibration
@@ -53,7 +53,7 @@ def timed(mats: dict, shape: tuple[int, int], dev, dtype, rounds: int = 6, reps:
         for key, M in mats.items():
             for _ in range(reps):
                 M.matvec(x, y)
-                best[key] = min(best[key], kernel_ns(M.last_events) / 1e6)
+                best[key] = min(best[key], events_ns(M.last_events) / 1e6)
     return {k: round(v, 4) for k, v in best.items()}
 
 

@@ -16,10 +16,9 @@ import numpy as np
 import pyopencl as cl
 
 from .. import build
-from ..device import Device
+from ..device import Device, events_ns
 from ..errors import BuildError
 from ..formats.base import round_up
-from .timing import kernel_ns
 
 COPY_VECTORS: tuple[tuple[np.dtype, int], ...] = (
     (np.dtype(np.float32), 1),
@@ -77,8 +76,8 @@ def _median_ns(enqueue, repeat: int) -> float:
     """Median device time of ``repeat`` runs after a warm-up, at least 1 ns: a clock that reports
     no time at all for a small buffer (a simulator's, or a coarse one) gives a huge rate, not a
     ZeroDivisionError."""
-    kernel_ns([enqueue()])  # warm-up
-    return max(1.0, float(np.median([kernel_ns([enqueue()]) for _ in range(max(repeat, 1))])))
+    events_ns([enqueue()])  # warm-up
+    return max(1.0, float(np.median([events_ns([enqueue()]) for _ in range(max(repeat, 1))])))
 
 
 class _Stream:

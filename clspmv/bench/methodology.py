@@ -34,9 +34,10 @@ def cite(text: str) -> str:
 
 
 METHOD = [
-    "Kernel time: OpenCL profiling events of each product (start to end of every kernel of the "
-    "product, summed), after warm-up products, with x and y on the device: median of the "
-    "repeats (min and max are in results.json). cuSPARSE: CUDA events around each product, "
+    "Kernel time: OpenCL profiling events of each product (from the start of its first kernel "
+    "to the end of its last, the gaps between its kernels included), after warm-up products, "
+    "with x and y on the device: median of the repeats (min and max are in results.json). "
+    "cuSPARSE: CUDA events around each product, "
     "queued behind a device-to-device copy so that the host's part of cupy's call (cuSPARSE's "
     "descriptors, its work buffer) runs while the GPU is busy: both GPU times are the GPU's "
     "work alone. scipy and MKL: the host wall clock of the call (x and y are in host memory "

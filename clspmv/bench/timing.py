@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
-import pyopencl as cl
 import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 from .. import formats
-from ..device import Device
+from ..device import Device, events_ns
 from ..formats import FORMAT_CLASSES
 from ..matrix import DeviceMatrix
 from ..precision import Precision
@@ -36,13 +35,6 @@ MIN_REPEATS = 3
 T = TypeVar("T")
 
 
-def kernel_ns(events: list[cl.Event]) -> int:
-    """Nanoseconds the device spent in ``events`` (start to end of each, summed); waits for them."""
-    total = 0
-    for ev in events:
-        ev.wait()
-        total += ev.profile.end - ev.profile.start
-    return total
 
 
 @dataclass(frozen=True)
@@ -97,7 +89,7 @@ def time_events(M: DeviceMatrix, product: Callable[[], object], *, warmup: int =
     profiling events it leaves in ``M.last_events``, after ``warmup`` untimed products."""
     def one(_: int) -> int:
         product()
-        return kernel_ns(M.last_events)
+        return events_ns(M.last_events)
 
     return summarize(_rounds(one, warmup, repeat, max_seconds))
 
@@ -124,7 +116,7 @@ def time_side_by_side(matrices: dict[str, DeviceMatrix], x: np.ndarray, *, warmu
         out = {}
         for name, M in matrices.items():
             M.matvec(x_dev, y_dev)
-            out[name] = kernel_ns(M.last_events)
+            out[name] = events_ns(M.last_events)
         return out
 
     rounds = _rounds(one_round, warmup, repeat, max_seconds)
@@ -164,7 +156,7 @@ def time_kernels_and_wall(M: DeviceMatrix, x: np.ndarray, *, warmup: int = 2,
 
     def one_round(i: int) -> tuple[int, int | None]:
         M.matvec(x_dev, y_dev)
-        kernel = kernel_ns(M.last_events)
+        kernel = events_ns(M.last_events)
         if i >= wall_repeat:
             return kernel, None
         t0 = time.perf_counter_ns()

@@ -23,7 +23,7 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 from ..canonical import canonical_csr
-from ..device import Device
+from ..device import Device, events_ns
 from ..formats import FORMAT_CLASSES, Format, convert
 from ..precision import Precision
 from .features import features
@@ -37,7 +37,8 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
                  repeat: int) -> dict[str, float]:
     """The fastest of ``repeat`` products y = A x of each uploaded format (after one warm-up
     each), taken in ``repeat`` rounds of one product per format, in kernel seconds from the
-    OpenCL profiling events of the kernels it enqueues, or the host clock around each product
+    OpenCL profiling events of the kernels it enqueues (:func:`clspmv.device.events_ns`), or
+    the host clock around each product
     where the device's queue has no profiling (a user's queue). The fastest, not the median: on
     a CPU shared with other processes a product that lost a core to them runs up to twice as
     long (measured on a 2-core CPU: medians of 5 of the same product varied by 2x), and the
@@ -59,8 +60,7 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
             t0 = time.perf_counter()
             events = product(fmt)
             if fmt.device.profiling:
-                samples[name].append(sum(e.profile.end - e.profile.start for e in events)
-                                     * 1e-9)
+                samples[name].append(events_ns(events) * 1e-9)
             else:
                 samples[name].append(time.perf_counter() - t0)
     return {name: min(times) for name, times in samples.items()}

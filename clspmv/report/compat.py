@@ -52,9 +52,12 @@ LEGACY_KERNEL = (
     "repeats (min and max are in results.json). cuSPARSE: CUDA events around each product, so "
     "both GPU times are kernel-only. scipy and MKL: the host wall clock of the call (x and y "
     "are in host memory anyway).")
-"""The kernel-time bullet before cuSPARSE's products were queued behind a copy. Those runs'
-cuSPARSE times include the host's part of cupy's call (40-90 us on an H100: 42 us for a product
-of 49 entries), so their ``× cuSPARSE`` figures favour clspmv by up to that much per product."""
+"""The kernel-time bullet before cuSPARSE's products were queued behind a copy and a product's
+kernels were timed from the first one's start to the last one's end. Those runs' cuSPARSE times
+include the host's part of cupy's call (40-90 us on an H100: 42 us for a product of 49
+entries), so their ``× cuSPARSE`` figures favour clspmv by up to that much per product; their
+clspmv times of products of several kernels leave out the gaps between them (a few microseconds
+each on an H100, tens on PoCL)."""
 LEGACY_BULLETS = {"Wall time": LEGACY_WALL, "Kernel time": LEGACY_KERNEL}
 """The bullets of runs that did not record their methodology, by their first words; the others
 have not changed since runs began recording them."""
