@@ -35,8 +35,6 @@ MIN_REPEATS = 3
 T = TypeVar("T")
 
 
-
-
 @dataclass(frozen=True)
 class Timing:
     """Summary of repeated timings, in milliseconds."""

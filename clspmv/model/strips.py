@@ -235,7 +235,7 @@ class StripSummaries:
     def block(self, i: int, j: int, diagonals: tuple[int, int]) -> Features:
         """Features of the block of strips ``i .. j-1`` whose occupied diagonals and the rows
         they cross are ``diagonals`` (:meth:`diagonal_counts`)."""
-        diagonals, crossed = diagonals
+        occupied, crossed = diagonals
         rows = int(self.rows[j] - self.rows[i])
         nnz = int(self.entries[j] - self.entries[i])
         longest = int(self.max_row[i:j].max()) if j > i else 0
@@ -254,7 +254,7 @@ class StripSummaries:
         slots.update({
             "ell": n_pad * longest, "ellr": n_pad * longest,
             "ellr-t": n_pad * round_up(longest, ellr_t_threads(mean)),
-            "hyb": n_pad * k + beyond, "dia": diagonals * n_pad})
+            "hyb": n_pad * k + beyond, "dia": occupied * n_pad})
         return Features(
             rows=rows, cols=self.csr_shape[1], entries=nnz, itemsize=self.itemsize,
             simd_width=self.simd, empty_rows=int(self.empty[j] - self.empty[i]),
@@ -262,7 +262,7 @@ class StripSummaries:
             x_lines=lines, x_scattered=min(lines, float(self.scattered[j] - self.scattered[i])),
             near_fraction=float((self.near[j] - self.near[i]) / nnz) if nnz else 1.0,
             mean_distance=float((self.distance[j] - self.distance[i]) / nnz) if nnz else 0.0,
-            slots=slots, diagonals=diagonals, diagonal_rows=crossed, diagonals_exact=True,
+            slots=slots, diagonals=occupied, diagonal_rows=crossed, diagonals_exact=True,
             hyb_width=k,
             lane_padding=int(self.lanes[j] - self.lanes[i]))
 
@@ -280,14 +280,18 @@ class StripSummaries:
             total += int((ranked[::c] - self.cap).sum())
         return c * total
 
+    def _crossing(self, keys: np.ndarray, r0: int, r1: int) -> tuple[int, int]:
+        """(diagonals, rows of ``r0 .. r1-1`` they cross) of the diagonal keys ``keys``
+        (column - row + m, as :attr:`diagonals` holds them)."""
+        m, n = self.csr_shape
+        return int(keys.size), diagonal_rows(keys - m + r0, r1 - r0, n)
+
     def strip_diagonals(self, s: int) -> tuple[int, int]:
         """:meth:`diagonal_counts` of strip ``s`` alone."""
         where = self.diagonals[s]
         if where is None:
             return DIAGONAL_CAP + 1, 0
-        r0, r1 = self.rows_of(s, s + 1)
-        m, n = self.csr_shape
-        return int(where.size), diagonal_rows(where - m + r0, r1 - r0, n)
+        return self._crossing(where, *self.rows_of(s, s + 1))
 
     def diagonal_counts(self, i: int) -> list[tuple[int, int]]:
         """Occupied diagonals of the blocks ``i .. j-1`` for j = i+1 .. N (beyond
@@ -311,9 +315,8 @@ class StripSummaries:
             if count > DIAGONAL_CAP:
                 out.append((DIAGONAL_CAP + 1, 0))
                 continue
-            # the block's own diagonals: offsets from its first row r0
-            offsets = np.concatenate(union) - m + r0 if union else np.zeros(0, np.int64)
-            out.append((count, diagonal_rows(offsets, int(self.bounds[j + 1]) - r0, n)))
+            keys = np.concatenate(union) if union else np.zeros(0, np.int64)
+            out.append(self._crossing(keys, r0, int(self.bounds[j + 1])))
         return out
 
 
