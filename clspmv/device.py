@@ -111,6 +111,17 @@ class Device:
             return False
         return self._once("_shares_host_pointer", lambda: _probe_host_pointer(self))
 
+    @property
+    def stream_hint(self) -> bool:
+        """True when clspmv's kernels load the matrix's arrays with a streaming cache hint
+        (``STREAM_HINT`` in ``kernels_cl/common.h``: PTX's ``ld.global.cs``, so that the matrix
+        read once per product does not push x out of the L2 cache). Only NVIDIA's OpenCL takes
+        inline PTX: True on its platform when a kernel with the hint builds (tried once), False
+        elsewhere and when ``CLSPMV_STREAM_HINT=0`` (for comparing the two)."""
+        if "NVIDIA" not in self.platform or os.environ.get("CLSPMV_STREAM_HINT") == "0":
+            return False
+        return self._once("_stream_hint", lambda: _builds(self, _STREAM_HINT_PROBE))
+
     def _once(self, name: str, make):
         """``make()`` stored under ``name`` the first time; threads that race get the same one
         (functools.cached_property has no lock since Python 3.12)."""
@@ -214,6 +225,20 @@ def _probe_host_pointer(device: Device) -> bool:
         buf.release()
         if not shared:
             return False
+    return True
+
+
+_STREAM_HINT_PROBE = ("__kernel void probe(__global const int *a, __global int *b) { int v; "
+                      "__asm__ __volatile__(\"ld.global.cs.s32 %0, [%1];\" : \"=r\"(v) : "
+                      "\"l\"(a)); b[0] = v; }")
+
+
+def _builds(device: Device, source: str) -> bool:
+    """Whether ``source`` builds for ``device`` (a compiler that rejects it raises)."""
+    try:
+        cl.Program(device.context, source).build()
+    except cl.Error:
+        return False
     return True
 
 

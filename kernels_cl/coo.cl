@@ -109,9 +109,9 @@ void coo_spmv(BLOCK_ARGS const INDEX_T n, const int carries, __global const ACC_
         {
 #pragma unroll
             for (int i = 0; i < ITEMS; ++i) {
-                r[i] = i < cnt ? row[base + i] : -1;
-                c[i] = i < cnt ? col[base + i] : 0;
-                a[i] = i < cnt ? val[base + i] : (VALUE_T)0;
+                r[i] = i < cnt ? MAT_INDEX(row, base + i) : -1;
+                c[i] = i < cnt ? MAT_INDEX(col, base + i) : 0;
+                a[i] = i < cnt ? MAT_VALUE(val, base + i) : (VALUE_T)0;
             }
         }
 #pragma unroll
@@ -175,7 +175,7 @@ void coo_spmv_serial(BLOCK_ARGS const INDEX_T nnz, const INDEX_T items, COO_ARGS
     INDEX_T r = head;
     ACC_T s = 0;
     for (INDEX_T k = (INDEX_T)start; k < end; ++k) {
-        const INDEX_T rk = row[k];
+        const INDEX_T rk = MAT_INDEX(row, k);
         if (rk != r) {  /* row r ends at k - 1 */
             if (r == head) {
                 carry_row[2 * i] = r;
@@ -186,7 +186,7 @@ void coo_spmv_serial(BLOCK_ARGS const INDEX_T nnz, const INDEX_T items, COO_ARGS
             r = rk;
             s = 0;
         }
-        s += MUL(val[k], x[COL(col[k])]);
+        s += MUL(MAT_VALUE(val, k), x[COL(MAT_INDEX(col, k))]);
     }
     if (r == head) {
         carry_row[2 * i] = r;

@@ -7,9 +7,11 @@
 #include "common.h"
 
 #ifdef SKIP_PADDING
-#define ENTRY(acc, k) { const INDEX_T c_ = col[k]; if (c_ >= 0) (acc) += MUL(val[k], x[COL(c_)]); }
+#define ENTRY(acc, k) { \
+    const INDEX_T c_ = MAT_INDEX(col, k); \
+    if (c_ >= 0) (acc) += MUL(MAT_VALUE(val, k), x[COL(c_)]); }
 #else
-#define ENTRY(acc, k) (acc) += MUL(val[k], x[COL(col[k])]);
+#define ENTRY(acc, k) (acc) += MUL(MAT_VALUE(val, k), x[COL(MAT_INDEX(col, k))]);
 #endif
 
 /* The sum of a lane's entries k = first, first + T, ... < end of one row: UNROLL entries per

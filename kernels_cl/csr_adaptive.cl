@@ -30,8 +30,8 @@
     _Pragma("unroll") \
     for (int it_ = 0; it_ < LOADS; ++it_) { \
         const INDEX_T i_ = (lid) + it_ * WG; \
-        cols[it_] = i_ < (n) ? (col)[i_] : 0; \
-        vals[it_] = i_ < (n) ? (val)[i_] : (VALUE_T)0; \
+        cols[it_] = i_ < (n) ? MAT_INDEX(col, i_) : 0; \
+        vals[it_] = i_ < (n) ? MAT_VALUE(val, i_) : (VALUE_T)0; \
     }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))

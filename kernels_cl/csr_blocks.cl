@@ -76,7 +76,7 @@ void csr_blocks_spmv(BLOCK_ARGS const INDEX_T n_blocks,
         }
 #endif
         for (; k < end; ++k)
-            sum += MUL(val[k], x[COL(col[k])]);
+            sum += MUL(MAT_VALUE(val, k), x[COL(MAT_INDEX(col, k))]);
         STORE_Y(y, row, sum);
     }
 }

@@ -56,8 +56,8 @@ void csr_merge_tiles(BLOCK_ARGS const INDEX_T n_tiles, MERGE_ARGS)
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
             const INDEX_T k = lid + it * WG;
-            cols[it] = k < ne ? col[j0 + k] : 0;
-            vals[it] = k < ne ? val[j0 + k] : (VALUE_T)0;
+            cols[it] = k < ne ? MAT_INDEX(col, j0 + k) : 0;
+            vals[it] = k < ne ? MAT_VALUE(val, j0 + k) : (VALUE_T)0;
         }
 #pragma unroll
         for (int it = 0; it < ITEMS; ++it) {
@@ -144,7 +144,7 @@ void csr_merge_chunks(BLOCK_ARGS const INDEX_T n_chunks, MERGE_ARGS)
         const INDEX_T end = row_ptr[row + 1];
         ACC_T sum = 0;
         for (; k < end; ++k)
-            sum += MUL(val[k], x[COL(col[k])]);
+            sum += MUL(MAT_VALUE(val, k), x[COL(MAT_INDEX(col, k))]);
         if (began)
             partial[2 * s + 1] = sum;
         else
@@ -155,12 +155,12 @@ void csr_merge_chunks(BLOCK_ARGS const INDEX_T n_chunks, MERGE_ARGS)
         const INDEX_T end = row_ptr[row + 1];
         ACC_T sum = 0;
         for (; k < end; ++k)
-            sum += MUL(val[k], x[COL(col[k])]);
+            sum += MUL(MAT_VALUE(val, k), x[COL(MAT_INDEX(col, k))]);
         STORE_Y(y, row, sum);
     }
     ACC_T carry = 0;  /* entries of the row the chunk ends in */
     for (; k < stop; ++k)
-        carry += MUL(val[k], x[COL(col[k])]);
+        carry += MUL(MAT_VALUE(val, k), x[COL(MAT_INDEX(col, k))]);
     partial[2 * s] = carry;
 }
 

@@ -20,7 +20,7 @@ void dia_spmv(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX
     for (INDEX_T d = 0; d < n_diags; ++d) {
         const long c = (long)row + offsets[d];
         if (c >= 0 && c < n_cols) {
-            const VALUE_T v = val[(long)d * n_pad + row];
+            const VALUE_T v = MAT_VALUE(val, (long)d * n_pad + row);
             if (v != (VALUE_T)0)
                 sum += MUL(v, x[COL((INDEX_T)c)]);
         }

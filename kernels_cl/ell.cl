@@ -22,9 +22,12 @@
 /* One slot of an unrolled group. Without row lengths the first slot holding column -1 ends the
  * row after its group: a group may run past it, and its padding slots add nothing. */
 #ifdef ROW_LENGTHS
-#define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; (acc) += MUL(val[idx], x[COL(c_)]); }
+#define SLOT(acc, idx) { \
+    const INDEX_T c_ = MAT_INDEX(col, idx); (acc) += MUL(MAT_VALUE(val, idx), x[COL(c_)]); }
 #else
-#define SLOT(acc, idx) { const INDEX_T c_ = col[idx]; if (c_ >= 0) (acc) += MUL(val[idx], x[COL(c_)]); }
+#define SLOT(acc, idx) { \
+    const INDEX_T c_ = MAT_INDEX(col, idx); \
+    if (c_ >= 0) (acc) += MUL(MAT_VALUE(val, idx), x[COL(c_)]); }
 #endif
 
 /* The sum of a lane's slots j = lane, lane + T, ... < len of one row, starting at array index
@@ -45,7 +48,7 @@ inline ACC_T ell_row_sum(__global const INDEX_T *restrict colmap,
         for (int u = 0; u < UNROLL; ++u)
             SLOT(part[u], idx + u * step)
 #ifndef ROW_LENGTHS
-        if (col[idx + (UNROLL - 1) * step] < 0) {
+        if (col[idx + (UNROLL - 1) * step] < 0) {  /* loaded by its SLOT just above */
             j = len;  /* the row ended in this group: nothing is left for the loop below */
             break;
         }
@@ -55,16 +58,16 @@ inline ACC_T ell_row_sum(__global const INDEX_T *restrict colmap,
         sum += part[u];
 #endif
     for (; j < len; j += T, idx += step) {
-        const INDEX_T c = col[idx];
+        const INDEX_T c = MAT_INDEX(col, idx);
 #ifdef ROW_LENGTHS
-        sum += MUL(val[idx], x[COL(c)]);
+        sum += MUL(MAT_VALUE(val, idx), x[COL(c)]);
 #else
         /* no early exit at the first padding slot: with the loop's trip count the same for every
          * work-item (width), the compiler keeps several slots' loads in flight; an exit that
          * waits on each column index made ell 1.7x slower than ellr on the H200 (float32,
          * rows of 27-39 entries, no padding). A padding slot's value is not read. */
         if (c >= 0)
-            sum += MUL(val[idx], x[COL(c)]);
+            sum += MUL(MAT_VALUE(val, idx), x[COL(c)]);
 #endif
     }
     return sum;

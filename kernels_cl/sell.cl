@@ -26,7 +26,7 @@ void sell_spmv(BLOCK_ARGS const INDEX_T n_rows,
     INDEX_T idx = slice_ptr[slice] + (i - slice * C);
     ACC_T sum = 0;
     for (INDEX_T j = 0; j < len; ++j, idx += C)
-        sum += MUL(val[idx], x[COL(col[idx])]);
+        sum += MUL(MAT_VALUE(val, idx), x[COL(MAT_INDEX(col, idx))]);
     const INDEX_T row = perm[i];
     STORE_Y(y, row, sum);
 }

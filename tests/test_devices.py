@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 import clspmv
@@ -86,3 +87,35 @@ def test_no_platform_tells_how_to_install(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(device_module, "_devices", [])
     with pytest.raises(clspmv.DeviceError, match=r'pip install "clspmv\[pocl\]"'):
         clspmv.select_device()
+
+
+def test_stream_hint_only_where_inline_ptx_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only NVIDIA's OpenCL takes the hint's inline PTX: never on other platforms, never with
+    CLSPMV_STREAM_HINT=0, and on an NVIDIA platform only when the probe kernel builds."""
+    for d in clspmv.devices():
+        assert d.stream_hint == ("NVIDIA" in d.platform)
+    d = clspmv.devices()[0]
+    nvidia = dataclasses.replace(d, platform="NVIDIA CUDA")
+    monkeypatch.setattr(device_module, "_builds", lambda dev, source: "ld.global.cs" in source)
+    assert nvidia.stream_hint
+    monkeypatch.setenv("CLSPMV_STREAM_HINT", "0")
+    assert not nvidia.stream_hint
+    monkeypatch.delenv("CLSPMV_STREAM_HINT")
+    rejected = dataclasses.replace(d, platform="NVIDIA CUDA")
+    monkeypatch.setattr(device_module, "_builds", lambda dev, source: False)
+    assert not rejected.stream_hint
+
+
+def test_kernels_build_with_the_stream_hint_where_the_device_has_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from clspmv import build
+    seen: list[tuple[str, ...]] = []
+    monkeypatch.setattr(build, "program", lambda dev, file, options: seen.append(options))
+    monkeypatch.setattr(build.cl, "Kernel", lambda prg, name: None)
+    monkeypatch.setattr(build, "typed", lambda kern: kern)
+    d = clspmv.devices()[0]
+    for hint in (True, False):
+        monkeypatch.setattr(type(d), "stream_hint", property(lambda self, h=hint: h))
+        for dtype in (np.float64, np.float32):  # float64 values only (see build.kernel)
+            build.kernel(d, "csr.cl", "csr_spmv", np.dtype(dtype), WG=64)
+            assert ("-DSTREAM_HINT=1" in seen[-1]) == (hint and dtype == np.float64)

@@ -1,0 +1,78 @@
+"""Every forward kernel with and without the streaming cache hint, side by side (``STREAM_HINT``
+in ``kernels_cl/common.h``; on NVIDIA's OpenCL only, float64 only: see ``clspmv.build.kernel``).
+
+For each generator spec it converts the matrix to each format twice, once with the hint and
+once with ``CLSPMV_STREAM_HINT=0``, times all of them in interleaved rounds
+(``clspmv.bench.timing.time_side_by_side``) and cuSPARSE beside them, and prints one line per
+matrix: ``format=with/without`` medians in microseconds, the best hinted format against
+cuSPARSE, and the largest error against scipy relative to max |y|. Formats that refuse a matrix
+are named and skipped. Matrices under 8 M entries get the formats that compete on small ones.
+
+    python tools/stream_hint_ab.py nvidia gen:poisson2d:k=1000 gen:rmat:scale=22,edges=8
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+import clspmv
+from clspmv.bench import baselines
+from clspmv.bench.generators import generate
+from clspmv.bench.timing import time_side_by_side
+
+SMALL = ["csr-adaptive", "csr-merge", "ell", "dia", "coo", "hyb", "sell", "csr-vector"]
+LARGE = ["csr-adaptive", "csr-merge", "coo", "hyb", "ell", "sell", "pjds"]
+
+
+def compare(device: clspmv.Device, spec: str, repeat: int) -> str:
+    """One matrix's line (see the module docstring)."""
+    t0 = time.time()
+    A = generate(spec.removeprefix("gen:")).tocsr()
+    x = np.random.default_rng(0).random(A.shape[1])
+    ref = A @ x
+    matrices: dict[tuple[str, str], clspmv.DeviceMatrix] = {}
+    err, refused = 0.0, []
+    for fmt in SMALL if A.nnz < 8_000_000 else LARGE:
+        for hint in ("1", "0"):
+            os.environ["CLSPMV_STREAM_HINT"] = hint
+            try:
+                M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device)
+            except ValueError:
+                refused.append(fmt)
+                break
+            err = max(err, float(np.abs(M @ x - ref).max() / np.abs(ref).max()))
+            matrices[(fmt, hint)] = M
+    os.environ.pop("CLSPMV_STREAM_HINT")
+    times = time_side_by_side(matrices, x, warmup=3, repeat=repeat)
+    cusparse = baselines.cusparse_product(A, x, warmup=3, repeat=repeat)
+    formats = dict.fromkeys(f for f, _ in matrices)
+    pairs = " ".join(f"{f}={times[(f, '1')].median_ms * 1e3:.1f}/"
+                     f"{times[(f, '0')].median_ms * 1e3:.1f}" for f in formats)
+    best = min(times[(f, "1")].median_ms for f in formats)
+    versus = (f"cusparse={cusparse.timing.median_ms * 1e3:.1f}us "
+              f"best(hint)={cusparse.timing.median_ms / best:.3f}x" if cusparse.timing
+              else f"cusparse {cusparse.status}")
+    skipped = f" refused: {', '.join(refused)}" if refused else ""
+    return (f"{spec} nnz={A.nnz} {versus} with/without: {pairs} maxerr={err:.1e}{skipped} "
+            f"[{time.time() - t0:.0f}s]")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("device", help="a clspmv.select_device spec (an NVIDIA GPU)")
+    parser.add_argument("specs", nargs="+", help="generator specs, e.g. gen:poisson2d:k=300")
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    device = clspmv.select_device(args.device)
+    if not device.stream_hint:
+        parser.error(f"{device} takes no stream hint (NVIDIA's OpenCL only)")
+    for spec in args.specs:
+        print(compare(device, spec, args.repeat), flush=True)
+
+
+if __name__ == "__main__":
+    main()
