@@ -14,9 +14,9 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-import numpy as np
 import pyopencl as cl
 
+from . import device_probes as probes
 from .errors import DeviceError
 from .precision import Precision
 
@@ -109,7 +109,7 @@ class Device:
         :mod:`clspmv.host_buffers` then maps the output buffer)."""
         if not self.host_memory:
             return False
-        return self._once("_shares_host_pointer", lambda: _probe_host_pointer(self))
+        return self._once("_shares_host_pointer", lambda: probes.shares_host_pointer(self))
 
     @property
     def stream_hint(self) -> bool:
@@ -120,7 +120,7 @@ class Device:
         elsewhere and when ``CLSPMV_STREAM_HINT=0`` (for comparing the two)."""
         if "NVIDIA" not in self.platform or os.environ.get("CLSPMV_STREAM_HINT") == "0":
             return False
-        return self._once("_stream_hint", lambda: _builds(self, _STREAM_HINT_PROBE))
+        return self._once("_stream_hint", lambda: probes.takes_inline_ptx(self))
 
     def _once(self, name: str, make):
         """``make()`` stored under ``name`` the first time; threads that race get the same one
@@ -203,43 +203,6 @@ def _simd_width(d: cl.Device, kind: str) -> int:
             cl.kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, d
         )
     )
-
-
-_HOST_POINTER_PROBE = ("__kernel void probe(__global int *a, int n) "
-                       "{ int i = get_global_id(0); if (i < n) a[i] = i + 1; }")
-
-
-def _probe_host_pointer(device: Device) -> bool:
-    """See :attr:`Device.shares_host_pointer`: whether kernels write straight into host memory
-    behind ``CL_MEM_USE_HOST_PTR`` buffers at 4-byte, 8-byte and 128-byte alignment."""
-    kern = cl.Kernel(cl.Program(device.context, _HOST_POINTER_PROBE).build(), "probe")
-    n, align = 4096, 128
-    flags = cl.mem_flags.USE_HOST_PTR | cl.mem_flags.READ_WRITE
-    for offset in (0, 4, 8):
-        raw = np.zeros(4 * n + align + offset, np.uint8)
-        start = (-raw.ctypes.data) % align + offset
-        a = raw[start:start + 4 * n].view(np.int32)
-        buf = cl.Buffer(device.context, flags, hostbuf=a)
-        kern(device.queue, (n,), None, buf, np.int32(n)).wait()
-        shared = bool((a == np.arange(1, n + 1, dtype=np.int32)).all())
-        buf.release()
-        if not shared:
-            return False
-    return True
-
-
-_STREAM_HINT_PROBE = ("__kernel void probe(__global const int *a, __global int *b) { int v; "
-                      "__asm__ __volatile__(\"ld.global.cs.s32 %0, [%1];\" : \"=r\"(v) : "
-                      "\"l\"(a)); b[0] = v; }")
-
-
-def _builds(device: Device, source: str) -> bool:
-    """Whether ``source`` builds for ``device`` (a compiler that rejects it raises)."""
-    try:
-        cl.Program(device.context, source).build()
-    except cl.Error:
-        return False
-    return True
 
 
 def _opencl_c_versions(d: cl.Device) -> set[tuple[int, int]]:

@@ -9,6 +9,7 @@ import pytest
 
 import clspmv
 from clspmv import device as device_module
+from clspmv import device_probes
 from clspmv.device import SIMULATOR
 
 
@@ -96,13 +97,13 @@ def test_stream_hint_only_where_inline_ptx_builds(monkeypatch: pytest.MonkeyPatc
         assert d.stream_hint == ("NVIDIA" in d.platform)
     d = clspmv.devices()[0]
     nvidia = dataclasses.replace(d, platform="NVIDIA CUDA")
-    monkeypatch.setattr(device_module, "_builds", lambda dev, source: "ld.global.cs" in source)
+    monkeypatch.setattr(device_probes, "builds", lambda dev, source: "ld.global.cs" in source)
     assert nvidia.stream_hint
     monkeypatch.setenv("CLSPMV_STREAM_HINT", "0")
     assert not nvidia.stream_hint
     monkeypatch.delenv("CLSPMV_STREAM_HINT")
     rejected = dataclasses.replace(d, platform="NVIDIA CUDA")
-    monkeypatch.setattr(device_module, "_builds", lambda dev, source: False)
+    monkeypatch.setattr(device_probes, "builds", lambda dev, source: False)
     assert not rejected.stream_hint
 
 

@@ -35,13 +35,15 @@ def cite(text: str) -> str:
 
 METHOD = [
     "Kernel time: OpenCL profiling events of each product (from the start of its first kernel "
-    "to the end of its last, the gaps between its kernels included), after warm-up products, "
-    "with x and y on the device: median of the repeats (min and max are in results.json). "
-    "cuSPARSE: CUDA events around each product, "
+    "to the end of its last, the gaps between its kernels included), each product queued "
+    "behind a spin kernel so that the host's enqueueing of its kernels runs while the device "
+    "is busy, after warm-up products, with x and y on the device: median of the repeats (min "
+    "and max are in results.json). cuSPARSE: CUDA events around each product, "
     "queued behind a device-to-device copy so that the host's part of cupy's call (cuSPARSE's "
     "descriptors, its work buffer) runs while the GPU is busy: both GPU times are the GPU's "
-    "work alone. scipy and MKL: the host wall clock of the call (x and y are in host memory "
-    "anyway).",
+    "work alone (the copy leaves cuSPARSE's products a cold L2 cache, the spin leaves "
+    "clspmv's a warm one). scipy and MKL: the host wall clock of the call (x and y are in "
+    "host memory anyway).",
     "Wall time: one product from a numpy x to a numpy y, including the host→device copy of x "
     "and the device→host copy of y (the PCIe transfer scenario of the pJDS paper, "
     f"{PAPERS['pjds-multigpu']}, §2.2); on a CPU device x and y are used in place. Median of "

@@ -167,9 +167,14 @@ def start(rec: Record, problem: Problem, case: Case, spmv: Record | None) -> Non
 
 def set_times(rec: Record, t: Timing) -> None:
     """Kernel time (median, min, max, repeats) and the rates: GFLOP/s = 2 nnz k / time, GB/s =
-    min_bytes / time (k = 1 but for several right-hand sides)."""
+    min_bytes / time (k = 1 but for several right-hand sides); samples whose host part the spin
+    did not hide (:mod:`clspmv.cover`) are named in ``params``."""
     rec.kernel_ms, rec.kernel_ms_min, rec.kernel_ms_max = t.median_ms, t.min_ms, t.max_ms
     rec.repeats = t.repeats
+    if t.uncovered:  # said, never hidden: these samples may count the host's enqueueing
+        note = (f"host time included in {t.uncovered} of {t.repeats} samples (not covered by "
+                "the spin before them)")
+        rec.params = f"{rec.params}; {note}" if rec.params else note
     if t.median_ms > 0:
         rec.gflops = 2 * rec.nnz * (rec.k or 1) / t.median_ms / 1e6
         rec.gbps = (rec.min_bytes or 0) / t.median_ms / 1e6

@@ -2,7 +2,9 @@
 :mod:`clspmv.bench.methodology` (copied into every results.json); here is how it is taken.
 
 * :func:`time_kernels` / :func:`time_events`: the profiling events a product leaves in
-  :attr:`clspmv.DeviceMatrix.last_events`, after warm-up, over repeats (:func:`summarize`);
+  :attr:`clspmv.DeviceMatrix.last_events`, first kernel's start to last kernel's end, each
+  product queued behind a spin kernel that hides the host's enqueueing (:mod:`clspmv.cover`),
+  after warm-up, over repeats (:func:`summarize`);
   :func:`time_side_by_side`: the same for several formats of a matrix, in alternating rounds.
 * :func:`time_kernels_and_wall`: the kernel time and, in the same rounds, the wall time of one
   product from a numpy x to a numpy y; :func:`time_host`: a host call
@@ -23,7 +25,8 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 from .. import formats
-from ..device import Device, events_ns
+from ..cover import covered_ns
+from ..device import Device
 from ..formats import FORMAT_CLASSES
 from ..matrix import DeviceMatrix
 from ..precision import Precision
@@ -37,20 +40,37 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Timing:
-    """Summary of repeated timings, in milliseconds."""
+    """Summary of repeated timings, in milliseconds; ``uncovered``: samples of a product timed by
+    its kernels whose host part the spin did not hide (:mod:`clspmv.cover`)."""
 
     median_ms: float
     min_ms: float
     max_ms: float
     repeats: int
+    uncovered: int = 0
 
 
-def summarize(samples_ns: list[float] | np.ndarray) -> Timing:
+def summarize(samples_ns: list[float] | np.ndarray, uncovered: int = 0) -> Timing:
     """Median, minimum and maximum of nanosecond samples, in milliseconds."""
     a = np.asarray(samples_ns, dtype=np.float64)
     if a.size == 0:
         raise ValueError("no timing samples")
-    return Timing(float(np.median(a)) / 1e6, float(a.min()) / 1e6, float(a.max()) / 1e6, a.size)
+    return Timing(float(np.median(a)) / 1e6, float(a.min()) / 1e6, float(a.max()) / 1e6, a.size,
+                  uncovered)
+
+
+def _covered(M: DeviceMatrix, product: Callable[[], object]) -> tuple[int, bool]:
+    """Kernel ns of ``product()``, a product of ``M`` on device-resident arrays, queued behind
+    the spin of :func:`clspmv.cover.covered_ns`; whether that hid the host's part."""
+    def enqueue() -> list:
+        product()
+        return M.last_events
+
+    return covered_ns(M.device, enqueue)
+
+
+def _summarize_covered(samples: list[tuple[int, bool]]) -> Timing:
+    return summarize([ns for ns, _ in samples], sum(not ok for _, ok in samples))
 
 
 def repeats_within(first_seconds: float, repeat: int,
@@ -84,12 +104,10 @@ def _device_vectors(M: DeviceMatrix, x: np.ndarray) -> tuple[cl_array.Array, cl_
 def time_events(M: DeviceMatrix, product: Callable[[], object], *, warmup: int = 2,
                 repeat: int = 10, max_seconds: float = DEFAULT_MAX_SECONDS) -> Timing:
     """Kernel time of ``product()``, a product of ``M`` on device-resident arrays: the
-    profiling events it leaves in ``M.last_events``, after ``warmup`` untimed products."""
-    def one(_: int) -> int:
-        product()
-        return events_ns(M.last_events)
-
-    return summarize(_rounds(one, warmup, repeat, max_seconds))
+    profiling events it leaves in ``M.last_events`` (queued behind :mod:`clspmv.cover`'s spin),
+    after ``warmup`` untimed products."""
+    return _summarize_covered(_rounds(lambda _: _covered(M, product), warmup, repeat,
+                                      max_seconds))
 
 
 def time_kernels(M: DeviceMatrix, x: np.ndarray, *, warmup: int = 2, repeat: int = 10,
@@ -110,15 +128,12 @@ def time_side_by_side(matrices: dict[str, DeviceMatrix], x: np.ndarray, *, warmu
     timed that way a minute apart differed by up to 2.5x from their times side by side.)"""
     x_dev, y_dev = _device_vectors(next(iter(matrices.values())), x)
 
-    def one_round(_: int) -> dict[str, int]:
-        out = {}
-        for name, M in matrices.items():
-            M.matvec(x_dev, y_dev)
-            out[name] = events_ns(M.last_events)
-        return out
+    def one_round(_: int) -> dict[str, tuple[int, bool]]:
+        return {name: _covered(M, lambda M=M: M.matvec(x_dev, y_dev))
+                for name, M in matrices.items()}
 
     rounds = _rounds(one_round, warmup, repeat, max_seconds)
-    return {name: summarize([r[name] for r in rounds]) for name in matrices}
+    return {name: _summarize_covered([r[name] for r in rounds]) for name in matrices}
 
 
 def time_wall_once(work: Callable[[], object], finish: Callable[[], object]) -> float:
@@ -152,9 +167,8 @@ def time_kernels_and_wall(M: DeviceMatrix, x: np.ndarray, *, warmup: int = 2,
     x_dev, y_dev = _device_vectors(M, x)
     x_host = np.ascontiguousarray(x, M.dtype)
 
-    def one_round(i: int) -> tuple[int, int | None]:
-        M.matvec(x_dev, y_dev)
-        kernel = events_ns(M.last_events)
+    def one_round(i: int) -> tuple[tuple[int, bool], int | None]:
+        kernel = _covered(M, lambda: M.matvec(x_dev, y_dev))
         if i >= wall_repeat:
             return kernel, None
         t0 = time.perf_counter_ns()
@@ -162,7 +176,7 @@ def time_kernels_and_wall(M: DeviceMatrix, x: np.ndarray, *, warmup: int = 2,
         return kernel, time.perf_counter_ns() - t0
 
     rounds = _rounds(one_round, warmup, repeat, max_seconds)
-    return (summarize([k for k, _ in rounds]),
+    return (_summarize_covered([k for k, _ in rounds]),
             summarize([w for _, w in rounds if w is not None]))
 
 

@@ -23,7 +23,8 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 from ..canonical import canonical_csr
-from ..device import Device, events_ns
+from ..cover import covered_ns
+from ..device import Device
 from ..formats import FORMAT_CLASSES, Format, convert
 from ..precision import Precision
 from .features import features
@@ -37,32 +38,33 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
                  repeat: int) -> dict[str, float]:
     """The fastest of ``repeat`` products y = A x of each uploaded format (after one warm-up
     each), taken in ``repeat`` rounds of one product per format, in kernel seconds from the
-    OpenCL profiling events of the kernels it enqueues (:func:`clspmv.device.events_ns`), or
-    the host clock around each product
-    where the device's queue has no profiling (a user's queue). The fastest, not the median: on
-    a CPU shared with other processes a product that lost a core to them runs up to twice as
-    long (measured on a 2-core CPU: medians of 5 of the same product varied by 2x), and the
-    model is of the device's own speed. Rounds, not each format's products in a row: on that
-    CPU the fastest of 9 in a row still disagreed with itself (csr-scalar 0.44 ms on a matrix
-    and 0.63 ms on one of the same rows, entries and closer columns)."""
-    def product(fmt: Format) -> list:
-        """Enqueue y = A x and wait for it; its events."""
+    OpenCL profiling events of the kernels it enqueues, queued behind a spin that hides the
+    host's enqueueing (:func:`clspmv.cover.covered_ns`, the benchmarks' kernel time), or the
+    host clock around each product where the device's queue has no profiling (a user's queue).
+    The fastest, not the median: on a CPU shared with other processes a product that lost a
+    core to them runs up to twice as long (measured on a 2-core CPU: medians of 5 of the same
+    product varied by 2x), and the model is of the device's own speed. Rounds, not each
+    format's products in a row: on that CPU the fastest of 9 in a row still disagreed with
+    itself (csr-scalar 0.44 ms on a matrix and 0.63 ms on one of the same rows, entries and
+    closer columns)."""
+    def enqueue(fmt: Format) -> list:
+        """Enqueue y = A x; its events."""
         one, zero = fmt.dtype.type(1), fmt.dtype.type(0)
-        events = fmt.launch(fmt.device.queue, x.data, y.data, one, zero) or []
-        cl.wait_for_events(events)
-        return events
+        return fmt.launch(fmt.device.queue, x.data, y.data, one, zero) or []
+
+    def seconds(fmt: Format) -> float:
+        if fmt.device.profiling:
+            return covered_ns(fmt.device, lambda: enqueue(fmt))[0] * 1e-9
+        t0 = time.perf_counter()
+        cl.wait_for_events(enqueue(fmt))
+        return time.perf_counter() - t0
 
     samples: dict[str, list[float]] = {name: [] for name in formats}
     for fmt in formats.values():
-        product(fmt)
+        seconds(fmt)
     for _ in range(repeat):
         for name, fmt in formats.items():
-            t0 = time.perf_counter()
-            events = product(fmt)
-            if fmt.device.profiling:
-                samples[name].append(events_ns(events) * 1e-9)
-            else:
-                samples[name].append(time.perf_counter() - t0)
+            samples[name].append(seconds(fmt))
     return {name: min(times) for name, times in samples.items()}
 
 

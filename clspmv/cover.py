@@ -1,0 +1,86 @@
+"""Kernel time without the host's time: each timed product is queued behind a spin kernel.
+
+A product of several kernels is timed from its first kernel's start to its last kernel's end
+(:func:`clspmv.device.events_ns`). When a kernel ends before the host has enqueued the next one
+(pyopencl sets a kernel's arguments and enqueues it in tens of microseconds), the gap between
+them is the host's time, not the device's. On an H100, coo's kernels on a matrix of 30 entries
+spanned 30 us where their own times summed to 13, and hyb's products on a matrix of 4 M rows
+spanned 122 to 200 us over five repeats. Fitted as a cost per launch, that host time gave the
+calibration's coo model 18 us per product and a third of its cost per byte, and ``auto`` then
+took coo on 12 of 13 irregular matrices of 12-122 M entries, up to 2x slower than the fastest
+format (``reports/2026-11-25-h100-fair-cusparse/``).
+
+So a timed product is queued behind :func:`spin`'s kernel: one work-item looping on registers
+(it touches one int, so the caches keep what the product before left in them, which a copy
+would not). The device starts the product's first kernel when the spin ends, by when the host
+has enqueued the rest. The spin must still be running once the product is enqueued (its event
+not complete); otherwise its rounds double and the product is timed again, up to a spin of
+:data:`SPIN_LIMIT_NS`. A sample that is still not covered then is kept and counted; a device
+that never covers at the limit (a runtime that completes each command before the enqueue
+returns, such as a simulator) is timed without the spin from then on, every sample counted.
+The rounds a device needs are kept (per device, for the process), so the doubling happens once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyopencl as cl
+
+from . import build
+from .device import Device, events_ns
+
+FIRST_ROUNDS = 1 << 12
+"""Rounds of a device's first spin (a few microseconds on a GPU or a CPU core)."""
+SPIN_LIMIT_NS = 20_000_000
+"""The longest spin: 20 ms, beyond any host's enqueue of one product's kernels."""
+
+
+@dataclass
+class _Spin:
+    """A device's spin kernel, its one-int buffer and the rounds that covered its products so
+    far (0: the device never covers)."""
+
+    kernel: cl.Kernel
+    buffer: cl.Buffer
+    rounds: int = FIRST_ROUNDS
+
+
+_spins: dict[Device, _Spin] = {}
+_lock = threading.Lock()
+
+
+def _spin_of(device: Device) -> _Spin:
+    with _lock:
+        spin = _spins.get(device)
+        if spin is None:
+            kernel = build.kernel(device, "util.cl", "spin", np.dtype(np.float32), WG=1)
+            buffer = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 4)
+            spin = _spins[device] = _Spin(kernel, buffer)
+        return spin
+
+
+def covered_ns(device: Device, enqueue: Callable[[], Sequence[cl.Event]]) -> tuple[int, bool]:
+    """(kernel nanoseconds of the product ``enqueue()`` queues on ``device.queue`` and returns the
+    events of, first start to last end; whether the host's part was hidden behind the spin).
+    Waits for the product. ``enqueue`` may be called more than once (see the module docstring):
+    it must queue the same work each time."""
+    spin = _spin_of(device)
+    while True:
+        rounds = spin.rounds
+        if not rounds:  # this device never covers
+            return events_ns(list(enqueue())), False
+        started = spin.kernel(device.queue, (1,), (1,), spin.buffer, np.int32(rounds))
+        events = list(enqueue())
+        covered = started.command_execution_status != cl.command_execution_status.COMPLETE
+        ns = events_ns(events)
+        if covered:
+            return ns, True
+        if started.profile.end - started.profile.start >= SPIN_LIMIT_NS or rounds >= 1 << 30:
+            spin.rounds = 0
+            return ns, False
+        with _lock:
+            spin.rounds = max(spin.rounds, 2 * rounds)

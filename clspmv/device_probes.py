@@ -1,0 +1,57 @@
+"""The device facts clspmv finds out by running a kernel rather than by asking the driver
+(:class:`clspmv.device.Device` calls them once each, on first use)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyopencl as cl
+
+if TYPE_CHECKING:
+    from .device import Device
+
+_HOST_POINTER_PROBE = ("__kernel void probe(__global int *a, int n) "
+                       "{ int i = get_global_id(0); if (i < n) a[i] = i + 1; }")
+
+
+def shares_host_pointer(device: Device) -> bool:
+    """See :attr:`Device.shares_host_pointer`: whether kernels write straight into host memory
+    behind ``CL_MEM_USE_HOST_PTR`` buffers at 4-byte, 8-byte and 128-byte alignment."""
+    kern = cl.Kernel(cl.Program(device.context, _HOST_POINTER_PROBE).build(), "probe")
+    n, align = 4096, 128
+    flags = cl.mem_flags.USE_HOST_PTR | cl.mem_flags.READ_WRITE
+    for offset in (0, 4, 8):
+        raw = np.zeros(4 * n + align + offset, np.uint8)
+        start = (-raw.ctypes.data) % align + offset
+        a = raw[start:start + 4 * n].view(np.int32)
+        buf = cl.Buffer(device.context, flags, hostbuf=a)
+        kern(device.queue, (n,), None, buf, np.int32(n)).wait()
+        shared = bool((a == np.arange(1, n + 1, dtype=np.int32)).all())
+        buf.release()
+        if not shared:
+            return False
+    return True
+
+
+_INLINE_PTX_PROBE = ("__kernel void probe(__global const int *a, __global int *b) { int v; "
+                      "__asm__ __volatile__(\"ld.global.cs.s32 %0, [%1];\" : \"=r\"(v) : "
+                      "\"l\"(a)); b[0] = v; }")
+
+
+def takes_inline_ptx(device: Device) -> bool:
+    """See :attr:`Device.stream_hint`: whether a kernel loading with PTX's ``ld.global.cs``
+    builds (a compiler that rejects inline PTX raises)."""
+    return builds(device, _INLINE_PTX_PROBE)
+
+
+def builds(device: Device, source: str) -> bool:
+    """Whether ``source`` builds for ``device``."""
+    try:
+        with warnings.catch_warnings():  # NVIDIA's compiler prints its log for every build
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            cl.Program(device.context, source).build()
+    except cl.Error:
+        return False
+    return True
