@@ -6,9 +6,9 @@ A product of several kernels is timed from its first kernel's start to its last 
 them is the host's time, not the device's. On an H100, coo's kernels on a matrix of 30 entries
 spanned 30 us where their own times summed to 13, and hyb's products on a matrix of 4 M rows
 spanned 122 to 200 us over five repeats. Fitted as a cost per launch, that host time gave the
-calibration's coo model 18 us per product and a third of its cost per byte, and ``auto`` then
-took coo on 12 of 13 irregular matrices of 12-122 M entries, up to 2x slower than the fastest
-format (``reports/2026-11-25-h100-fair-cusparse/``).
+calibration's coo model 18 us per product and a fifth of its cost per byte, and ``auto`` then
+took coo on 12 of the 13 matrices of the irregular and anchors suites (12-122 M entries), up to
+2x slower than the fastest format (``reports/2026-11-25-h100-fair-cusparse/``).
 
 So a timed product is queued behind :func:`spin`'s kernel: one work-item looping on registers
 (it touches one int, so the caches keep what the product before left in them, which a copy
@@ -58,7 +58,8 @@ def _spin_of(device: Device) -> _Spin:
         spin = _spins.get(device)
         if spin is None:
             kernel = build.kernel(device, "util.cl", "spin", np.dtype(np.float32), WG=1)
-            buffer = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 4)
+            buffer = cl.Buffer(device.context, cl.mem_flags.READ_WRITE
+                               | cl.mem_flags.COPY_HOST_PTR, hostbuf=np.zeros(1, np.uint32))
             spin = _spins[device] = _Spin(kernel, buffer)
         return spin
 

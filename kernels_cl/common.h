@@ -75,7 +75,9 @@
  * load is PTX's ld.global.cs, "cache streaming": its lines are the first to go when the cache
  * needs room, so the matrix's stream does not push x out of L2 between two gathers of the same
  * line. On an H100 that made csr-adaptive and csr-merge 5-13 % faster on matrices of 33-39 M
- * entries with scattered columns (x of 16-32 MB), and changed regular ones by under 1 %.
+ * entries with scattered columns (x of 16-32 MB); on stencils and Poisson matrices of 0.4-122 M
+ * entries single formats moved from 10 % slower (sell, 10 us products) to 7 % faster, and the
+ * fastest format of each was as fast or faster (reports/2026-11-25-h100-stream/).
  * Elsewhere a plain load. */
 #ifdef STREAM_HINT
 #define STREAM_LOAD(name, type, ptx, constraint) \

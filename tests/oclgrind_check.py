@@ -64,7 +64,7 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 import clspmv
-from clspmv import build, solvers, vectors
+from clspmv import build, cover, solvers, vectors
 from clspmv.bench import bandwidth
 from clspmv.device import SIMULATOR
 from clspmv.formats import FORMAT_CLASSES
@@ -577,7 +577,8 @@ BANDWIDTH_BYTES = 4096
 
 
 def check_probe_and_bandwidth(run: Run) -> None:
-    """``atomic_add_kind`` (Oclgrind has no float atomics: compare-and-swap) and
+    """``atomic_add_kind`` (Oclgrind has no float atomics: compare-and-swap), the spin of
+    :mod:`clspmv.cover` and
     ``bandwidth.measure`` on a small buffer, whose copy and read kernels are then checked on
     known data."""
     for layout in vector_devices(run.device, run.quick):
@@ -587,6 +588,12 @@ def check_probe_and_bandwidth(run: Run) -> None:
             expected = {"compare-and-swap"} if dev.float_atomics_std is None else {
                 "native", "compare-and-swap"}
             assert kind in expected, f"atomic_add_kind {dtype}: {kind}"
+        # the spin that timed products are queued behind, before a product of known time
+        M = clspmv.DeviceMatrix.from_scipy(sp.identity(64, format="csr"), format="csr-scalar",
+                                           device=dev)
+        x, y = cl_array.to_device(dev.queue, np.ones(64)), cl_array.zeros(dev.queue, 64, float)
+        ns, _ = cover.covered_ns(dev, lambda M=M, x=x, y=y: (M.matvec(x, y), M.last_events)[1])
+        assert ns > 0 and np.array_equal(y.get(), np.ones(64))
         bw = bandwidth.measure(dev, repeat=1, nbytes=BANDWIDTH_BYTES)
         assert bw.buffer_bytes == BANDWIDTH_BYTES and bw.copy_gbps > 0 and bw.read_gbps > 0
         wg = min(256, dev.max_work_group_size)
@@ -674,7 +681,8 @@ BLOCK_MATRIX = "long-row"
 """The matrix of the block products: long rows (csr-adaptive's chunks, hyb's COO part) and short."""
 BLOCK_KERNEL_FILES = ("coo.cl", "csr.cl", "csr_adaptive.cl", "csr_blocks.cl", "csr_merge.cl",
                       "dia.cl", "ell.cl", "sell.cl", "util.cl")
-"""Files whose every kernel (but the probe) must run with a column map (``-DCOLMAP``)."""
+"""Files whose every kernel (but the probe and the spin) must run with a column map
+(``-DCOLMAP``)."""
 
 
 def block_params(fmt: str) -> list[dict[str, int]]:
@@ -730,7 +738,7 @@ def check_blocks(run: Run) -> None:
 
 def block_uncovered(log: LaunchLog) -> list[str]:
     """The kernels of :data:`BLOCK_KERNEL_FILES` never launched with a column map."""
-    wanted = declared_kernels(BLOCK_KERNEL_FILES) - {"atomic_add_kind"}
+    wanted = declared_kernels(BLOCK_KERNEL_FILES) - {"atomic_add_kind", "spin"}
     return sorted(name for name in wanted if "1" not in log.defines(name, "COLMAP"))
 
 
