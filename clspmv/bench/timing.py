@@ -61,7 +61,7 @@ def summarize(samples_ns: list[float] | np.ndarray, uncovered: int = 0) -> Timin
 
 def _covered(M: DeviceMatrix, product: Callable[[], object]) -> tuple[int, bool]:
     """Kernel ns of ``product()``, a product of ``M`` on device-resident arrays, queued behind
-    the spin of :func:`clspmv.cover.covered_ns`; whether that hid the host's part."""
+    the spin of :func:`clspmv.cover.covered_ns`; whether that failed to hide the host's part."""
     def enqueue() -> list:
         product()
         return M.last_events
@@ -70,7 +70,7 @@ def _covered(M: DeviceMatrix, product: Callable[[], object]) -> tuple[int, bool]
 
 
 def _summarize_covered(samples: list[tuple[int, bool]]) -> Timing:
-    return summarize([ns for ns, _ in samples], sum(not ok for _, ok in samples))
+    return summarize([ns for ns, _ in samples], sum(missed for _, missed in samples))
 
 
 def repeats_within(first_seconds: float, repeat: int,
