@@ -26,6 +26,7 @@ from clspmv.cli import main
 from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS, convert
 from clspmv.matrix import canonical_csr
 from clspmv.model import Calibration, predict, select
+from clspmv.model.calibrate import MEASUREMENT
 from clspmv.model.launches import LOCAL_MEMORY, launches, work_items
 from clspmv.model.timemodel import TERMS, WIDE_ROW, miss_share, quick_default, terms
 from clspmv.precision import resolve
@@ -65,7 +66,7 @@ def no_measuring(monkeypatch) -> list[clspmv.Device]:
         calls.append(device)
         cal = quick_default(device.name, device.driver_version, clspmv.__version__, device.type,
                             FORMATS)
-        cal.kind = "measured"
+        cal.kind, cal.measurement = "measured", MEASUREMENT
         return cal
 
     monkeypatch.setattr(store, "calibrate", fake)
@@ -287,7 +288,8 @@ def test_quick_default_when_calibration_is_off(device, cache, monkeypatch, no_me
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "truncated", "stale", "other-model",
-                                    "previous-form", "missing-format"])
+                                    "previous-form", "missing-format", "old-measurement",
+                                    "no-measurement"])
 def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no_measuring,
                                                  damage) -> None:
     monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
@@ -303,6 +305,10 @@ def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no
             data["clspmv"] = "0.0.1"
         elif damage == "missing-format":
             del data["kernel"]["sell"]
+        elif damage == "old-measurement":  # timed before the kernels or their timing changed
+            data["measurement"] -= 1
+        elif damage == "no-measurement":  # written before the field
+            del data["measurement"]
         elif damage == "previous-form":  # the six terms before "wide bytes"
             data["terms"] = list(TERMS[:6])
             data["kernel"] = {k: v[:6] for k, v in data["kernel"].items()}

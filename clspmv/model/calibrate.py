@@ -40,6 +40,11 @@ from .timemodel import (
     terms,
 )
 
+MEASUREMENT = 1
+"""What a calibration measured, bumped when the kernels or their timing change the times it
+stores (a stored calibration of another value is measured again, with a warning): 1 = products
+of several kernels timed behind :mod:`clspmv.cover`'s spin, float64 kernels on NVIDIA with the
+streaming hint (0: before, when a product's span could hold the host's enqueueing)."""
 PRIOR_WEIGHT = 0.02
 """Weight of the pull towards the device-wide priors in the non-negative least-squares fit."""
 FAR_TERM = TERMS.index("far xbytes")
@@ -203,7 +208,7 @@ def fit(meas: Measurements, formats: Iterable[str] | None = None) -> Calibration
     reference = feats["random"].cols * feats["random"].itemsize if "random" in feats else 0
     x_miss = probe.curve(reference) if probe else []
     cal = Calibration(meas.device, meas.driver, __version__, "measured", meas.cache_bytes,
-                      launch, stream, gather, x_miss=x_miss)
+                      launch, stream, gather, x_miss=x_miss, measurement=MEASUREMENT)
     for name in names:
         start_k = prior(launch, stream, gather,
                         probe.far_s_per_byte(reference) if probe else 0.0)
@@ -250,7 +255,7 @@ def refit(cal: Calibration) -> Calibration:
         raise ValueError(f"the calibration of {cal.device} stores no measurements to refit")
     meas = Measurements.from_json(cal.measurements)
     out = fit(meas, tuple(cal.kernel))
-    out.seconds = cal.seconds
+    out.seconds, out.measurement = cal.seconds, cal.measurement  # the same timings
     return out
 
 

@@ -149,6 +149,9 @@ class Calibration:
     """The timings the coefficients were fitted to
     (:meth:`clspmv.model.calibrate.Measurements.to_json`), for a refit without the device
     (:func:`clspmv.model.calibrate.refit`); None for the quick default."""
+    measurement: int = 0
+    """How the kernels and their timing stood when it was measured
+    (:data:`clspmv.model.calibrate.MEASUREMENT`; 0 in files written before the field)."""
 
     def kernel_time(self, fmt: str, f: Features) -> float:
         """Predicted kernel seconds of ``fmt`` for features ``f``."""
