@@ -139,7 +139,7 @@ def kernel(device: Device, file: str, name: str, dtype: np.dtype, cl_std: str | 
     are not: on an H100 the hint made no float32 product faster and sell's and pjds's up to 28 %
     slower, where float64 products of scattered columns gained 6-13 %."""
     if device.stream_hint and np.dtype(dtype) == np.float64:
-        defines.setdefault("STREAM_HINT", 1)
+        defines["STREAM_HINT"] = 1
     return typed(cl.Kernel(program(device, file, options_for(dtype, cl_std, accumulate,
                                                              **defines)), name))
 

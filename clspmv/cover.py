@@ -16,8 +16,9 @@ would not). The device starts the product's first kernel when the spin ends, by 
 has enqueued the rest. The spin must still be running once the product is enqueued (its event
 not complete); otherwise its rounds double and the product is timed again, up to a spin of
 :data:`SPIN_LIMIT_NS`. A sample that is still not covered then is kept and counted; a device
-that never covers at the limit (a runtime that completes each command before the enqueue
-returns, such as a simulator) is timed without the spin from then on, every sample counted.
+whose spins never covered a product up to the limit (a runtime that completes each command
+before the enqueue returns, such as a simulator) is timed without the spin from then on, every
+sample counted.
 The rounds a device needs are kept (per device, for the process), so the doubling happens once.
 
 CPU devices get no spin: their kernels run on the cores the host enqueues from, so the host's
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyopencl as cl
@@ -46,12 +47,14 @@ SPIN_LIMIT_NS = 20_000_000
 
 @dataclass
 class _Spin:
-    """A device's spin kernel, its one-int buffer and the rounds that covered its products so
-    far (0: the device never covers)."""
+    """A device's spin kernel, its one-int buffer, the rounds its spins run (0: the device never
+    covers), whether one ever covered a product, and the lock of the kernel's arguments."""
 
     kernel: cl.Kernel
     buffer: cl.Buffer
     rounds: int = FIRST_ROUNDS
+    ever_covered: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 _spins: dict[Device, _Spin] = {}
@@ -82,14 +85,19 @@ def covered_ns(device: Device, enqueue: Callable[[], Sequence[cl.Event]]) -> tup
         rounds = spin.rounds
         if not rounds:  # this device never covers
             return events_ns(list(enqueue())), True
-        started = spin.kernel(device.queue, (1,), (1,), spin.buffer, np.int32(rounds))
+        with spin.lock:  # the kernel's arguments are shared by the device's threads
+            started = spin.kernel(device.queue, (1,), (1,), spin.buffer, np.int32(rounds))
         events = list(enqueue())
         covered = started.command_execution_status != cl.command_execution_status.COMPLETE
         ns = events_ns(events)
         if covered:
+            spin.ever_covered = True
             return ns, False
         if started.profile.end - started.profile.start >= SPIN_LIMIT_NS or rounds >= 1 << 30:
-            spin.rounds = 0
+            # a host stall on a device that covers is one sample missed, not a verdict
+            if not spin.ever_covered:
+                with spin.lock:
+                    spin.rounds = 0
             return ns, True
-        with _lock:
+        with spin.lock:
             spin.rounds = max(spin.rounds, 2 * rounds)

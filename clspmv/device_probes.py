@@ -35,14 +35,22 @@ def shares_host_pointer(device: Device) -> bool:
     return True
 
 
-_INLINE_PTX_PROBE = ("__kernel void probe(__global const int *a, __global int *b) { int v; "
-                      "__asm__ __volatile__(\"ld.global.cs.s32 %0, [%1];\" : \"=r\"(v) : "
-                      "\"l\"(a)); b[0] = v; }")
+_INLINE_PTX_PROBE = r"""
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void probe(__global const int *a, __global const double *b, __global double *c)
+{
+    int i;
+    double v;
+    __asm__ __volatile__("ld.global.cs.s32 %0, [%1];" : "=r"(i) : "l"(a));
+    __asm__ __volatile__("ld.global.cs.f64 %0, [%1];" : "=d"(v) : "l"(b));
+    c[0] = v + i;
+}"""
+"""The two loads of ``STREAM_HINT`` (``kernels_cl/common.h``): a column index and a float64."""
 
 
 def takes_inline_ptx(device: Device) -> bool:
-    """See :attr:`Device.stream_hint`: whether a kernel loading with PTX's ``ld.global.cs``
-    builds (a compiler that rejects inline PTX raises)."""
+    """See :attr:`Device.stream_hint`: whether a kernel loading an int and a double with PTX's
+    ``ld.global.cs`` builds (a compiler that rejects inline PTX raises)."""
     return builds(device, _INLINE_PTX_PROBE)
 
 

@@ -78,8 +78,9 @@
  * entries with scattered columns (x of 16-32 MB); on stencils and Poisson matrices of 0.4-122 M
  * entries single formats moved from 10 % slower (sell, 10 us products) to 7 % faster, and the
  * fastest format of each was as fast or faster (reports/2026-11-25-h100-stream/).
- * Elsewhere a plain load. */
-#ifdef STREAM_HINT
+ * Elsewhere a plain load; also the vector loads of coo's full work-items and of csr-blocks
+ * (vload), which take no hint. */
+#if defined(STREAM_HINT) && defined(VALUE_IS_DOUBLE)
 #define STREAM_LOAD(name, type, ptx, constraint) \
     inline type name(__global const type *p) \
     { \
@@ -88,11 +89,7 @@
         return v; \
     }
 STREAM_LOAD(stream_index, int, "s32", "r")
-#ifdef VALUE_IS_DOUBLE
 STREAM_LOAD(stream_value, double, "f64", "d")
-#else
-STREAM_LOAD(stream_value, float, "f32", "f")
-#endif
 #define MAT_INDEX(a, i) stream_index((a) + (i))
 #define MAT_VALUE(a, i) stream_value((a) + (i))
 #else

@@ -48,7 +48,7 @@ inline ACC_T ell_row_sum(__global const INDEX_T *restrict colmap,
         for (int u = 0; u < UNROLL; ++u)
             SLOT(part[u], idx + u * step)
 #ifndef ROW_LENGTHS
-        if (col[idx + (UNROLL - 1) * step] < 0) {  /* loaded by its SLOT just above */
+        if (col[idx + (UNROLL - 1) * step] < 0) {  /* its SLOT's column: a cache hit */
             j = len;  /* the row ended in this group: nothing is left for the loop below */
             break;
         }

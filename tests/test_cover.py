@@ -39,7 +39,8 @@ def test_host_time_between_kernels_is_not_kernel_time(device: clspmv.Device) -> 
 
         ns, missed = cover.covered_ns(device, paused)
         assert ns >= 0.75 * HOST_PAUSE_S * 1e9 and not missed
-        device = dataclasses.replace(device, type="gpu")
+    # a copy of the device: its spin, grown past the pause here, is not the session's
+    device = dataclasses.replace(device, type="gpu")
     kern = build.kernel(device, "util.cl", "spin", np.dtype(np.float32), WG=1)
     buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 4)
     calls = 0
@@ -55,7 +56,7 @@ def test_host_time_between_kernels_is_not_kernel_time(device: clspmv.Device) -> 
     assert bare >= 0.75 * HOST_PAUSE_S * 1e9  # the host's pause, counted as kernel time
     ns, missed = cover.covered_ns(device, enqueue)
     assert not missed and 0 < ns < HOST_PAUSE_S * 1e9 / 2
-    assert calls >= 2  # once bare, once or more behind spins doubled until one covered
+    assert calls >= 3 and cover._spins[device].rounds > cover.FIRST_ROUNDS  # doubled to cover
 
 
 @dataclass
@@ -119,3 +120,16 @@ def test_uncovered_samples_are_named_in_the_record() -> None:
                    format="coo", dtype="float64", params="chunk=64")
     set_times(clean, Timing(0.5, 0.4, 0.6, 5))
     assert clean.params == "chunk=64"
+
+
+def test_a_host_stall_on_a_device_that_covers_is_one_missed_sample(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rounds = fake_spin(monkeypatch, covers_from=cover.FIRST_ROUNDS * 2)
+    monkeypatch.setattr(cover, "SPIN_LIMIT_NS", cover.FIRST_ROUNDS * 4)
+    assert cover.covered_ns(NO_DEVICE, lambda: []) == (1000, False)  # covered at twice the rounds
+    spin = cover._spin_of(NO_DEVICE)
+    spin.rounds = cover.FIRST_ROUNDS * 4  # grown by stalls to the limit, then one more stall:
+    monkeypatch.setattr(spin, "kernel", lambda *args: FakeEvent(False, int(args[-1])))
+    assert cover.covered_ns(NO_DEVICE, lambda: []) == (1000, True)
+    assert spin.rounds == cover.FIRST_ROUNDS * 4  # kept: the device still covers
+    assert rounds == [cover.FIRST_ROUNDS, cover.FIRST_ROUNDS * 2]

@@ -288,8 +288,7 @@ def test_quick_default_when_calibration_is_off(device, cache, monkeypatch, no_me
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "truncated", "stale", "other-model",
-                                    "previous-form", "missing-format", "old-measurement",
-                                    "no-measurement"])
+                                    "previous-form", "missing-format"])
 def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no_measuring,
                                                  damage) -> None:
     monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
@@ -305,10 +304,6 @@ def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no
             data["clspmv"] = "0.0.1"
         elif damage == "missing-format":
             del data["kernel"]["sell"]
-        elif damage == "old-measurement":  # timed before the kernels or their timing changed
-            data["measurement"] -= 1
-        elif damage == "no-measurement":  # written before the field
-            del data["measurement"]
         elif damage == "previous-form":  # the six terms before "wide bytes"
             data["terms"] = list(TERMS[:6])
             data["kernel"] = {k: v[:6] for k, v in data["kernel"].items()}
@@ -320,6 +315,27 @@ def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no
         cal = store.calibration(device, progress=False)
     assert no_measuring == [device] and cal.kind == "measured"
     assert store.load(device) is not None  # the rebuilt file reads back
+
+
+@pytest.mark.parametrize("damage", ["old-measurement", "no-measurement"])
+def test_a_gpu_calibration_measured_another_way_is_rebuilt(device, stored, monkeypatch,
+                                                           no_measuring, damage) -> None:
+    """A GPU's calibration timed before the kernels or their timing changed (or written before
+    the field) is measured again; a CPU's stays (its timing and kernels did not change)."""
+    monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
+    path = store.calibration_path(device)
+    data = json.loads(path.read_text())
+    if damage == "old-measurement":
+        data["measurement"] = MEASUREMENT - 1
+    else:
+        del data["measurement"]
+    path.write_text(json.dumps(data))
+    cpu, gpu = replace(device, type="cpu"), replace(device, type="gpu")
+    store.forget()
+    assert store.load(cpu) is not None
+    with pytest.warns(RuntimeWarning, match="measured with other kernels or timing"):
+        store.calibration(gpu, progress=False)
+    assert no_measuring == [gpu] and store.load(gpu) is not None
 
 
 def test_missing_calibration_is_measured_once_and_stored(device, cache, monkeypatch,

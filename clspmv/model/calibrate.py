@@ -42,9 +42,10 @@ from .timemodel import (
 
 MEASUREMENT = 1
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 1 = products
-of several kernels timed behind :mod:`clspmv.cover`'s spin, float64 kernels on NVIDIA with the
-streaming hint (0: before, when a product's span could hold the host's enqueueing)."""
+stores (a stored GPU calibration of another value is measured again, with a warning): 1 =
+products of several kernels timed behind :mod:`clspmv.cover`'s spin, float64 kernels on NVIDIA
+with the streaming hint (0: before, when a product's span could hold the host's enqueueing).
+Neither changed what a CPU device measures, so CPU calibrations of any value stay valid."""
 PRIOR_WEIGHT = 0.02
 """Weight of the pull towards the device-wide priors in the non-negative least-squares fit."""
 FAR_TERM = TERMS.index("far xbytes")
