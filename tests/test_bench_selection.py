@@ -16,13 +16,16 @@ import pytest
 import clspmv
 from clspmv.bench import bandwidth, selection, timing
 from clspmv.bench.generators import generate
+from clspmv.bench.operation import Settings
 from clspmv.bench.records import Record
+from clspmv.bench.reference import Problem
 from clspmv.canonical import canonical_csr
 from clspmv.cli import main
 from clspmv.formats import SINGLE_FORMATS
 from clspmv.model import select
 from clspmv.report import tables
 from clspmv.report.selection import section
+from clspmv.stats import stats
 
 POISSON = "gen:poisson2d:k=8"
 FORMATS = "csr-scalar,csr-vector,ell,sell"
@@ -163,3 +166,16 @@ def test_section_reads_definitions_from_meta() -> None:
     old = section([rec], tables.Definitions.of([{}]))
     assert "## Selection" in old and "within" not in old.split("\n\n")[1]
     assert section([], tables.Definitions.of([{}])) == ""
+
+
+def test_side_by_side_names_samples_the_spin_did_not_cover(
+        device: clspmv.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    A = generate(POISSON)
+    problem = Problem.build("p", A, stats(A), np.dtype(np.float64), 0)
+    monkeypatch.setattr(timing, "time_side_by_side", lambda matrices, x, **kw: {
+        "csr-scalar": timing.Timing(0.2, 0.2, 0.2, 3, uncovered=1),
+        "ell": timing.Timing(0.1, 0.1, 0.1, 3)})
+    rec = _record()
+    selection.side_by_side(rec, problem, device, ["csr-scalar", "ell"], None, Settings())
+    assert rec.extra["side_by_side_ms"] == {"csr-scalar": 0.2, "ell": 0.1}
+    assert rec.params == "side by side: host time included in 1 of 3 samples of csr-scalar"

@@ -155,6 +155,11 @@ def side_by_side(rec: Record, problem: Problem, device: Device, formats: list[st
     ratio = min(ms.values()) / ms[formats[0]]
     rec.extra.update(side_by_side_ms=ms, side_by_side_vs_fastest=ratio,
                      side_by_side_tie=_tie(ratio))
+    missed = {fmt: t.uncovered for fmt, t in times.items() if t.uncovered}
+    if missed:  # said, never hidden (as set_times does for the formats' own records)
+        note = "side by side: host time included in " + ", ".join(
+            f"{n} of {times[fmt].repeats} samples of {fmt}" for fmt, n in missed.items())
+        rec.params = f"{rec.params}; {note}" if rec.params else note
 
 
 def measured_times(records: list[Record], like: Record) -> tuple[dict[str, float], Record | None]:
