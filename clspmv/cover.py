@@ -32,12 +32,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyopencl as cl
 
 from . import build
 from .device import Device, events_ns
+
+if TYPE_CHECKING:
+    from .matrix import DeviceMatrix
 
 FIRST_ROUNDS = 1 << 12
 """Rounds of a device's first spin (a few microseconds on a GPU or a CPU core)."""
@@ -101,3 +105,13 @@ def covered_ns(device: Device, enqueue: Callable[[], Sequence[cl.Event]]) -> tup
             return ns, True
         with spin.lock:
             spin.rounds = max(spin.rounds, 2 * rounds)
+
+
+def matrix_ns(M: DeviceMatrix, product: Callable[[], object]) -> tuple[int, bool]:
+    """:func:`covered_ns` of ``product()``, a product of ``M`` (its kernels' events are
+    ``M.last_events``) on ``M``'s device."""
+    def enqueue() -> Sequence[cl.Event]:
+        product()
+        return M.last_events
+
+    return covered_ns(M.device, enqueue)

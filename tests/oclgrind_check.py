@@ -592,7 +592,7 @@ def check_probe_and_bandwidth(run: Run) -> None:
         M = clspmv.DeviceMatrix.from_scipy(sp.identity(64, format="csr"), format="csr-scalar",
                                            device=dev)
         x, y = cl_array.to_device(dev.queue, np.ones(64)), cl_array.zeros(dev.queue, 64, float)
-        ns, _ = cover.covered_ns(dev, lambda M=M, x=x, y=y: (M.matvec(x, y), M.last_events)[1])
+        ns, _ = cover.matrix_ns(M, lambda M=M, x=x, y=y: M.matvec(x, y))
         assert ns > 0 and np.array_equal(y.get(), np.ones(64))
         bw = bandwidth.measure(dev, repeat=1, nbytes=BANDWIDTH_BYTES)
         assert bw.buffer_bytes == BANDWIDTH_BYTES and bw.copy_gbps > 0 and bw.read_gbps > 0

@@ -26,7 +26,7 @@ import pyopencl.array as cl_array
 
 import clspmv
 from clspmv.bench.generators import generate, parse_spec
-from clspmv.cover import covered_ns
+from clspmv.cover import matrix_ns
 from clspmv.errors import UnsuitableFormatError
 from clspmv.formats import SINGLE_FORMATS
 from clspmv.model import calibration
@@ -54,7 +54,7 @@ def timed(mats: dict, shape: tuple[int, int], dev, dtype, rounds: int = 6, reps:
     for _ in range(rounds):
         for key, M in mats.items():
             for _ in range(reps):
-                ns, _ = covered_ns(dev, lambda M=M: (M.matvec(x, y), M.last_events)[1])
+                ns, _ = matrix_ns(M, lambda M=M: M.matvec(x, y))
                 best[key] = min(best[key], ns / 1e6)
     return {k: round(v, 4) for k, v in best.items()}
 

@@ -172,9 +172,8 @@ def set_times(rec: Record, t: Timing) -> None:
     rec.kernel_ms, rec.kernel_ms_min, rec.kernel_ms_max = t.median_ms, t.min_ms, t.max_ms
     rec.repeats = t.repeats
     if t.uncovered:  # said, never hidden: these samples may count the host's enqueueing
-        note = (f"host time included in {t.uncovered} of {t.repeats} samples (not covered by "
-                "the spin before them)")
-        rec.params = f"{rec.params}; {note}" if rec.params else note
+        note(rec, f"host time included in {t.uncovered} of {t.repeats} samples (not covered by "
+                  "the spin before them)")
     if t.median_ms > 0:
         rec.gflops = 2 * rec.nnz * (rec.k or 1) / t.median_ms / 1e6
         rec.gbps = (rec.min_bytes or 0) / t.median_ms / 1e6

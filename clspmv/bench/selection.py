@@ -28,7 +28,7 @@ from ..device import Device
 from ..model import calibration, select
 from ..model.strips import MIN_STRIP_ENTRIES, plan_for_device
 from . import timing
-from .operation import Context, Operation, Settings
+from .operation import Context, Operation, Settings, note
 from .records import Record, device_label
 from .reference import Problem
 from .speedups import REFERENCE_FORMAT
@@ -157,9 +157,8 @@ def side_by_side(rec: Record, problem: Problem, device: Device, formats: list[st
                      side_by_side_tie=_tie(ratio))
     missed = {fmt: t.uncovered for fmt, t in times.items() if t.uncovered}
     if missed:  # said, never hidden (as set_times does for the formats' own records)
-        note = "side by side: host time included in " + ", ".join(
-            f"{n} of {times[fmt].repeats} samples of {fmt}" for fmt, n in missed.items())
-        rec.params = f"{rec.params}; {note}" if rec.params else note
+        note(rec, "side by side: host time included in " + ", ".join(
+            f"{n} of {times[fmt].repeats} samples of {fmt}" for fmt, n in missed.items()))
 
 
 def measured_times(records: list[Record], like: Record) -> tuple[dict[str, float], Record | None]:

@@ -25,7 +25,7 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 from .. import formats
-from ..cover import covered_ns
+from ..cover import matrix_ns
 from ..device import Device
 from ..formats import FORMAT_CLASSES
 from ..matrix import DeviceMatrix
@@ -57,16 +57,6 @@ def summarize(samples_ns: list[float] | np.ndarray, uncovered: int = 0) -> Timin
         raise ValueError("no timing samples")
     return Timing(float(np.median(a)) / 1e6, float(a.min()) / 1e6, float(a.max()) / 1e6, a.size,
                   uncovered)
-
-
-def _covered(M: DeviceMatrix, product: Callable[[], object]) -> tuple[int, bool]:
-    """Kernel ns of ``product()``, a product of ``M`` on device-resident arrays, queued behind
-    the spin of :func:`clspmv.cover.covered_ns`; whether that failed to hide the host's part."""
-    def enqueue() -> list:
-        product()
-        return M.last_events
-
-    return covered_ns(M.device, enqueue)
 
 
 def _summarize_covered(samples: list[tuple[int, bool]]) -> Timing:
@@ -106,7 +96,7 @@ def time_events(M: DeviceMatrix, product: Callable[[], object], *, warmup: int =
     """Kernel time of ``product()``, a product of ``M`` on device-resident arrays: the
     profiling events it leaves in ``M.last_events`` (queued behind :mod:`clspmv.cover`'s spin),
     after ``warmup`` untimed products."""
-    return _summarize_covered(_rounds(lambda _: _covered(M, product), warmup, repeat,
+    return _summarize_covered(_rounds(lambda _: matrix_ns(M, product), warmup, repeat,
                                       max_seconds))
 
 
@@ -129,7 +119,7 @@ def time_side_by_side(matrices: dict[str, DeviceMatrix], x: np.ndarray, *, warmu
     x_dev, y_dev = _device_vectors(next(iter(matrices.values())), x)
 
     def one_round(_: int) -> dict[str, tuple[int, bool]]:
-        return {name: _covered(M, lambda M=M: M.matvec(x_dev, y_dev))
+        return {name: matrix_ns(M, lambda M=M: M.matvec(x_dev, y_dev))
                 for name, M in matrices.items()}
 
     rounds = _rounds(one_round, warmup, repeat, max_seconds)
@@ -168,7 +158,7 @@ def time_kernels_and_wall(M: DeviceMatrix, x: np.ndarray, *, warmup: int = 2,
     x_host = np.ascontiguousarray(x, M.dtype)
 
     def one_round(i: int) -> tuple[tuple[int, bool], int | None]:
-        kernel = _covered(M, lambda: M.matvec(x_dev, y_dev))
+        kernel = matrix_ns(M, lambda: M.matvec(x_dev, y_dev))
         if i >= wall_repeat:
             return kernel, None
         t0 = time.perf_counter_ns()
