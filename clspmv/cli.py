@@ -272,7 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="timed products per measurement after warm-up (default: 10; fewer, at "
                         "least 3, when N products would take more than 10 s)")
     p.add_argument("--warmup", type=values.positive_int, default=2, metavar="N",
-                   help="untimed products first (default: 2)")
+                   help="untimed products first (default: 2; more until they have taken "
+                        "20 ms)")
     p.add_argument("--mkl-threads", type=values.positive_int, default=None, metavar="N",
                    help="threads of the MKL baseline (default: MKL's, the number of cores)")
     p.add_argument("--max-seconds", type=values.positive_float, default=None, metavar="S",

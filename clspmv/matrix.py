@@ -17,6 +17,7 @@ devices to :mod:`clspmv.host_buffers`.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 
@@ -115,6 +116,7 @@ class DeviceMatrix(ScipyOperators):
         column_map: object = None,
         n_cols: int | None = None,
         expected_products: int | None = None,
+        trial: bool | None = None,
         **params: object,
     ) -> DeviceMatrix:
         """Convert ``A`` (scipy.sparse or dense 2-D array) to ``format`` and upload it.
@@ -134,7 +136,11 @@ class DeviceMatrix(ScipyOperators):
         ``format="auto"`` (the default) takes the format with the least predicted kernel time
         on the device (:func:`clspmv.model.select`; the device is calibrated on first use unless
         ``CLSPMV_CALIBRATE=0``), or with ``expected_products=n`` the least predicted conversion
-        plus n products; :attr:`selection` says what was predicted and why.
+        plus n products; :attr:`selection` says what was predicted and why. Where the ``n``
+        products pay for it (a trial's predicted cost at most 5 % of theirs), or with
+        ``trial=True``, the few likeliest formats are converted and timed on the device first
+        and the fastest measured is kept (:mod:`clspmv.model.trial`; ``trial=False``: never;
+        no trial with ``column_map`` or ``work_group_size``, which the trial's layouts lack).
 
         ``column_map`` (integers, one per column of ``A``, all distinct) makes the matrix a block
         with compact columns, such as the non-local part of a distributed matrix: column ``j``
@@ -166,15 +172,23 @@ class DeviceMatrix(ScipyOperators):
         dev.require(precision)
         selection = None
         if format == "auto":
-            selection = select(csr, dev, precision, expected_products)
+            plain = column_map is None and work_group_size is None
+            selection = select(csr, dev, precision, expected_products,
+                               trial=trial if plain else False)
             format, params = selection.format, selection.params
-        layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
-        fmt = convert(csr, format, layout, precision, column_map=column_map, **params)
         diagonal = None if column_map is not None else csr.diagonal()  # A's is its transpose's
         nnz = csr.nnz
-        del csr
-        M = cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal,
-                       n_cols=n_cols, nnz=nnz)
+        if selection is not None and selection.converted is not None:
+            # the trial's winner, already on the device (the selection lets go of it)
+            M = cls(selection.converted, dev, transposed_storage=transposed, diagonal=diagonal,
+                    n_cols=n_cols, nnz=nnz)
+            selection = dataclasses.replace(selection, converted=None)
+        else:
+            layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
+            fmt = convert(csr, format, layout, precision, column_map=column_map, **params)
+            del csr
+            M = cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal,
+                           n_cols=n_cols, nnz=nnz)
         M.selection = selection
         return M
 

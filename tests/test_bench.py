@@ -12,6 +12,7 @@ import importlib.util
 import json
 import math
 import shlex
+import time
 from pathlib import Path
 
 import numpy as np
@@ -394,12 +395,36 @@ def test_kernel_and_wall_times_share_their_rounds(device: clspmv.Device,
         return product(x, y, **kw)
 
     monkeypatch.setattr(M, "matvec", traced)
+    monkeypatch.setattr(timing, "WARMUP_S", 0.0)  # the warm-up rounds asked for, no more
     kernel, wall = timing.time_kernels_and_wall(M, np.ones(A.shape[1]), warmup=1, repeat=4,
                                                 wall_repeat=2)
     assert kernel.repeats == 4 and wall.repeats == 2
     assert 0 < kernel.min_ms <= kernel.median_ms and 0 < wall.min_ms <= wall.median_ms
     # a warm-up round, then each numpy product right after a device-resident one
     assert calls == ["device", "numpy"] * 3 + ["device"] * 2
+
+
+def test_warm_up_goes_on_until_it_has_taken_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Short products warm up for WARMUP_S (at most MAX_WARMUP rounds), long ones for the
+    rounds asked for."""
+    seen: list[int] = []
+
+    def one_round(i: int, pause: float) -> int:
+        seen.append(i)
+        time.sleep(pause)
+        return i
+
+    assert timing._rounds(lambda i: one_round(i, 0.002), 2, 3, 10.0) == [0, 1, 2]
+    warm = [i for i in seen if i < 0]
+    assert warm == list(range(-1, -len(warm) - 1, -1))  # i = -1, -2, ... before the timed ones
+    assert 2 < len(warm) <= timing.WARMUP_S / 0.002 + 1  # more than asked, until 20 ms
+    seen.clear()
+    timing._rounds(lambda i: one_round(i, timing.WARMUP_S), 2, 1, 10.0)
+    assert seen == [-1, -2, 0]
+    seen.clear()
+    monkeypatch.setattr(timing, "MAX_WARMUP", 4)
+    timing._rounds(lambda i: one_round(i, 0.0), 1, 1, 10.0)
+    assert seen == [-1, -2, -3, -4, 0]
 
 
 def test_repeats_within_the_time_limit() -> None:

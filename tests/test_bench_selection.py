@@ -23,6 +23,7 @@ from clspmv.canonical import canonical_csr
 from clspmv.cli import main
 from clspmv.formats import SINGLE_FORMATS
 from clspmv.model import select
+from clspmv.model import trial as trials
 from clspmv.report import tables
 from clspmv.report.selection import section
 from clspmv.stats import stats
@@ -91,7 +92,8 @@ def test_bench_selection_records_and_report(device: clspmv.Device, tmp_path: Pat
     meta, records = data["meta"], data["records"]
     assert meta["settings"]["selection"] == {
         "tie_pct": selection.TIE_PCT, "csr_reference": "csr-scalar",
-        "contender_pct": selection.CONTENDER_PCT, "max_contenders": selection.MAX_CONTENDERS}
+        "contender_pct": selection.CONTENDER_PCT, "max_contenders": selection.MAX_CONTENDERS,
+        "trial": {"top": trials.TOP, "band": trials.BAND, "repeats": trials.REPEATS}}
     assert "selection: vs_fastest" in meta["formulas"]
     (rec,) = [r for r in records if r["operation"] == "selection"]
     assert rec["status"] == "ok" and rec["format"] == "auto"
@@ -115,6 +117,16 @@ def test_bench_selection_records_and_report(device: clspmv.Device, tmp_path: Pat
         assert rec["side_by_side_tie"] == (rec["side_by_side_vs_fastest"] >= 1 / 1.05 - 1e-12)
     else:
         assert rec["side_by_side_ms"] is None and rec["side_by_side_vs_fastest"] is None
+    # auto with a trial on the device: its choice is the fastest it measured, judged in the
+    # formats' own records like auto's
+    tried = rec["trial_ms"]
+    assert rec["trial_chosen"] == min(tried, key=tried.get) and rec["trial_s"] > 0
+    if rec["trial_chosen"] in rec["measured_ms"]:
+        assert rec["trial_vs_fastest"] == pytest.approx(
+            fastest / rec["measured_ms"][rec["trial_chosen"]])
+        assert rec["trial_tie"] == (rec["trial_vs_fastest"] >= 1 / 1.05 - 1e-12)
+    else:
+        assert rec["trial_vs_fastest"] is None
     assert rec["csr_conversion_ms"] == spmv["csr-scalar"]["conversion_ms"]
     assert math.isclose(rec["selection_vs_csr"], rec["selection_ms"] / rec["csr_conversion_ms"])
     report = (out / "report.md").read_text()
@@ -147,8 +159,9 @@ def test_section_reads_definitions_from_meta() -> None:
                             worst_error=0.3, rank_correlation=0.9,
                             predicted_ms={"ell": 1.5, "sell": 1.1},
                             measured_ms={"ell": 2.0, "sell": 1.0}, calibration="measured")
-    for name in ("side_by_side_ms", "side_by_side_vs_fastest", "side_by_side_tie"):
-        del rec[name]  # as a run from before the side-by-side times
+    for name in ("side_by_side_ms", "side_by_side_vs_fastest", "side_by_side_tie",
+                 "trial_chosen", "trial_ms", "trial_s", "trial_vs_fastest", "trial_tie"):
+        del rec[name]  # as a run from before the side-by-side times and the trials
     meta = {"settings": {"selection": {"tie_pct": 7.5, "csr_reference": "csr-scalar"}},
             "formulas": {"selection: vs_fastest": "a definition of the run"}}
     text = tables.render([meta], [rec])
@@ -162,6 +175,13 @@ def test_section_reads_definitions_from_meta() -> None:
     text = tables.render([meta], [rec])
     assert "0.90× (sell)" in text
     assert "With the contenders timed side by side: geometric mean 0.900, worst 0.900" in text
+    assert "with a trial" not in text  # a run from before the trials
+    rec.update(trial_chosen="sell", trial_ms={"sell": 0.9, "ell": 1.0}, trial_s=0.25,
+               trial_vs_fastest=1.0, trial_tie=True)
+    text = tables.render([meta], [rec])
+    assert "1.00× (tie) (sell)" in text
+    assert ("With a trial on the device (`trial=True`): geometric mean 1.000, worst 1.000, 1 of "
+            "1 within the tie tolerance (median trial 0.25 s)") in text
     # a run that recorded no selection settings: no tie sentence, still a section
     old = section([rec], tables.Definitions.of([{}]))
     assert "## Selection" in old and "within" not in old.split("\n\n")[1]

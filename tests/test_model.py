@@ -259,7 +259,8 @@ def test_expected_products_weighs_the_conversion(device, stored) -> None:
     assert select(csr, device, calibration_=cal).format == "sell"
     once = select(csr, device, expected_products=1, calibration_=cal)
     assert once.format != "sell" and "does not pay off" in once.why
-    assert select(csr, device, expected_products=10_000, calibration_=cal).format == "sell"
+    assert select(csr, device, expected_products=10_000, calibration_=cal,
+                  trial=False).format == "sell"
     with pytest.raises(ValueError, match="expected_products must be at least 1"):
         select(csr, device, expected_products=0, calibration_=cal)
 
@@ -318,10 +319,10 @@ def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no
 
 
 @pytest.mark.parametrize("damage", ["old-measurement", "no-measurement"])
-def test_a_gpu_calibration_measured_another_way_is_rebuilt(device, stored, monkeypatch,
-                                                           no_measuring, damage) -> None:
-    """A GPU's calibration timed before the kernels or their timing changed (or written before
-    the field) is measured again; a CPU's stays (its timing and kernels did not change)."""
+def test_a_calibration_measured_another_way_is_rebuilt(device, stored, monkeypatch,
+                                                       no_measuring, damage) -> None:
+    """A calibration timed before the kernels or their timing changed (or written before the
+    field) is measured again, on every type of device."""
     monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
     path = store.calibration_path(device)
     data = json.loads(path.read_text())
@@ -329,13 +330,14 @@ def test_a_gpu_calibration_measured_another_way_is_rebuilt(device, stored, monke
         data["measurement"] = MEASUREMENT - 1
     else:
         del data["measurement"]
-    path.write_text(json.dumps(data))
-    cpu, gpu = replace(device, type="cpu"), replace(device, type="gpu")
-    store.forget()
-    assert store.load(cpu) is not None
-    with pytest.warns(RuntimeWarning, match="measured with other kernels or timing"):
-        store.calibration(gpu, progress=False)
-    assert no_measuring == [gpu] and store.load(gpu) is not None
+    for kind in ("cpu", "gpu"):
+        path.write_text(json.dumps(data))
+        typed = replace(device, type=kind)
+        store.forget()
+        with pytest.warns(RuntimeWarning, match="measured with other kernels or timing"):
+            store.calibration(typed, progress=False)
+        assert no_measuring[-1] == typed and store.load(typed) is not None
+    assert len(no_measuring) == 2
 
 
 def test_missing_calibration_is_measured_once_and_stored(device, cache, monkeypatch,
@@ -532,9 +534,16 @@ def test_kernel_times_take_rounds_over_the_formats(device, monkeypatch) -> None:
         formats[name] = fmt
     x = cl_array.to_device(device.queue, np.ones(csr.shape[1], np.float32))
     y = cl_array.zeros(device.queue, csr.shape[0], np.float32)
+    monkeypatch.setattr(probes, "STEADY_S", 0.0)
     times = probes.kernel_times(formats, x, y, 3)
     assert order == ["csr-scalar", "ell", "coo"] * 4
     assert set(times) == set(formats) and all(t > 0 for t in times.values())
+    # short products: rounds go on until each format's add up to STEADY_S, at most MAX_ROUNDS
+    order.clear()
+    monkeypatch.setattr(probes, "STEADY_S", 10.0)
+    monkeypatch.setattr(probes, "MAX_ROUNDS", 7)
+    probes.kernel_times(formats, x, y, 3)
+    assert order == ["csr-scalar", "ell", "coo"] * 8
 
 
 @pytest.mark.parametrize("spec", ["gen:powerlaw:n=30000,k=8,local=0.5", "gen:arrow:n=20000",

@@ -15,6 +15,11 @@ fastest (the tie tolerance of the bench's Selection section), the model's median
 measured| / measured (per matrix, then the median of those, as the Selection section) and the
 Spearman rank correlation of predicted and measured times (per matrix, then their median).
 
+``--trial`` adds, per calibration, auto with a trial on the device (``select(..., trial=True)``,
+:mod:`clspmv.model.trial`: the likeliest formats converted and timed there, the fastest taken),
+its choice judged in the same measured times as the model's alone (``LABEL+trial``; needs the
+device, not ``--device facts``).
+
 ``--agreement A.json B.json`` needs no calibration and no device: two ``--out`` files of the same
 suite measured at different times, each run's fastest format judged in the other run (the same
 ratio, worst and share within 5 % as for auto): the best any selector can score against one
@@ -81,9 +86,9 @@ def measure(csr, device, precision) -> dict[str, float]:
             .items()}
 
 
-def evaluate(csr, device, precision, cal: Calibration, measured: dict[str, float]
-             ) -> dict[str, object]:
-    sel = select(csr, device, precision, calibration_=cal)
+def evaluate(csr, device, precision, cal: Calibration, measured: dict[str, float],
+             trial: bool = False) -> dict[str, object]:
+    sel = select(csr, device, precision, calibration_=cal, trial=trial)
     pred = {k: p.kernel_s * 1e3 for k, p in sel.predictions.items() if p.kernel_s is not None}
     common = [k for k in measured if k in pred]
     fastest = min(measured, key=measured.get)
@@ -93,7 +98,8 @@ def evaluate(csr, device, precision, cal: Calibration, measured: dict[str, float
     return {"auto": sel.format, "fastest": fastest,
             "ratio": measured[fastest] / measured[sel.format] if sel.format in measured else 0.0,
             "median_rel_error": float(np.median(rel)), "spearman": rho,
-            "selection_ms": sel.cost_ms, "predicted_ms": pred}
+            "selection_ms": sel.cost_ms, "predicted_ms": pred, "trial_ms": sel.trial_ms,
+            "trial_s": sel.trial_s}
 
 
 def facts_device(cal: Calibration) -> SimpleNamespace:
@@ -143,6 +149,9 @@ def main() -> int:
                         help="fit the --calibration files again to their stored measurements")
     parser.add_argument("--bench", nargs="+", default=None,
                         help="measured times from these bench results files' Selection records")
+    parser.add_argument("--trial", action="store_true",
+                        help="auto with a trial on the device (clspmv.model.trial): its choice "
+                             "judged in the measured times, beside the model's alone")
     parser.add_argument("--agreement", nargs=2, default=None, metavar=("A", "B"),
                         help="two --out files: each one's fastest format judged in the other")
     args = parser.parse_args()
@@ -183,11 +192,14 @@ def main() -> int:
         line = f"{source.name[:52]:52s} fastest={min(measured, key=measured.get):12s}"
         rec = {"matrix": source.name, "entries": int(csr.nnz), "measured_ms": measured}
         for label, cal in cals.items():
-            r = evaluate(csr, device, precision, cal, measured)
-            records[label].append(r)
-            rec[label] = r
-            line += (f" | {label}: {r['auto']:12s} {r['ratio']:.3f} err "
-                     f"{r['median_rel_error']:.2f} rho {r['spearman']:.2f}")
+            for tried in (False, True) if args.trial else (False,):
+                r = evaluate(csr, device, precision, cal, measured, tried)
+                key = label + "+trial" if tried else label
+                records.setdefault(key, []).append(r)
+                rec[key] = r
+                line += (f" | {key}: {r['auto']:12s} {r['ratio']:.3f}" + (
+                    f" ({r['trial_s']:.2f} s)" if tried else
+                    f" err {r['median_rel_error']:.2f} rho {r['spearman']:.2f}"))
         out.append(rec)
         print(line, flush=True)
     for label, recs in records.items():

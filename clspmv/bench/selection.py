@@ -26,6 +26,7 @@ from scipy.stats import spearmanr
 
 from ..device import Device
 from ..model import calibration, select
+from ..model import trial as trials
 from ..model.strips import MIN_STRIP_ENTRIES, plan_for_device
 from . import timing
 from .operation import Context, Operation, Settings, note
@@ -80,6 +81,14 @@ FIELDS = {
     "strips_ms": "measured kernel ms of that plan's strips product (median, as A x; measured "
                  "here when the plan has two blocks or more; also in measured_ms as 'strips' "
                  "when auto chose it)",
+    "trial_chosen": "auto's format after a trial (clspmv.model.select with trial=True, as "
+                    "from_scipy does where the expected products pay for it): the likeliest "
+                    "formats converted and timed on the device, the fastest taken",
+    "trial_ms": "format -> kernel ms the trial measured (the fastest of its products)",
+    "trial_s": "wall seconds of the trial (conversions, uploads, products)",
+    "trial_vs_fastest": "fastest_ms / measured_ms of trial_chosen (this run's own records, as "
+                        "vs_fastest)",
+    "trial_tie": f"trial_vs_fastest >= 1 / (1 + {TIE_PCT:g} %)",
 }
 
 
@@ -114,6 +123,24 @@ def fill(rec: Record, predicted: dict[str, float], measured: dict[str, float],
             rec.extra.update(vs_fastest=ratio, within_tie=_tie(ratio))
     median, worst, rho, n = model_error(predicted, measured)
     rec.extra.update(median_error=median, worst_error=worst, rank_correlation=rho, compared=n)
+
+
+def trial(rec: Record, problem: Problem, device: Device, cal: Any,
+          measured: dict[str, float]) -> None:
+    """The trial fields of ``rec`` (:data:`FIELDS`): auto with a trial on the device, its
+    choice judged in ``measured`` (the formats' own records). Left None when the trial fails
+    (a format the device cannot hold beside the others: the record says so)."""
+    try:
+        tried = select(problem.csr, device, problem.accuracy, calibration_=cal, strips=False,
+                       trial=True)
+    except Exception as err:  # out of device memory with the candidates at once
+        note(rec, f"trial failed: {type(err).__name__}: {err}")
+        return
+    rec.extra.update(trial_chosen=tried.format, trial_ms=tried.trial_ms, trial_s=tried.trial_s)
+    chosen_ms = measured.get(tried.format)
+    if measured and chosen_ms:
+        ratio = min(measured.values()) / chosen_ms
+        rec.extra.update(trial_vs_fastest=ratio, trial_tie=_tie(ratio))
 
 
 def _tie(ratio: float) -> bool:
@@ -204,7 +231,9 @@ class Selection(Operation):
     def settings(self, plan: Any) -> dict[str, Any]:
         return {"selection": {"tie_pct": TIE_PCT, "csr_reference": REFERENCE_FORMAT,
                               "contender_pct": CONTENDER_PCT,
-                              "max_contenders": MAX_CONTENDERS}}
+                              "max_contenders": MAX_CONTENDERS,
+                              "trial": {"top": trials.TOP, "band": trials.BAND,
+                                        "repeats": trials.REPEATS}}}
 
     def steps(self, plan: Any) -> int:
         return 1
@@ -242,6 +271,8 @@ class Selection(Operation):
                         measured["strips"] = rec.extra["strips_ms"]
                         predicted["strips"] = plan.predicted_s * 1e3
             fill(rec, predicted, measured, chosen.format)
+            trial(rec, problem, device, cal, {f: t for f, t in measured.items()
+                                              if f != "strips"})
             side_by_side(rec, problem, device, contenders(measured, chosen.format),
                          plan.params() if plan is not None else None, context.settings)
             if reference is not None and reference.conversion_ms:

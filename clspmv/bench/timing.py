@@ -35,6 +35,11 @@ DEFAULT_MAX_SECONDS = 10.0
 """Time allowed for the repeats of one measurement; fewer repeats (at least MIN_REPEATS) are run
 when the warm-up shows that ``repeat`` products would take longer."""
 MIN_REPEATS = 3
+WARMUP_S = 0.02
+"""Warm-up rounds go on, beyond ``warmup``, until they have taken this long (at most
+:data:`MAX_WARMUP` of them): short products reach their steady speed only after tens of them
+back to back (see :data:`clspmv.model.probes.STEADY_S`, measured on a 2-core CPU under PoCL)."""
+MAX_WARMUP = 200
 T = TypeVar("T")
 
 
@@ -75,12 +80,16 @@ def repeats_within(first_seconds: float, repeat: int,
 def _rounds(one_round: Callable[[int], T], warmup: int, repeat: int,
             max_seconds: float) -> list[T]:
     """What ``one_round(i)`` returns for the timed rounds ``i = 0, 1, ...``: ``repeat`` of them,
-    or fewer if the ``warmup`` untimed rounds before them (``i < 0``; at least one) show that
+    or fewer if the untimed rounds before them (``i < 0``: ``warmup`` of them, at least one,
+    more until they have taken :data:`WARMUP_S`, at most :data:`MAX_WARMUP`) show that
     ``repeat`` would take longer than ``max_seconds`` (:func:`repeats_within`)."""
     start = time.perf_counter()
-    for i in range(-max(warmup, 1), 0):
-        one_round(i)
-    per_round = (time.perf_counter() - start) / max(warmup, 1)
+    done = 0
+    while done < max(warmup, 1) or (done < MAX_WARMUP
+                                    and time.perf_counter() - start < WARMUP_S):
+        done += 1
+        one_round(-done)
+    per_round = (time.perf_counter() - start) / done
     return [one_round(i) for i in range(repeats_within(per_round, repeat, max_seconds))]
 
 

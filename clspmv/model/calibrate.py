@@ -40,12 +40,14 @@ from .timemodel import (
     terms,
 )
 
-MEASUREMENT = 1
+MEASUREMENT = 2
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored GPU calibration of another value is measured again, with a warning): 1 =
-products of several kernels timed behind :mod:`clspmv.cover`'s spin, float64 kernels on NVIDIA
-with the streaming hint (0: before, when a product's span could hold the host's enqueueing).
-Neither changed what a CPU device measures, so CPU calibrations of any value stay valid."""
+stores (a stored calibration of another value is measured again, with a warning): 2 = short
+products timed until they reach their steady speed (:data:`clspmv.model.probes.STEADY_S`: on a
+2-core CPU the small calibration matrices' products had been timed up to 1.8 times too slow);
+1 = products of several kernels timed behind :mod:`clspmv.cover`'s spin, float64 kernels on
+NVIDIA with the streaming hint (0: before, when a product's span could hold the host's
+enqueueing)."""
 PRIOR_WEIGHT = 0.02
 """Weight of the pull towards the device-wide priors in the non-negative least-squares fit."""
 FAR_TERM = TERMS.index("far xbytes")

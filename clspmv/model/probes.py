@@ -33,11 +33,22 @@ from .sampling import LINE_BYTES
 REPEATS = 9
 """Timed products per (matrix, format), in rounds over the formats; the calibration keeps the
 fastest (:func:`kernel_times`)."""
+STEADY_S = 0.02
+"""Product seconds per format that :func:`kernel_times` times at least (more rounds than
+``repeat`` where its products are short, up to :data:`MAX_ROUNDS`): short products reach their
+steady speed only after tens of them back to back. On a 2-core CPU under PoCL 3.1 the fastest
+of 9 rounds of bcsstk24 (81 k entries) was 87 us for csr-blocks and csr-scalar and 125-149 us
+for csr-merge, pjds and sell, the fastest of 50 rounds 48-50 us and 68-94 us, of 200 rounds
+45-48 us and 66-90 us: 9 rounds made the small matrices' products look up to 1.8 times slower
+than a solver's loop runs them, and ordered formats whose times differ by less at random."""
+MAX_ROUNDS = 200
 
 def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Array,
                  repeat: int) -> dict[str, float]:
     """The fastest of ``repeat`` products y = A x of each uploaded format (after one warm-up
-    each), taken in ``repeat`` rounds of one product per format, in kernel seconds from the
+    each; more where the products are short: rounds go on until every format's products add
+    up to :data:`STEADY_S`, at most :data:`MAX_ROUNDS`), taken in rounds of one product per
+    format, in kernel seconds from the
     OpenCL profiling events of the kernels it enqueues, queued behind a spin that hides the
     host's enqueueing (:func:`clspmv.cover.covered_ns`, the benchmarks' kernel time), or the
     host clock around each product where the device's queue has no profiling (a user's queue).
@@ -62,9 +73,12 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
     samples: dict[str, list[float]] = {name: [] for name in formats}
     for fmt in formats.values():
         seconds(fmt)
-    for _ in range(repeat):
+    rounds = 0
+    while rounds < repeat or (rounds < MAX_ROUNDS and min(map(sum, samples.values()))
+                              < STEADY_S):
         for name, fmt in formats.items():
             samples[name].append(seconds(fmt))
+        rounds += 1
     return {name: min(times) for name, times in samples.items()}
 
 

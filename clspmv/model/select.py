@@ -3,7 +3,9 @@ caller says how many products will pay for it; or ``strips``, row blocks each in
 (:mod:`.strips`), when its plan is predicted faster than every single format by
 :data:`.strips.AUTO_MARGIN`. Searching a strips plan costs many times a conversion to CSR (a few
 seconds for 10^7 entries), so it is searched only when the caller says that at least
-:data:`STRIPS_MIN_PRODUCTS` products will use the matrix, or asks for it (``strips=True``)."""
+:data:`STRIPS_MIN_PRODUCTS` products will use the matrix, or asks for it (``strips=True``).
+Where the expected products pay for it (or ``trial=True``), the likeliest few formats are then
+converted and timed on the device and the fastest measured is taken (:mod:`.trial`)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from dataclasses import dataclass, field
 import scipy.sparse as sp
 
 from ..device import Device
-from ..precision import Precision
+from ..formats import Format
+from ..precision import Precision, resolve
+from . import trial as trials
 from .features import Features, features, with_exact_diagonals
 from .predict import Prediction, predict_features
 from .store import calibration
@@ -44,6 +48,14 @@ class Selection:
     """The row-strip plan that was weighed against the single formats (None when none was
     searched: see :func:`select`'s ``strips``, or the matrix has too few entries for two
     strips); :attr:`format` is ``"strips"`` when it was taken."""
+    trial_ms: dict[str, float] | None = None
+    """Format -> measured kernel ms of the formats tried on the device (:mod:`.trial`), None
+    when there was no trial."""
+    trial_s: float = 0.0
+    """Wall seconds of the trial (conversions, uploads, products); not in :attr:`cost_ms`."""
+    converted: Format | None = field(default=None, repr=False, compare=False)
+    """The trial's winner, converted and uploaded in its device's default layout (taken by
+    ``DeviceMatrix.from_scipy`` instead of a second conversion), else None."""
 
     @property
     def params(self) -> dict[str, object]:
@@ -65,13 +77,15 @@ class Selection:
 
 def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = None,
            expected_products: int | None = None, calibration_: Calibration | None = None,
-           strips: bool | None = None) -> Selection:
+           strips: bool | None = None, trial: bool | None = None) -> Selection:
     """The format for the canonical CSR matrix ``csr`` on ``device``: the least predicted kernel
-    time, or with ``expected_products=n`` the least conversion plus n products. ``precision``
-    is accepted for the signature's sake: the values of ``csr`` already have its value type.
-    ``strips``: search a row-strip plan (None: when ``expected_products`` is at least
-    :data:`STRIPS_MIN_PRODUCTS`). Raises ValueError for ``expected_products < 1``."""
-    del precision  # the features read the value size from csr.dtype
+    time, or with ``expected_products=n`` the least conversion plus n products. ``precision``:
+    how a trial converts (default: ``csr``'s value type; the features read the value size from
+    ``csr.dtype``). ``strips``: search a row-strip plan (None: when ``expected_products`` is at
+    least :data:`STRIPS_MIN_PRODUCTS`). ``trial``: time the likeliest formats on the device and
+    take the fastest (:mod:`.trial`; None: when ``expected_products`` is given and the trial's
+    predicted cost is at most :data:`.trial.SHARE` of their time; never when a strips plan is
+    taken). Raises ValueError for ``expected_products < 1``."""
     if expected_products is not None and expected_products < 1:
         raise ValueError(f"expected_products must be at least 1, got {expected_products}")
     cal = calibration_ or calibration(device)
@@ -97,6 +111,19 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
                f"than the best single format, {plan.single_format}: "
                + ", ".join(f"rows {r0}:{r1} {fmt}" for r0, r1, fmt in plan.blocks))
         return Selection("strips", preds, why, expected_products, cal.kind, cost, f, plan)
+    cost = (time.perf_counter() - t0) * 1e3
+    names = trials.candidates(preds, expected_products) if trial is not False else []
+    if trial is None:
+        trial = expected_products is not None and len(names) > 1 and trials.worth(
+            preds, names, expected_products)
+    if trial and len(names) > 1:
+        done = trials.run(csr, device, precision or resolve(csr.dtype, csr.dtype), names)
+        ms = done.kernel_ms
+        why = (f"fastest on the device of the {len(ms)} formats tried ("
+               + ", ".join(f"{k} {v:.4g} ms" for k, v in sorted(ms.items(), key=lambda i: i[1]))
+               + f"); the model alone would take {best.format}")
+        return Selection(done.winner, preds, why, expected_products, cal.kind, cost, f, plan,
+                         ms, done.seconds, done.converted)
     if expected_products is None:
         why = (f"least predicted kernel time ({best.kernel_s * 1e3:.4g} ms per product) of "
                f"{len(accepted)} formats accepting the matrix")
@@ -107,7 +134,6 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
         if fastest.format != best.format:
             why += (f"; {fastest.format} has faster products but its conversion does not pay "
                     f"off over {expected_products}")
-    cost = (time.perf_counter() - t0) * 1e3
     return Selection(best.format, preds, why, expected_products, cal.kind, cost, f, plan)
 
 

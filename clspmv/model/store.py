@@ -3,8 +3,8 @@
 The file is ``<cache>/calibration-<device>-<driver>-<clspmv version>.json`` (the key: a new
 driver or clspmv version calibrates again), ``<cache>`` being ``platformdirs.user_cache_dir
 ("clspmv")`` or the directory in ``CLSPMV_CACHE_DIR``. A file that cannot be read, is malformed,
-or was made for another device, driver, clspmv version, model form or (a GPU's) way of
-measuring (:data:`clspmv.model.calibrate.MEASUREMENT`) is rebuilt with a warning.
+or was made for another device, driver, clspmv version, model form or way of measuring
+(:data:`clspmv.model.calibrate.MEASUREMENT`) is rebuilt with a warning.
 
 ``CLSPMV_CALIBRATE=0`` measures nothing: a calibration stored for the device is still used, else
 the quick default of :data:`clspmv.model.timemodel.QUICK_DEFAULT` (device facts only).
@@ -57,7 +57,7 @@ def load(device: Device) -> Calibration | None:
                                                     __version__):
             raise ValueError(f"it was made for {cal.device} (driver {cal.driver}, clspmv "
                              f"{cal.clspmv})")
-        if cal.kind == "measured" and device.type != "cpu" and cal.measurement != MEASUREMENT:
+        if cal.kind == "measured" and cal.measurement != MEASUREMENT:
             raise ValueError(f"it was measured with other kernels or timing (measurement "
                              f"{cal.measurement}, now {MEASUREMENT})")
     except (OSError, ValueError, TypeError, AttributeError) as err:

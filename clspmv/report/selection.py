@@ -55,6 +55,14 @@ def _side_by_side(r: Rec) -> str:
     return _ratio(r.get("side_by_side_vs_fastest")) + _tie(r.get("side_by_side_tie")) + other
 
 
+def _trial(r: Rec) -> str:
+    """The trial's ratio and its choice (when not the model's)."""
+    if not r.get("trial_chosen"):
+        return ""
+    other = "" if r["trial_chosen"] == r.get("chosen") else f" ({r['trial_chosen']})"
+    return _ratio(r.get("trial_vs_fastest")) + _tie(r.get("trial_tie")) + other
+
+
 def _means(ratios: list[float]) -> str:
     geo = math.exp(sum(math.log(v) for v in ratios) / len(ratios))
     return f"geometric mean {geo:.3f}, worst {min(ratios):.3f}"
@@ -65,22 +73,30 @@ def _has_side_by_side(recs: list[Rec]) -> bool:
     return any("side_by_side_ms" in r for r in recs)
 
 
+def _has_trial(recs: list[Rec]) -> bool:
+    """Whether the run tried formats on the device (runs before trials did not)."""
+    return any("trial_chosen" in r for r in recs)
+
+
 def matrix_table(here: list[Rec]) -> str:
-    side = _has_side_by_side(here)
+    side, tried = _has_side_by_side(here), _has_trial(here)
     rows = []
     for r in sorted(here, key=lambda r: (r["nnz"], r["matrix"])):
         if r["status"] != "ok":
-            rows.append([r["matrix"], r["status"], r.get("reason", "")] + [""] * (8 + side))
+            rows.append([r["matrix"], r["status"], r.get("reason", "")]
+                        + [""] * (8 + side + tried))
             continue
         rows.append([r["matrix"], r.get("chosen") or "", num(r.get("chosen_ms"), ".4f"),
                      f"{r.get('fastest') or ''} {num(r.get('fastest_ms'), '.4f')}",
                      _ratio(r.get("vs_fastest")) + _tie(r.get("within_tie")),
-                     *([_side_by_side(r)] if side else []), _pct(r.get("median_error")),
+                     *([_side_by_side(r)] if side else []),
+                     *([_trial(r)] if tried else []), _pct(r.get("median_error")),
                      _pct(r.get("worst_error")), num(r.get("rank_correlation"), ".2f"),
                      num(r.get("selection_ms"), ".2f"), num(r.get("csr_conversion_ms"), ".2f"),
                      _ratio(r.get("selection_vs_csr"))])
     return table(rows, ["matrix", "auto's choice", "its ms", "fastest (ms)", "fastest / auto",
-                        *(["side by side"] if side else []), "median err", "worst err",
+                        *(["side by side"] if side else []),
+                        *(["with a trial"] if tried else []), "median err", "worst err",
                         "rank corr", "selection ms", "CSR conv ms", "selection / conv"])
 
 
@@ -105,6 +121,13 @@ def summary(here: list[Rec]) -> str:
             r["side_by_side_tie"] if r.get("side_by_side_ms") else r.get("within_tie")))
         parts[0] += (f" With the contenders timed side by side: {_means(paired)}, {sbs_ties} "
                      f"of {len(paired)} within the tie tolerance.")
+    tried = [r for r in ok if r.get("trial_vs_fastest")]
+    if tried:
+        seconds = statistics.median(r["trial_s"] for r in tried)
+        parts[0] += (f" With a trial on the device (`trial=True`): "
+                     f"{_means([r['trial_vs_fastest'] for r in tried])}, "
+                     f"{sum(1 for r in tried if r.get('trial_tie'))} of {len(tried)} within the "
+                     f"tie tolerance (median trial {seconds:.2f} s).")
     if errors:
         parts.append(f"Model error: median of the per-matrix medians "
                      f"{100 * statistics.median(errors):.0f} %, worst per-matrix median "
@@ -155,6 +178,11 @@ def section(records: list[Rec], defs: Definitions) -> str:
                 "near the fastest converted again together and timed in alternating rounds (the "
                 "fastest there in brackets when it is not auto's choice)"
                 if _has_side_by_side(recs) else "")
+             + (". `with a trial`: the same ratio for the format `trial=True` takes (the "
+                "likeliest formats converted and timed on the device, the fastest kept; what "
+                "`from_scipy` does where the expected products pay for it), judged in this "
+                "run's records; its choice in brackets when not the model's"
+                if _has_trial(recs) else "")
              + ". Errors are |predicted - measured| / measured over the formats both predicted "
              "and measured.")
     out = ["## Selection", "", intro, ""]

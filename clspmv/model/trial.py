@@ -1,0 +1,125 @@
+"""A trial of ``format="auto"``'s likeliest formats on the device, when enough products will pay
+for it: the model narrows thirteen formats to a few (:func:`candidates`), which are converted,
+uploaded and timed side by side (:func:`run`), and the fastest measured is taken.
+
+Why: the model ranks the formats well (rank correlation about 0.9 per matrix) but its error on
+one format's time (10-35 % median) is of the size of the gaps between the best few. On the
+2-core CPU (PoCL 3.1, stored measurements of 71 matrices of five suites) the predicted fastest
+format was on average 0.934 as fast as the fastest measured (worst 0.721, 62 % within 5 %),
+while the fastest of the three predicted best plus the best predicted of each format family
+within :data:`BAND` was 0.983 (worst 0.867, 87 %): the misses are short-row stencils and
+bands where an ELLPACK format beats every CSR kernel by 20-40 % yet is predicted behind them,
+hence one candidate per family. A trial converts several formats, so it is run only where the
+products a caller expects make its predicted cost small against their time (:func:`worth`),
+or on request (``trial=True``); its winner's device matrix is kept, not converted again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyopencl.array as cl_array
+import scipy.sparse as sp
+
+from ..device import Device
+from ..errors import UnsuitableFormatError
+from ..formats import FORMAT_CLASSES, Format, convert
+from ..precision import Precision
+from .predict import Prediction
+from .probes import STEADY_S, kernel_times
+
+TOP = 3
+"""The formats of least predicted time that are tried."""
+BAND = 0.6
+"""Each format family's best predicted format is tried as well when predicted within this share
+above the best prediction (1 + BAND times it)."""
+FAMILIES = {"ell": ("ell", "ellr", "ellr-t", "hyb", "dia"), "sliced": ("sell", "pjds")}
+"""Formats whose kernels walk padded slots rather than a CSR row (the rest are one family):
+their times move together against the CSR kernels' as rows get shorter or more regular."""
+REPEATS = 5
+"""Timed products per candidate at least (the fastest counts; short products get more, up to
+:data:`clspmv.model.probes.STEADY_S` of them: :func:`clspmv.model.probes.kernel_times`), after
+one warm-up each."""
+SHARE = 0.05
+"""A trial runs when its predicted cost (the candidates' conversions and products) is at most
+this share of the expected products' predicted time."""
+
+
+@dataclass(frozen=True)
+class Trial:
+    """What a trial measured."""
+
+    kernel_ms: dict[str, float]
+    """Candidate -> its fastest measured kernel ms (candidates that failed to convert left
+    out)."""
+    winner: str
+    converted: Format
+    """The winner, converted and uploaded to the device (the caller's matrix)."""
+    seconds: float
+    """Wall seconds of the trial (conversions, uploads, products)."""
+
+
+def _family(fmt: str) -> str:
+    return next((name for name, members in FAMILIES.items() if fmt in members), "csr")
+
+
+def candidates(predictions: dict[str, Prediction], expected_products: int | None) -> list[str]:
+    """The formats to try: the :data:`TOP` of least predicted time (conversion included with
+    ``expected_products``), then each family's best within :data:`BAND` of the best."""
+    def cost(p: Prediction) -> float:
+        return p.kernel_s if expected_products is None else p.total_s(expected_products)  # type: ignore[return-value]
+
+    ranked = sorted((p for p in predictions.values() if p.refused is None),
+                    key=lambda p: (cost(p), p.format))
+    if not ranked:
+        return []
+    out = [p.format for p in ranked[:TOP]]
+    limit = cost(ranked[0]) * (1 + BAND)
+    families: set[str] = set()
+    for p in ranked:  # each family's best, in the order of their predictions
+        if _family(p.format) not in families:
+            families.add(_family(p.format))
+            if cost(p) <= limit and p.format not in out:
+                out.append(p.format)
+    return out
+
+
+def predicted_seconds(predictions: dict[str, Prediction], names: list[str]) -> float:
+    """Predicted seconds of a trial of ``names``: their conversions and products (at least
+    :data:`REPEATS` plus a warm-up, at least :data:`clspmv.model.probes.STEADY_S` of them)."""
+    return sum(predictions[n].total_s(0) + max(STEADY_S, (REPEATS + 1)
+                                               * (predictions[n].kernel_s or 0.0))
+               for n in names)
+
+
+def worth(predictions: dict[str, Prediction], names: list[str], expected_products: int) -> bool:
+    """Whether a trial of ``names`` is predicted to cost at most :data:`SHARE` of
+    ``expected_products`` products of the best predicted of them."""
+    best = min(predictions[n].kernel_s or np.inf for n in names)
+    return predicted_seconds(predictions, names) <= SHARE * expected_products * best
+
+
+def run(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[str]) -> Trial:
+    """Convert ``csr`` (canonical, values of ``precision.value``) to each of ``names`` in its
+    device's default layout, upload them all, time y = A x in rounds and keep the fastest;
+    ValueError when none converts. The others' device buffers are released on
+    return."""
+    start = time.perf_counter()
+    uploaded: dict[str, Format] = {}
+    for name in names:
+        try:
+            fmt = convert(csr, name, FORMAT_CLASSES[name].layout_for(device), precision)
+        except UnsuitableFormatError:  # the sampled features let it pass: it refuses here
+            continue
+        fmt.upload(device)
+        uploaded[name] = fmt
+    if not uploaded:
+        raise ValueError(f"no format of the trial ({', '.join(names)}) accepts the matrix")
+    x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
+    y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
+    seconds = kernel_times(uploaded, x, y, REPEATS)
+    winner = min(seconds, key=lambda n: (seconds[n], n))
+    return Trial({n: s * 1e3 for n, s in seconds.items()}, winner, uploaded[winner],
+                 time.perf_counter() - start)

@@ -1,0 +1,118 @@
+"""format="auto"'s trial of its likeliest formats on the device (clspmv.model.trial)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from calibration_fixture import fixture_calibration
+
+import clspmv
+from clspmv.formats import Format
+from clspmv.matrix import canonical_csr
+from clspmv.model import Prediction, select
+from clspmv.precision import resolve
+
+from oracle import assert_matches
+
+trials = importlib.import_module("clspmv.model.trial")
+store = importlib.import_module("clspmv.model.store")
+probes = importlib.import_module("clspmv.model.probes")
+
+POISSON = sp.diags([-1.0, -1.0, 4.0, -1.0, -1.0], [-40, -1, 0, 1, 40], shape=(1600, 1600),
+                   format="csr")
+
+
+def predictions(**kernel_ms: float | None) -> dict[str, Prediction]:
+    """Predictions of the given kernel ms (None: refused), each converted in 1 ms."""
+    return {f.replace("_", "-"): Prediction(f.replace("_", "-"), None, None, "refuses")
+            if ms is None else Prediction(f.replace("_", "-"), ms * 1e-3, 1e-3)
+            for f, ms in kernel_ms.items()}
+
+
+def test_candidates_are_the_best_three_and_each_familys_best_in_the_band() -> None:
+    preds = predictions(csr_blocks=1.0, csr_merge=1.05, csr_scalar=1.1, coo=1.2, ellr=1.5,
+                        ell=1.55, sell=1.7, dia=None, pjds=1.59)
+    # three CSR kernels, then ELL's best (1.5 <= 1.6) and the sliced formats' (pjds, 1.59)
+    assert trials.candidates(preds, None) == ["csr-blocks", "csr-merge", "csr-scalar", "ellr",
+                                              "pjds"]
+    far = predictions(csr_blocks=1.0, csr_merge=1.05, csr_scalar=1.1, ellr=1.7, sell=None)
+    assert trials.candidates(far, None) == ["csr-blocks", "csr-merge", "csr-scalar"]
+    # with expected products the ranking counts the conversions: 1 ms each, so no change here
+    assert trials.candidates(preds, 10) == trials.candidates(preds, None)
+    assert trials.candidates(predictions(ell=None), None) == []
+
+
+def test_worth_weighs_the_trial_against_the_expected_products() -> None:
+    preds = predictions(csr_blocks=1.0, ellr=1.2)
+    names = ["csr-blocks", "ellr"]
+    cost = trials.predicted_seconds(preds, names)  # 2 conversions + their products
+    assert cost == pytest.approx(2e-3 + 2 * max(probes.STEADY_S, 6 * 1.2e-3))
+    needed = cost / (trials.SHARE * 1e-3)  # products of the best (1 ms) that make it a share
+    assert trials.worth(preds, names, int(needed) + 1)
+    assert not trials.worth(preds, names, int(needed) - 1)
+
+
+@pytest.fixture
+def stored(device, tmp_path, monkeypatch):
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path))
+    store.forget()
+    store.save(fixture_calibration(device), device)
+    yield
+    store.forget()
+
+
+def test_a_trial_takes_the_fastest_measured_and_keeps_it_on_the_device(device, stored,
+                                                                        monkeypatch) -> None:
+    csr = canonical_csr(POISSON)
+    names = trials.candidates(select(csr, device, trial=False).predictions, None)
+    slowest_predicted = names[-1]
+
+    def measured(formats, x, y, repeat):  # the last candidate is the fastest on this "device"
+        assert repeat == trials.REPEATS and set(formats) == set(names)
+        return {n: (0.5e-3 if n == slowest_predicted else 1e-3) for n in formats}
+
+    monkeypatch.setattr(trials, "kernel_times", measured)
+    sel = select(csr, device, trial=True)
+    assert sel.format == slowest_predicted and set(sel.trial_ms) == set(names)
+    assert sel.trial_ms[slowest_predicted] == pytest.approx(0.5)
+    assert f"{len(names)} formats tried" in sel.why and sel.trial_s > 0
+    assert isinstance(sel.converted, Format) and sel.converted.name == slowest_predicted
+
+
+def test_from_scipy_with_a_trial_uses_the_winner_without_converting_again(device, stored,
+                                                                          monkeypatch) -> None:
+    conversions = []
+    real = clspmv.matrix.convert
+    monkeypatch.setattr(clspmv.matrix, "convert", lambda *a, **k: conversions.append(a[1])
+                        or real(*a, **k))
+    M = clspmv.DeviceMatrix.from_scipy(POISSON, device=device, trial=True)
+    sel = M.selection
+    assert sel.trial_ms and M.format == sel.format == min(sel.trial_ms, key=sel.trial_ms.get)
+    assert sel.converted is None and conversions == []  # the trial's own matrix, let go of
+    x = np.linspace(-1, 1, 1600)
+    assert_matches(M @ x, POISSON, x, np.dtype(np.float64))
+    assert_matches(M.T @ x, POISSON.T.tocsr(), x, np.dtype(np.float64))
+
+
+def test_a_trial_runs_when_the_expected_products_pay_for_it(device, stored) -> None:
+    csr = canonical_csr(POISSON)
+    assert select(csr, device).trial_ms is None  # one product: the model alone
+    assert select(csr, device, expected_products=10).trial_ms is None
+    assert select(csr, device, expected_products=10**9).trial_ms
+    assert select(csr, device, expected_products=10**9, trial=False).trial_ms is None
+    # a block with compact columns is laid out with its map: the trial's matrices lack it
+    M = clspmv.DeviceMatrix.from_scipy(POISSON[:, :800], device=device,
+                                       column_map=np.arange(800) * 2, expected_products=10**9)
+    assert M.selection.trial_ms is None
+
+
+def test_formats_refusing_in_a_trial_are_skipped(device) -> None:
+    csr = canonical_csr(sp.random(2000, 2000, density=0.01, format="csr", random_state=3))
+    precision = resolve(np.float64, np.float64)
+    done = trials.run(csr, device, precision, ["dia", "csr-scalar"])  # dia pads absurdly
+    assert set(done.kernel_ms) == {"csr-scalar"} and done.winner == "csr-scalar"
+    with pytest.raises(ValueError, match=r"no format of the trial \(dia\) accepts the matrix"):
+        trials.run(csr, device, precision, ["dia"])
