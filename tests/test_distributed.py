@@ -169,8 +169,8 @@ def test_time_partition_balances_predicted_time(device, ranks: int) -> None:
         ("nnz", _block_seconds(A, by_nnz, device, cal)))}
     assert spread["nnz"] > 1.2, spread  # the case is one where entries mislead
     assert spread["time"] < spread["nnz"] - 0.05, spread
-    if ranks == 2:
-        assert spread["time"] < 1.15, spread
+    if ranks == 2:  # two thirds of the imbalance gone at least
+        assert spread["time"] - 1 < (spread["nnz"] - 1) / 3, spread
 
 
 def test_row_weights_follow_the_named_format(device) -> None:

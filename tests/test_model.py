@@ -436,15 +436,18 @@ def test_benchmark_matrices_add_random_far_where_the_x_cache_was_probed() -> Non
         assert (A != more[key]).nnz == 0, key
 
 
-def test_wide_bytes_term_counts_slots_per_row_beyond_the_cache() -> None:
-    """``wide bytes``: the streamed bytes beyond the cache times the slots a row stores in the
-    format (its padding included) over WIDE_ROW, capped at 1; zero for a matrix in the cache."""
+def test_wide_bytes_terms_count_slots_per_row_beyond_and_in_the_cache() -> None:
+    """``wide bytes`` / ``cached wide bytes``: the streamed bytes beyond / in the cache times
+    the slots a row stores in the format (its padding included) over WIDE_ROW, capped at 1."""
     band = canonical_csr(sp.diags([1.0] * 9, range(-4, 5), shape=(4000, 4000), format="csr"))
     f = features_mod.features(band, simd_width=8)
-    wide = TERMS.index("wide bytes")
-    assert terms("ell", f, cache_bytes=1 << 30)[wide] == 0  # all in the cache
+    wide, cached_wide = TERMS.index("wide bytes"), TERMS.index("cached wide bytes")
+    t = terms("ell", f, cache_bytes=1 << 30)  # all in the cache
+    assert t[wide] == 0 and t[cached_wide] == pytest.approx(
+        t[TERMS.index("cached bytes")] * 9 / WIDE_ROW)
     t = terms("ell", f, cache_bytes=0)
     assert t[wide] == pytest.approx(t[TERMS.index("bytes")] * 9 / WIDE_ROW)
+    assert t[cached_wide] == 0
     # csr: entries per row (8.998); ell pads every row to the longest (9)
     assert terms("csr-scalar", f, 0)[wide] / terms("csr-scalar", f, 0)[1] == pytest.approx(
         band.nnz / 4000 / WIDE_ROW)
@@ -459,8 +462,8 @@ def test_fit_of_measurements_recovers_a_wide_row_penalty() -> None:
     what a row per work-item pays for irregular rows on SIMD lanes."""
     mats = {k: canonical_csr(v) for k, v in calibrate_mod.benchmark_matrices(FakeDevice()).items()}
     feats = {k: features_mod.features(v, 8) for k, v in mats.items()}
-    truth = {"ell": [2e-5, 1e-10, 5e-11, 2e-11, 0.0, 0.0, 4e-10, 0.0, 0.0],
-             "csr-scalar": [1e-5, 1e-10, 5e-11, 2e-11, 1e-9, 1e-9, 0.0, 2e-9, 0.0]}
+    truth = {"ell": [2e-5, 1e-10, 5e-11, 2e-11, 0.0, 0.0, 4e-10, 0.0, 0.0, 2e-10],
+             "csr-scalar": [1e-5, 1e-10, 5e-11, 2e-11, 1e-9, 1e-9, 0.0, 2e-9, 0.0, 0.0]}
     cache = 1 << 20
     meas = calibrate_mod.Measurements("d", "1", cache, 1e10, feats)
     for k, f in feats.items():
@@ -617,7 +620,9 @@ def test_measurements_round_trip_and_refit(tmp_path) -> None:
     meas = calibrate_mod.Measurements("d", "1", dev.cache_bytes, 1e10, feats, facts=facts,
                                       x_probe=probe)
     reference = feats["random"].cols * feats["random"].itemsize
-    coef = [1e-5, 1e-10, 5e-11, 2e-11, 1e-9, 1e-9, 0.0, 2e-9, probe.far_s_per_byte(reference)]
+    far = TERMS.index("far xbytes")
+    coef = [1e-5, 1e-10, 5e-11, 2e-11, 1e-9, 1e-9, 0.0, 2e-9, probe.far_s_per_byte(reference),
+            0.0]
     for k, f in feats.items():
         meas.kernel_s[(k, "csr-scalar")] = float(np.dot(coef, terms(
             "csr-scalar", f, dev.cache_bytes, probe.curve(reference))))
@@ -628,9 +633,9 @@ def test_measurements_round_trip_and_refit(tmp_path) -> None:
     assert again.kernel["csr-scalar"] == pytest.approx(cal.kernel["csr-scalar"], rel=1e-6)
     # the curve starts at the x of the random matrix, whose gathers the formats' own fit
     assert again.x_miss == cal.x_miss == probe.curve(reference)
-    assert terms("csr-scalar", feats["random"], dev.cache_bytes, cal.x_miss)[-1] == 0
-    assert terms("csr-scalar", feats["random-far"], dev.cache_bytes, cal.x_miss)[-1] > 0
-    assert cal.kernel["csr-scalar"][-1] == probe.far_s_per_byte(reference)  # the probe's
+    assert terms("csr-scalar", feats["random"], dev.cache_bytes, cal.x_miss)[far] == 0
+    assert terms("csr-scalar", feats["random-far"], dev.cache_bytes, cal.x_miss)[far] > 0
+    assert cal.kernel["csr-scalar"][far] == probe.far_s_per_byte(reference)  # the probe's
     bare = Calibration.from_json({**cal.to_json(), "measurements": None}, ("csr-scalar",))
     with pytest.raises(ValueError, match="stores no measurements to refit"):
         calibrate_mod.refit(bare)

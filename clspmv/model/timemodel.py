@@ -5,7 +5,7 @@ Kernel time of format ``f`` on a block of rows with features ``F`` (:mod:`.featu
     t_f(F) = c0 * launches_f(F) + c1 * (1 - h) * bytes_f(F) + c2 * h * bytes_f(F)
              + c3 * xbytes(F) + c4 * items_f(F) + c5 * longest_f(F)
              + c6 * (1 - h) * bytes_f(F) * wide_f(F) + c7 * lanes(F)
-             + c8 * (1 - h_x(F)) * farbytes(F)
+             + c8 * (1 - h_x(F)) * farbytes(F) + c9 * h * bytes_f(F) * wide_f(F)
 
 ``launches_f`` are the kernels ``f``'s product enqueues for these features
 (:func:`clspmv.model.launches.launches`: ``coo``'s levels of carries, ``hyb``'s COO part,
@@ -28,9 +28,14 @@ of one row), ``wide_f = min(slots_f / rows, WIDE_ROW) / WIDE_ROW`` the slots a r
 byte the more slots a row holds (the column-major ELL layouts read every slot of a row from
 another stretch of memory, as many streams as slots, which a CPU's prefetchers and TLB follow
 badly beyond the cache; the fit sets c6 to 0 where it costs nothing, as on GPUs, whose
-work-items read those streams side by side), ``lanes`` the padding of rows taken in SIMD-width
-groups in order, each group to its longest row (:attr:`Features.lane_padding`: the lanes a
-one-row-per-work-item kernel leaves idle on irregular rows), ``farbytes`` the scattered cache
+work-items read those streams side by side), c9 the same for the bytes the cache holds (on the
+2-core CPU under PoCL 3.1 the ELLPACK formats' products of rows of 27-192 slots in the cache
+took 1.8-6 times csr-blocks', of rows of 4-8 slots 0.9-1.3 times, and 0.7 times on a 5-point
+stencil: without the term every ELLPACK product in the cache was predicted at the wide rows'
+cost and that stencil's fastest format, ellr, ranked behind three CSR kernels), ``lanes`` the
+padding of rows taken in SIMD-width groups in order, each group to its longest row
+(:attr:`Features.lane_padding`: the lanes a one-row-per-work-item kernel leaves idle on
+irregular rows), ``farbytes`` the scattered cache
 lines of x (:attr:`Features.x_scattered` times 64: gathers that follow no stream) and
 ``1 - h_x`` the share of the cost of a miss that a gather from an x of ``cols * itemsize``
 bytes pays, read off the miss curve the calibration probes beyond the x of its random matrix
@@ -61,7 +66,7 @@ from .launches import launches, work_items
 from .sampling import LINE_BYTES
 
 TERMS = ("launch", "bytes", "cached bytes", "xbytes", "work-items", "longest", "wide bytes",
-         "lanes", "far xbytes")
+         "lanes", "far xbytes", "cached wide bytes")
 WIDE_ROW = 64
 """Slots per row from which the ``wide bytes`` term stops growing."""
 CONVERSION_TERMS = ("fixed", "entries", "slots")
@@ -110,6 +115,7 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0,
         streamed * (1.0 - hit) * wide,
         float(f.lane_padding),
         float(f.x_scattered * LINE_BYTES) * far,
+        streamed * hit * wide,
     ])
 
 
@@ -195,7 +201,7 @@ def prior(launch_s: float, stream_bw: float, gather_bw: float, far_s_per_byte: f
     """Kernel coefficients of the quick form: launches + bytes / stream + xbytes / gather (+ far
     xbytes times ``far_s_per_byte``, the probed cost of a gather missing the x cache)."""
     return [launch_s, 1.0 / stream_bw, 0.5 / stream_bw, 1.0 / gather_bw, 0.0, 0.0, 0.0, 0.0,
-            far_s_per_byte]
+            far_s_per_byte, 0.0]
 
 CSR_LAYOUTS = ("csr-scalar", "csr-vector", "csr-blocks", "csr-adaptive")
 """Formats whose conversion is little more than a copy of the CSR arrays."""
