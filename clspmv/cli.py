@@ -135,7 +135,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         distributed=dist_modes if dist else [],
         distributed_formats=dist_formats if dist else None,
         selection=(args.formats == "all" and not dist) if args.selection is None
-        else args.selection)
+        else args.selection, trial=args.trial)
     out = Path(args.out) if args.out else default_out_dir()
     command = shlex.join(["clspmv", *args.argv])
     meta = metadata.run_meta(todo, command)
@@ -303,6 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also the choice of format='auto' against every format measured: predicted "
                         "and measured times, the model's error (default: on with --formats "
                         "all)")
+    p.add_argument("--trial", action=argparse.BooleanOptionalAction, default=True,
+                   help="with the selection, also format='auto' with a trial on the device (the "
+                        "likeliest formats converted and timed there: clspmv.model.trial); "
+                        "--no-trial leaves it out (default: on)")
     p.add_argument("--distributed", action="store_true",
                    help="run under mpiexec -n N: only the distributed product "
                         "(clspmv.distributed), per mode against the same code on one rank and "

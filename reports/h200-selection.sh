@@ -9,7 +9,8 @@
 #               (start later commands with CLSPMV_CACHE_DIR pointing at a folder holding it to
 #               reuse it: the parts below calibrate first when there is none)
 #   irregular64, irregular32   suite irregular, every format and auto's selection, float64 or
-#               float32, against cuSPARSE
+#               float32, against cuSPARSE (without auto's trial, --no-trial: it converts several
+#               formats of these 10-60 M-entry matrices again, device time the budget lacks)
 #   anchors64, anchors32       the same on suite anchors
 #   unseen      suites demo, offsuite and real (evaluation only: no default was tuned on them),
 #               float64, every format and auto's selection, against cuSPARSE; demo, offsuite,
@@ -35,10 +36,12 @@ for part in "$@"; do
         calibrate)
             python3 -m clspmv calibrate --device nvidia --force
             cp "${CLSPMV_CACHE_DIR:-$HOME/.cache/clspmv}"/calibration-*.json "$out/" ;;
-        irregular64) bench irregular64 --suite irregular --dtype float64 --max-seconds 280 ;;
-        irregular32) bench irregular32 --suite irregular --dtype float32 --max-seconds 280 ;;
-        anchors64) bench anchors64 --suite anchors --dtype float64 --max-seconds 280 ;;
-        anchors32) bench anchors32 --suite anchors --dtype float32 --max-seconds 280 ;;
+        irregular64) bench irregular64 --suite irregular --dtype float64 --max-seconds 280 \
+                         --no-trial ;;
+        irregular32) bench irregular32 --suite irregular --dtype float32 --max-seconds 280 \
+                         --no-trial ;;
+        anchors64) bench anchors64 --suite anchors --dtype float64 --max-seconds 280 --no-trial ;;
+        anchors32) bench anchors32 --suite anchors --dtype float32 --max-seconds 280 --no-trial ;;
         unseen)
             for suite in demo offsuite real; do
                 bench "unseen-$suite" --suite "$suite" --dtype float64 --max-seconds 170

@@ -136,6 +136,19 @@ def test_bench_selection_records_and_report(device: clspmv.Device, tmp_path: Pat
         assert "selection_float64.png" in report
 
 
+def test_no_trial_leaves_the_trial_out(device: clspmv.Device, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert main(["bench", POISSON, "--formats", FORMATS, "--selection", "--no-trial",
+                 "--baselines", "none", "--dtype", "float32", "--repeat", "1", "--warmup", "1",
+                 "--device", f"{device.index[0]}:{device.index[1]}", "--out", str(out),
+                 "--quiet"]) == 0
+    data = json.loads((out / "results.json").read_text())
+    assert data["meta"]["settings"]["selection"]["trial"] is None
+    (rec,) = [r for r in data["records"] if r["operation"] == "selection"]
+    assert rec["status"] == "ok" and rec["chosen"] and rec["trial_chosen"] is None
+    assert "with a trial" not in (out / "report.md").read_text()
+
+
 def test_selection_is_off_for_named_formats(device: clspmv.Device, tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert main(["bench", POISSON, "--formats", "csr-scalar", "--baselines", "none", "--dtype",
@@ -159,9 +172,8 @@ def test_section_reads_definitions_from_meta() -> None:
                             worst_error=0.3, rank_correlation=0.9,
                             predicted_ms={"ell": 1.5, "sell": 1.1},
                             measured_ms={"ell": 2.0, "sell": 1.0}, calibration="measured")
-    for name in ("side_by_side_ms", "side_by_side_vs_fastest", "side_by_side_tie",
-                 "trial_chosen", "trial_ms", "trial_s", "trial_vs_fastest", "trial_tie"):
-        del rec[name]  # as a run from before the side-by-side times and the trials
+    for name in ("side_by_side_ms", "side_by_side_vs_fastest", "side_by_side_tie"):
+        del rec[name]  # as a run from before the side-by-side times (and the trials: None)
     meta = {"settings": {"selection": {"tie_pct": 7.5, "csr_reference": "csr-scalar"}},
             "formulas": {"selection: vs_fastest": "a definition of the run"}}
     text = tables.render([meta], [rec])

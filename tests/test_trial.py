@@ -109,6 +109,31 @@ def test_a_trial_runs_when_the_expected_products_pay_for_it(device, stored) -> N
     assert M.selection.trial_ms is None
 
 
+def test_a_trial_leaves_out_what_the_device_cannot_hold(device, stored, monkeypatch) -> None:
+    """A candidate whose upload fails is left out; with none left the model's choice stands,
+    the reason said."""
+    csr = canonical_csr(POISSON)
+    names = trials.candidates(select(csr, device, trial=False).predictions, None)
+    real = trials.convert
+    fits = {names[0]}
+
+    def convert(csr, name, *args, **kw):  # a format whose upload finds no room
+        fmt = real(csr, name, *args, **kw)
+        if name not in fits:
+            def full(dev):
+                raise clspmv.DeviceError(f"no room for {name}")
+            fmt.upload = full
+        return fmt
+
+    monkeypatch.setattr(trials, "convert", convert)
+    sel = select(csr, device, trial=True)
+    assert sel.trial_ms is not None and list(sel.trial_ms) == [names[0]]
+    fits.clear()
+    sel = select(csr, device, trial=True)
+    assert sel.trial_ms is None and sel.format == select(csr, device).format
+    assert "the trial failed (no format of the trial" in sel.why
+
+
 def test_formats_refusing_in_a_trial_are_skipped(device) -> None:
     csr = canonical_csr(sp.random(2000, 2000, density=0.01, format="csr", random_state=3))
     precision = resolve(np.float64, np.float64)

@@ -61,6 +61,8 @@ class Settings:
     solver_iterations: int = 100
     threads: int | None = None
     """Threads of the baselines that take a thread count (``--mkl-threads``)."""
+    trial: bool = True
+    """Whether the selection also runs auto with a trial on the device (``--no-trial``)."""
 
 
 class Context(Protocol):

@@ -45,6 +45,9 @@ class Plan:
     selection: bool = False
     """Also auto's choice against every format measured (``--selection``; the command line
     turns it on with ``--formats all``)."""
+    trial: bool = True
+    """With ``selection``: also auto with a trial on the device (``--no-trial`` leaves it out:
+    it converts several formats of every matrix again)."""
     distributed: list[str] = field(default_factory=list)
     """The distributed product in these modes (``--distributed --modes``; run under mpiexec,
     :mod:`clspmv.bench.distributed`); ``distributed_formats``: its (local, non-local) formats
@@ -62,7 +65,8 @@ class Plan:
         return [op.name for op in self.active]
 
     def settings(self) -> Settings:
-        return Settings(self.warmup, self.repeat, self.solver_iterations, self.mkl_threads)
+        return Settings(self.warmup, self.repeat, self.solver_iterations, self.mkl_threads,
+                        self.trial)
 
     def formats_for_count(self) -> int:
         if self.formats == "all":

@@ -233,7 +233,7 @@ class Selection(Operation):
                               "contender_pct": CONTENDER_PCT,
                               "max_contenders": MAX_CONTENDERS,
                               "trial": {"top": trials.TOP, "band": trials.BAND,
-                                        "repeats": trials.REPEATS}}}
+                                        "repeats": trials.REPEATS} if plan.trial else None}}
 
     def steps(self, plan: Any) -> int:
         return 1
@@ -271,8 +271,9 @@ class Selection(Operation):
                         measured["strips"] = rec.extra["strips_ms"]
                         predicted["strips"] = plan.predicted_s * 1e3
             fill(rec, predicted, measured, chosen.format)
-            trial(rec, problem, device, cal, {f: t for f, t in measured.items()
-                                              if f != "strips"})
+            if context.settings.trial:
+                trial(rec, problem, device, cal, {f: t for f, t in measured.items()
+                                                  if f != "strips"})
             side_by_side(rec, problem, device, contenders(measured, chosen.format),
                          plan.params() if plan is not None else None, context.settings)
             if reference is not None and reference.conversion_ms:

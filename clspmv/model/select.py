@@ -116,8 +116,13 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
     if trial is None:
         trial = expected_products is not None and len(names) > 1 and trials.worth(
             preds, names, expected_products)
+    done, failed = None, ""
     if trial and len(names) > 1:
-        done = trials.run(csr, device, precision or resolve(csr.dtype, csr.dtype), names)
+        try:
+            done = trials.run(csr, device, precision or resolve(csr.dtype, csr.dtype), names)
+        except ValueError as err:  # nothing fit the device: the model's choice stands
+            failed = f"; the trial failed ({err})"
+    if done is not None:
         ms = done.kernel_ms
         why = (f"fastest on the device of the {len(ms)} formats tried ("
                + ", ".join(f"{k} {v:.4g} ms" for k, v in sorted(ms.items(), key=lambda i: i[1]))
@@ -134,6 +139,7 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
         if fastest.format != best.format:
             why += (f"; {fastest.format} has faster products but its conversion does not pay "
                     f"off over {expected_products}")
+    why += failed
     return Selection(best.format, preds, why, expected_products, cal.kind, cost, f, plan)
 
 

@@ -20,11 +20,12 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import pyopencl as cl
 import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 from ..device import Device
-from ..errors import UnsuitableFormatError
+from ..errors import DeviceError, UnsuitableFormatError
 from ..formats import FORMAT_CLASSES, Format, convert
 from ..precision import Precision
 from .predict import Prediction
@@ -103,20 +104,24 @@ def worth(predictions: dict[str, Prediction], names: list[str], expected_product
 
 def run(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[str]) -> Trial:
     """Convert ``csr`` (canonical, values of ``precision.value``) to each of ``names`` in its
-    device's default layout, upload them all, time y = A x in rounds and keep the fastest;
-    ValueError when none converts. The others' device buffers are released on
+    device's default layout, upload them all (a format refusing the matrix or not fitting the
+    device beside the others is left out), time y = A x in rounds and keep the fastest;
+    ValueError when none is left. The others' device buffers are released on
     return."""
     start = time.perf_counter()
     uploaded: dict[str, Format] = {}
     for name in names:
         try:
             fmt = convert(csr, name, FORMAT_CLASSES[name].layout_for(device), precision)
+            fmt.upload(device)
         except UnsuitableFormatError:  # the sampled features let it pass: it refuses here
             continue
-        fmt.upload(device)
+        except (DeviceError, cl.MemoryError):  # no room beside the candidates before it
+            continue
         uploaded[name] = fmt
     if not uploaded:
-        raise ValueError(f"no format of the trial ({', '.join(names)}) accepts the matrix")
+        raise ValueError(f"no format of the trial ({', '.join(names)}) accepts the matrix "
+                         "or fits the device")
     x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
     y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
     seconds = kernel_times(uploaded, x, y, REPEATS)

@@ -74,8 +74,9 @@ def _has_side_by_side(recs: list[Rec]) -> bool:
 
 
 def _has_trial(recs: list[Rec]) -> bool:
-    """Whether the run tried formats on the device (runs before trials did not)."""
-    return any("trial_chosen" in r for r in recs)
+    """Whether the run tried formats on the device (runs before trials, or with
+    ``--no-trial``, did not)."""
+    return any(r.get("trial_chosen") for r in recs)
 
 
 def matrix_table(here: list[Rec]) -> str:
