@@ -72,14 +72,23 @@ def test_contenders_are_the_choice_and_the_formats_near_the_fastest() -> None:
     assert selection.contenders(measured, "g") == []  # the choice was not measured
 
 
-def test_time_side_by_side_times_every_matrix_in_rounds(device: clspmv.Device) -> None:
+def test_time_side_by_side_times_every_matrix_in_rounds(device: clspmv.Device,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     A = canonical_csr(generate(POISSON), np.float64)
     matrices = {f: clspmv.DeviceMatrix.from_scipy(A, format=f, device=device)
                 for f in ("csr-scalar", "ell")}
+    order = []
+    for name, M in matrices.items():
+        product = M.matvec
+        monkeypatch.setattr(M, "matvec", lambda *a, _n=name, _p=product, **k: order.append(_n)
+                            or _p(*a, **k))
+    monkeypatch.setattr(timing, "WARMUP_S", 0.0)  # the warm-up round asked for, no more
     times = timing.time_side_by_side(matrices, np.ones(A.shape[1]), warmup=1, repeat=3)
     assert list(times) == ["csr-scalar", "ell"]
     for t in times.values():
         assert t.repeats == 3 and 0 < t.min_ms <= t.median_ms <= t.max_ms
+    # rounds of both (the warm-up round's too), each timed product after an untimed one
+    assert order == ["csr-scalar", "csr-scalar", "ell", "ell"] * 4
 
 
 def test_bench_selection_records_and_report(device: clspmv.Device, tmp_path: Path) -> None:

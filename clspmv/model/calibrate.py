@@ -40,9 +40,11 @@ from .timemodel import (
     terms,
 )
 
-MEASUREMENT = 2
+MEASUREMENT = 3
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 2 = short
+stores (a stored calibration of another value is measured again, with a warning): 3 = each
+timed product right after an untimed one of the same format, so that a matrix the cache holds
+is timed from the cache (:func:`clspmv.model.probes.kernel_times`); 2 = short
 products timed until they reach their steady speed (:data:`clspmv.model.probes.STEADY_S`: on a
 2-core CPU the small calibration matrices' products had been timed up to 1.8 times too slow);
 1 = products of several kernels timed behind :mod:`clspmv.cover`'s spin, float64 kernels on
