@@ -83,7 +83,8 @@ FIELDS = {
                  "when auto chose it)",
     "trial_chosen": "auto's format after a trial (clspmv.model.select with trial=True, as "
                     "from_scipy does where the expected products pay for it): the likeliest "
-                    "formats converted and timed on the device, the fastest taken",
+                    "formats converted and timed on the device, the fastest taken (the model's "
+                    "choice unless another measured 5 % faster)",
     "trial_ms": "format -> kernel ms the trial measured (the fastest of its products)",
     "trial_s": "wall seconds of the trial (conversions, uploads, products)",
     "trial_vs_fastest": "fastest_ms / measured_ms of trial_chosen (this run's own records, as "
@@ -233,7 +234,8 @@ class Selection(Operation):
                               "contender_pct": CONTENDER_PCT,
                               "max_contenders": MAX_CONTENDERS,
                               "trial": {"top": trials.TOP, "band": trials.BAND,
-                                        "repeats": trials.REPEATS} if plan.trial else None}}
+                                        "repeats": trials.REPEATS, "margin": trials.MARGIN}
+                              if plan.trial else None}}
 
     def steps(self, plan: Any) -> int:
         return 1
