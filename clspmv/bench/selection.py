@@ -126,19 +126,22 @@ def fill(rec: Record, predicted: dict[str, float], measured: dict[str, float],
     rec.extra.update(median_error=median, worst_error=worst, rank_correlation=rho, compared=n)
 
 
-def trial(rec: Record, problem: Problem, device: Device, cal: Any,
+def trial(rec: Record, problem: Problem, device: Device, chosen: Any,
           measured: dict[str, float]) -> None:
-    """The trial fields of ``rec`` (:data:`FIELDS`): auto with a trial on the device, its
-    choice judged in ``measured`` (the formats' own records). Left None when the trial fails
-    (a format the device cannot hold beside the others: the record says so)."""
+    """The trial fields of ``rec`` (:data:`FIELDS`): auto with a trial on the device (what
+    ``select(..., trial=True)`` does after the predictions of ``chosen``, the model's
+    :class:`~clspmv.model.Selection`), its choice judged in ``measured`` (the formats' own
+    records). Left None when the trial fails unexpectedly (the record says so)."""
     try:
-        tried = select(problem.csr, device, problem.accuracy, calibration_=cal, strips=False,
-                       trial=True)
-    except Exception as err:  # out of device memory with the candidates at once
+        done, _ = trials.attempt(problem.csr, device, problem.accuracy,
+                                 trials.candidates(chosen.predictions, None))
+    except Exception as err:  # a failure the trial does not expect: recorded
         note(rec, f"trial failed: {type(err).__name__}: {err}")
         return
-    rec.extra.update(trial_chosen=tried.format, trial_ms=tried.trial_ms, trial_s=tried.trial_s)
-    chosen_ms = measured.get(tried.format)
+    fmt = done.winner if done is not None else chosen.format  # else the model's choice stands
+    rec.extra.update(trial_chosen=fmt, trial_ms=done and done.kernel_ms,
+                     trial_s=done.seconds if done is not None else 0.0)
+    chosen_ms = measured.get(fmt)
     if measured and chosen_ms:
         ratio = min(measured.values()) / chosen_ms
         rec.extra.update(trial_vs_fastest=ratio, trial_tie=_tie(ratio))
@@ -274,8 +277,8 @@ class Selection(Operation):
                         predicted["strips"] = plan.predicted_s * 1e3
             fill(rec, predicted, measured, chosen.format)
             if context.settings.trial:
-                trial(rec, problem, device, cal, {f: t for f, t in measured.items()
-                                                  if f != "strips"})
+                trial(rec, problem, device, chosen, {f: t for f, t in measured.items()
+                                                     if f != "strips"})
             side_by_side(rec, problem, device, contenders(measured, chosen.format),
                          plan.params() if plan is not None else None, context.settings)
             if reference is not None and reference.conversion_ms:

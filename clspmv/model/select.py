@@ -117,11 +117,9 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
         trial = expected_products is not None and len(names) > 1 and trials.worth(
             preds, names, expected_products)
     done, failed = None, ""
-    if trial and len(names) > 1:
-        try:
-            done = trials.run(csr, device, precision or resolve(csr.dtype, csr.dtype), names)
-        except ValueError as err:  # nothing fit the device: the model's choice stands
-            failed = f"; the trial failed ({err})"
+    if trial:
+        done, failed = trials.attempt(csr, device, precision or resolve(csr.dtype, csr.dtype),
+                                      names)
     if done is not None:
         ms = done.kernel_ms
         why = (f"fastest on the device of the {len(ms)} formats tried ("

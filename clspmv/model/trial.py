@@ -60,8 +60,8 @@ class Trial:
     """What a trial measured."""
 
     kernel_ms: dict[str, float]
-    """Candidate -> its fastest measured kernel ms (candidates that failed to convert left
-    out)."""
+    """Candidate -> its fastest measured kernel ms (candidates that refused the matrix or did
+    not fit the device left out)."""
     winner: str
     converted: Format
     """The winner, converted and uploaded to the device (the caller's matrix)."""
@@ -123,10 +123,8 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[st
         try:
             fmt = convert(csr, name, FORMAT_CLASSES[name].layout_for(device), precision)
             fmt.upload(device)
-        except UnsuitableFormatError:  # the sampled features let it pass: it refuses here
-            continue
-        except (DeviceError, cl.MemoryError):  # no room beside the candidates before it
-            continue
+        except (UnsuitableFormatError, DeviceError, cl.MemoryError):
+            continue  # it refuses the matrix (the sampled features let it pass) or has no room
         uploaded[name] = fmt
     if not uploaded:
         raise ValueError(f"no format of the trial ({', '.join(names)}) accepts the matrix "
@@ -139,3 +137,15 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[st
         winner = names[0]  # a near tie: the model's choice stands
     return Trial({n: s * 1e3 for n, s in seconds.items()}, winner, uploaded[winner],
                  time.perf_counter() - start)
+
+
+def attempt(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[str]
+            ) -> tuple[Trial | None, str]:
+    """:func:`run` of ``names``, or None and why not: fewer than two candidates ("", nothing
+    to compare), or none left to time (the reason, for the selection's ``why``)."""
+    if len(names) < 2:
+        return None, ""
+    try:
+        return run(csr, device, precision, names), ""
+    except ValueError as err:  # nothing fit the device: the model's choice stands
+        return None, f"; the trial failed ({err})"
