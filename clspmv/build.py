@@ -137,9 +137,12 @@ def kernel(device: Device, file: str, name: str, dtype: np.dtype, cl_std: str | 
     ``accumulate`` as in :func:`options_for`. Float64 kernels on a device with
     :attr:`Device.stream_hint` are built with ``STREAM_HINT`` (see ``common.h``); float32 ones
     are not: on an H100 the hint made no float32 product faster and sell's and pjds's up to 28 %
-    slower, where float64 products of scattered columns gained 6-13 %."""
+    slower, where float64 products of scattered columns gained 6-13 %. Kernels on a device with
+    :attr:`Device.warp_shuffle` are built with ``WARP_SHUFFLE``."""
     if device.stream_hint and np.dtype(dtype) == np.float64:
         defines["STREAM_HINT"] = 1
+    if device.warp_shuffle:
+        defines["WARP_SHUFFLE"] = 1
     return typed(cl.Kernel(program(device, file, options_for(dtype, cl_std, accumulate,
                                                              **defines)), name))
 

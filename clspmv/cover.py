@@ -19,7 +19,9 @@ not complete); otherwise its rounds double and the product is timed again, up to
 whose spins never covered a product up to the limit (a runtime that completes each command
 before the enqueue returns, such as a simulator) is timed without the spin from then on, every
 sample counted.
-The rounds a device needs are kept (per device, for the process), so the doubling happens once.
+The rounds a device needs are kept (per device, for the process), so the doubling happens once;
+a spin far longer than the host's enqueue of the product it covered is halved
+(:data:`SHRINK_RATIO`), so that a stall does not lengthen every later product's wait.
 
 CPU devices get no spin: their kernels run on the cores the host enqueues from, so the host's
 part is a cost of the product there, not an artefact of the timing, and it cannot be hidden (on
@@ -30,6 +32,7 @@ doubled to 4 M rounds, milliseconds per product, without changing the products' 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -47,6 +50,13 @@ FIRST_ROUNDS = 1 << 12
 """Rounds of a device's first spin (a few microseconds on a GPU or a CPU core)."""
 SPIN_LIMIT_NS = 20_000_000
 """The longest spin: 20 ms, beyond any host's enqueue of one product's kernels."""
+SHRINK_RATIO = 8
+"""A spin that covered a product while lasting more than this many times the host's enqueue of
+it is halved for the next product (not below :data:`FIRST_ROUNDS`): one host stall (a kernel's
+first launch, a garbage collection) doubles the spin, and a spin kept at that length costs its
+time on every later product. On an H200 the calibration's products, most of them shorter than
+20 us, each waited for a spin grown to milliseconds: a calibration of two minutes that had not
+reached its second benchmark matrix."""
 
 
 @dataclass
@@ -91,11 +101,15 @@ def covered_ns(device: Device, enqueue: Callable[[], Sequence[cl.Event]]) -> tup
             return events_ns(list(enqueue())), True
         with spin.lock:  # the kernel's arguments are shared by the device's threads
             started = spin.kernel(device.queue, (1,), (1,), spin.buffer, np.int32(rounds))
-        events = list(enqueue())
+        events, host_ns = _enqueue_timed(enqueue)
         covered = started.command_execution_status != cl.command_execution_status.COMPLETE
         ns = events_ns(events)
         if covered:
             spin.ever_covered = True
+            if (rounds > FIRST_ROUNDS
+                    and started.profile.end - started.profile.start > SHRINK_RATIO * host_ns):
+                with spin.lock:  # grown by a stall long past: back towards the host's need
+                    spin.rounds = max(FIRST_ROUNDS, min(spin.rounds, rounds // 2))
             return ns, False
         if started.profile.end - started.profile.start >= SPIN_LIMIT_NS or rounds >= 1 << 30:
             # a host stall on a device that covers is one sample missed, not a verdict
@@ -105,6 +119,13 @@ def covered_ns(device: Device, enqueue: Callable[[], Sequence[cl.Event]]) -> tup
             return ns, True
         with spin.lock:
             spin.rounds = max(spin.rounds, 2 * rounds)
+
+
+def _enqueue_timed(enqueue: Callable[[], Sequence[cl.Event]]) -> tuple[list[cl.Event], int]:
+    """``enqueue()``'s events and the host's nanoseconds in it."""
+    t0 = time.perf_counter_ns()
+    events = list(enqueue())
+    return events, time.perf_counter_ns() - t0
 
 
 def matrix_ns(M: DeviceMatrix, product: Callable[[], object]) -> tuple[int, bool]:

@@ -112,15 +112,29 @@ class Device:
         return self._once("_shares_host_pointer", lambda: probes.shares_host_pointer(self))
 
     @property
+    def inline_ptx(self) -> bool:
+        """True on NVIDIA's OpenCL when a kernel with the inline PTX that clspmv's kernels use
+        builds (tried once): the loads of :attr:`stream_hint` and the shuffles of
+        :attr:`warp_shuffle`. False on every other platform."""
+        if "NVIDIA" not in self.platform:
+            return False
+        return self._once("_inline_ptx", lambda: probes.takes_inline_ptx(self))
+
+    @property
     def stream_hint(self) -> bool:
         """True when clspmv's kernels load the matrix's arrays with a streaming cache hint
         (``STREAM_HINT`` in ``kernels_cl/common.h``: PTX's ``ld.global.cs``, so that the matrix
-        read once per product does not push x out of the L2 cache). Only NVIDIA's OpenCL takes
-        inline PTX: True on its platform when a kernel with the hint builds (tried once), False
-        elsewhere and when ``CLSPMV_STREAM_HINT=0`` (for comparing the two)."""
-        if "NVIDIA" not in self.platform or os.environ.get("CLSPMV_STREAM_HINT") == "0":
-            return False
-        return self._once("_stream_hint", lambda: probes.takes_inline_ptx(self))
+        read once per product does not push x out of the L2 cache): where :attr:`inline_ptx`,
+        unless ``CLSPMV_STREAM_HINT=0`` (for comparing the two)."""
+        return os.environ.get("CLSPMV_STREAM_HINT") != "0" and self.inline_ptx
+
+    @property
+    def warp_shuffle(self) -> bool:
+        """True when clspmv's kernels sum groups of up to 32 work-items with warp shuffles
+        (``WARP_SHUFFLE`` in ``kernels_cl/common.h``: PTX's ``shfl.sync``, no local memory and
+        no barrier): where :attr:`inline_ptx`, unless ``CLSPMV_WARP_SHUFFLE=0`` (for comparing
+        the two)."""
+        return os.environ.get("CLSPMV_WARP_SHUFFLE") != "0" and self.inline_ptx
 
     def _once(self, name: str, make):
         """``make()`` stored under ``name`` the first time; threads that race get the same one

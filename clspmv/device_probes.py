@@ -43,14 +43,18 @@ __kernel void probe(__global const int *a, __global const double *b, __global do
     double v;
     __asm__ __volatile__("ld.global.cs.s32 %0, [%1];" : "=r"(i) : "l"(a));
     __asm__ __volatile__("ld.global.cs.f64 %0, [%1];" : "=d"(v) : "l"(b));
+    __asm__ __volatile__("shfl.sync.bfly.b32 %0, %1, %2, 31, 0xffffffff;"
+                         : "=r"(i) : "r"(i), "r"(1));
     c[0] = v + i;
 }"""
-"""The two loads of ``STREAM_HINT`` (``kernels_cl/common.h``): a column index and a float64."""
+"""The inline PTX of ``kernels_cl/common.h``: the two loads of ``STREAM_HINT`` (a column index
+and a float64) and a shuffle of ``WARP_SHUFFLE``."""
 
 
 def takes_inline_ptx(device: Device) -> bool:
-    """See :attr:`Device.stream_hint`: whether a kernel loading an int and a double with PTX's
-    ``ld.global.cs`` builds (a compiler that rejects inline PTX raises)."""
+    """See :attr:`Device.inline_ptx`: whether a kernel loading an int and a double with PTX's
+    ``ld.global.cs`` and shuffling an int with ``shfl.sync`` builds (a compiler that rejects
+    inline PTX raises)."""
     return builds(device, _INLINE_PTX_PROBE)
 
 

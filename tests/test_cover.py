@@ -78,10 +78,15 @@ class FakeEvent:
         return type("P", (), {"start": 0, "end": self.ns})()
 
 
-def fake_spin(monkeypatch: pytest.MonkeyPatch, covers_from: int | None) -> list[int]:
+def fake_spin(monkeypatch: pytest.MonkeyPatch, covers_from: int | None,
+              host_ns: int | None = None) -> list[int]:
     """A spin whose event is still running once the product is enqueued when its rounds reach
-    ``covers_from`` (never with None), lasting one ns per round; the rounds of each spin."""
+    ``covers_from`` (never with None), lasting one ns per round; the host's enqueue of a product
+    takes ``host_ns`` (default: half the covering spin, so a covering spin is never halved);
+    the rounds of each spin."""
     rounds_seen: list[int] = []
+    host = host_ns if host_ns is not None else (covers_from or cover.FIRST_ROUNDS) // 2
+    monkeypatch.setattr(cover, "_enqueue_timed", lambda enqueue: (list(enqueue()), host))
 
     def kernel(queue, gsize, lsize, buf, rounds):
         rounds_seen.append(int(rounds))
@@ -101,6 +106,29 @@ def test_the_spin_doubles_until_it_covers_and_keeps_that_length(
     assert rounds == [cover.FIRST_ROUNDS << i for i in range(4)] and len(products) == 4
     assert cover.covered_ns(NO_DEVICE, lambda: []) == (1000, False)
     assert rounds[-1] == cover.FIRST_ROUNDS * 8  # the next product starts at the length found
+
+
+def test_a_spin_far_longer_than_the_host_needs_is_halved(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spin grown by a stall long past (16x the first) that covers a product whose host
+    enqueue took far less is halved for each next product, down to FIRST_ROUNDS, never below."""
+    rounds = fake_spin(monkeypatch, covers_from=1, host_ns=cover.FIRST_ROUNDS // 16)
+    spin = cover._spin_of(NO_DEVICE)
+    spin.rounds = cover.FIRST_ROUNDS * 16
+    for _ in range(7):
+        assert cover.covered_ns(NO_DEVICE, lambda: []) == (1000, False)
+    assert rounds == [cover.FIRST_ROUNDS * 16, cover.FIRST_ROUNDS * 8, cover.FIRST_ROUNDS * 4,
+                      cover.FIRST_ROUNDS * 2] + [cover.FIRST_ROUNDS] * 3
+
+
+def test_a_spin_the_host_needs_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spin lasting less than SHRINK_RATIO times the host's enqueue keeps its length."""
+    rounds = fake_spin(monkeypatch, covers_from=1,
+                       host_ns=cover.FIRST_ROUNDS * 8 // cover.SHRINK_RATIO)
+    cover._spin_of(NO_DEVICE).rounds = cover.FIRST_ROUNDS * 8
+    for _ in range(3):
+        cover.covered_ns(NO_DEVICE, lambda: [])
+    assert rounds == [cover.FIRST_ROUNDS * 8] * 3
 
 
 def test_a_device_that_never_covers_is_timed_without_the_spin(

@@ -90,24 +90,31 @@ def test_no_platform_tells_how_to_install(monkeypatch: pytest.MonkeyPatch) -> No
         clspmv.select_device()
 
 
-def test_stream_hint_only_where_inline_ptx_builds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only NVIDIA's OpenCL takes the hint's inline PTX: never on other platforms, never with
-    CLSPMV_STREAM_HINT=0, and on an NVIDIA platform only when the probe kernel builds."""
+@pytest.mark.parametrize("feature, variable", [("stream_hint", "CLSPMV_STREAM_HINT"),
+                                               ("warp_shuffle", "CLSPMV_WARP_SHUFFLE")])
+def test_inline_ptx_features_only_where_the_probe_builds(
+        monkeypatch: pytest.MonkeyPatch, feature: str, variable: str) -> None:
+    """Only NVIDIA's OpenCL takes inline PTX: the stream hint and the warp shuffles never on
+    other platforms, never with their variable set to 0 (the other one stays), and on an NVIDIA
+    platform only when the probe kernel (both loads and a shuffle) builds."""
     for d in clspmv.devices():
-        assert d.stream_hint == ("NVIDIA" in d.platform)
+        assert getattr(d, feature) == ("NVIDIA" in d.platform)
     d = clspmv.devices()[0]
     nvidia = dataclasses.replace(d, platform="NVIDIA CUDA")
-    monkeypatch.setattr(device_probes, "builds", lambda dev, source: "ld.global.cs" in source)
-    assert nvidia.stream_hint
-    monkeypatch.setenv("CLSPMV_STREAM_HINT", "0")
-    assert not nvidia.stream_hint
-    monkeypatch.delenv("CLSPMV_STREAM_HINT")
+    monkeypatch.setattr(device_probes, "builds",
+                        lambda dev, source: "ld.global.cs" in source and "shfl.sync" in source)
+    assert getattr(nvidia, feature)
+    monkeypatch.setenv(variable, "0")
+    assert not getattr(nvidia, feature)
+    other = "warp_shuffle" if feature == "stream_hint" else "stream_hint"
+    assert getattr(nvidia, other)
+    monkeypatch.delenv(variable)
     rejected = dataclasses.replace(d, platform="NVIDIA CUDA")
     monkeypatch.setattr(device_probes, "builds", lambda dev, source: False)
-    assert not rejected.stream_hint
+    assert not getattr(rejected, feature)
 
 
-def test_kernels_build_with_the_stream_hint_where_the_device_has_it(
+def test_kernels_build_with_the_ptx_features_where_the_device_has_them(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from clspmv import build
     seen: list[tuple[str, ...]] = []
@@ -117,6 +124,8 @@ def test_kernels_build_with_the_stream_hint_where_the_device_has_it(
     d = clspmv.devices()[0]
     for hint in (True, False):
         monkeypatch.setattr(type(d), "stream_hint", property(lambda self, h=hint: h))
+        monkeypatch.setattr(type(d), "warp_shuffle", property(lambda self, h=hint: not h))
         for dtype in (np.float64, np.float32):  # float64 values only (see build.kernel)
             build.kernel(d, "csr.cl", "csr_spmv", np.dtype(dtype), WG=64)
             assert ("-DSTREAM_HINT=1" in seen[-1]) == (hint and dtype == np.float64)
+            assert ("-DWARP_SHUFFLE=1" in seen[-1]) == (not hint)  # both value types

@@ -76,8 +76,9 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
         return time.perf_counter() - t0
 
     samples: dict[str, list[float]] = {name: [] for name in formats}
-    for fmt in formats.values():
-        seconds(fmt)
+    for fmt in formats.values():  # warm-up, untimed: a kernel's first launch may stall the
+        enqueue(fmt)  # host, which would double the spin (clspmv.cover)
+        fmt.device.queue.finish()
     rounds = 0
     while rounds < repeat or (rounds < MAX_ROUNDS and min(map(sum, samples.values()))
                               < STEADY_S):
