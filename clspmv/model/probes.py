@@ -45,10 +45,12 @@ MAX_ROUNDS = 200
 
 def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Array,
                  repeat: int) -> dict[str, float]:
-    """The fastest of ``repeat`` products y = A x of each uploaded format (after one warm-up
-    each; more where the products are short: rounds go on until every format's products add
-    up to :data:`STEADY_S`, at most :data:`MAX_ROUNDS`), taken in rounds of one product per
-    format, in kernel seconds from the
+    """The fastest of ``repeat`` products y = A x of each uploaded format (after one untimed
+    warm-up each; more where the products are short: a format's rounds go on until its own
+    products add up to :data:`STEADY_S`, at most :data:`MAX_ROUNDS`, so that the short products
+    of one format do not repeat another's long ones: on an H200, 200 rounds of every format of
+    a calibration matrix, a few milliseconds per round, had made two of its matrices take 50 s
+    each), taken in rounds of one product per format, in kernel seconds from the
     OpenCL profiling events of the kernels it enqueues, queued behind a spin that hides the
     host's enqueueing (:func:`clspmv.cover.covered_ns`, the benchmarks' kernel time), or the
     host clock around each product where the device's queue has no profiling (a user's queue).
@@ -79,13 +81,16 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
     for fmt in formats.values():  # warm-up, untimed: a kernel's first launch may stall the
         enqueue(fmt)  # host, which would double the spin (clspmv.cover)
         fmt.device.queue.finish()
+    timing = dict(formats)
     rounds = 0
-    while rounds < repeat or (rounds < MAX_ROUNDS and min(map(sum, samples.values()))
-                              < STEADY_S):
-        for name, fmt in formats.items():
+    while timing:
+        for name, fmt in timing.items():
             enqueue(fmt)  # the cache's share of this format's matrix back in place
             samples[name].append(seconds(fmt))
         rounds += 1
+        if rounds >= repeat:  # each format's rounds end at its own STEADY_S
+            timing = {name: fmt for name, fmt in timing.items()
+                      if rounds < MAX_ROUNDS and sum(samples[name]) < STEADY_S}
     return {name: min(times) for name, times in samples.items()}
 
 
