@@ -150,9 +150,11 @@ inline void atomic_add_value(volatile __global VALUE_T *p, VALUE_T v)
 /* WARP_SHUFFLE (clspmv/build.py sets it where Device.warp_shuffle: NVIDIA's OpenCL, which takes
  * inline PTX and runs work-groups as warps of 32 work-items): groups of up to 32 lanes sum in
  * registers with PTX's shfl.sync.bfly, no local memory and no barrier; wider groups as below.
- * On an H200 (float64) that made csr-vector 18-43 % faster on matrices of 33-41 M entries and
- * csr-adaptive up to 4 % (reports/2026-11-26-h200-shuffle/); groups wider than a warp had been
- * 4-7 % slower with a warp sum followed by one pass over the warps' sums in local memory. */
+ * On an H200 (float64) csr-vector's products took 0.72-0.79x as long on power-law, Chung-Lu and
+ * 2-D Poisson matrices of 5-39 M entries, csr-adaptive's 0.98-1.0x, the other formats' the same
+ * (reports/2026-11-25-h200-shuffle/shuffle-ab.txt). Groups wider than a warp keep local memory:
+ * a warp sum followed by one pass over the warps' sums had made csr-adaptive's long-row chunks
+ * 4-7 % slower on the dense-row and arrow matrices (variants-probe.txt there). */
 inline float shuffle_xor_float(float v, int mask)
 {
     float r;
