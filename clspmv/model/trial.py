@@ -30,7 +30,7 @@ from ..errors import DeviceError, UnsuitableFormatError
 from ..formats import FORMAT_CLASSES, Format, convert
 from ..precision import Precision
 from .predict import Prediction
-from .probes import STEADY_S, kernel_times
+from .probes import kernel_times, planned_rounds
 
 TOP = 3
 """The formats of least predicted time that are tried."""
@@ -96,11 +96,12 @@ def candidates(predictions: dict[str, Prediction], expected_products: int | None
 
 
 def predicted_seconds(predictions: dict[str, Prediction], names: list[str]) -> float:
-    """Predicted seconds of a trial of ``names``: their conversions and products (at least
-    :data:`REPEATS` plus a warm-up, at least :data:`clspmv.model.probes.STEADY_S` of them)."""
-    return sum(predictions[n].total_s(0) + max(STEADY_S, (REPEATS + 1)
-                                               * (predictions[n].kernel_s or 0.0))
-               for n in names)
+    """Predicted seconds of a trial of ``names``: their conversions and products (a warm-up and
+    the rounds of :func:`clspmv.model.probes.kernel_times`, two products each:
+    :func:`clspmv.model.probes.planned_rounds`)."""
+    kernel = {n: predictions[n].kernel_s or 0.0 for n in names}
+    rounds = planned_rounds(kernel, REPEATS)
+    return sum(predictions[n].total_s(0) + kernel[n] * (1 + 2 * rounds[n]) for n in names)
 
 
 def worth(predictions: dict[str, Prediction], names: list[str], expected_products: int) -> bool:
