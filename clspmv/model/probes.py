@@ -42,31 +42,25 @@ for csr-merge, pjds and sell, the fastest of 50 rounds 48-50 us and 68-94 us, of
 45-48 us and 66-90 us: 9 rounds made the small matrices' products look up to 1.8 times slower
 than a solver's loop runs them, and ordered formats whose times differ by less at random."""
 MAX_ROUNDS = 200
-SLOW_S = 5 * STEADY_S
-"""Product seconds after which a format leaves the rounds that go on for the formats of short
-products (:func:`kernel_times`)."""
 
 def planned_rounds(seconds: dict[str, float], repeat: int) -> dict[str, int]:
     """The rounds :func:`kernel_times` takes of each format whose products take ``seconds``
     (each round: one untimed and one timed product; after one warm-up product)."""
-    fastest = min(seconds.values(), default=0.0)
-    every = max(repeat, min(MAX_ROUNDS, int(np.ceil(STEADY_S / fastest))) if fastest > 0
-                else MAX_ROUNDS)
-    return {name: min(every, max(repeat, int(np.ceil(SLOW_S / t))) if t > 0 else every)
-            for name, t in seconds.items()}
+    return {name: max(repeat, min(MAX_ROUNDS, int(np.ceil(STEADY_S / t))) if t > 0
+                      else MAX_ROUNDS) for name, t in seconds.items()}
 
 
 def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Array,
                  repeat: int) -> dict[str, float]:
     """The fastest of ``repeat`` products y = A x of each uploaded format (after one untimed
-    warm-up each; more where the products are short: rounds go on until the products of every
-    format add up to :data:`STEADY_S`, at most :data:`MAX_ROUNDS`, and a format leaves them once
-    its own add up to :data:`SLOW_S`: on an H200, 200 rounds of every format of a calibration
-    matrix, a few milliseconds per round, had made two of its matrices take 50 s each, and
-    with each format stopping at its own STEADY_S the formats of a matrix were timed by unlike
-    numbers of products, whose fastest favour the format timed more often: on the 2-core CPU
-    the model chose the fastest format of 7 of 12 `heldout` matrices with a calibration timed
-    in rounds of every format, 3 of 12 with one timed that way), taken in rounds of one product
+    warm-up each; more where the products are short: a format's rounds go on until its own
+    products add up to :data:`STEADY_S`, at most :data:`MAX_ROUNDS`, so that the short products
+    of one format do not repeat another's long ones: on an H200, 200 rounds of every format of
+    a calibration matrix, a few milliseconds per round, had made two of its matrices take 50 s
+    each; the calibration took 59.1 s this way, 73.2 s with rounds of every format until each
+    one's products added up to STEADY_S and a format leaving at 5 x STEADY_S, which on the
+    2-core CPU chose no better beyond the calibration's own noise:
+    reports/2026-11-25-h200-shuffle/calibration-rounds.txt), taken in rounds of one product
     per format, in kernel seconds from the
     OpenCL profiling events of the kernels it enqueues, queued behind a spin that hides the
     host's enqueueing (:func:`clspmv.cover.covered_ns`, the benchmarks' kernel time), or the
@@ -105,11 +99,9 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
             enqueue(fmt)  # the cache's share of this format's matrix back in place
             samples[name].append(seconds(fmt))
         rounds += 1
-        if rounds >= repeat:
-            if rounds >= MAX_ROUNDS or min(map(sum, samples.values())) >= STEADY_S:
-                break
+        if rounds >= repeat:  # each format's rounds end at its own STEADY_S
             timing = {name: fmt for name, fmt in timing.items()
-                      if sum(samples[name]) < SLOW_S}
+                      if rounds < MAX_ROUNDS and sum(samples[name]) < STEADY_S}
     return {name: min(times) for name, times in samples.items()}
 
 
