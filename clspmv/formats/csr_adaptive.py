@@ -128,7 +128,8 @@ def block_lanes(lengths: np.ndarray, first: np.ndarray, end: np.ndarray, wg: int
     return best
 
 
-def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
+def partition(row_ptr: np.ndarray, cap: int, wg: int, pack_medium: bool = False
+              ) -> dict[str, np.ndarray]:
     """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring).
 
     Returns int32 arrays: ``blocks`` (first row, end row, first entry and end entry of each
@@ -136,8 +137,11 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
     ``block_lanes`` (work-items per row of each block for work-groups of ``wg``, see
     :func:`block_lanes`),
     ``chunks`` (first entry and end entry of each chunk, interleaved, grouped by long row in
-    row order), ``long_rows`` (the rows longer than ``cap``) and ``long_ptr`` (chunks
-    ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``).
+    row order), ``long_rows`` (the rows longer than ``cap``), ``long_ptr`` (chunks
+    ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``) and ``medium_rows``: with
+    ``pack_medium``, the rows that would have had a block of their own without being long
+    (more than ``cap // ALONE_SHARE`` entries, at most ``cap``), taken out of the blocks and
+    summed :func:`medium_lanes` work-items each, several to a work-group; else empty.
     """
     if cap < 2:
         raise ValueError(f"block_entries must be at least 2, got {cap}")
@@ -163,6 +167,12 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
     chunk_end = np.minimum(chunk_start + cap, row_ptr[chunk_rows + 1])
 
     blocks_first, blocks_end = first[short], end[short]
+    medium = np.zeros(0, np.int64)
+    if pack_medium:  # single-row blocks of rows above the shared length
+        alone_block = ((blocks_end - blocks_first == 1)
+                       & (lengths[blocks_first] > longest_shared))
+        medium = blocks_first[alone_block]
+        blocks_first, blocks_end = blocks_first[~alone_block], blocks_end[~alone_block]
     lanes = block_lanes(lengths, blocks_first, blocks_end, wg)
 
     def interleave(*arrays: np.ndarray) -> np.ndarray:
@@ -173,7 +183,14 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
             "block_lanes": lanes.astype(INDEX_DTYPE),
             "chunks": interleave(chunk_start, chunk_end),
             "long_rows": long_rows.astype(INDEX_DTYPE),
-            "long_ptr": long_ptr.astype(INDEX_DTYPE)}
+            "long_ptr": long_ptr.astype(INDEX_DTYPE),
+            "medium_rows": medium.astype(INDEX_DTYPE)}
+
+
+def medium_lanes(wg: int) -> int:
+    """Work-items per packed medium row (``MEDIUM_LANES`` in ``csr_adaptive.cl``, the same
+    rule): a warp of 32, or the whole work-group where it is smaller."""
+    return min(32, wg)
 
 
 class CsrAdaptive(CsrFamily):
@@ -186,8 +203,8 @@ class CsrAdaptive(CsrFamily):
     adaptive_file = "csr_adaptive.cl"
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, block_entries: int | None = None
-                 ) -> CsrAdaptive:
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, block_entries: int | None = None,
+                 pack_medium: bool = False) -> CsrAdaptive:
         limit = max_block_entries(layout, csr.dtype.itemsize)
         cap = limit if block_entries is None else int(block_entries)
         if not 2 <= cap <= limit:
@@ -196,11 +213,14 @@ class CsrAdaptive(CsrFamily):
                 f"fit half the {layout.local_memory} bytes of local memory with work-groups of "
                 f"{layout.work_group_size}), got {block_entries}")
         arrays = csr_arrays(csr)
-        parts = partition(csr.indptr, cap, layout.work_group_size)
+        parts = partition(csr.indptr, cap, layout.work_group_size, bool(pack_medium))
         arrays.update(parts)
+        per_group = layout.work_group_size // medium_lanes(layout.work_group_size)
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
                   block_entries=cap, blocks=parts["blocks"].size // 4,
-                  chunks=parts["chunks"].size // 2, long_rows=parts["long_rows"].size)
+                  chunks=parts["chunks"].size // 2, long_rows=parts["long_rows"].size,
+                  pack_medium=bool(pack_medium), medium_rows=parts["medium_rows"].size,
+                  medium_groups=-(-parts["medium_rows"].size // per_group))
         fmt.nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
         return fmt
 
@@ -224,11 +244,12 @@ class CsrAdaptive(CsrFamily):
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         p, b = self.params, self.buffers
-        groups = p["blocks"] + p["chunks"]
+        groups = p["blocks"] + p["medium_groups"] + p["chunks"]
         events = [self.run(queue, self._spmv, groups * self.layout.work_group_size,
-                           scalar(p["blocks"]), b["row_ptr"], b["col"], b["val"], b["blocks"],
-                           b["block_lanes"], b["chunks"], x, y, b["partial"], alpha, beta,
-                           row0=row0)]
+                           scalar(p["blocks"]), scalar(p["medium_groups"]),
+                           scalar(p["medium_rows"]), b["row_ptr"], b["col"], b["val"],
+                           b["blocks"], b["block_lanes"], b["medium_rows"], b["chunks"], x, y,
+                           b["partial"], alpha, beta, row0=row0)]
         if p["long_rows"]:
             events.append(self.run(queue, self._combine,  # a work-group per long row
                                    p["long_rows"] * self.layout.work_group_size,
