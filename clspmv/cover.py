@@ -104,14 +104,14 @@ def covered_ns(device: Device, enqueue: Callable[[], Sequence[cl.Event]]) -> tup
         events, host_ns = _enqueue_timed(enqueue)
         covered = started.command_execution_status != cl.command_execution_status.COMPLETE
         ns = events_ns(events)
+        spin_ns = started.profile.end - started.profile.start
         if covered:
             spin.ever_covered = True
-            if (rounds > FIRST_ROUNDS
-                    and started.profile.end - started.profile.start > SHRINK_RATIO * host_ns):
+            if rounds > FIRST_ROUNDS and spin_ns > SHRINK_RATIO * host_ns:
                 with spin.lock:  # grown by a stall long past: back towards the host's need
                     spin.rounds = max(FIRST_ROUNDS, min(spin.rounds, rounds // 2))
             return ns, False
-        if started.profile.end - started.profile.start >= SPIN_LIMIT_NS or rounds >= 1 << 30:
+        if spin_ns >= SPIN_LIMIT_NS or rounds >= 1 << 30:
             # a host stall on a device that covers is one sample missed, not a verdict
             if not spin.ever_covered:
                 with spin.lock:

@@ -3,9 +3,11 @@
  * Build options beyond common.h:
  *   CAP           entries of one row block (and of one chunk of a long row); CAP values fit
  *                 local memory
+ *   MEDIUM_LANES  work-items per packed medium row (csr_adaptive.medium_lanes on the host)
  *
  * csr_adaptive_spmv runs n_blocks + n_medium_groups + n_chunks work-groups. Group g < n_blocks
- * takes row block g (rows blocks[4g] .. blocks[4g+1]-1, entries blocks[4g+2] .. blocks[4g+3]-1, at most CAP: the
+ * takes row block g (rows blocks[4g] .. blocks[4g+1]-1, entries blocks[4g+2] .. blocks[4g+3]-1,
+ * at most CAP: the
  * entry range is stored so that the loads of the entries wait for one load, not for the row
  * pointers too, and each work-item loads its first row's two pointers beside the entries, not
  * after the barrier): its work-items stream the block's
@@ -21,9 +23,6 @@
 #include "common.h"
 
 #define LOADS ((CAP + WG - 1) / WG)  /* entries per work-item of a full block */
-/* work-items per packed medium row: a warp, or the work-group where smaller (the host's
- * csr_adaptive.medium_lanes counts the groups with the same rule) */
-#define MEDIUM_LANES (WG < 32 ? WG : 32)
 
 /* Work-item lid's entries i = lid + it * stride (it < LOADS, i < n) of the run starting at
  * col, val: their column indices and values into registers, with a fixed, unrolled trip count,
@@ -39,6 +38,16 @@
         cols[it_] = i_ < (n) ? MAT_INDEX(col, i_) : 0; \
         vals[it_] = i_ < (n) ? MAT_VALUE(val, i_) : (VALUE_T)0; \
     }
+
+/* sum += the products of work-item lid's entries of that run (LOAD_ENTRIES, then the masked
+ * gathers and products) */
+#define SUM_ENTRIES(sum, col, val, n, lid, stride) { \
+    LOAD_ENTRIES(cols_, vals_, col, val, n, lid, stride) \
+    _Pragma("unroll") \
+    for (int it_ = 0; it_ < LOADS; ++it_) \
+        if ((lid) + it_ * (stride) < (n)) \
+            sum += MUL(vals_[it_], x[COL(cols_[it_])]); \
+}
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks, const INDEX_T n_medium_groups,
@@ -74,13 +83,8 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks, const INDEX_T n_medium
             end = row_ptr[row + 1];
         }
         ACC_T sum = 0;
-        for (INDEX_T base = begin; base < end; base += MEDIUM_LANES * LOADS) {
-            LOAD_ENTRIES(cols, vals, col + base, val + base, end - base, lane, MEDIUM_LANES)
-#pragma unroll
-            for (int it = 0; it < LOADS; ++it)
-                if (lane + it * MEDIUM_LANES < end - base)
-                    sum += MUL(vals[it], x[COL(cols[it])]);
-        }
+        for (INDEX_T base = begin; base < end; base += MEDIUM_LANES * LOADS)
+            SUM_ENTRIES(sum, col + base, val + base, end - base, lane, MEDIUM_LANES)
         sum = reduce_width(scratch, lid, lane, MEDIUM_LANES, sum);
         if (lane == 0 && row >= 0)
             STORE_Y(y, row, sum);
@@ -90,12 +94,8 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks, const INDEX_T n_medium
         const INDEX_T c = group - n_blocks - n_medium_groups;
         const INDEX_T first = chunks[2 * c];
         const INDEX_T n = chunks[2 * c + 1] - first;
-        LOAD_ENTRIES(cols, vals, col + first, val + first, n, lid, WG)
         ACC_T sum = 0;
-#pragma unroll
-        for (int it = 0; it < LOADS; ++it)
-            if (lid + it * WG < n)
-                sum += MUL(vals[it], x[COL(cols[it])]);
+        SUM_ENTRIES(sum, col + first, val + first, n, lid, WG)
         sum = reduce_width(scratch, lid, lid, WG, sum);
         if (lid == 0)
             partial[c] = sum;

@@ -46,17 +46,17 @@ def compare(device: clspmv.Device, spec: str, repeat: int, variable: str, dtype:
     before = os.environ.get(variable)
     for fmt in SMALL if A.nnz < 8_000_000 else LARGE:
         pair = {}
-        for hint in ("1", "0"):
+        for on in ("1", "0"):
             # kernels are built on first use: the product below builds this one's while the
             # variable still says which way
-            os.environ[variable] = hint
+            os.environ[variable] = on
             try:
                 M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device)
             except ValueError:
                 refused.append(fmt)
                 break
             err = max(err, float(np.abs(M @ x - ref).max() / np.abs(ref).max()))
-            pair[(fmt, hint)] = M
+            pair[(fmt, on)] = M
         if len(pair) == 2:
             matrices.update(pair)
     if before is None:

@@ -188,8 +188,8 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int, pack_medium: bool = False
 
 
 def medium_lanes(wg: int) -> int:
-    """Work-items per packed medium row (``MEDIUM_LANES`` in ``csr_adaptive.cl``, the same
-    rule): a warp of 32, or the whole work-group where it is smaller."""
+    """Work-items per packed medium row (built into ``csr_adaptive.cl`` as ``MEDIUM_LANES``): a
+    warp of 32, or the whole work-group where it is smaller."""
     return min(32, wg)
 
 
@@ -238,9 +238,10 @@ class CsrAdaptive(CsrFamily):
                                             self.partial_bytes())
 
     def prepare_kernels(self) -> None:
-        cap = self.params["block_entries"]
-        self._spmv = self.kernel(self.adaptive_file, "csr_adaptive_spmv", CAP=cap)
-        self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", CAP=cap)
+        options = {"CAP": self.params["block_entries"],
+                   "MEDIUM_LANES": medium_lanes(self.layout.work_group_size)}
+        self._spmv = self.kernel(self.adaptive_file, "csr_adaptive_spmv", **options)
+        self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", **options)
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         p, b = self.params, self.buffers

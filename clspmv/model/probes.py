@@ -43,6 +43,7 @@ for csr-merge, pjds and sell, the fastest of 50 rounds 48-50 us and 68-94 us, of
 than a solver's loop runs them, and ordered formats whose times differ by less at random."""
 MAX_ROUNDS = 200
 
+
 def planned_rounds(seconds: dict[str, float], repeat: int) -> dict[str, int]:
     """The rounds :func:`kernel_times` takes of each format whose products take ``seconds``
     (each round: one untimed and one timed product; after one warm-up product)."""
