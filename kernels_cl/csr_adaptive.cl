@@ -1,21 +1,16 @@
 /* csr-adaptive: load-balanced CSR products (formats/csr_adaptive.py describes the layout).
  *
  * Build options beyond common.h:
- *   CAP           entries of one row block (and of one chunk of a long row); CAP values fit
- *                 local memory
- *   MEDIUM_LANES  work-items per packed medium row (csr_adaptive.medium_lanes on the host)
+ *   CAP  entries of one row block (and of one chunk of a long row); CAP values fit local memory
  *
- * csr_adaptive_spmv runs n_blocks + n_medium_groups + n_chunks work-groups. Group g < n_blocks
- * takes row block g (rows blocks[4g] .. blocks[4g+1]-1, entries blocks[4g+2] .. blocks[4g+3]-1,
- * at most CAP: the
+ * csr_adaptive_spmv runs n_blocks + n_chunks work-groups. Group g < n_blocks takes row block g
+ * (rows blocks[4g] .. blocks[4g+1]-1, entries blocks[4g+2] .. blocks[4g+3]-1, at most CAP: the
  * entry range is stored so that the loads of the entries wait for one load, not for the row
  * pointers too, and each work-item loads its first row's two pointers beside the entries, not
  * after the barrier): its work-items stream the block's
  * products val * x[col] into local memory with consecutive (coalesced) loads, then sum each row
  * there, block_lanes[g] work-items per row (chosen on the host from the block's row lengths,
- * WG / lanes rows at a time). The next n_medium_groups groups (none unless the format's
- * pack_medium) take WG / MEDIUM_LANES rows each of medium_rows (rows that would otherwise have a
- * block of their own), MEDIUM_LANES work-items a row. Group n_blocks + n_medium_groups + c
+ * WG / lanes rows at a time). Group n_blocks + c
  * takes chunk c of a long row (entries chunks[2c] .. chunks[2c+1]-1) and writes its sum to
  * partial[c]; csr_adaptive_combine then adds the chunks of each long row (a work-group per long
  * row: a strided loop, then a tree, in a fixed order) and stores y.
@@ -24,40 +19,28 @@
 
 #define LOADS ((CAP + WG - 1) / WG)  /* entries per work-item of a full block */
 
-/* Work-item lid's entries i = lid + it * stride (it < LOADS, i < n) of the run starting at
+/* Work-item lid's entries i = lid + it * WG (it < LOADS, i < n <= CAP) of the run starting at
  * col, val: their column indices and values into registers, with a fixed, unrolled trip count,
  * so that each work-item has 2 * LOADS independent loads in flight at once, then the LOADS
  * gathers of x (a strided loop would wait for one load at a time: latency-bound). Slots with
  * i >= n hold 0 and are never used: the products are masked by i < n again. */
-#define LOAD_ENTRIES(cols, vals, col, val, n, lid, stride) \
+#define LOAD_ENTRIES(cols, vals, col, val, n, lid) \
     INDEX_T cols[LOADS]; \
     VALUE_T vals[LOADS]; \
     _Pragma("unroll") \
     for (int it_ = 0; it_ < LOADS; ++it_) { \
-        const INDEX_T i_ = (lid) + it_ * (stride); \
+        const INDEX_T i_ = (lid) + it_ * WG; \
         cols[it_] = i_ < (n) ? MAT_INDEX(col, i_) : 0; \
         vals[it_] = i_ < (n) ? MAT_VALUE(val, i_) : (VALUE_T)0; \
     }
 
-/* sum += the products of work-item lid's entries of that run (LOAD_ENTRIES, then the masked
- * gathers and products) */
-#define SUM_ENTRIES(sum, col, val, n, lid, stride) { \
-    LOAD_ENTRIES(cols_, vals_, col, val, n, lid, stride) \
-    _Pragma("unroll") \
-    for (int it_ = 0; it_ < LOADS; ++it_) \
-        if ((lid) + it_ * (stride) < (n)) \
-            sum += MUL(vals_[it_], x[COL(cols_[it_])]); \
-}
-
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks, const INDEX_T n_medium_groups,
-                       const INDEX_T n_medium,
+void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
                        __global const INDEX_T *restrict row_ptr,
                        __global const INDEX_T *restrict col,
                        __global const VALUE_T *restrict val,
                        __global const INDEX_T *restrict blocks,
                        __global const INDEX_T *restrict block_lanes,
-                       __global const INDEX_T *restrict medium_rows,
                        __global const INDEX_T *restrict chunks,
                        __global const VALUE_T *restrict x,
                        __global VALUE_T *restrict y,
@@ -70,32 +53,16 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks, const INDEX_T n_medium
     const int lid = (int)get_local_id(0);
     const INDEX_T group = (INDEX_T)get_group_id(0);
 
-    if (group >= n_blocks && group - n_blocks < n_medium_groups) {
-        /* WG / MEDIUM_LANES packed medium rows, MEDIUM_LANES work-items each: rounds of
-         * MEDIUM_LANES * LOADS entries in registers, then a sum over the row's work-items (warp
-         * shuffles where WARP_SHUFFLE); every work-item reaches the sum (it may hold barriers) */
-        const INDEX_T m = (group - n_blocks) * (WG / MEDIUM_LANES) + lid / MEDIUM_LANES;
-        const int lane = lid & (MEDIUM_LANES - 1);
-        INDEX_T row = -1, begin = 0, end = 0;
-        if (m < n_medium) {
-            row = medium_rows[m];
-            begin = row_ptr[row];
-            end = row_ptr[row + 1];
-        }
-        ACC_T sum = 0;
-        for (INDEX_T base = begin; base < end; base += MEDIUM_LANES * LOADS)
-            SUM_ENTRIES(sum, col + base, val + base, end - base, lane, MEDIUM_LANES)
-        sum = reduce_width(scratch, lid, lane, MEDIUM_LANES, sum);
-        if (lane == 0 && row >= 0)
-            STORE_Y(y, row, sum);
-        return;
-    }
     if (group >= n_blocks) {  /* one chunk of a long row: entries in registers, then a tree */
-        const INDEX_T c = group - n_blocks - n_medium_groups;
+        const INDEX_T c = group - n_blocks;
         const INDEX_T first = chunks[2 * c];
         const INDEX_T n = chunks[2 * c + 1] - first;
+        LOAD_ENTRIES(cols, vals, col + first, val + first, n, lid)
         ACC_T sum = 0;
-        SUM_ENTRIES(sum, col + first, val + first, n, lid, WG)
+#pragma unroll
+        for (int it = 0; it < LOADS; ++it)
+            if (lid + it * WG < n)
+                sum += MUL(vals[it], x[COL(cols[it])]);
         sum = reduce_width(scratch, lid, lid, WG, sum);
         if (lid == 0)
             partial[c] = sum;
@@ -117,7 +84,7 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks, const INDEX_T n_medium
         row_end = row_ptr[first + r + 1] - start;
     }
     {
-        LOAD_ENTRIES(cols, vals, col + start, val + start, n, lid, WG)
+        LOAD_ENTRIES(cols, vals, col + start, val + start, n, lid)
 #pragma unroll
         for (int it = 0; it < LOADS; ++it)
             if (lid + it * WG < n)

@@ -10,8 +10,7 @@ The kernel run launches, under several device layouts (SIMD width 1, 8 and 32; w
 and 64, also for the kernels that size their work-groups from the device), in both value types:
 
 * every format, with each kernel variant its parameters select (threads per row, sigma, HYB
-  widths, csr-adaptive's block size: chunks of long rows, and its packed medium rows;
-  csr-blocks' block counts and
+  widths, csr-adaptive's block size: chunks of long rows, csr-blocks' block counts and
   unrolls, csr-merge's tiles and chunks), on small matrices with edge shapes: the product A x
   and the transpose product A^T x
   with the format's own transpose kernel (``method="atomic"``), each with beta = 0 on an
@@ -307,10 +306,8 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
                 {"threads_per_row": 32, "row_major": True, "unroll": 2}]
     if fmt == "sell":
         return [{}, {"sigma": 1}, {"sigma": 1, "long_rows": 4}]
-    if fmt == "csr-adaptive":  # tiny blocks: rows longer than 8 entries are split into chunks;
-        # then rows of 3 to 8 entries packed as medium rows
-        return [{}, {"block_entries": ADAPTIVE_SMALL_BLOCK},
-                {"block_entries": ADAPTIVE_SMALL_BLOCK, "pack_medium": True}]
+    if fmt == "csr-adaptive":  # tiny blocks: rows longer than 8 entries are split into chunks
+        return [{}, {"block_entries": ADAPTIVE_SMALL_BLOCK}]
     if fmt == "hyb":
         return [{}, {"width": 0}, {"width": 2}] if not quick else [{}, {"width": 0}]
     if fmt == "csr-blocks":  # one block (small matrices), several (some empty), every unroll

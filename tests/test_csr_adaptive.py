@@ -15,13 +15,11 @@ from hypothesis import strategies as st
 import clspmv
 from clspmv.formats.base import Layout
 from clspmv.formats.csr_adaptive import (
-    ALONE_SHARE,
     LANE_STEP_COST,
     PASS_COST,
     CsrAdaptive,
     block_lanes,
     max_block_entries,
-    medium_lanes,
     partition,
 )
 
@@ -32,25 +30,15 @@ def row_ptr_of(lengths) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.asarray(lengths, np.int64))])
 
 
-def assert_partition(lengths, cap: int, wg: int = 8, pack_medium: bool = False
-                     ) -> dict[str, np.ndarray]:
-    """Every row in exactly one block, one set of chunks or the packed medium rows; blocks of at
-    most ``cap`` entries and ``cap`` rows; exactly the rows longer than ``cap`` chunked, each
-    into consecutive non-empty chunks of at most ``cap`` entries covering the row; with
-    ``pack_medium`` the medium rows are the rows that had a block of their own without being
-    long, in row order (none without it)."""
+def assert_partition(lengths, cap: int, wg: int = 8) -> dict[str, np.ndarray]:
+    """Every row in exactly one block or one set of chunks; blocks of at most ``cap`` entries
+    and ``cap`` rows, each as full as greedy packing makes it (the next row would take it over
+    ``cap`` entries or rows, or is long, or there is none); exactly the rows longer than ``cap``
+    chunked, each into consecutive non-empty chunks of at most ``cap`` entries covering the
+    row."""
     lengths = np.asarray(lengths, np.int64)
     row_ptr = row_ptr_of(lengths)
-    p = partition(row_ptr, cap, wg, pack_medium)
-    medium = p["medium_rows"]
-    if pack_medium:
-        plain = partition(row_ptr, cap, wg)["blocks"].reshape(-1, 4)
-        single = plain[(plain[:, 1] - plain[:, 0] == 1)
-                       & (lengths[plain[:, 0]] > max(1, cap // ALONE_SHARE)), 0]
-        np.testing.assert_array_equal(medium, single)
-        assert (lengths[medium] <= cap).all()
-    else:
-        assert medium.size == 0
+    p = partition(row_ptr, cap, wg)
     assert all(a.dtype == np.int32 for a in p.values())
     blocks = p["blocks"].reshape(-1, 4).astype(np.int64)
     chunks = p["chunks"].reshape(-1, 2).astype(np.int64)
@@ -65,11 +53,13 @@ def assert_partition(lengths, cap: int, wg: int = 8, pack_medium: bool = False
     assert lanes.size == first.size and ((lanes & (lanes - 1)) == 0).all()
     assert ((lanes >= 1) & (lanes <= wg)).all()
     assert (row_ptr[end] - row_ptr[first] <= cap).all()
+    more = end < lengths.size  # blocks followed by a row: it did not fit
+    assert ((row_ptr[end[more] + 1] - row_ptr[first[more]] > cap)
+            | (end[more] + 1 - first[more] > cap)).all()
     np.add.at(seen, np.repeat(first, end - first) + np.arange(int((end - first).sum()))
               - np.repeat(np.cumsum(end - first) - (end - first), end - first), 1)
     np.testing.assert_array_equal(long_rows, np.flatnonzero(lengths > cap))
     seen[long_rows] += 1
-    seen[medium] += 1
     assert (seen == 1).all(), "a row is in no block or in two"
     assert long_ptr[0] == 0 and long_ptr[-1] == chunks.shape[0]
     for i, row in enumerate(long_rows):
@@ -86,7 +76,6 @@ def assert_partition(lengths, cap: int, wg: int = 8, pack_medium: bool = False
        st.integers(2, 40))
 def test_partition_invariants(lengths: list[int], cap: int) -> None:
     assert_partition(lengths, cap)
-    assert_partition(lengths, cap, pack_medium=True)
 
 
 @pytest.mark.parametrize("cap", [2, 16, 2048])
@@ -104,6 +93,14 @@ def test_partition_edges(cap: int) -> None:
     huge[517] = 100_000
     p = assert_partition(huge, cap)
     assert p["long_rows"].tolist() == [517] and p["chunks"].size // 2 == -(-100_000 // cap)
+
+
+def test_blocks_packed_greedily() -> None:
+    # rows of 3 entries in blocks of 7: two a block; a row of 6 takes the row of 1 and the two
+    # empty rows after it (7 entries); the row of 8 is chunked; the last row starts a block
+    p = assert_partition([3, 3, 3, 3, 6, 1, 0, 0, 8, 2], 7)
+    assert p["blocks"].reshape(-1, 4)[:, :2].tolist() == [[0, 2], [2, 4], [4, 8], [9, 10]]
+    assert p["long_rows"].tolist() == [8]
 
 
 def lanes_by_brute_force(block_lengths: list[int], wg: int) -> int:
@@ -230,30 +227,23 @@ def test_long_rows_of_more_chunks_than_work_items(dtype: np.dtype, device) -> No
 
 
 @pytest.mark.parametrize("work_group_size", [None, 16, 64])
-def test_packed_medium_rows(work_group_size: int | None, dtype: np.dtype, device) -> None:
-    """pack_medium: the rows of more than a quarter block and at most a block, summed by
-    medium_lanes work-items each, several to a work-group, beside short rows in blocks, long
-    rows in chunks and empty rows; a last group only partly filled with rows."""
+def test_rows_of_every_length_in_one_block(work_group_size: int | None, dtype: np.dtype,
+                                            device) -> None:
+    """Greedy blocks mix rows of up to a block with short and empty rows (the work-items per row
+    chosen for the whole block), long rows between them in chunks; several work-group sizes."""
     rng = np.random.default_rng(13)
     lengths = rng.integers(0, 4, 400)
-    lengths[rng.choice(400, 37, replace=False)] = rng.integers(5, 17, 37)  # medium for cap 16
+    lengths[rng.choice(400, 37, replace=False)] = rng.integers(5, 17, 37)
     lengths[[7, 200]] = [16, 40]  # exactly a block; long (chunks)
     rows = np.repeat(np.arange(lengths.size), lengths)
     cols = rng.integers(0, 3000, rows.size)
     A = sp.csr_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(400, 3000))
     A.sum_duplicates()
     M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
-                                       block_entries=16, pack_medium=True,
-                                       work_group_size=work_group_size)
-    p = M.params
-    per_group = M.work_group_size // medium_lanes(M.work_group_size)
-    assert p["pack_medium"] and p["medium_rows"] >= 30 and p["long_rows"] == 1
-    assert p["medium_groups"] == -(-p["medium_rows"] // per_group)
+                                       block_entries=16, work_group_size=work_group_size)
+    assert M.params["long_rows"] == 1
+    assert M.params["blocks"] < A.nnz // 12  # blocks more than 3/4 full on average
     products_match(M, A, dtype)
-    plain = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
-                                           block_entries=16, work_group_size=work_group_size)
-    assert plain.params["medium_rows"] == plain.params["medium_groups"] == 0
-    assert plain.params["blocks"] == p["blocks"] + p["medium_rows"]
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (0, 7), (7, 0), (5000, 300)])

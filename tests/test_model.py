@@ -603,8 +603,8 @@ def test_launches_count_the_kernels_a_product_enqueues(device, spec, fmt, simd) 
 def test_work_items_follow_the_launch_geometry(device, spec) -> None:
     """The model's work-items term against the work-items the formats' main kernels really run
     on a GPU-like layout (SIMD width 32): csr-adaptive's row blocks and chunks times its
-    work-group (estimated from the entries and rows, which miss the blocks cut at rows longer
-    than CAP / 4: within 50 % on power-law rows), csr-merge's shares of the merge path
+    work-group (estimated from the entries and rows: within 50 % on power-law rows),
+    csr-merge's shares of the merge path
     and coo's shares of the entries (within rounding), csr-vector's rows times their lanes."""
     csr = canonical_csr(generate(spec))
     f = features_mod.features(csr, 32, compute_units=device.compute_units)

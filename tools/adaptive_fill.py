@@ -4,10 +4,13 @@ how many of the entries go to long-row chunks instead.
 
 A block's work-group loads its entries with a fixed chain of dependent loads, whatever their
 number, so where products are latency-bound the bytes a block moves per product scale with its
-fill (its entries over the block's capacity). On the H200 the stream phase of csr-adaptive (its
-gathers from x and its row sums taken out: ``reports/2026-11-25-h200-shuffle/phases-probe.txt``)
-reached 3.9 TB/s on a 27-point stencil whose blocks this tool finds 73 % full, 2.5 and 2.1 TB/s
-on a power-law and an R-MAT matrix whose blocks are 45 % and 42 % full.
+fill (its entries over the block's capacity). The earlier partition (blocks cut at windows of 3/4
+of a block and around every row of more than a quarter block) filled 45 % of the blocks on a
+power-law matrix, 42 % on R-MAT and 73 % on a 27-point stencil
+(``reports/2026-11-25-h200-shuffle/adaptive-fill.txt``); the greedy blocks fill 87 %, 86 % and
+98 %. On the H200 that made the stencil's products 9 % faster but the power-law and R-MAT ones
+only 1-2 %: their time goes to the gathers from x
+(``reports/2026-11-26-h200-partition/tiles-probe.txt``).
 
     python tools/adaptive_fill.py gen:powerlaw:n=2000000,k=21,local=0.7,seed=1 gen:stencil27:k=100
 """

@@ -21,12 +21,12 @@ about equal size on the host, once, and each piece gets one work-group.
   row's chunks in order and stores ``alpha * sum + beta * y``. There are no atomic adds: every
   ``y`` entry is written once and the result is the same on every run.
 
-The partition is vectorised (no loop over rows or blocks): with ``T = CAP // ALONE_SHARE`` and
-``W = CAP - T``, a block starts at the first row starting at or after each multiple of ``W``
-entries, at every ``CAP``-th row, and before and after every row longer than ``T`` (such a row
-is a block of its own, or chunks). The rows of any other block start within one window of ``W``
-entries and none is longer than ``T``, so the block holds fewer than ``W + T = CAP`` entries;
-blocks hold about ``W`` entries on average (:data:`ALONE_SHARE`).
+The partition packs rows greedily: a block starts at a row and takes the following rows while
+they keep it within ``CAP`` entries and ``CAP`` rows (so blocks are nearly full whatever the
+row lengths, and a row of up to ``CAP`` entries shares its block with its neighbours); a row
+longer than ``CAP`` ends the block before it and is cut into chunks. The end of the block
+starting at each row is found for all rows at once (``searchsorted``); only the walk from block
+to block is a loop, one step per block.
 
 Transpose products and several right-hand sides run the ``csr`` kernels (``csr_spmv_t``,
 ``csr_matmat``) on the same arrays, with ``threads_per_row`` from the mean row length as in
@@ -78,17 +78,6 @@ def max_block_entries(layout: Layout, itemsize: int) -> int:
     return m * wg
 
 
-ALONE_SHARE = 4
-"""Rows longer than ``CAP // ALONE_SHARE`` entries get a row block (or chunks) of their own, and
-the other blocks are cut at windows of ``CAP - CAP // ALONE_SHARE`` entries, so that blocks are
-about 3/4 full on average. With 2 (windows of half a block, the first partition) blocks held
-about ``CAP / 2`` entries: each work-item had half its register loads in flight, and a group's
-fixed steps (row pointers, the barrier, the per-row sums) were spread over half as many
-entries. On the H200 (``tools/adaptive_ab.py``, the 7 matrices of 32-41 M entries of the
-``irregular`` suite and anchors' R-MAT, both value types, work-groups of 128): 4 against 2 was
-1.3 % faster in geometric mean (8 % on dense rows, 2 % on power-law rows, at most 1.3 % slower),
-8 against 2 0.4 %."""
-
 LANE_STEP_COST = 2
 """Cost of one step of a tree reduction (a barrier and a local add), in serial local adds."""
 PASS_COST = 4
@@ -128,8 +117,34 @@ def block_lanes(lengths: np.ndarray, first: np.ndarray, end: np.ndarray, wg: int
     return best
 
 
-def partition(row_ptr: np.ndarray, cap: int, wg: int, pack_medium: bool = False
-              ) -> dict[str, np.ndarray]:
+def block_starts(row_ptr: np.ndarray, cap: int) -> np.ndarray:
+    """The first row of every greedy block of rows (see the module docstring), then the number
+    of rows: each block takes rows while they keep it within ``cap`` entries and ``cap`` rows; a
+    row longer than ``cap`` is a block of its own.
+
+    On the H200 (``reports/2026-11-26-h200-partition/greedy-probe.txt``, 20 matrices of 12-78 M
+    entries in both value types) these blocks beat the earlier windows (blocks cut at every
+    multiple of 3/4 ``cap`` entries and around every row of more than ``cap / 4``, which had a
+    block of its own: 40-45 % full on power-law matrices) by 1-9 % in float64 (27-point
+    stencil 9 %, R-MAT 1.4-3.5 %) and were within 1.7 % in float32, where they lost most."""
+    n = row_ptr.size - 1
+    rows = np.arange(n, dtype=np.int64)
+    # the end of the block starting at each row: the last row end within cap entries of its
+    # start, at least one row (a long row alone), at most cap rows
+    ends = np.searchsorted(row_ptr, row_ptr[:-1] + cap, "right") - 1
+    ends = np.minimum(np.maximum(ends, rows + 1), rows + cap)
+    # a loop, one step per block (about entries / cap steps): which rows start blocks depends on
+    # where the previous block ended, which numpy cannot vectorise
+    starts = []
+    r = 0
+    while r < n:
+        starts.append(r)
+        r = int(ends[r])
+    starts.append(n)
+    return np.asarray(starts, np.int64)
+
+
+def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
     """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring).
 
     Returns int32 arrays: ``blocks`` (first row, end row, first entry and end entry of each
@@ -137,24 +152,14 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int, pack_medium: bool = False
     ``block_lanes`` (work-items per row of each block for work-groups of ``wg``, see
     :func:`block_lanes`),
     ``chunks`` (first entry and end entry of each chunk, interleaved, grouped by long row in
-    row order), ``long_rows`` (the rows longer than ``cap``), ``long_ptr`` (chunks
-    ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``) and ``medium_rows``: with
-    ``pack_medium``, the rows that would have had a block of their own without being long
-    (more than ``cap // ALONE_SHARE`` entries, at most ``cap``), taken out of the blocks and
-    summed :func:`medium_lanes` work-items each, several to a work-group; else empty.
+    row order), ``long_rows`` (the rows longer than ``cap``) and ``long_ptr`` (chunks
+    ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``).
     """
     if cap < 2:
         raise ValueError(f"block_entries must be at least 2, got {cap}")
     row_ptr = np.asarray(row_ptr, np.int64)
-    n = row_ptr.size - 1
-    nnz = int(row_ptr[-1])
     lengths = np.diff(row_ptr)
-    longest_shared = max(1, cap // ALONE_SHARE)
-    window = cap - longest_shared
-    alone = np.flatnonzero(lengths > longest_shared)
-    starts = np.searchsorted(row_ptr[:-1], np.arange(0, nnz, window, dtype=np.int64), "left")
-    bounds = np.unique(np.concatenate([
-        [0, n], starts, np.arange(0, n, cap, dtype=np.int64), alone, alone + 1]))
+    bounds = block_starts(row_ptr, cap)
     first, end = bounds[:-1], bounds[1:]
     short = lengths[first] <= cap
     long_rows = first[~short]
@@ -165,32 +170,16 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int, pack_medium: bool = False
     chunk_start = row_ptr[chunk_rows] + cap * (
         np.arange(chunk_rows.size, dtype=np.int64) - np.repeat(long_ptr[:-1], counts))
     chunk_end = np.minimum(chunk_start + cap, row_ptr[chunk_rows + 1])
-
-    blocks_first, blocks_end = first[short], end[short]
-    medium = np.zeros(0, np.int64)
-    if pack_medium:  # single-row blocks of rows above the shared length
-        alone_block = ((blocks_end - blocks_first == 1)
-                       & (lengths[blocks_first] > longest_shared))
-        medium = blocks_first[alone_block]
-        blocks_first, blocks_end = blocks_first[~alone_block], blocks_end[~alone_block]
-    lanes = block_lanes(lengths, blocks_first, blocks_end, wg)
+    first, end = first[short], end[short]
 
     def interleave(*arrays: np.ndarray) -> np.ndarray:
         return np.stack(arrays, axis=1).ravel().astype(INDEX_DTYPE)
 
-    return {"blocks": interleave(blocks_first, blocks_end, row_ptr[blocks_first],
-                                 row_ptr[blocks_end]),
-            "block_lanes": lanes.astype(INDEX_DTYPE),
+    return {"blocks": interleave(first, end, row_ptr[first], row_ptr[end]),
+            "block_lanes": block_lanes(lengths, first, end, wg).astype(INDEX_DTYPE),
             "chunks": interleave(chunk_start, chunk_end),
             "long_rows": long_rows.astype(INDEX_DTYPE),
-            "long_ptr": long_ptr.astype(INDEX_DTYPE),
-            "medium_rows": medium.astype(INDEX_DTYPE)}
-
-
-def medium_lanes(wg: int) -> int:
-    """Work-items per packed medium row (built into ``csr_adaptive.cl`` as ``MEDIUM_LANES``): a
-    warp of 32, or the whole work-group where it is smaller."""
-    return min(32, wg)
+            "long_ptr": long_ptr.astype(INDEX_DTYPE)}
 
 
 class CsrAdaptive(CsrFamily):
@@ -203,8 +192,8 @@ class CsrAdaptive(CsrFamily):
     adaptive_file = "csr_adaptive.cl"
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, block_entries: int | None = None,
-                 pack_medium: bool = False) -> CsrAdaptive:
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, block_entries: int | None = None
+                 ) -> CsrAdaptive:
         limit = max_block_entries(layout, csr.dtype.itemsize)
         cap = limit if block_entries is None else int(block_entries)
         if not 2 <= cap <= limit:
@@ -213,14 +202,11 @@ class CsrAdaptive(CsrFamily):
                 f"fit half the {layout.local_memory} bytes of local memory with work-groups of "
                 f"{layout.work_group_size}), got {block_entries}")
         arrays = csr_arrays(csr)
-        parts = partition(csr.indptr, cap, layout.work_group_size, bool(pack_medium))
+        parts = partition(csr.indptr, cap, layout.work_group_size)
         arrays.update(parts)
-        per_group = layout.work_group_size // medium_lanes(layout.work_group_size)
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
                   block_entries=cap, blocks=parts["blocks"].size // 4,
-                  chunks=parts["chunks"].size // 2, long_rows=parts["long_rows"].size,
-                  pack_medium=bool(pack_medium), medium_rows=parts["medium_rows"].size,
-                  medium_groups=-(-parts["medium_rows"].size // per_group))
+                  chunks=parts["chunks"].size // 2, long_rows=parts["long_rows"].size)
         fmt.nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
         return fmt
 
@@ -238,19 +224,17 @@ class CsrAdaptive(CsrFamily):
                                             self.partial_bytes())
 
     def prepare_kernels(self) -> None:
-        options = {"CAP": self.params["block_entries"],
-                   "MEDIUM_LANES": medium_lanes(self.layout.work_group_size)}
-        self._spmv = self.kernel(self.adaptive_file, "csr_adaptive_spmv", **options)
-        self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", **options)
+        cap = self.params["block_entries"]
+        self._spmv = self.kernel(self.adaptive_file, "csr_adaptive_spmv", CAP=cap)
+        self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", CAP=cap)
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         p, b = self.params, self.buffers
-        groups = p["blocks"] + p["medium_groups"] + p["chunks"]
+        groups = p["blocks"] + p["chunks"]
         events = [self.run(queue, self._spmv, groups * self.layout.work_group_size,
-                           scalar(p["blocks"]), scalar(p["medium_groups"]),
-                           scalar(p["medium_rows"]), b["row_ptr"], b["col"], b["val"],
-                           b["blocks"], b["block_lanes"], b["medium_rows"], b["chunks"], x, y,
-                           b["partial"], alpha, beta, row0=row0)]
+                           scalar(p["blocks"]), b["row_ptr"], b["col"], b["val"], b["blocks"],
+                           b["block_lanes"], b["chunks"], x, y, b["partial"], alpha, beta,
+                           row0=row0)]
         if p["long_rows"]:
             events.append(self.run(queue, self._combine,  # a work-group per long row
                                    p["long_rows"] * self.layout.work_group_size,

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from ..formats.base import Layout, round_up
 from ..formats.coo import GPU_ITEMS, SERIAL_ITEMS, WIDE_SIMD, default_launches
-from ..formats.csr_adaptive import ALONE_SHARE, max_block_entries
 from ..formats.csr_adaptive import GPU_WORK_GROUP as ADAPTIVE_GPU_GROUP
+from ..formats.csr_adaptive import max_block_entries
 from ..formats.csr_merge import FIXUP_SERIAL, STAGED_SIMD, tile_items
 from .features import Features, threads_per_row
 
@@ -57,7 +57,8 @@ def work_items(fmt: str, f: Features, work_group_size: int = 256) -> float:
     term of the time models): the rows times the work-items sharing a row for the row formats;
     for the formats that cut the entries into equal shares, the shares: ``coo``'s entries per
     work-item, ``csr-merge``'s path steps (rows plus entries) per work-item, ``csr-adaptive``'s
-    row blocks of about ``CAP - CAP // ALONE_SHARE`` entries times its work-group."""
+    row blocks times its work-group (greedy blocks end at ``CAP`` entries, less about half a row
+    of mean length, or at ``CAP`` rows, whichever comes first)."""
     staged = f.simd_width >= STAGED_SIMD
     if fmt == "coo":
         return f.entries / (GPU_ITEMS if f.simd_width >= WIDE_SIMD else SERIAL_ITEMS)
@@ -66,5 +67,6 @@ def work_items(fmt: str, f: Features, work_group_size: int = 256) -> float:
     if fmt == "csr-adaptive":
         wg = ADAPTIVE_GPU_GROUP if staged else work_group_size
         cap = max_block_entries(_layout(f, wg), f.itemsize)
-        return (f.entries / (cap - cap // ALONE_SHARE) + f.rows / cap) * wg
+        half_row = min(f.entries / max(f.rows, 1), cap) / 2
+        return max(f.entries / (cap - half_row), f.rows / cap) * wg
     return float(f.rows) * threads_per_row(fmt, f)
