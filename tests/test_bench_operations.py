@@ -23,7 +23,15 @@ import scipy.sparse.linalg as sla
 import clspmv
 from clspmv import report
 from clspmv.bench import bandwidth, baselines, generators, operations, reference
-from clspmv.bench.records import FIELDS, Record, device_label, key_of, read_json, with_defaults
+from clspmv.bench.records import (
+    FIELDS,
+    Record,
+    device_label,
+    key_of,
+    read_json,
+    results_path,
+    with_defaults,
+)
 from clspmv.cli import main
 from clspmv.matrix import canonical_csr
 from clspmv.stats import stats
@@ -457,7 +465,7 @@ def test_committed_reports_rebuild_unchanged(folder: str, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The reference reports, made before the other operations existed, load (as A x records)
     and give the same report.md (plots left out: not drawn here)."""
-    path = ROOT / "reports" / folder / "results.json"
+    path = results_path(ROOT / "reports" / folder)
     _, records = read_json(path)
     assert records and all(r["operation"] == "spmv" and r["k"] is None for r in records)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)  # no plots

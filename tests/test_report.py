@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from clspmv import report
-from clspmv.bench.records import Record
+from clspmv.bench.records import Record, results_path
 from clspmv.cli import main
 from clspmv.report import crossover, tables
 
@@ -151,15 +151,32 @@ REPORTS = Path(__file__).resolve().parents[1] / "reports"
 
 
 @pytest.mark.parametrize("folder", sorted(p.name for p in REPORTS.glob("20*")
-                                          if (p / "results.json").exists()))
+                                          if results_path(p).exists()))
 def test_committed_results_render_their_report(folder: str) -> None:
     """Every committed results.json (older field names and meta data included) renders the
     tables of its committed report.md: the report is a function of results.json alone, not of
     today's defaults. The plots are the ones the report lists (matplotlib is not run here)."""
     committed = (REPORTS / folder / "report.md").read_text(encoding="utf-8")
     plots = re.findall(r"^!\[([^\]]+)\]", committed.split("## Plots")[1], re.MULTILINE)
-    metas, records = report.load([REPORTS / folder / "results.json"])
+    metas, records = report.load([results_path(REPORTS / folder)])
     assert tables.render(metas, records, plots) == committed
+
+
+def test_gzipped_results_read_as_plain(tmp_path: Path) -> None:
+    """A results.json.gz (how the reference reports are committed) reads as the results.json it
+    was made from; results_path prefers the plain file where both exist."""
+    import gzip
+    import shutil
+    source = results_path(REPORTS / "2026-11-22-h200")
+    with gzip.open(source, "rb") as fin, open(tmp_path / "results.json", "wb") as fout:
+        shutil.copyfileobj(fin, fout)
+    assert results_path(tmp_path) == tmp_path / "results.json"
+    plain = report.load([tmp_path / "results.json"])
+    assert plain == report.load([source]) and plain[1]
+    shutil.copy(source, tmp_path / "results.json.gz")
+    assert results_path(tmp_path) == tmp_path / "results.json"
+    (tmp_path / "results.json").unlink()
+    assert results_path(tmp_path) == tmp_path / "results.json.gz"
 
 
 def test_old_speedup_fields_are_read() -> None:

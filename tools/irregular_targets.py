@@ -5,17 +5,17 @@ lowest), COO over the best CSR kernel and HYB over the better of its ELL and CSR
 the host's part of cupy's call (made before commit 8a3badd: its methodology says so, see
 ``clspmv.report.compat.LEGACY_KERNEL``) is named first: its ratios favour clspmv.
 
-    python tools/irregular_targets.py reports/2026-11-25-h100-xcache/results.json
+    python tools/irregular_targets.py reports/2026-11-25-h100-xcache/results.json.gz
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 
 import numpy as np
 
+from clspmv.bench.records import read_results
 from clspmv.bench.suites import suite
 from clspmv.report.compat import LEGACY_KERNEL, upgrade_meta
 
@@ -26,12 +26,13 @@ HYB_COUNTERPARTS = ("ell", "ellr", "csr-scalar", "csr-vector", "csr-adaptive")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("results", nargs="+", help="results.json files of clspmv bench")
+    parser.add_argument("results", nargs="+",
+                        help="results.json (or .json.gz) files of clspmv bench")
     args = parser.parse_args()
     times: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     cusparse: dict[tuple[str, str], float] = {}
     for path in args.results:
-        data = json.load(open(path))
+        data = read_results(path)
         runs = data.get("meta", {}).get("runs", [])
         old = sum(LEGACY_KERNEL in upgrade_meta(run).get("method", []) for run in runs)
         if old:

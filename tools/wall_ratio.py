@@ -12,11 +12,12 @@ side by side on a quiet machine::
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from clspmv.bench.records import read_results, results_path
 
 
 def _geomean(values: list[float]) -> float:
@@ -25,7 +26,7 @@ def _geomean(values: list[float]) -> float:
 
 def summarize(folder: Path) -> None:
     """Print the per-matrix lines and the geometric means of one results folder."""
-    records = json.loads((folder / "results.json").read_text())["records"]
+    records = read_results(results_path(folder))["records"]
     mkl = {(r["matrix"], r["device"]): r["kernel_ms"] for r in records
            if r["format"] == "mkl" and r.get("kernel_ms")}
     best: dict[str, dict] = {}

@@ -15,12 +15,14 @@ its operation's fields, then ``speedups``; it is rewritten atomically (a tempora
 ``os.replace``) after every record, so an interrupted run keeps everything it measured;
 ``results.csv`` holds the same records, one row each (speedups as ``speedup_vs_<name>``).
 Results of older runs (a flat union of every field, ``speedup_vs_<name>`` fields, no
-``operation``) are read by :func:`read_json` through :func:`upgrade`.
+``operation``) are read by :func:`read_json` through :func:`upgrade`; so are gzipped files
+(``results.json.gz``: the committed reference reports are kept that way, a tenth of the size).
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import math
 import os
@@ -252,11 +254,28 @@ def write_csv(path: Path, records: list[dict[str, Any]]) -> None:
     _atomic_write(path, write)
 
 
+def results_path(folder: str | Path) -> Path:
+    """The results file of a results folder: ``results.json``, or ``results.json.gz`` where only
+    that exists (a committed reference report)."""
+    plain = Path(folder) / "results.json"
+    packed = plain.with_name("results.json.gz")
+    return packed if packed.exists() and not plain.exists() else plain
+
+
+def read_results(path: str | Path) -> Any:
+    """The parsed JSON of a results file, gzipped (``.gz``) or not."""
+    path = Path(path)
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            return json.load(fh)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def read_json(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(meta, records) of a results.json, every record read by :func:`upgrade`; ValueError
-    naming the file when it is not one."""
+    """(meta, records) of a results.json (or results.json.gz), every record read by
+    :func:`upgrade`; ValueError naming the file when it is not one."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = read_results(path)
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not a JSON file ({err})") from None
     if not isinstance(data, dict) or "records" not in data or "meta" not in data:
