@@ -6,6 +6,8 @@ the suites parametrised over ``clspmv.FORMATS``; this file checks what is partic
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -134,6 +136,36 @@ def test_block_lanes_follow_the_rows() -> None:
     lengths = np.array([1] * 256 + [1000] + [2] * 3, np.int64)
     got = block_lanes(lengths, np.array([0, 256]), np.array([256, 260]), 256)
     assert got.tolist() == [1, 64]
+
+
+def test_one_lane_per_row_unless_lockstep() -> None:
+    """Devices that run work-items one after another (CPUs) sum each row with one work-item;
+    the layout says which (SIMD width of a warp or more: lockstep)."""
+    lengths = np.array([1] * 256 + [1000] + [2] * 3, np.int64)
+    first, end = np.array([0, 256]), np.array([256, 260])
+    assert block_lanes(lengths, first, end, 256, lockstep=False).tolist() == [1, 1]
+    assert block_lanes(lengths, first, end, 256, lockstep=True).tolist() == [1, 64]
+    assert Layout(32, 128, 132, 48 << 10).lockstep and not Layout(8, 256, 2, 48 << 10).lockstep
+    p = partition(row_ptr_of(lengths), 1024, 256, lockstep=False)
+    assert (p["block_lanes"] == 1).all()
+
+
+def test_lanes_of_a_lockstep_layout_on_this_device(dtype: np.dtype, device) -> None:
+    """The work-items per row a GPU layout chooses (up to the whole work-group), run on this
+    device: the same products whether or not the device runs them in lockstep."""
+    wide = dataclasses.replace(device, simd_width=32)
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 6, 3000)
+    lengths[rng.choice(3000, 40, replace=False)] = rng.integers(20, 600, 40)
+    rows = np.repeat(np.arange(lengths.size), lengths)
+    A = sp.csr_matrix((rng.standard_normal(rows.size), (rows, rng.integers(0, 5000, rows.size))),
+                      shape=(3000, 5000))
+    A.sum_duplicates()
+    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=wide, dtype=dtype,
+                                       work_group_size=64, block_entries=256)
+    assert M._fmt.layout.lockstep
+    assert partition(A.indptr, 256, 64)["block_lanes"].max() >= 16  # lanes > 1 are run
+    products_match(M, A, dtype)
 
 
 def test_partition_refuses_tiny_blocks() -> None:

@@ -15,7 +15,8 @@ about equal size on the host, once, and each piece gets one work-group.
   work-items per row chosen on the host for that block alone (:func:`block_lanes`: the power of
   two minimising a cost model of the block's passes, its longest rows and the tree steps; one
   work-item per row, serially, for blocks of many short rows, many for a long row among short
-  ones). On GPUs the work-groups have :data:`GPU_WORK_GROUP` work-items.
+  ones; on CPUs, which run a work-group's work-items one after another, always one). On GPUs
+  the work-groups have :data:`GPU_WORK_GROUP` work-items.
 * **Long rows** (more than ``CAP`` entries) are cut into chunks of ``CAP`` entries, one
   work-group each, which write their sums to a small buffer; a second, small kernel adds each
   row's chunks in order and stores ``alpha * sum + beta * y``. There are no atomic adds: every
@@ -80,13 +81,26 @@ def max_block_entries(layout: Layout, itemsize: int) -> int:
 
 LANE_STEP_COST = 2
 """Cost of one step of a tree reduction (a barrier and a local add), in serial local adds."""
-PASS_COST = 4
-"""Cost of one pass over rows (row pointers, the store of y), in serial local adds."""
+PASS_COST = 16
+"""Cost of one pass over rows (row pointers from global memory, the store of y), in serial local
+adds. On the H200 (``reports/2026-11-26-h200-partition/passcost-probe.txt``, 16 matrices of
+12-41 M entries in both value types) 16 against the earlier 4 made 13 products 0.2-1.4 % faster
+and none more than 0.1 % slower; 64 was no better, and 1000 (the fewest passes, one work-item per
+row wherever the rows fit one pass) up to 16 % slower."""
 
 
-def block_lanes(lengths: np.ndarray, first: np.ndarray, end: np.ndarray, wg: int) -> np.ndarray:
+def block_lanes(lengths: np.ndarray, first: np.ndarray, end: np.ndarray, wg: int,
+                lockstep: bool = True) -> np.ndarray:
     """Work-items per row for each row block (rows ``first[b] .. end[b]-1``), the power of two
-    ``L <= wg`` that minimises the block's estimated summing time.
+    ``L <= wg`` that minimises the block's estimated summing time; 1 everywhere unless the
+    device runs work-items in ``lockstep`` (:attr:`Layout.lockstep`).
+
+    A CPU (PoCL) runs a work-group's work-items one after another, so a pass takes the sum of
+    the work-items' adds, not the longest, and every tree step is one more loop over the
+    work-group: one work-item per row does the fewest. On the 2-core CPU
+    (``reports/2026-11-26-h200-partition/cpu-passcost-pocl31.txt``, ``-pocl30.txt``) it made
+    the products 1.0-3.7x faster than the lanes of the model below (at most 1.7 % slower, on
+    one matrix).
 
     The work-group sums ``wg / L`` rows at a time (a pass); a pass lasts as long as its longest
     row, ``ceil(longest / L)`` local adds, plus ``log2 L`` tree steps when ``L > 1``
@@ -96,8 +110,8 @@ def block_lanes(lengths: np.ndarray, first: np.ndarray, end: np.ndarray, wg: int
     """
     counts = end - first
     nb = counts.size
-    if nb == 0:
-        return np.zeros(0, np.int64)
+    if nb == 0 or not lockstep:
+        return np.ones(nb, np.int64)
     block_of_row = np.repeat(np.arange(nb, dtype=np.int64), counts)
     index = np.arange(block_of_row.size, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
                                                                     counts)
@@ -144,13 +158,14 @@ def block_starts(row_ptr: np.ndarray, cap: int) -> np.ndarray:
     return np.asarray(starts, np.int64)
 
 
-def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
+def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True
+              ) -> dict[str, np.ndarray]:
     """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring).
 
     Returns int32 arrays: ``blocks`` (first row, end row, first entry and end entry of each
     block, interleaved: the kernel reads a block's entry range without its row pointers),
-    ``block_lanes`` (work-items per row of each block for work-groups of ``wg``, see
-    :func:`block_lanes`),
+    ``block_lanes`` (work-items per row of each block for work-groups of ``wg`` on a device
+    running them in ``lockstep`` or not, see :func:`block_lanes`),
     ``chunks`` (first entry and end entry of each chunk, interleaved, grouped by long row in
     row order), ``long_rows`` (the rows longer than ``cap``) and ``long_ptr`` (chunks
     ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``).
@@ -176,7 +191,7 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int) -> dict[str, np.ndarray]:
         return np.stack(arrays, axis=1).ravel().astype(INDEX_DTYPE)
 
     return {"blocks": interleave(first, end, row_ptr[first], row_ptr[end]),
-            "block_lanes": block_lanes(lengths, first, end, wg).astype(INDEX_DTYPE),
+            "block_lanes": block_lanes(lengths, first, end, wg, lockstep).astype(INDEX_DTYPE),
             "chunks": interleave(chunk_start, chunk_end),
             "long_rows": long_rows.astype(INDEX_DTYPE),
             "long_ptr": long_ptr.astype(INDEX_DTYPE)}
@@ -202,7 +217,7 @@ class CsrAdaptive(CsrFamily):
                 f"fit half the {layout.local_memory} bytes of local memory with work-groups of "
                 f"{layout.work_group_size}), got {block_entries}")
         arrays = csr_arrays(csr)
-        parts = partition(csr.indptr, cap, layout.work_group_size)
+        parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep)
         arrays.update(parts)
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
                   block_entries=cap, blocks=parts["blocks"].size // 4,

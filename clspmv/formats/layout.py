@@ -10,6 +10,11 @@ DEFAULT_WORK_GROUP = 256
 """Work-group size of every format unless the caller, the format's ``gpu_work_group`` on a GPU,
 or a smaller device maximum says otherwise."""
 
+LOCKSTEP_SIMD = 32
+"""Smallest SIMD width of a device that runs a work-group's work-items side by side in lockstep
+groups (warps, wavefronts: GPUs). CPUs report their float vector width, at most 16, and PoCL
+runs a work-group's work-items one after another, a loop per stretch between barriers."""
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -31,3 +36,10 @@ class Layout:
                 f"work_group_size must be a power of two <= {device.max_work_group_size}, got {wg}"
             )
         return cls(device.simd_width, wg, device.compute_units, device.local_memory)
+
+    @property
+    def lockstep(self) -> bool:
+        """Whether work-items run side by side (SIMD width of at least :data:`LOCKSTEP_SIMD`),
+        so that a step takes as long as its slowest work-item, rather than one after another
+        (CPUs), where a step takes the sum of all of them."""
+        return self.simd_width >= LOCKSTEP_SIMD
