@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 import clspmv
 from clspmv.formats.base import Layout
 from clspmv.formats.csr_merge import (
-    STAGED_SIMD,
     CsrMerge,
     chunk_count,
     fixup_lanes,
@@ -24,6 +23,7 @@ from clspmv.formats.csr_merge import (
     split_rows,
     tile_items,
 )
+from clspmv.formats.layout import LOCKSTEP_SIMD
 
 from oracle import assert_matches
 
@@ -102,7 +102,7 @@ def test_parameter_choices() -> None:
     assert tile_items(_layout(wg=1024, local=1024), 8) == 1
     assert chunk_count(10**8, 2) == 32 and chunk_count(5000, 2) == 2 and chunk_count(0, 2) == 1
     A = sp.random(50, 60, 0.1, "csr", random_state=0)
-    assert CsrMerge.from_csr(A, _layout(simd=STAGED_SIMD)).params["staged"] == 1
+    assert CsrMerge.from_csr(A, _layout(simd=LOCKSTEP_SIMD)).params["staged"] == 1
     assert CsrMerge.from_csr(A, _layout(simd=8)).params["staged"] == 0
 
 

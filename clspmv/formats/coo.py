@@ -13,11 +13,12 @@ on every run, so a row of millions of entries costs what as many entries in shor
 third small kernel writes ``beta * y`` on the empty rows (a bit mask of them is stored when
 there are any). Two kernels make the shares (parameter ``staged``):
 
-* ``staged=True`` (the default where the SIMD width is at least :data:`WIDE_SIMD`: GPU warps
-  and wavefronts; the Layout carries no device type, and CPUs report their float vector width,
-  at most 16): a share is a work-group's ``items * work_group_size`` entries; each work-item
-  loads its ``items`` consecutive entries into registers (16-byte loads where ``items`` is a
-  multiple of 4), sums them by row, and a keyed scan over the work-items (local memory: one
+* ``staged=True`` (the default on devices running work-items in lockstep, SIMD width at least
+  :data:`~clspmv.formats.layout.LOCKSTEP_SIMD`: GPU warps and wavefronts; the Layout carries no
+  device type, and CPUs report their float vector width, at most 16): a share is a
+  work-group's ``items * work_group_size`` entries; each work-item loads its ``items``
+  consecutive entries into registers (16-byte loads where ``items`` is a multiple of 4), sums
+  them by row, and a keyed scan over the work-items (local memory: one
   row and one sum per work-item) joins the rows that cross work-items. ``items`` (a power of
   two up to :data:`MAX_STAGED_ITEMS`) defaults to :data:`GPU_ITEMS`. An earlier version staged
   the whole share in local memory and walked it with a stride of ``items`` (bank conflicts),
@@ -42,6 +43,7 @@ import scipy.sparse as sp
 
 from ..device import Device
 from .base import INDEX_DTYPE, Format, Layout, Triplets, entry_rows, row_lengths, scalar
+from .layout import LOCKSTEP_SIMD
 
 MAX_CHUNK = 64
 
@@ -65,9 +67,6 @@ SERIAL_WORK_GROUP = 64
 """Work-group size of the serial kernel, whatever the layout's (if not larger): on the 2-core
 CPU with PoCL 3.1, groups of 256 work-items of 256-1024 entries ran 2-3x slower than groups of
 64."""
-
-WIDE_SIMD = 32
-"""Smallest SIMD width for which ``staged`` defaults to True."""
 
 
 def chunk_size(nnz: int, layout: Layout) -> int:
@@ -122,7 +121,7 @@ def default_launches(nnz: int, simd_width: int, work_group_size: int) -> int:
     time model (:mod:`clspmv.model.launches`)."""
     if nnz == 0:
         return 0
-    staged = simd_width >= WIDE_SIMD
+    staged = simd_width >= LOCKSTEP_SIMD
     share = GPU_ITEMS * work_group_size if staged else SERIAL_ITEMS
     return 1 + len(carry_levels(-(-nnz // share), staged, work_group_size))
 
@@ -147,7 +146,7 @@ class CooPart:
     def params(self, nnz: int, layout: Layout, items: int | None, staged: bool | None
                ) -> dict[str, int]:
         """The parameters of ``nnz`` triplets (defaults: see the module docstring)."""
-        staged = layout.simd_width >= WIDE_SIMD if staged is None else bool(staged)
+        staged = layout.lockstep if staged is None else bool(staged)
         if items is None:
             items = GPU_ITEMS if staged else SERIAL_ITEMS
         p = self.prefix

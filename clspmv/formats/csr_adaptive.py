@@ -99,8 +99,8 @@ def block_lanes(lengths: np.ndarray, first: np.ndarray, end: np.ndarray, wg: int
     the work-items' adds, not the longest, and every tree step is one more loop over the
     work-group: one work-item per row does the fewest. On the 2-core CPU
     (``reports/2026-11-26-h200-partition/cpu-passcost-pocl31.txt``, ``-pocl30.txt``) it made
-    the products 1.0-3.7x faster than the lanes of the model below (at most 1.7 % slower, on
-    one matrix).
+    the products up to 3.3x (PoCL 3.1) and 4.5x (PoCL 3.0) faster than the lanes of the model
+    below, and at most 1.7 % slower (two of 24 products).
 
     The work-group sums ``wg / L`` rows at a time (a pass); a pass lasts as long as its longest
     row, ``ceil(longest / L)`` local adds, plus ``log2 L`` tree steps when ``L > 1``

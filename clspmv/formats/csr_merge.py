@@ -27,16 +27,16 @@ is summed by a tree.
 
 Two kernels walk the shares (parameter ``staged``):
 
-* ``staged=True`` (GPUs; the default where the SIMD width is at least :data:`STAGED_SIMD`,
-  i.e. on warp/wavefront devices: the Layout carries no device type, and CPUs report their
-  float vector width, at most 16): a share is a *tile* of ``WG * items`` path steps, one per
-  work-group. The group loads its tile's products ``val * x[col]`` and row ends into local
-  memory with consecutive, coalesced loads (``items`` loads in flight per work-item, as in
-  csr-adaptive), each work-item then finds its own ``items`` steps by a binary search in local
-  memory and walks them, and a segmented scan over the work-items' carries in local memory
-  completes the rows that cross work-items. ``items`` defaults to what
-  :data:`~clspmv.formats.csr_adaptive.MAX_LOAD_BYTES` of entries allows (8 in float64, 16 in
-  float32), halved while the tile would take more than half the local memory.
+* ``staged=True`` (GPUs; the default where the SIMD width is at least
+  :data:`~clspmv.formats.layout.LOCKSTEP_SIMD`, i.e. on warp/wavefront devices: the Layout
+  carries no device type, and CPUs report their float vector width, at most 16): a share is a
+  *tile* of ``WG * items`` path steps, one per work-group. The group loads its tile's products
+  ``val * x[col]`` and row ends into local memory with consecutive, coalesced loads (``items``
+  loads in flight per work-item, as in csr-adaptive), each work-item then finds its own
+  ``items`` steps by a binary search in local memory and walks them, and a segmented scan over
+  the work-items' carries in local memory completes the rows that cross work-items. ``items``
+  defaults to what :data:`~clspmv.formats.csr_adaptive.MAX_LOAD_BYTES` of entries allows (8 in
+  float64, 16 in float32), halved while the tile would take more than half the local memory.
 * ``staged=False`` (CPUs): ``shares`` contiguous chunks of the path, one work-item (and one
   work-group) each, walked in plain sequential loops; by default as many as csr-blocks makes
   blocks (:data:`~clspmv.formats.csr_blocks.BLOCKS_PER_UNIT` per compute unit, at least
@@ -64,9 +64,6 @@ from .base import INDEX_DTYPE, Layout, scalar
 from .csr import CsrFamily, csr_arrays, mean_row_threads
 from .csr_adaptive import MAX_LOAD_BYTES, SUM_BYTES
 from .csr_blocks import BLOCKS_PER_UNIT, MIN_BLOCK_ENTRIES
-
-STAGED_SIMD = 32
-"""Smallest SIMD width (warp or wavefront) for which ``staged`` defaults to True."""
 
 FIXUP_SERIAL = 8
 """Split rows with at most this many carries are summed by one work-item in the fix-up."""
@@ -159,7 +156,7 @@ class CsrMerge(CsrFamily):
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, staged: bool | None = None,
                  items: int | None = None, shares: int | None = None) -> CsrMerge:
         if staged is None:
-            staged = layout.simd_width >= STAGED_SIMD
+            staged = layout.lockstep
         staged = bool(staged)
         rows, nnz = csr.shape[0], csr.nnz
         path = rows + nnz

@@ -39,7 +39,8 @@ from .base import (
     entry_rows,
     row_lengths,
 )
-from .coo import WIDE_SIMD, CooPart
+from .coo import CooPart
+from .layout import LOCKSTEP_SIMD
 
 LONG_ROW_SPREAD = 1.0
 """A row is long when it holds more than ``LONG_ROW_SPREAD * nnz / lanes`` entries, ``lanes``
@@ -58,10 +59,10 @@ kernels (tens of microseconds to launch) would cost more than the longest row (a
 
 TAIL_WORK_GROUP = DEFAULT_WORK_GROUP
 """Smallest work-group size of the tail's kernels on devices of SIMD width at least
-:data:`~clspmv.formats.coo.WIDE_SIMD` (GPUs), whatever the format's (``csr-scalar`` runs groups
-of 32 there): the segmented reduction's shares are ``items`` entries per work-item of a group,
-each leaving two carries for the next level, so groups of 32 would leave 8 times the carries
-of groups of 256."""
+:data:`~clspmv.formats.layout.LOCKSTEP_SIMD` (GPUs), whatever the format's (``csr-scalar`` runs
+groups of 32 there): the segmented reduction's shares are ``items`` entries per work-item of a
+group, each leaving two carries for the next level, so groups of 32 would leave 8 times the
+carries of groups of 256."""
 
 AUTO = "auto"
 """The default of ``long_rows``: the limit of :func:`long_row_limit`."""
@@ -72,11 +73,11 @@ def long_row_limit(nnz: int, simd_width: int, compute_units: int, lockstep: bool
     of ``compute_units`` units of ``simd_width`` lanes: ``max(MIN_LONG_ROW, LONG_ROW_SPREAD * nnz
     / lanes)`` with ``lanes = compute_units * simd_width`` (see :data:`LONG_ROW_SPREAD`).
     ``lockstep=False`` is for a format whose work-items do not share SIMD lanes (``csr-blocks``:
-    work-groups of 1): on a device of SIMD width below :data:`~clspmv.formats.coo.WIDE_SIMD`
+    work-groups of 1): on a device of SIMD width below :data:`~clspmv.formats.layout.LOCKSTEP_SIMD`
     (CPUs) its lanes are the compute units alone, as a core walks one of its blocks at a time (on
     the 2-core CPU the tail made ``csr-blocks`` 1.27x slower on an arrow matrix whose long row
     held a third of the entries: two cores were never starved)."""
-    wide = lockstep or simd_width >= WIDE_SIMD
+    wide = lockstep or simd_width >= LOCKSTEP_SIMD
     lanes = max(1, compute_units) * (max(1, simd_width) if wide else 1)
     return max(MIN_LONG_ROW, int(LONG_ROW_SPREAD * nnz / lanes))
 
@@ -150,7 +151,7 @@ class LongRowSplit(Format):
         nnz = int(tail.rows.size)
         self.params["long_rows"] = tail.limit
         layout = self.layout
-        if layout.simd_width >= WIDE_SIMD and layout.work_group_size < TAIL_WORK_GROUP:
+        if layout.lockstep and layout.work_group_size < TAIL_WORK_GROUP:
             layout = replace(layout, work_group_size=TAIL_WORK_GROUP)
             self.params[self.tail_part.prefix + "wg"] = TAIL_WORK_GROUP
         self.params.update(self.tail_part.params(nnz, layout, None, None))

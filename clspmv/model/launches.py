@@ -14,10 +14,11 @@ fact the features lack (local memory), the formats' defaults for a device with
 from __future__ import annotations
 
 from ..formats.base import Layout, round_up
-from ..formats.coo import GPU_ITEMS, SERIAL_ITEMS, WIDE_SIMD, default_launches
+from ..formats.coo import GPU_ITEMS, SERIAL_ITEMS, default_launches
 from ..formats.csr_adaptive import GPU_WORK_GROUP as ADAPTIVE_GPU_GROUP
 from ..formats.csr_adaptive import max_block_entries
-from ..formats.csr_merge import FIXUP_SERIAL, STAGED_SIMD, tile_items
+from ..formats.csr_merge import FIXUP_SERIAL, tile_items
+from ..formats.layout import LOCKSTEP_SIMD
 from .features import Features, threads_per_row
 
 LOCAL_MEMORY = 48 * 1024
@@ -34,7 +35,7 @@ def launches(fmt: str, f: Features, work_group_size: int = 256) -> int:
     if fmt == "hyb":
         beyond = f.slots_of("hyb") - round_up(f.rows, f.simd_width) * f.hyb_width
         return 1 + default_launches(beyond, f.simd_width, work_group_size)
-    staged = f.simd_width >= STAGED_SIMD
+    staged = f.simd_width >= LOCKSTEP_SIMD
     if fmt == "csr-merge":
         if not staged:
             return 2 if f.rows + f.entries > 1 else 1
@@ -59,9 +60,9 @@ def work_items(fmt: str, f: Features, work_group_size: int = 256) -> float:
     work-item, ``csr-merge``'s path steps (rows plus entries) per work-item, ``csr-adaptive``'s
     row blocks times its work-group (greedy blocks end at ``CAP`` entries, less about half a row
     of mean length, or at ``CAP`` rows, whichever comes first)."""
-    staged = f.simd_width >= STAGED_SIMD
+    staged = f.simd_width >= LOCKSTEP_SIMD
     if fmt == "coo":
-        return f.entries / (GPU_ITEMS if f.simd_width >= WIDE_SIMD else SERIAL_ITEMS)
+        return f.entries / (GPU_ITEMS if f.simd_width >= LOCKSTEP_SIMD else SERIAL_ITEMS)
     if fmt == "csr-merge" and staged:
         return (f.rows + f.entries) / tile_items(_layout(f, work_group_size), f.itemsize)
     if fmt == "csr-adaptive":
