@@ -429,7 +429,7 @@ def test_auto_takes_a_worthwhile_plan(gain: float, device, monkeypatch) -> None:
                       "csr-vector", 1.0, 0.0)
     monkeypatch.setattr(select_module, "plan_for_device", lambda csr, dev, cal: plan)
     assert clspmv.DeviceMatrix.from_scipy(A, device=device).selection.strips is None  # no search
-    M = clspmv.DeviceMatrix.from_scipy(A, device=device,
+    M = clspmv.DeviceMatrix.from_scipy(A, device=device, trial=False,  # (test_trial.py)
                                        expected_products=select_module.STRIPS_MIN_PRODUCTS)
     x = vector(A.shape[1], 3, np.float64)
     assert_matches(M @ x, A, x, np.float64)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,9 +11,12 @@ import scipy.sparse as sp
 from calibration_fixture import fixture_calibration
 
 import clspmv
-from clspmv.formats import Format
+from clspmv.bench.generators import generate
+from clspmv.formats import Format, convert
+from clspmv.formats.strips import Strips
 from clspmv.matrix import canonical_csr
 from clspmv.model import Prediction, select
+from clspmv.model.strips import StripsPlan
 from clspmv.precision import resolve
 
 from oracle import assert_matches
@@ -20,6 +24,8 @@ from oracle import assert_matches
 trials = importlib.import_module("clspmv.model.trial")
 store = importlib.import_module("clspmv.model.store")
 probes = importlib.import_module("clspmv.model.probes")
+strips_trial = importlib.import_module("clspmv.model.strips_trial")
+select_module = importlib.import_module("clspmv.model.select")  # the package exports select()
 
 POISSON = sp.diags([-1.0, -1.0, 4.0, -1.0, -1.0], [-40, -1, 0, 1, 40], shape=(1600, 1600),
                    format="csr")
@@ -162,3 +168,118 @@ def test_formats_refusing_in_a_trial_are_skipped(device) -> None:
     assert set(done.kernel_ms) == {"csr-scalar"} and done.winner == "csr-scalar"
     with pytest.raises(ValueError, match=r"no format of the trial \(dia\) accepts the matrix"):
         trials.run(csr, device, precision, ["dia"])
+
+
+STACKED = "gen:stacked:k=20,scale=13,edges=8"
+CUT = 7680  # a strip boundary inside the stencil's 8000 rows
+
+
+@pytest.fixture
+def planned(monkeypatch):
+    """A worthwhile strips plan (ellr above, csr-vector below) for :data:`STACKED`, as if the
+    model had found it; returns (matrix, plan)."""
+    A = canonical_csr(generate(STACKED))
+    plan = StripsPlan(512, ((0, CUT, "ellr"), (CUT, A.shape[0], "csr-vector")), 0.5,
+                      "csr-vector", 1.0, 0.0)
+    monkeypatch.setattr(select_module, "plan_for_device", lambda csr, dev, cal: plan)
+    return A, plan
+
+
+def fake_times(block_fastest: dict[int, str], strips_s: float, single_s: float):
+    """kernel_times of a "device" where each block (by its rows) measures its format of
+    ``block_fastest`` fastest (0.5 ms, the others 1 ms), the whole matrix's candidates 2 ms
+    and, timed side by side, the joined strips ``strips_s`` and the single winner ``single_s``."""
+    def measured(formats, x, y, repeat):
+        assert repeat == trials.REPEATS
+        if "strips" in formats:
+            return {n: strips_s if n == "strips" else single_s for n in formats}
+        rows = next(iter(formats.values())).shape[0]
+        return {n: 0.5e-3 if block_fastest.get(rows) == n else (1e-3 if rows in block_fastest
+                                                                 else 2e-3) for n in formats}
+    return measured
+
+
+def test_a_strips_trial_joins_each_blocks_fastest_format(device, stored, planned,
+                                                         monkeypatch) -> None:
+    """Each block takes its fastest measured candidate, the joined blocks beat the single
+    format side by side, and from_scipy keeps the trial's joined matrix (no second conversion);
+    its products and transposed products match scipy."""
+    A, plan = planned
+    cal = store.calibration(device)
+    blocks = strips_trial.block_candidates(A, device, cal, plan, None)
+    assert [b.rows for b in blocks] == [(0, CUT), (CUT, A.shape[0])]
+    assert [b.names[0] for b in blocks] == ["ellr", "csr-vector"]  # the plan's first
+    other = blocks[0].names[-1]  # a candidate the model ranked behind the plan's ellr
+    assert other != "ellr"
+    fastest = {CUT: other, A.shape[0] - CUT: "csr-vector"}
+    monkeypatch.setattr(trials, "kernel_times", fake_times(fastest, 1e-3, 2e-3))
+    monkeypatch.setattr(strips_trial, "kernel_times", fake_times(fastest, 1e-3, 2e-3))
+    conversions = []
+    real = clspmv.matrix.convert
+    monkeypatch.setattr(clspmv.matrix, "convert", lambda *a, **k: conversions.append(a[1])
+                        or real(*a, **k))
+    M = clspmv.DeviceMatrix.from_scipy(A, device=device, trial=True,
+                                       expected_products=select_module.STRIPS_MIN_PRODUCTS)
+    sel = M.selection
+    assert M.format == "strips" and conversions == []
+    assert [b[2] for b in sel.strips.blocks] == [other, "csr-vector"]
+    assert [b[2] for b in M.params["blocks"]] == [other, "csr-vector"]
+    assert sel.trial_ms["strips"] == pytest.approx(1.0)
+    assert "row strips measured 1 ms against the fastest single format tried" in sel.why
+    assert "(the model's plan: rows 0:7680 ellr" in sel.why
+    x = np.linspace(-1, 1, A.shape[1])
+    assert_matches(M @ x, A, x, np.dtype(np.float64))
+    assert_matches(M.T @ x, A.T.tocsr(), x, np.dtype(np.float64))
+    assert_matches(M.to_scipy() @ x, A, x, np.dtype(np.float64))
+
+
+@pytest.mark.parametrize("single_s, strips_kept", [(0.97e-3, True), (0.9e-3, False)])
+def test_a_strips_trial_keeps_the_plan_unless_a_single_format_is_clearly_faster(
+        device, stored, planned, monkeypatch, single_s: float, strips_kept: bool) -> None:
+    """The plan (the model's choice) stands unless the single format measured
+    :data:`clspmv.model.trial.MARGIN` faster than the joined blocks."""
+    A, _ = planned
+    times = fake_times({}, 1e-3, single_s)
+    monkeypatch.setattr(trials, "kernel_times", times)
+    monkeypatch.setattr(strips_trial, "kernel_times", times)
+    M = clspmv.DeviceMatrix.from_scipy(A, device=device, trial=True,
+                                       expected_products=select_module.STRIPS_MIN_PRODUCTS)
+    assert (M.format == "strips") is strips_kept
+    assert set(M.selection.trial_ms) >= {"strips", M.selection.format} | (
+        set() if strips_kept else {M.format})
+    x = np.linspace(-1, 1, A.shape[1])
+    assert_matches(M @ x, A, x, np.dtype(np.float64))
+
+
+def test_a_strips_trial_runs_when_the_expected_products_pay_for_it(device, stored, planned,
+                                                                  monkeypatch) -> None:
+    A, plan = planned
+    assert select(A, device, strips=True).trial_ms is None  # one product: the model's plan
+    few = select_module.STRIPS_MIN_PRODUCTS
+    blocks = strips_trial.block_candidates(A, device, store.calibration(device), plan, few)
+    preds = select(A, device, trial=False).predictions
+    cost = strips_trial.predicted_seconds(preds, trials.candidates(preds, few), blocks)
+    paid = cost / (trials.SHARE * few)  # the plan's product time that makes it a share
+    for scale, tried in ((2.0, True), (0.5, False)):
+        monkeypatch.setattr(select_module, "plan_for_device", lambda csr, dev, cal, s=scale:
+                            replace(plan, predicted_s=s * paid, single_s=2 * s * paid))
+        sel = select(A, device, expected_products=few)
+        assert (sel.trial_ms is not None) is tried and sel.strips is not None
+        assert sel.format == "strips" or tried
+
+
+def test_of_uploaded_checks_the_blocks_against_the_plan(device) -> None:
+    A = canonical_csr(generate(STACKED))
+    precision = resolve(np.float64, np.float64)
+    top = convert(A[:CUT], "ellr", Strips.layout_for(device), precision)
+    top.upload(device)
+    bottom = convert(A[CUT:], "csr-vector", Strips.layout_for(device), precision)
+    with pytest.raises(ValueError, match="each uploaded to the same device"):
+        Strips.of_uploaded(A.shape, Strips.layout_for(device),
+                           [(0, CUT, top), (CUT, A.shape[0], bottom)],
+                           [(0, CUT, "ellr"), (CUT, A.shape[0], "csr-vector")])
+    bottom.upload(device)
+    with pytest.raises(ValueError, match="must be its plan's"):
+        Strips.of_uploaded(A.shape, Strips.layout_for(device),
+                           [(0, CUT, top), (CUT, A.shape[0], bottom)],
+                           [(0, CUT, "ell"), (CUT, A.shape[0], "csr-vector")])

@@ -7,7 +7,9 @@ for a ``gen:stacked`` spec, of the two-block plan cut where the structure change
 in its own measured fastest format (what a perfect model would find). Times are the minimum over
 interleaved rounds of a product's kernel time as the benchmarks take it (OpenCL profiling events,
 first kernel's start to last kernel's end, behind :mod:`clspmv.cover`'s spin), in ms, robust to
-other jobs on a shared machine. Prints one JSON line per matrix.
+other jobs on a shared machine. ``auto (trial)`` is ``format="auto"`` with
+``expected_products=10**6`` and ``trial=True`` (the device's stored calibration): the plan, its
+blocks tried on the device (:mod:`clspmv.model.strips_trial`). Prints one JSON line per matrix.
 
 Usage: ``python tools/strips_eval.py DEVICE_SPEC [--calibration FILE] [--float32] SPEC ...``,
 e.g. ``python tools/strips_eval.py nvidia gen:stacked:k=120,scale=21 gen:stacked:k=60,scale=20,
@@ -32,6 +34,9 @@ from clspmv.formats import SINGLE_FORMATS
 from clspmv.model import calibration
 from clspmv.model.strips import plan_strips
 from clspmv.model.timemodel import Calibration
+
+AUTO_PRODUCTS = 10**6
+"""``expected_products`` of the ``format="auto"`` matrix: enough for a strips search."""
 
 
 def build(A, fmt: str, dev, dtype, **params):
@@ -94,11 +99,19 @@ def main() -> None:
             measured_plan = [(0, cut, best_part[0]), (cut, A.shape[0], best_part[1])]
             mats["strips (measured plan)"] = build(A, "strips", dev, dtype, blocks=measured_plan)
             out["measured_plan"] = measured_plan
+        # format="auto" as a user with many products gets it: the plan, then its trial
+        auto = clspmv.DeviceMatrix.from_scipy(A, device=dev, dtype=dtype,
+                                              expected_products=AUTO_PRODUCTS, trial=True)
+        mats["auto (trial)"] = auto
+        sel = auto.selection
+        out.update(auto=auto.format, auto_blocks=sel.strips.blocks if auto.format == "strips"
+                   else None, auto_trial_ms=sel.trial_ms, auto_trial_s=round(sel.trial_s, 2))
         times = timed(mats, A.shape, dev, dtype)
         singles = {f: t for f, t in times.items() if f in SINGLE_FORMATS}
         best = fastest(singles)
         out.update(times_ms=times, best_single=best, speedups={
-            k: round(singles[best] / t, 3) for k, t in times.items() if k.startswith("strips")})
+            k: round(singles[best] / t, 3) for k, t in times.items()
+            if k.startswith(("strips", "auto"))})
         print(json.dumps(out), flush=True)
 
 

@@ -133,6 +133,27 @@ class Strips(Format):
                                                                   **params)))
         return cls(csr.shape, csr.dtype, layout, converted, plan, int(strip_rows))
 
+    @classmethod
+    def of_uploaded(cls, shape: tuple[int, int], layout: Layout,
+                    blocks: Sequence[tuple[int, int, Format]], plan: Sequence[Sequence[object]],
+                    strip_rows: int = 0) -> Strips:
+        """A strips matrix of blocks converted and uploaded already, all to one device (the
+        winners of a trial of every block: :mod:`clspmv.model.strips_trial`): ``blocks`` are
+        ``(row_start, row_stop, format)``, ``plan`` the plan they were converted from
+        (:func:`check_plan`: the same rows and formats). ValueError when they disagree."""
+        checked = check_plan(plan, shape[0], list(cls.block_formats))
+        devices = {id(f.device) for _, _, f in blocks}
+        if [(r0, r1, fmt) for r0, r1, fmt, _ in checked] != [
+                (r0, r1, f.name) for r0, r1, f in blocks] or any(
+                f.host is not None for _, _, f in blocks) or len(devices) > 1:
+            raise ValueError("the uploaded blocks of a strips matrix must be its plan's, each "
+                             "uploaded to the same device")
+        first = blocks[0][2]
+        out = cls(shape, first.dtype, layout, list(blocks), checked, int(strip_rows))
+        out.accumulate = first.accumulate
+        out.device, out.host = first.device, None
+        return out
+
     def set_column_map(self, column_map: np.ndarray) -> None:
         self.column_map = check_column_map(column_map, self.shape[1])
         for _, _, fmt in self.blocks:

@@ -5,7 +5,9 @@ caller says how many products will pay for it; or ``strips``, row blocks each in
 seconds for 10^7 entries), so it is searched only when the caller says that at least
 :data:`STRIPS_MIN_PRODUCTS` products will use the matrix, or asks for it (``strips=True``).
 Where the expected products pay for it (or ``trial=True``), the likeliest few formats are then
-converted and timed on the device and the fastest measured is taken (:mod:`.trial`)."""
+converted and timed on the device and the fastest measured is taken (:mod:`.trial`); a strips
+plan's blocks are tried the same way, each on its rows, and the joined blocks measured against
+the fastest single format (:mod:`.strips_trial`)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import scipy.sparse as sp
 from ..device import Device
 from ..formats import Format
 from ..precision import Precision, resolve
+from . import strips_trial
 from . import trial as trials
 from .features import Features, features, with_exact_diagonals
 from .predict import Prediction, predict_features
@@ -47,10 +50,12 @@ class Selection:
     strips: StripsPlan | None = None
     """The row-strip plan that was weighed against the single formats (None when none was
     searched: see :func:`select`'s ``strips``, or the matrix has too few entries for two
-    strips); :attr:`format` is ``"strips"`` when it was taken."""
+    strips); :attr:`format` is ``"strips"`` when it was taken. After a trial of the plan that
+    kept it, every block is in its fastest measured format (:mod:`.strips_trial`)."""
     trial_ms: dict[str, float] | None = None
-    """Format -> measured kernel ms of the formats tried on the device (:mod:`.trial`), None
-    when there was no trial."""
+    """Format -> measured kernel ms of the formats tried on the device (:mod:`.trial`; after a
+    trial of a strips plan, ``"strips"`` is the plan's joined blocks), None when there was no
+    trial."""
     trial_s: float = 0.0
     """Wall seconds of the trial (conversions, uploads, products); not in :attr:`cost_ms`."""
     converted: Format | None = field(default=None, repr=False, compare=False)
@@ -83,9 +88,10 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
     how a trial converts (default: ``csr``'s value type; the features read the value size from
     ``csr.dtype``). ``strips``: search a row-strip plan (None: when ``expected_products`` is at
     least :data:`STRIPS_MIN_PRODUCTS`). ``trial``: time the likeliest formats on the device and
-    take the fastest (:mod:`.trial`; None: when ``expected_products`` is given and the trial's
-    predicted cost is at most :data:`.trial.SHARE` of their time; never when a strips plan is
-    taken). Raises ValueError for ``expected_products < 1``."""
+    take the fastest (:mod:`.trial`; a worthwhile strips plan: every block's likeliest formats,
+    the joined blocks against the single formats, :mod:`.strips_trial`; None: when
+    ``expected_products`` is given and the trial's predicted cost is at most
+    :data:`.trial.SHARE` of their time). Raises ValueError for ``expected_products < 1``."""
     if expected_products is not None and expected_products < 1:
         raise ValueError(f"expected_products must be at least 1, got {expected_products}")
     cal = calibration_ or calibration(device)
@@ -105,13 +111,10 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
         strips = expected_products is not None and expected_products >= STRIPS_MIN_PRODUCTS
     if strips and csr.nnz >= 2 * MIN_STRIP_ENTRIES:
         plan = plan_for_device(csr, device, cal)
-    if plan is not None and plan.worthwhile:
-        cost = (time.perf_counter() - t0) * 1e3
-        why = (f"row strips predicted {plan.gain:.0%} faster ({plan.predicted_s * 1e3:.4g} ms) "
-               f"than the best single format, {plan.single_format}: "
-               + ", ".join(f"rows {r0}:{r1} {fmt}" for r0, r1, fmt in plan.blocks))
-        return Selection("strips", preds, why, expected_products, cal.kind, cost, f, plan)
     cost = (time.perf_counter() - t0) * 1e3
+    if plan is not None and plan.worthwhile:
+        return _strips(csr, device, precision, expected_products, cal, trial, preds, f, plan,
+                       cost)
     names = trials.candidates(preds, expected_products) if trial is not False else []
     if trial is None:
         trial = expected_products is not None and len(names) > 1 and trials.worth(
@@ -139,6 +142,46 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
                     f"off over {expected_products}")
     why += failed
     return Selection(best.format, preds, why, expected_products, cal.kind, cost, f, plan)
+
+
+def _blocks(blocks: tuple[tuple[int, int, str], ...]) -> str:
+    return ", ".join(f"rows {r0}:{r1} {fmt}" for r0, r1, fmt in blocks)
+
+
+def _strips(csr: sp.csr_matrix, device: Device, precision: Precision | None,
+            expected_products: int | None, cal: Calibration, trial: bool | None,
+            preds: dict[str, Prediction], f: Features, plan: StripsPlan, cost: float
+            ) -> Selection:
+    """:func:`select`'s choice once a worthwhile strips plan is found: the plan, or where a
+    trial is due (``trial``, or its predicted cost at most :data:`.trial.SHARE` of the expected
+    products') what :mod:`.strips_trial` measured."""
+    why = (f"row strips predicted {plan.gain:.0%} faster ({plan.predicted_s * 1e3:.4g} ms) "
+           f"than the best single format, {plan.single_format}: {_blocks(plan.blocks)}")
+    done = None
+    if trial is not False:
+        names = trials.candidates(preds, expected_products)
+        blocks = strips_trial.block_candidates(csr, device, cal, plan, expected_products)
+        if trial is None:
+            trial = expected_products is not None and trials.affordable(
+                strips_trial.predicted_seconds(preds, names, blocks), expected_products,
+                plan.predicted_s)
+        if trial:
+            try:
+                done = strips_trial.run(csr, device, precision or resolve(csr.dtype, csr.dtype),
+                                        plan, blocks, names, cal.launch_s)
+            except ValueError as err:  # a block fits nowhere: the model's plan stands
+                why += f"; the trial failed ({err})"
+    if done is None:
+        return Selection("strips", preds, why, expected_products, cal.kind, cost, f, plan)
+    ms = done.kernel_ms
+    singles = sorted((k for k in ms if k != "strips"), key=lambda k: ms[k])
+    against = (f"the fastest single format tried, {singles[0]} ({ms[singles[0]]:.4g} ms)"
+               if singles else "no single format (none fit the device)")
+    why = (f"row strips measured {ms['strips']:.4g} ms against {against}: "
+           f"{_blocks(done.plan.blocks)} (the model's plan: {_blocks(plan.blocks)})")
+    chosen_plan = done.plan if done.winner == "strips" else plan
+    return Selection(done.winner, preds, why, expected_products, cal.kind, cost, f,
+                     chosen_plan, ms, done.seconds, done.converted)
 
 
 def _best(preds: dict[str, Prediction], expected_products: int | None) -> Prediction:

@@ -383,13 +383,21 @@ def plan_for_device(csr: sp.csr_matrix, device: Device, calibration_: Calibratio
     those of :func:`plan_strips`."""
     wg = min(256, device.max_work_group_size)
     plan = plan_strips(csr, calibration_, device.simd_width, wg, **options)  # type: ignore[arg-type]
+    return replace(plan, block_params=block_params([fmt for _, _, fmt in plan.blocks], device))
+
+
+def block_params(formats: Sequence[str], device: Device) -> tuple[dict[str, object], ...]:
+    """Parameters of blocks in ``formats`` on ``device``: each launched with its format's
+    preferred work-group size there (``{}`` where that is the plan's own, the work-group size
+    :func:`clspmv.model.select` predicts with), as the calibration measured the formats."""
+    wg = min(256, device.max_work_group_size)
     params = []
-    for _, _, fmt in plan.blocks:
+    for fmt in formats:
         preferred = FORMAT_CLASSES[fmt].preferred_work_group_size(device)
         params.append({"work_group_size": preferred} if preferred not in (None, wg) else {})
-    return replace(plan, block_params=tuple(params))
+    return tuple(params)
 
 
 __all__ = ["AUTO_MARGIN", "MAX_STRIPS", "MIN_STRIP_ENTRIES", "Predictor", "StripSummaries",
-           "StripsPlan", "calibration_predictor", "partition", "plan_for_device", "plan_strips",
-           "strip_rows"]
+           "StripsPlan", "block_params", "calibration_predictor", "partition", "plan_for_device",
+           "plan_strips", "strip_rows"]

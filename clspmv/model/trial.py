@@ -108,7 +108,13 @@ def worth(predictions: dict[str, Prediction], names: list[str], expected_product
     """Whether a trial of ``names`` is predicted to cost at most :data:`SHARE` of
     ``expected_products`` products of the best predicted of them."""
     best = min(predictions[n].kernel_s or np.inf for n in names)
-    return predicted_seconds(predictions, names) <= SHARE * expected_products * best
+    return affordable(predicted_seconds(predictions, names), expected_products, best)
+
+
+def affordable(trial_s: float, expected_products: int, product_s: float) -> bool:
+    """Whether a trial predicted to take ``trial_s`` is at most :data:`SHARE` of
+    ``expected_products`` products of ``product_s`` seconds."""
+    return trial_s <= SHARE * expected_products * product_s
 
 
 def run(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[str]) -> Trial:

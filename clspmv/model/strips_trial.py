@@ -1,0 +1,141 @@
+"""A trial of a strips plan on the device, when ``format="auto"`` finds one worthwhile and a
+trial is due (:mod:`.trial`'s rule): every block of the plan tries its likeliest formats, the
+blocks' fastest are joined into a ``strips`` matrix, and that matrix is timed side by side
+with the fastest single format of the matrix's own trial; the model's choice, the strips, stands
+unless the single format measured :data:`clspmv.model.trial.MARGIN` faster.
+
+Why: a plan's blocks are chosen from predictions, and the model's error on one format's time
+is of the size of the gaps between the best few, as for a whole matrix. On the H200 (float64, a
+27-point stencil above an R-MAT graph, 106 M entries) the plan put the stencil in ``hyb``,
+predicted a little faster than ``dia``: the plan measured 1.03 times as fast as the best single
+format, while the same blocks with the stencil in ``dia`` measured 1.13 times
+(``reports/2026-11-26-h200-partition/strips-eval.txt``). The winner's device matrix is kept,
+not converted again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pyopencl.array as cl_array
+import scipy.sparse as sp
+
+from ..device import Device
+from ..formats import Format
+from ..formats.strips import Strips
+from ..precision import Precision
+from . import trial as trials
+from .features import features, with_exact_diagonals
+from .predict import Prediction, predict_features
+from .probes import kernel_times
+from .strips import StripsPlan, block_params
+from .timemodel import Calibration
+
+
+@dataclass(frozen=True)
+class BlockCandidates:
+    """One block of a plan and the formats its trial tries."""
+
+    rows: tuple[int, int]
+    predictions: dict[str, Prediction]
+    """Every format's prediction for the block on its own."""
+    names: list[str]
+    """The formats tried: the plan's first (unless the block's own features refuse it), then
+    :func:`clspmv.model.trial.candidates`."""
+
+
+@dataclass(frozen=True)
+class StripsTrial:
+    """What a strips trial measured."""
+
+    winner: str
+    """``"strips"`` or the single format that measured faster."""
+    plan: StripsPlan
+    """The plan with each block in its fastest measured format (predicted times of those)."""
+    kernel_ms: dict[str, float]
+    """``"strips"`` (the joined blocks) and every single format tried, in kernel ms."""
+    block_ms: tuple[dict[str, float], ...]
+    """Per block: the formats tried and their kernel ms."""
+    converted: Format
+    """The winner, converted and uploaded to the device (the caller's matrix)."""
+    seconds: float
+    """Wall seconds of the trial (conversions, uploads, products)."""
+
+
+def _block(csr: sp.csr_matrix, r0: int, r1: int) -> sp.csr_matrix:
+    part = csr[r0:r1]
+    part.has_sorted_indices = True  # a row slice of a canonical matrix stays sorted
+    return part
+
+
+def block_candidates(csr: sp.csr_matrix, device: Device, cal: Calibration, plan: StripsPlan,
+                     expected_products: int | None) -> list[BlockCandidates]:
+    """Every block's predictions (its own features: one pass over the matrix) and the formats
+    its trial tries."""
+    wg = min(256, device.max_work_group_size)
+    out = []
+    for r0, r1, planned in plan.blocks:
+        part = _block(csr, r0, r1)
+        f = with_exact_diagonals(
+            features(part, device.simd_width, compute_units=device.compute_units), part)
+        preds = predict_features(f, cal, wg)
+        first = [planned] if preds[planned].refused is None else []
+        names = first + [n for n in trials.candidates(preds, expected_products)
+                         if n != planned]
+        out.append(BlockCandidates((r0, r1), preds, names))
+    return out
+
+
+def predicted_seconds(single: dict[str, Prediction], single_names: list[str],
+                      blocks: Sequence[BlockCandidates]) -> float:
+    """Predicted seconds of a strips trial: the single formats' trial and every block's
+    (:func:`clspmv.model.trial.predicted_seconds`)."""
+    return trials.predicted_seconds(single, single_names) + sum(
+        trials.predicted_seconds(b.predictions, b.names) for b in blocks)
+
+
+def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPlan,
+        blocks: Sequence[BlockCandidates], single_names: list[str], launch_s: float = 0.0
+        ) -> StripsTrial:
+    """Try every block's candidates on its rows (:func:`clspmv.model.trial.run`), join the
+    winners into a ``strips`` matrix, time it beside the fastest of ``single_names`` (tried on
+    the whole matrix) and keep the strips unless the single format measured
+    :data:`clspmv.model.trial.MARGIN` faster; ValueError when a block's candidates all fail
+    (refused, or no room on the device: the caller falls back on the single formats' trial).
+    ``launch_s``: the launch cost per block in the returned plan's predicted time."""
+    start = time.perf_counter()
+    single = None
+    if single_names:
+        try:
+            single = trials.run(csr, device, precision, single_names)
+        except ValueError:
+            single = None  # no single format fits beside: the strips alone are measured
+    won = [trials.run(_block(csr, *b.rows), device, precision, b.names) for b in blocks]
+    formats = [d.winner for d in won]
+    params = block_params(formats, device)
+    joined = Strips.of_uploaded(
+        csr.shape, Strips.layout_for(device),
+        [(*b.rows, d.converted) for b, d in zip(blocks, won, strict=True)],
+        [[*b.rows, fmt, p] for b, fmt, p in zip(blocks, formats, params, strict=True)],
+        plan.strip_rows)
+    timed: dict[str, Format] = {"strips": joined}
+    if single is not None:
+        timed[single.winner] = single.converted
+    x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
+    y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
+    seconds = kernel_times(timed, x, y, trials.REPEATS)
+    winner = "strips"
+    if single is not None and seconds[single.winner] * (1 + trials.MARGIN) < seconds["strips"]:
+        winner = single.winner
+    kernel_ms = {**(single.kernel_ms if single else {}),
+                 **{k: v * 1e3 for k, v in seconds.items()}}
+    predicted = sum(b.predictions[fmt].kernel_s or 0.0
+                    for b, fmt in zip(blocks, formats, strict=True))
+    measured_plan = replace(
+        plan, blocks=tuple((*b.rows, fmt) for b, fmt in zip(blocks, formats, strict=True)),
+        block_params=params, predicted_s=predicted + len(formats) * launch_s)
+    return StripsTrial(winner, measured_plan, kernel_ms, tuple(d.kernel_ms for d in won),
+                       timed[winner], time.perf_counter() - start)
