@@ -292,6 +292,8 @@ def test_auto_rule() -> None:
     assert made(2, 0.9).worthwhile and made(3, 0.5).worthwhile
     assert not made(2, 0.91).worthwhile  # less than the 10 % margin
     assert not made(1, 0.5).worthwhile  # one block is a single format
+    assert made(2, 0.95).worth_a_trial and not made(2, 0.96).worth_a_trial
+    assert not made(1, 0.5).worth_a_trial
 
 
 def fixture(device: clspmv.Device) -> Calibration:
@@ -415,11 +417,11 @@ def test_block_features_combined_from_strips(spec: str) -> None:
         assert got.x_lines == pytest.approx(want.x_lines, rel=0.25)
 
 
-@pytest.mark.parametrize("gain", [0.5, 0.02])
+@pytest.mark.parametrize("gain", [0.5, 0.07, 0.02])
 def test_auto_takes_a_worthwhile_plan(gain: float, device, monkeypatch) -> None:
-    """format="auto" searches a strips plan only for many expected products, and takes it
-    (blocks stored as planned, products right) when it beats the best single format by the
-    margin, else the single format."""
+    """format="auto" searches a strips plan only for many expected products, and without a
+    trial takes it (blocks stored as planned, products right) when it beats the best single
+    format by the margin, else the single format (a plan worth only a trial included)."""
     import sys
 
     select_module = sys.modules["clspmv.model.select"]  # the package exports the function

@@ -233,12 +233,16 @@ def test_a_strips_trial_joins_each_blocks_fastest_format(device, stored, planned
     assert_matches(M.to_scipy() @ x, A, x, np.dtype(np.float64))
 
 
-@pytest.mark.parametrize("single_s, strips_kept", [(0.97e-3, True), (0.9e-3, False)])
-def test_a_strips_trial_keeps_the_plan_unless_a_single_format_is_clearly_faster(
-        device, stored, planned, monkeypatch, single_s: float, strips_kept: bool) -> None:
-    """The plan (the model's choice) stands unless the single format measured
-    :data:`clspmv.model.trial.MARGIN` faster than the joined blocks."""
-    A, _ = planned
+@pytest.mark.parametrize("gain", [0.5, 0.07])
+@pytest.mark.parametrize("single_s, strips_kept", [(1.02e-3, True), (0.99e-3, False)])
+def test_a_strips_trial_keeps_the_plan_only_where_it_measured_faster(
+        device, stored, planned, monkeypatch, single_s: float, strips_kept: bool,
+        gain: float) -> None:
+    """The joined blocks are kept only where they measured faster than the single format,
+    also for a plan predicted faster by less than AUTO_MARGIN (but TRIAL_MARGIN or more)."""
+    A, plan = planned
+    monkeypatch.setattr(select_module, "plan_for_device", lambda csr, dev, cal: replace(
+        plan, predicted_s=1.0 - gain))
     times = fake_times({}, 1e-3, single_s)
     monkeypatch.setattr(trials, "kernel_times", times)
     monkeypatch.setattr(strips_trial, "kernel_times", times)

@@ -1,7 +1,8 @@
 """``format="auto"``: the format with the least predicted time, conversion included when the
 caller says how many products will pay for it; or ``strips``, row blocks each in its own format
 (:mod:`.strips`), when its plan is predicted faster than every single format by
-:data:`.strips.AUTO_MARGIN`. Searching a strips plan costs many times a conversion to CSR (a few
+:data:`.strips.AUTO_MARGIN` (or by :data:`.strips.TRIAL_MARGIN` and measured faster in a
+trial). Searching a strips plan costs many times a conversion to CSR (a few
 seconds for 10^7 entries), so it is searched only when the caller says that at least
 :data:`STRIPS_MIN_PRODUCTS` products will use the matrix, or asks for it (``strips=True``).
 Where the expected products pay for it (or ``trial=True``), the likeliest few formats are then
@@ -88,8 +89,9 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
     how a trial converts (default: ``csr``'s value type; the features read the value size from
     ``csr.dtype``). ``strips``: search a row-strip plan (None: when ``expected_products`` is at
     least :data:`STRIPS_MIN_PRODUCTS`). ``trial``: time the likeliest formats on the device and
-    take the fastest (:mod:`.trial`; a worthwhile strips plan: every block's likeliest formats,
-    the joined blocks against the single formats, :mod:`.strips_trial`; None: when
+    take the fastest (:mod:`.trial`; a strips plan predicted :data:`.strips.TRIAL_MARGIN`
+    faster: every block's likeliest formats, the joined blocks against the single formats,
+    :mod:`.strips_trial`; None: when
     ``expected_products`` is given and the trial's predicted cost is at most
     :data:`.trial.SHARE` of their time). Raises ValueError for ``expected_products < 1``."""
     if expected_products is not None and expected_products < 1:
@@ -112,9 +114,11 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
     if strips and csr.nnz >= 2 * MIN_STRIP_ENTRIES:
         plan = plan_for_device(csr, device, cal)
     cost = (time.perf_counter() - t0) * 1e3
-    if plan is not None and plan.worthwhile:
-        return _strips(csr, device, precision, expected_products, cal, trial, preds, f, plan,
-                       cost)
+    if plan is not None and plan.worth_a_trial:
+        chosen = _strips(csr, device, precision, expected_products, cal, trial, preds, f, plan,
+                         cost)
+        if chosen is not None:
+            return chosen
     names = trials.candidates(preds, expected_products) if trial is not False else []
     if trial is None:
         trial = expected_products is not None and len(names) > 1 and trials.worth(
@@ -151,10 +155,11 @@ def _blocks(blocks: tuple[tuple[int, int, str], ...]) -> str:
 def _strips(csr: sp.csr_matrix, device: Device, precision: Precision | None,
             expected_products: int | None, cal: Calibration, trial: bool | None,
             preds: dict[str, Prediction], f: Features, plan: StripsPlan, cost: float
-            ) -> Selection:
-    """:func:`select`'s choice once a worthwhile strips plan is found: the plan, or where a
-    trial is due (``trial``, or its predicted cost at most :data:`.trial.SHARE` of the expected
-    products') what :mod:`.strips_trial` measured."""
+            ) -> Selection | None:
+    """:func:`select`'s choice once a strips plan worth a trial is found: where a trial is due
+    (``trial``, or its predicted cost at most :data:`.trial.SHARE` of the expected products')
+    what :mod:`.strips_trial` measured, else the plan where it is worthwhile
+    (:attr:`StripsPlan.worthwhile`), else None (the single formats' path decides)."""
     why = (f"row strips predicted {plan.gain:.0%} faster ({plan.predicted_s * 1e3:.4g} ms) "
            f"than the best single format, {plan.single_format}: {_blocks(plan.blocks)}")
     done = None
@@ -172,7 +177,8 @@ def _strips(csr: sp.csr_matrix, device: Device, precision: Precision | None,
             except ValueError as err:  # a block fits nowhere: the model's plan stands
                 why += f"; the trial failed ({err})"
     if done is None:
-        return Selection("strips", preds, why, expected_products, cal.kind, cost, f, plan)
+        return (Selection("strips", preds, why, expected_products, cal.kind, cost, f, plan)
+                if plan.worthwhile else None)
     ms = done.kernel_ms
     singles = sorted((k for k in ms if k != "strips"), key=lambda k: ms[k])
     against = (f"the fastest single format tried, {singles[0]} ({ms[singles[0]]:.4g} ms)"

@@ -1,8 +1,11 @@
-"""A trial of a strips plan on the device, when ``format="auto"`` finds one worthwhile and a
-trial is due (:mod:`.trial`'s rule): every block of the plan tries its likeliest formats, the
-blocks' fastest are joined into a ``strips`` matrix, and that matrix is timed side by side
-with the fastest single format of the matrix's own trial; the model's choice, the strips, stands
-unless the single format measured :data:`clspmv.model.trial.MARGIN` faster.
+"""A trial of a strips plan on the device, when ``format="auto"`` finds one predicted
+:data:`clspmv.model.strips.TRIAL_MARGIN` faster than the best single format and a trial is
+due (:mod:`.trial`'s rule): every block of the plan tries its likeliest formats, the blocks'
+fastest are joined into a ``strips`` matrix, and that matrix is timed side by side with the
+fastest single format of the matrix's own trial, in the same rounds; the strips are kept only
+where they measured faster (a composite of several kernels has to earn its place; within a
+block, the plan's format stands unless another measured :data:`clspmv.model.trial.MARGIN`
+faster, as in a single trial).
 
 Why: a plan's blocks are chosen from predictions, and the model's error on one format's time
 is of the size of the gaps between the best few, as for a whole matrix. On the H200 (float64, a
@@ -102,9 +105,9 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPl
         ) -> StripsTrial:
     """Try every block's candidates on its rows (:func:`clspmv.model.trial.run`), join the
     winners into a ``strips`` matrix, time it beside the fastest of ``single_names`` (tried on
-    the whole matrix) and keep the strips unless the single format measured
-    :data:`clspmv.model.trial.MARGIN` faster; ValueError when a block's candidates all fail
-    (refused, or no room on the device: the caller falls back on the single formats' trial).
+    the whole matrix) and keep the strips only where they measured faster; ValueError when a
+    block's candidates all fail (refused, or no room on the device: the caller keeps the
+    model's plan).
     ``launch_s``: the launch cost per block in the returned plan's predicted time."""
     start = time.perf_counter()
     single = None
@@ -128,7 +131,7 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPl
     y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
     seconds = kernel_times(timed, x, y, trials.REPEATS)
     winner = "strips"
-    if single is not None and seconds[single.winner] * (1 + trials.MARGIN) < seconds["strips"]:
+    if single is not None and seconds[single.winner] <= seconds["strips"]:
         winner = single.winner
     kernel_ms = {**(single.kernel_ms if single else {}),
                  **{k: v * 1e3 for k, v in seconds.items()}}
