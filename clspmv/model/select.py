@@ -1,8 +1,8 @@
 """``format="auto"``: the format with the least predicted time, conversion included when the
 caller says how many products will pay for it; or ``strips``, row blocks each in its own format
 (:mod:`.strips`), when its plan is predicted faster than every single format by
-:data:`.strips.AUTO_MARGIN` (or by :data:`.strips.TRIAL_MARGIN` and measured faster in a
-trial). Searching a strips plan costs many times a conversion to CSR (a few
+:data:`.strips.AUTO_MARGIN` (or by :data:`.strips.TRIAL_MARGIN` and measured clearly faster
+in a trial). Searching a strips plan costs many times a conversion to CSR (a few
 seconds for 10^7 entries), so it is searched only when the caller says that at least
 :data:`STRIPS_MIN_PRODUCTS` products will use the matrix, or asks for it (``strips=True``).
 Where the expected products pay for it (or ``trial=True``), the likeliest few formats are then

@@ -21,15 +21,16 @@ width and the pJDS / SELL padding from per-strip histograms of the row lengths (
 up to :data:`HYB_WIDTH_CAP` from the histograms, longer rows kept as they are; SELL as
 :mod:`.features` estimates it from pJDS); DIA's diagonals as the union of the strips', with the
 rows of the block they cross (exact; a block of more than :data:`DIAGONAL_CAP` diagonals counts as
-refused by DIA).
+refused by DIA). A block is predicted with its share of the device's cache
+(:func:`block_calibration`): every product streams all the blocks.
 
 **The rule for ``format="auto"``** (:attr:`StripsPlan.worthwhile`): take ``strips`` when the plan
 has at least two blocks and its predicted time is at most ``1 - AUTO_MARGIN`` (0.9) times the
 best single format's: the 10 % margin covers what the plan's prediction leaves out (the block
 features are combined, not measured, and every block is a kernel launch and a cache of x of its
 own), so that a plan is taken only where the model sees a clear gain. Where a trial is due,
-a plan predicted :data:`TRIAL_MARGIN` (0.05) faster is measured instead, and taken only where it
-measures faster (:mod:`clspmv.model.strips_trial`).
+a plan predicted :data:`TRIAL_MARGIN` (0.05) faster is measured as well, and the measurement
+may overturn the model's choice (:mod:`clspmv.model.strips_trial`).
 """
 
 from __future__ import annotations
@@ -65,10 +66,11 @@ AUTO_MARGIN = 0.10
 best single format."""
 TRIAL_MARGIN = 0.05
 """Where a trial will measure the plan (:mod:`clspmv.model.strips_trial`), ``format="auto"``
-tries a plan predicted at least this much faster than the best single format: the trial, not
-the prediction, then decides. On the H200 a plan predicted 9.3 % faster (a 27-point stencil
-above an R-MAT graph; the model puts the stencil in ``hyb``, the trial in ``dia``) measured
-1.14 times as fast as the best single format (``reports/2026-11-26-h200-strips``)."""
+tries a plan predicted at least this much faster than the best single format, and takes it
+where it measured clearly faster (:data:`clspmv.model.trial.MARGIN`). On the H200 a plan
+predicted 9.3 % faster (a 27-point stencil above an R-MAT graph; the model puts the stencil in
+``hyb``, the trial in ``dia``) measured 1.14 times as fast as the best single format
+(``reports/2026-11-26-h200-strips``)."""
 HYB_WIDTH_CAP = 1024
 """Widest HYB ELL part the block features count exactly (wider ones count as this width)."""
 DIAGONAL_CAP = 4096
@@ -78,14 +80,31 @@ Predictor = Callable[[str, Features], "float | None"]
 """Predicted kernel seconds of a format for a block's features, or None where it refuses."""
 
 
-def calibration_predictor(cal: Calibration, work_group_size: int = 256) -> Predictor:
+def calibration_predictor(cal: Calibration, work_group_size: int = 256,
+                          total_entries: int = 0) -> Predictor:
     """A :data:`Predictor` from a calibration's time models: None for a format that refuses the
-    block (:func:`clspmv.model.features.refusal`) or that the calibration has no model of."""
+    block (:func:`clspmv.model.features.refusal`) or that the calibration has no model of.
+    ``total_entries``: those of the matrix the blocks are cut from, whose products run every
+    block (each block then has its share of the cache: :func:`block_calibration`); 0: each
+    block is a product of its own."""
     def predict(fmt: str, f: Features) -> float | None:
         if fmt not in cal.kernel or refusal(fmt, f, work_group_size) is not None:
             return None
-        return kernel_time(cal, fmt, f)
+        return kernel_time(block_calibration(cal, f.entries, total_entries), fmt, f)
     return predict
+
+
+def block_calibration(cal: Calibration, entries: int, total_entries: int) -> Calibration:
+    """``cal`` for a block of ``entries`` of a matrix of ``total_entries`` whose products run
+    every block: its cache scaled to the block's share of the entries. The blocks of a strips
+    product stream one after another, so a block's data stays in the cache from one product
+    to the next only as far as the whole matrix's does; predicted as a product of its own, a
+    block small enough for the cache counted as cached (on the 2-core CPU a matrix of 16 M
+    entries was cut into seven ``csr-blocks`` blocks predicted 9 % faster than one, which
+    measured 20 % slower: ``reports/2026-11-26-cpu-2core-zen4-strips``)."""
+    if total_entries <= 0 or entries >= total_entries:
+        return cal
+    return replace(cal, cache_bytes=int(cal.cache_bytes * entries / total_entries))
 
 
 def strip_rows(rows: int, simd_width: int, work_group_size: int,
@@ -361,7 +380,7 @@ def plan_strips(csr: sp.csr_matrix, predictor: Calibration | Predictor, simd_wid
     if isinstance(predictor, Calibration):
         if launch_cost is None:
             launch_cost = predictor.launch_s
-        predictor = calibration_predictor(predictor, work_group_size)
+        predictor = calibration_predictor(predictor, work_group_size, csr.nnz)
     launch_cost = launch_cost or 0.0
     names = tuple(formats or SINGLE_FORMATS)
     size = strip_rows(csr.shape[0], simd_width, work_group_size, max_strips, csr.nnz,
@@ -413,5 +432,5 @@ def block_params(formats: Sequence[str], device: Device) -> tuple[dict[str, obje
 
 
 __all__ = ["AUTO_MARGIN", "MAX_STRIPS", "MIN_STRIP_ENTRIES", "TRIAL_MARGIN", "Predictor",
-           "StripSummaries", "StripsPlan", "block_params", "calibration_predictor", "partition",
-           "plan_for_device", "plan_strips", "strip_rows"]
+           "StripSummaries", "StripsPlan", "block_calibration", "block_params",
+           "calibration_predictor", "partition", "plan_for_device", "plan_strips", "strip_rows"]

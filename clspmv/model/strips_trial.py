@@ -2,10 +2,12 @@
 :data:`clspmv.model.strips.TRIAL_MARGIN` faster than the best single format and a trial is
 due (:mod:`.trial`'s rule): every block of the plan tries its likeliest formats, the blocks'
 fastest are joined into a ``strips`` matrix, and that matrix is timed side by side with the
-fastest single format of the matrix's own trial, in the same rounds; the strips are kept only
-where they measured faster (a composite of several kernels has to earn its place; within a
-block, the plan's format stands unless another measured :data:`clspmv.model.trial.MARGIN`
-faster, as in a single trial).
+fastest single format of the matrix's own trial, in the same rounds. As in a single trial, the
+model's choice stands unless the other measured :data:`clspmv.model.trial.MARGIN` faster: the
+strips for a worthwhile plan (:attr:`clspmv.model.strips.StripsPlan.worthwhile`), else the
+single format; within a block, the plan's format. On the 2-core CPU two timings of the same
+product a minute apart differ by up to 40 %: a plan predicted 9 % faster measured 2.5 % faster
+in its trial and 20 % slower afterwards (``reports/2026-11-26-cpu-2core-zen4-strips``).
 
 Why: a plan's blocks are chosen from predictions, and the model's error on one format's time
 is of the size of the gaps between the best few, as for a whole matrix. On the H200 (float64, a
@@ -34,7 +36,7 @@ from . import trial as trials
 from .features import features, with_exact_diagonals
 from .predict import Prediction, predict_features
 from .probes import kernel_times
-from .strips import StripsPlan, block_params
+from .strips import StripsPlan, block_calibration, block_params
 from .timemodel import Calibration
 
 
@@ -76,15 +78,15 @@ def _block(csr: sp.csr_matrix, r0: int, r1: int) -> sp.csr_matrix:
 
 def block_candidates(csr: sp.csr_matrix, device: Device, cal: Calibration, plan: StripsPlan,
                      expected_products: int | None) -> list[BlockCandidates]:
-    """Every block's predictions (its own features: one pass over the matrix) and the formats
-    its trial tries."""
+    """Every block's predictions (its own features: one pass over the matrix; its share of the
+    cache, :func:`clspmv.model.strips.block_calibration`) and the formats its trial tries."""
     wg = min(256, device.max_work_group_size)
     out = []
     for r0, r1, planned in plan.blocks:
         part = _block(csr, r0, r1)
         f = with_exact_diagonals(
             features(part, device.simd_width, compute_units=device.compute_units), part)
-        preds = predict_features(f, cal, wg)
+        preds = predict_features(f, block_calibration(cal, part.nnz, csr.nnz), wg)
         first = [planned] if preds[planned].refused is None else []
         names = first + [n for n in trials.candidates(preds, expected_products)
                          if n != planned]
@@ -105,7 +107,8 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPl
         ) -> StripsTrial:
     """Try every block's candidates on its rows (:func:`clspmv.model.trial.run`), join the
     winners into a ``strips`` matrix, time it beside the fastest of ``single_names`` (tried on
-    the whole matrix) and keep the strips only where they measured faster; ValueError when a
+    the whole matrix) and keep the model's choice (see the module docstring) unless the other
+    measured :data:`clspmv.model.trial.MARGIN` faster; ValueError when a
     block's candidates all fail (refused, or no room on the device: the caller keeps the
     model's plan).
     ``launch_s``: the launch cost per block in the returned plan's predicted time."""
@@ -131,8 +134,11 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPl
     y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
     seconds = kernel_times(timed, x, y, trials.REPEATS)
     winner = "strips"
-    if single is not None and seconds[single.winner] <= seconds["strips"]:
-        winner = single.winner
+    if single is not None:
+        strips_s, single_s = seconds["strips"], seconds[single.winner]
+        if (single_s * (1 + trials.MARGIN) < strips_s if plan.worthwhile
+                else strips_s * (1 + trials.MARGIN) >= single_s):
+            winner = single.winner
     kernel_ms = {**(single.kernel_ms if single else {}),
                  **{k: v * 1e3 for k, v in seconds.items()}}
     predicted = sum(b.predictions[fmt].kernel_s or 0.0
