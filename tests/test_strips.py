@@ -21,10 +21,10 @@ import clspmv
 from clspmv.bench.generators import generate
 from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS
 from clspmv.model.features import features, with_exact_diagonals
+from clspmv.model.strip_summaries import StripSummaries
 from clspmv.model.strips import (
     AUTO_MARGIN,
     StripsPlan,
-    StripSummaries,
     partition,
     plan_for_device,
     plan_strips,

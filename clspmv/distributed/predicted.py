@@ -3,13 +3,14 @@ of ``format="auto"`` (:mod:`clspmv.model`), so that the ranks' blocks take about
 where equal entries would not (rows of different structure: a stencil stacked on a power-law
 graph, whose gathers from x cost more per entry).
 
-The rows are cut into strips (:func:`strip_size`); :class:`clspmv.model.strips.StripSummaries`
-gives each strip's features (one pass over the matrix; a strip's x lines counted after its
-predecessor's, as a block's are), and a strip's weight is its predicted kernel seconds of the
-terms that add up over strips (:data:`ADDITIVE`: not the launch, and not the longest row's
-critical path, which a block pays once), in the local part's format when one is named, else in
-the format predicted fastest for the strip (what ``"auto"`` would weigh). Within a strip the
-weight is shared by the rows in proportion to their entries plus one, as ``"nnz"`` balances.
+The rows are cut into strips (:func:`strip_size`);
+:class:`clspmv.model.strip_summaries.StripSummaries` gives each strip's features (one pass over
+the matrix; a strip's x lines counted after its predecessor's, as a block's are), and a strip's
+weight is its predicted kernel seconds of the terms that add up over strips (:data:`ADDITIVE`:
+not the launch, and not the longest row's critical path, which a block pays once), in the local
+part's format when one is named, else in the format predicted fastest for the strip (what
+``"auto"`` would weigh). Within a strip the weight is shared by the rows in proportion to
+their entries plus one, as ``"nnz"`` balances.
 
 The time model needs a measured calibration of the device (:func:`clspmv.model.calibration`);
 with the quick default (``CLSPMV_CALIBRATE=0``) or none, :func:`partition_calibration` returns
@@ -27,7 +28,8 @@ import scipy.sparse as sp
 
 from ..device import Device
 from ..model.store import calibration, load
-from ..model.strips import DIAGONAL_CAP, StripSummaries, calibration_predictor, strip_rows
+from ..model.strip_summaries import DIAGONAL_CAP, StripSummaries
+from ..model.strips import calibration_predictor, strip_rows
 from ..model.timemodel import TERMS, Calibration, terms
 from .collective import agree, barrier_asleep
 from .partition import PARTITIONS, TIME_PARTITIONS

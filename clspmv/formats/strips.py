@@ -135,22 +135,30 @@ class Strips(Format):
 
     @classmethod
     def of_uploaded(cls, shape: tuple[int, int], layout: Layout,
-                    blocks: Sequence[tuple[int, int, Format]], plan: Sequence[Sequence[object]],
-                    strip_rows: int = 0) -> Strips:
-        """A strips matrix of blocks converted and uploaded already, all to one device (the
-        winners of a trial of every block: :mod:`clspmv.model.strips_trial`): ``blocks`` are
-        ``(row_start, row_stop, format)``, ``plan`` the plan they were converted from
-        (:func:`check_plan`: the same rows and formats). ValueError when they disagree."""
-        checked = check_plan(plan, shape[0], list(cls.block_formats))
-        devices = {id(f.device) for _, _, f in blocks}
-        if [(r0, r1, fmt) for r0, r1, fmt, _ in checked] != [
-                (r0, r1, f.name) for r0, r1, f in blocks] or any(
-                f.host is not None for _, _, f in blocks) or len(devices) > 1:
-            raise ValueError("the uploaded blocks of a strips matrix must be its plan's, each "
-                             "uploaded to the same device")
-        first = blocks[0][2]
-        out = cls(shape, first.dtype, layout, list(blocks), checked, int(strip_rows))
-        out.accumulate = first.accumulate
+                    blocks: Sequence[tuple[int, int, Format]], strip_rows: int = 0) -> Strips:
+        """A strips matrix of blocks converted (with their formats' default parameters) and
+        uploaded already, all to one device, of one value type and sum type (the winners of a
+        trial of every block: :mod:`clspmv.model.strips_trial`): ``blocks`` are
+        ``(row_start, row_stop, format)`` covering the rows in order. Its plan is read off the
+        blocks (a block launched with another work-group size than ``layout``'s records it),
+        so that :meth:`from_csr` with :attr:`params` builds the same matrix again. ValueError
+        for blocks that are not uploaded, or not alike."""
+        formats = [f for _, _, f in blocks]
+        if not formats or any(f.host is not None for f in formats):
+            raise ValueError("the blocks of a strips matrix made of uploaded ones must all be "
+                             "uploaded")
+        first = formats[0]
+        if any(f.device is not first.device or f.dtype != first.dtype
+               or f.accumulate != first.accumulate for f in formats):
+            raise ValueError("the uploaded blocks of a strips matrix must share one device, "
+                             "value type and sum type")
+        plan = check_plan([(r0, r1, f.name, {} if f.layout.work_group_size
+                            == layout.work_group_size else {"work_group_size":
+                                                            f.layout.work_group_size})
+                           for r0, r1, f in blocks], shape[0], list(cls.block_formats))
+        accumulate = first.accumulate  # the constructor sets the value type on every block
+        out = cls(shape, first.dtype, layout, list(blocks), plan, int(strip_rows))
+        out.accumulate = accumulate
         out.device, out.host = first.device, None
         return out
 

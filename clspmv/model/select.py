@@ -113,12 +113,12 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
         strips = expected_products is not None and expected_products >= STRIPS_MIN_PRODUCTS
     if strips and csr.nnz >= 2 * MIN_STRIP_ENTRIES:
         plan = plan_for_device(csr, device, cal)
-    cost = (time.perf_counter() - t0) * 1e3
-    if plan is not None and plan.worth_a_trial:
+    if plan is not None and (plan.worth_a_trial or plan.worthwhile):
         chosen = _strips(csr, device, precision, expected_products, cal, trial, preds, f, plan,
-                         cost)
+                         t0)
         if chosen is not None:
             return chosen
+    cost = (time.perf_counter() - t0) * 1e3
     names = trials.candidates(preds, expected_products) if trial is not False else []
     if trial is None:
         trial = expected_products is not None and len(names) > 1 and trials.worth(
@@ -154,31 +154,34 @@ def _blocks(blocks: tuple[tuple[int, int, str], ...]) -> str:
 
 def _strips(csr: sp.csr_matrix, device: Device, precision: Precision | None,
             expected_products: int | None, cal: Calibration, trial: bool | None,
-            preds: dict[str, Prediction], f: Features, plan: StripsPlan, cost: float
+            preds: dict[str, Prediction], f: Features, plan: StripsPlan, started: float
             ) -> Selection | None:
-    """:func:`select`'s choice once a strips plan worth a trial is found: where a trial is due
-    (``trial``, or its predicted cost at most :data:`.trial.SHARE` of the expected products')
-    what :mod:`.strips_trial` measured, else the plan where it is worthwhile
-    (:attr:`StripsPlan.worthwhile`), else None (the single formats' path decides)."""
-    why = (f"row strips predicted {plan.gain:.0%} faster ({plan.predicted_s * 1e3:.4g} ms) "
-           f"than the best single format, {plan.single_format}: {_blocks(plan.blocks)}")
+    """:func:`select`'s choice once a strips plan worth a trial (or worthwhile) is found: where
+    a trial is due (``trial``, or its predicted cost at most :data:`.trial.SHARE` of the
+    expected products') what :mod:`.strips_trial` measured, else the plan where it is
+    worthwhile (:attr:`StripsPlan.worthwhile`), else None (the single formats' path decides;
+    also when a block of the plan fits nowhere on the device). ``started``: the
+    ``perf_counter`` the selection began at (the blocks' predictions count in its cost)."""
     done = None
-    if trial is not False:
+    if trial or (trial is None and expected_products is not None):
         names = trials.candidates(preds, expected_products)
         blocks = strips_trial.block_candidates(csr, device, cal, plan, expected_products)
         if trial is None:
-            trial = expected_products is not None and trials.affordable(
-                strips_trial.predicted_seconds(preds, names, blocks), expected_products,
-                plan.predicted_s)
+            trial = trials.affordable(strips_trial.predicted_seconds(preds, names, blocks),
+                                      expected_products, plan.predicted_s)  # type: ignore[arg-type]
         if trial:
             try:
                 done = strips_trial.run(csr, device, precision or resolve(csr.dtype, csr.dtype),
                                         plan, blocks, names, cal.launch_s)
-            except ValueError as err:  # a block fits nowhere: the model's plan stands
-                why += f"; the trial failed ({err})"
+            except strips_trial.BlockTrialError:
+                return None
+    cost = (time.perf_counter() - started) * 1e3
     if done is None:
-        return (Selection("strips", preds, why, expected_products, cal.kind, cost, f, plan)
-                if plan.worthwhile else None)
+        if not plan.worthwhile:
+            return None
+        why = (f"row strips predicted {plan.gain:.0%} faster ({plan.predicted_s * 1e3:.4g} ms) "
+               f"than the best single format, {plan.single_format}: {_blocks(plan.blocks)}")
+        return Selection("strips", preds, why, expected_products, cal.kind, cost, f, plan)
     ms = done.kernel_ms
     singles = sorted((k for k in ms if k != "strips"), key=lambda k: ms[k])
     against = (f"the fastest single format tried, {singles[0]} ({ms[singles[0]]:.4g} ms)"

@@ -36,7 +36,7 @@ from . import trial as trials
 from .features import features, with_exact_diagonals
 from .predict import Prediction, predict_features
 from .probes import kernel_times
-from .strips import StripsPlan, block_calibration, block_params
+from .strips import StripsPlan, block_calibration
 from .timemodel import Calibration
 
 
@@ -52,18 +52,23 @@ class BlockCandidates:
     :func:`clspmv.model.trial.candidates`."""
 
 
+class BlockTrialError(ValueError):
+    """Every candidate of a block of the plan refused its rows or found no room on the device:
+    no strips matrix can be joined (the single formats decide)."""
+
+
 @dataclass(frozen=True)
 class StripsTrial:
     """What a strips trial measured."""
 
     winner: str
-    """``"strips"`` or the single format that measured faster."""
+    """``"strips"`` or the single format that won."""
     plan: StripsPlan
-    """The plan with each block in its fastest measured format (predicted times of those)."""
+    """The plan with each block in its fastest measured format. Its ``predicted_s`` adds the
+    blocks' own predictions of those formats (their own features), while ``single_s`` stays the
+    plan search's: :attr:`StripsPlan.gain` compares two estimates made differently."""
     kernel_ms: dict[str, float]
     """``"strips"`` (the joined blocks) and every single format tried, in kernel ms."""
-    block_ms: tuple[dict[str, float], ...]
-    """Per block: the formats tried and their kernel ms."""
     converted: Format
     """The winner, converted and uploaded to the device (the caller's matrix)."""
     seconds: float
@@ -105,28 +110,32 @@ def predicted_seconds(single: dict[str, Prediction], single_names: list[str],
 def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPlan,
         blocks: Sequence[BlockCandidates], single_names: list[str], launch_s: float = 0.0
         ) -> StripsTrial:
-    """Try every block's candidates on its rows (:func:`clspmv.model.trial.run`), join the
-    winners into a ``strips`` matrix, time it beside the fastest of ``single_names`` (tried on
-    the whole matrix) and keep the model's choice (see the module docstring) unless the other
-    measured :data:`clspmv.model.trial.MARGIN` faster; ValueError when a
-    block's candidates all fail (refused, or no room on the device: the caller keeps the
-    model's plan).
-    ``launch_s``: the launch cost per block in the returned plan's predicted time."""
+    """Try every block's candidates on its rows (:func:`clspmv.model.trial.run`; each block
+    keeps only its winner on the device), join the winners into a ``strips`` matrix, then try
+    ``single_names`` on the whole matrix and time its fastest beside the strips, keeping the
+    model's choice (see the module docstring) unless the other measured
+    :data:`clspmv.model.trial.MARGIN` faster. A block's products are timed each after an
+    untimed one of its format, as a single trial's are: a block the cache holds is timed from
+    the cache, which a product of every block would not find (the joined blocks' time against
+    the single format's is not biased so). :class:`BlockTrialError` when a block's
+    candidates all fail (refused, or no room on the device). ``launch_s``: the launch cost
+    per block in the returned plan's predicted time."""
     start = time.perf_counter()
+    won = []
+    for b in blocks:
+        try:
+            won.append(trials.run(_block(csr, *b.rows), device, precision, b.names))
+        except ValueError as err:
+            raise BlockTrialError(f"rows {b.rows[0]}:{b.rows[1]}: {err}") from None
+    joined = Strips.of_uploaded(csr.shape, Strips.layout_for(device),
+                                [(*b.rows, d.converted) for b, d in zip(blocks, won, strict=True)],
+                                plan.strip_rows)
     single = None
     if single_names:
         try:
             single = trials.run(csr, device, precision, single_names)
         except ValueError:
-            single = None  # no single format fits beside: the strips alone are measured
-    won = [trials.run(_block(csr, *b.rows), device, precision, b.names) for b in blocks]
-    formats = [d.winner for d in won]
-    params = block_params(formats, device)
-    joined = Strips.of_uploaded(
-        csr.shape, Strips.layout_for(device),
-        [(*b.rows, d.converted) for b, d in zip(blocks, won, strict=True)],
-        [[*b.rows, fmt, p] for b, fmt, p in zip(blocks, formats, params, strict=True)],
-        plan.strip_rows)
+            single = None  # no single format fits beside the blocks: the strips alone are timed
     timed: dict[str, Format] = {"strips": joined}
     if single is not None:
         timed[single.winner] = single.converted
@@ -141,10 +150,12 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPl
             winner = single.winner
     kernel_ms = {**(single.kernel_ms if single else {}),
                  **{k: v * 1e3 for k, v in seconds.items()}}
+    formats = [d.winner for d in won]
     predicted = sum(b.predictions[fmt].kernel_s or 0.0
                     for b, fmt in zip(blocks, formats, strict=True))
     measured_plan = replace(
         plan, blocks=tuple((*b.rows, fmt) for b, fmt in zip(blocks, formats, strict=True)),
-        block_params=params, predicted_s=predicted + len(formats) * launch_s)
-    return StripsTrial(winner, measured_plan, kernel_ms, tuple(d.kernel_ms for d in won),
-                       timed[winner], time.perf_counter() - start)
+        block_params=tuple(params for *_, params in joined.plan),
+        predicted_s=predicted + len(formats) * launch_s)
+    return StripsTrial(winner, measured_plan, kernel_ms, timed[winner],
+                       time.perf_counter() - start)
