@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import itertools
 import json
 import math
 import shlex
@@ -400,8 +401,10 @@ def test_kernel_and_wall_times_share_their_rounds(device: clspmv.Device,
                                                 wall_repeat=2)
     assert kernel.repeats == 4 and wall.repeats == 2
     assert 0 < kernel.min_ms <= kernel.median_ms and 0 < wall.min_ms <= wall.median_ms
-    # a warm-up round, then each numpy product right after a device-resident one
-    assert calls == ["device", "numpy"] * 3 + ["device"] * 2
+    # a warm-up round, then each numpy product right after a device-resident one (a GPU's
+    # spin may run a device-resident product again: clspmv.cover)
+    assert [c for c, _ in itertools.groupby(calls)] == ["device", "numpy"] * 3 + ["device"]
+    assert calls.count("numpy") == 3 and calls[-2:] == ["device"] * 2
 
 
 def test_warm_up_goes_on_until_it_has_taken_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
