@@ -54,6 +54,7 @@ import pyopencl.array as cl_array
 from scipy.stats import spearmanr
 
 import clspmv
+from clspmv.bench.records import read_results
 from clspmv.bench.sources import resolve_all
 from clspmv.bench.suites import shared_matrices, suite
 from clspmv.errors import UnsuitableFormatError
@@ -113,10 +114,10 @@ def facts_device(cal: Calibration) -> SimpleNamespace:
 
 def bench_measurements(paths: list[str]) -> list[tuple[str, str, dict[str, float]]]:
     """(matrix, value type, format -> measured kernel ms) of the Selection records of bench
-    results files."""
+    results files (plain or gzipped)."""
     out = []
     for path in paths:
-        for rec in json.loads(Path(path).read_text())["records"]:
+        for rec in read_results(path)["records"]:  # results.json or results.json.gz
             if rec.get("format") == "auto" and rec.get("measured_ms"):
                 out.append((rec["matrix"], rec["dtype"], rec["measured_ms"]))
     return out
