@@ -74,6 +74,14 @@ def check_plan(blocks: Sequence[Sequence[object]] | None, rows: int,
     return plan
 
 
+def row_slice(csr: sp.csr_matrix, start: int, stop: int) -> sp.csr_matrix:
+    """Rows ``start .. stop-1`` of a canonical CSR matrix, canonical too (marked sorted without
+    sorting again: a row slice of a sorted matrix stays sorted)."""
+    part = csr[start:stop]
+    part.has_sorted_indices = True
+    return part
+
+
 class Strips(Format):
     """Contiguous row blocks, each in its own format (see the module docstring)."""
 
@@ -127,8 +135,7 @@ class Strips(Format):
             params = dict(given)
             wg = params.pop("work_group_size", None)
             block_layout = layout if wg is None else replace(layout, work_group_size=int(wg))
-            part = csr[r0:r1]
-            part.has_sorted_indices = True  # a row slice of a canonical matrix stays sorted
+            part = row_slice(csr, r0, r1)
             converted.append((r0, r1, cls.block_formats[fmt].from_csr(part, block_layout,
                                                                   **params)))
         return cls(csr.shape, csr.dtype, layout, converted, plan, int(strip_rows))

@@ -91,9 +91,9 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
     least :data:`STRIPS_MIN_PRODUCTS`). ``trial``: time the likeliest formats on the device and
     take the fastest (:mod:`.trial`; a strips plan predicted :data:`.strips.TRIAL_MARGIN`
     faster: every block's likeliest formats, the joined blocks against the single formats,
-    :mod:`.strips_trial`; None: when
-    ``expected_products`` is given and the trial's predicted cost is at most
-    :data:`.trial.SHARE` of their time). Raises ValueError for ``expected_products < 1``."""
+    :mod:`.strips_trial`; None: when ``expected_products`` is given and the trial's predicted
+    cost is at most :data:`.trial.SHARE` of their time). Raises ValueError for
+    ``expected_products < 1``."""
     if expected_products is not None and expected_products < 1:
         raise ValueError(f"expected_products must be at least 1, got {expected_products}")
     cal = calibration_ or calibration(device)

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from ..device import Device
 from ..formats import Format
-from ..formats.strips import Strips
+from ..formats.strips import Strips, row_slice
 from ..precision import Precision
 from . import trial as trials
 from .features import features, with_exact_diagonals
@@ -75,12 +75,6 @@ class StripsTrial:
     """Wall seconds of the trial (conversions, uploads, products)."""
 
 
-def _block(csr: sp.csr_matrix, r0: int, r1: int) -> sp.csr_matrix:
-    part = csr[r0:r1]
-    part.has_sorted_indices = True  # a row slice of a canonical matrix stays sorted
-    return part
-
-
 def block_candidates(csr: sp.csr_matrix, device: Device, cal: Calibration, plan: StripsPlan,
                      expected_products: int | None) -> list[BlockCandidates]:
     """Every block's predictions (its own features: one pass over the matrix; its share of the
@@ -88,7 +82,7 @@ def block_candidates(csr: sp.csr_matrix, device: Device, cal: Calibration, plan:
     wg = min(256, device.max_work_group_size)
     out = []
     for r0, r1, planned in plan.blocks:
-        part = _block(csr, r0, r1)
+        part = row_slice(csr, r0, r1)
         f = with_exact_diagonals(
             features(part, device.simd_width, compute_units=device.compute_units), part)
         preds = predict_features(f, block_calibration(cal, part.nnz, csr.nnz), wg)
@@ -124,7 +118,7 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPl
     won = []
     for b in blocks:
         try:
-            won.append(trials.run(_block(csr, *b.rows), device, precision, b.names))
+            won.append(trials.run(row_slice(csr, *b.rows), device, precision, b.names))
         except ValueError as err:
             raise BlockTrialError(f"rows {b.rows[0]}:{b.rows[1]}: {err}") from None
     joined = Strips.of_uploaded(csr.shape, Strips.layout_for(device),
