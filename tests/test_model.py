@@ -517,36 +517,6 @@ def test_calibrate_end_to_end_on_small_matrices(device, monkeypatch) -> None:
     assert Calibration.from_json(json.loads(json.dumps(cal.to_json())), ("csr-scalar", "ell"))
 
 
-def test_conversions_ahead_in_a_thread_match_those_in_line(device, monkeypatch) -> None:
-    """The calibration's conversions made a matrix ahead in a thread (a GPU's) are those made in
-    line (a CPU's): the same matrices in order, the same formats and arrays; a conversion that
-    fails in the thread raises in the caller."""
-    full = calibrate_mod.benchmark_matrices(device)
-    mats = {k: canonical_csr(full[k][:1024, :1024], np.float64)
-            for k in ("tiny", "banded", "empty-rows")}
-    feats = {k: features_mod.features(v, device.simd_width) for k, v in mats.items()}
-    names, precision = ("csr-scalar", "ell", "sell", "dia"), resolve(np.float64, np.float64)
-
-    def run(ahead: bool) -> list[tuple[str, dict[str, dict[str, np.ndarray]]]]:
-        return [(key, {n: fmt.host for n, (fmt, seconds) in host.items() if seconds >= 0})
-                for key, host in calibrate_mod._host_conversions(mats, names, feats, device,
-                                                                 precision, ahead)]
-    in_line, ahead = run(False), run(True)
-    assert [k for k, _ in ahead] == list(mats) == [k for k, _ in in_line]
-    for (_, a), (_, b) in zip(ahead, in_line, strict=True):
-        assert set(a) == set(b) and "csr-scalar" in a
-        for name in a:
-            assert set(a[name]) == set(b[name])
-            for arr in a[name]:
-                np.testing.assert_array_equal(a[name][arr], b[name][arr])
-
-    def broken(*args, **kwargs):
-        raise RuntimeError("conversion failed")
-    monkeypatch.setattr(calibrate_mod, "convert", broken)
-    with pytest.raises(RuntimeError, match="conversion failed"):
-        run(True)
-
-
 def test_kernel_times_take_rounds_over_the_formats(device, monkeypatch) -> None:
     """One warm-up product per format, then rounds of one timed product of each format (a slow
     phase of the machine falls on every format alike), each after an untimed one of the same

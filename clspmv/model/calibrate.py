@@ -14,20 +14,18 @@ fits them again in this version's model form without the device.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
 import pyopencl.array as cl_array
-import scipy.sparse as sp
 from scipy.optimize import nnls
 
 from ..canonical import canonical_csr
 from ..device import Device
 from ..formats import FORMAT_CLASSES, SINGLE_FORMATS, Format, convert
-from ..precision import Precision, resolve
+from ..precision import resolve
 from ..version import __version__
 from .benchmarks import benchmark_matrices
 from .features import Features, features, refusal, with_exact_diagonals
@@ -146,8 +144,8 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
     path, at the format level: the model never imports :mod:`clspmv.matrix`), timing
     :meth:`~clspmv.formats.Format.launch` with the OpenCL profiling events of the kernels it
     enqueues (the fastest of :data:`REPEATS`, in rounds over the formats of a matrix:
-    :func:`kernel_times`) and the conversion and upload with the host clock (on a GPU the
-    next matrix's conversions run in a thread meanwhile: :func:`_host_conversions`), plus a device copy for the streaming bandwidth and the x cache probe
+    :func:`kernel_times`) and the conversion with the host
+    clock, plus a device copy for the streaming bandwidth and the x cache probe
     (:func:`clspmv.model.probes.probe_x_cache`, first: its miss curve sizes the benchmark
     matrix of random gathers beyond the cache). ``dtype`` is the value type measured (float32
     where the device has no fp64)."""
@@ -171,73 +169,31 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
     stream = stream_bandwidth(device, min(largest, device.max_allocation // 2))
     out = Measurements(device.name, device.driver_version, device.cache_bytes, stream, feats,
                        facts=facts, dtype=precision.value.name, x_probe=probe)
-    conversions = _host_conversions(mats, names, feats, device, precision,
-                                    ahead=device.type != "cpu")
-    for key, host in conversions:
-        csr = mats[key]
+    for key, csr in mats.items():
         x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
         y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
         uploaded: dict[str, Format] = {}
         for name in names:
             bar.update()
-            if name not in host:
+            if refusal(name, feats[key]) is not None:
                 continue
-            fmt, convert_s = host.pop(name)
-            # builds untimed, on a slice of the matrix in the same format and options
             layout = FORMAT_CLASSES[name].layout_for(device)
-            convert(csr[:64], name, layout, precision, **_own(name)).compile(device)
+            # the format's own kernel, unsplit: a prediction adds coo's model of a long-row tail
+            # (clspmv.model.predict.kernel_time), as the features here carry no split
+            own = ({"long_rows": 0} if getattr(FORMAT_CLASSES[name], "splits_long_rows", False)
+                   else {})
+            convert(csr[:64], name, layout, precision, **own).compile(device)  # builds untimed
             t0 = time.perf_counter()
-            fmt.upload(device)
+            uploaded[name] = convert(csr, name, layout, precision, **own)
+            uploaded[name].upload(device)
             device.queue.finish()
-            out.conversion_s[(key, name)] = convert_s + time.perf_counter() - t0
-            uploaded[name] = fmt
+            out.conversion_s[(key, name)] = time.perf_counter() - t0
         for name, seconds in kernel_times(uploaded, x, y, REPEATS).items():
             out.kernel_s[(key, name)] = seconds
         del uploaded  # this matrix's device buffers, before the next matrix's
     bar.close()
     out.seconds = time.perf_counter() - start
     return out
-
-
-def _own(name: str) -> dict[str, object]:
-    """The options that make ``name`` the format's own kernel, unsplit: a prediction adds coo's
-    model of a long-row tail (:func:`clspmv.model.predict.kernel_time`), as the benchmark
-    matrices' features carry no split."""
-    return {"long_rows": 0} if getattr(FORMAT_CLASSES[name], "splits_long_rows", False) else {}
-
-
-def _host_conversions(mats: dict[str, sp.csr_matrix], names: tuple[str, ...],
-                      feats: dict[str, Features], device: Device, precision: Precision,
-                      ahead: bool) -> Iterator[tuple[str, dict[str, tuple[Format, float]]]]:
-    """(matrix, {format: (its host conversion, host seconds of it)}) for every benchmark matrix
-    in turn, each format that accepts the matrix converted through
-    :func:`clspmv.formats.convert`. With ``ahead`` the next matrix's conversions run in a
-    thread while the caller uploads and times this one's: on a GPU the host's cores are idle
-    while the timed products run (on the H200 the calibration spent about 17 s converting and
-    16 s waiting for its products, one after the other); never on a CPU device, whose kernels
-    run on the cores a conversion would take. Each conversion is timed alone in its thread."""
-    def convert_all(key: str) -> dict[str, tuple[Format, float]]:
-        out = {}
-        for name in names:
-            if refusal(name, feats[key]) is None:
-                layout = FORMAT_CLASSES[name].layout_for(device)
-                t0 = time.perf_counter()
-                fmt = convert(mats[key], name, layout, precision, **_own(name))
-                out[name] = (fmt, time.perf_counter() - t0)
-        return out
-
-    keys = list(mats)
-    if not ahead:
-        for key in keys:
-            yield key, convert_all(key)
-        return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="clspmv-calibrate") as pool:
-        pending = pool.submit(convert_all, keys[0])
-        for key, after in zip(keys, [*keys[1:], None], strict=True):
-            done = pending.result()
-            if after is not None:
-                pending = pool.submit(convert_all, after)
-            yield key, done
 
 
 def fit(meas: Measurements, formats: Iterable[str] | None = None) -> Calibration:
