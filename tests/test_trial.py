@@ -55,20 +55,24 @@ def test_candidates_are_the_best_three_and_each_familys_best_in_the_band() -> No
 def test_worth_weighs_the_trial_against_the_expected_products() -> None:
     preds = predictions(csr_blocks=1.0, ellr=1.2)
     names = ["csr-blocks", "ellr"]
-    cost = trials.predicted_seconds(preds, names)  # 2 conversions + their products
+    cost = trials.predicted_seconds(preds, names, "cpu")  # 2 conversions + their products
     # 20 and 17 rounds (until each one's products reach STEADY_S), each an untimed and a timed
     # product, after one warm-up
     assert cost == pytest.approx(2e-3 + 41 * 1e-3 + 35 * 1.2e-3)
     needed = cost / (trials.SHARE * 1e-3)  # products of the best (1 ms) that make it a share
-    assert trials.worth(preds, names, int(needed) + 1)
-    assert not trials.worth(preds, names, int(needed) - 1)
+    assert trials.worth(preds, names, int(needed) + 1, "cpu")
+    assert not trials.worth(preds, names, int(needed) - 1, "cpu")
+    # a GPU's rounds are as many here (fewer than MAX_COVERED_ROUNDS)
+    assert trials.predicted_seconds(preds, names, "gpu") == pytest.approx(cost)
 
 
 def test_planned_rounds_follow_kernel_times_rule() -> None:
     """Each format's rounds until its own products add up to STEADY_S: REPEATS at least,
-    MAX_ROUNDS at most."""
-    rounds = probes.planned_rounds({"fast": 1e-5, "mid": 3e-4, "slow": 0.05}, 5)
-    assert rounds == {"fast": 200, "mid": 67, "slow": 5}
+    MAX_ROUNDS at most on a CPU, MAX_COVERED_ROUNDS on a GPU."""
+    seconds = {"fast": 1e-5, "mid": 3e-4, "slow": 0.05}
+    assert probes.planned_rounds(seconds, 5, "cpu") == {"fast": 200, "mid": 67, "slow": 5}
+    # a GPU's products timed behind the spin: MAX_COVERED_ROUNDS at most
+    assert probes.planned_rounds(seconds, 5, "gpu") == {"fast": 50, "mid": 50, "slow": 5}
 
 
 @pytest.fixture
@@ -293,7 +297,8 @@ def test_a_strips_trial_runs_when_the_expected_products_pay_for_it(device, store
     few = select_module.STRIPS_MIN_PRODUCTS
     blocks = strips_trial.block_candidates(A, device, store.calibration(device), plan, few)
     preds = select(A, device, trial=False).predictions
-    cost = strips_trial.predicted_seconds(preds, trials.candidates(preds, few), blocks)
+    cost = strips_trial.predicted_seconds(preds, trials.candidates(preds, few), blocks,
+                                          device.type)
     paid = cost / (trials.SHARE * few)  # the plan's product time that makes it a share
     for scale, tried in ((2.0, True), (0.5, False)):
         monkeypatch.setattr(select_module, "plan_for_device", lambda csr, dev, cal, s=scale:

@@ -35,27 +35,43 @@ REPEATS = 9
 fastest (:func:`kernel_times`)."""
 STEADY_S = 0.02
 """Product seconds per format that :func:`kernel_times` times at least (more rounds than
-``repeat`` where its products are short, up to :data:`MAX_ROUNDS`): short products reach their
+``repeat`` where its products are short, up to :func:`max_rounds`): short products reach their
 steady speed only after tens of them back to back. On a 2-core CPU under PoCL 3.1 the fastest
 of 9 rounds of bcsstk24 (81 k entries) was 87 us for csr-blocks and csr-scalar and 125-149 us
 for csr-merge, pjds and sell, the fastest of 50 rounds 48-50 us and 68-94 us, of 200 rounds
 45-48 us and 66-90 us: 9 rounds made the small matrices' products look up to 1.8 times slower
 than a solver's loop runs them, and ordered formats whose times differ by less at random."""
 MAX_ROUNDS = 200
+"""Rounds of a format at most on a CPU device."""
+MAX_COVERED_ROUNDS = 50
+"""Rounds of a format at most where the products are timed behind :mod:`clspmv.cover`'s spin
+(GPUs): their times vary far less than a CPU's, so 200 rounds measured host time, not the
+device. On an H200 the fastest of a calibration's first 50 rounds was within 0.06 % (median),
+1.1 % (90th percentile) and 4.6 % (worst) of the fastest of up to 200, over its 333 (matrix,
+format) pairs (280 of which ran 200 rounds), and the calibration took 49.5 s instead of about
+60 (``reports/2026-11-26-h200-calibration-rounds``)."""
 
 
-def planned_rounds(seconds: dict[str, float], repeat: int) -> dict[str, int]:
-    """The rounds :func:`kernel_times` takes of each format whose products take ``seconds``
-    (each round: one untimed and one timed product; after one warm-up product)."""
-    return {name: max(repeat, min(MAX_ROUNDS, int(np.ceil(STEADY_S / t))) if t > 0
-                      else MAX_ROUNDS) for name, t in seconds.items()}
+def max_rounds(device_type: str) -> int:
+    """Rounds of a format at most on a device of ``device_type`` (:data:`MAX_ROUNDS` on a CPU,
+    else :data:`MAX_COVERED_ROUNDS`: the devices :func:`clspmv.cover.covered_ns` spins on)."""
+    return MAX_ROUNDS if device_type == "cpu" else MAX_COVERED_ROUNDS
+
+
+def planned_rounds(seconds: dict[str, float], repeat: int, device_type: str) -> dict[str, int]:
+    """The rounds :func:`kernel_times` takes of each format whose products take ``seconds`` on a
+    device of ``device_type`` (each round: one untimed and one timed product; after one warm-up
+    product)."""
+    most = max_rounds(device_type)
+    return {name: max(repeat, min(most, int(np.ceil(STEADY_S / t))) if t > 0 else most)
+            for name, t in seconds.items()}
 
 
 def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Array,
                  repeat: int) -> dict[str, float]:
     """The fastest of ``repeat`` products y = A x of each uploaded format (after one untimed
     warm-up each; more where the products are short: a format's rounds go on until its own
-    products add up to :data:`STEADY_S`, at most :data:`MAX_ROUNDS`, so that the short products
+    products add up to :data:`STEADY_S`, at most :func:`max_rounds`, so that the short products
     of one format do not repeat another's long ones: on an H200, 200 rounds of every format of
     a calibration matrix, a few milliseconds per round, had made two of its matrices take 50 s
     each; the calibration took 59.1 s this way, 73.2 s with rounds of every format until each
@@ -102,7 +118,8 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
         rounds += 1
         if rounds >= repeat:  # each format's rounds end at its own STEADY_S
             timing = {name: fmt for name, fmt in timing.items()
-                      if rounds < MAX_ROUNDS and sum(samples[name]) < STEADY_S}
+                      if rounds < max_rounds(fmt.device.type)
+                      and sum(samples[name]) < STEADY_S}
     return {name: min(times) for name, times in samples.items()}
 
 

@@ -122,7 +122,7 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
     names = trials.candidates(preds, expected_products) if trial is not False else []
     if trial is None:
         trial = expected_products is not None and len(names) > 1 and trials.worth(
-            preds, names, expected_products)
+            preds, names, expected_products, device.type)
     done, failed = None, ""
     if trial:
         done, failed = trials.attempt(csr, device, precision or resolve(csr.dtype, csr.dtype),
@@ -167,8 +167,9 @@ def _strips(csr: sp.csr_matrix, device: Device, precision: Precision | None,
         names = trials.candidates(preds, expected_products)
         blocks = strips_trial.block_candidates(csr, device, cal, plan, expected_products)
         if trial is None:
-            trial = trials.affordable(strips_trial.predicted_seconds(preds, names, blocks),
-                                      expected_products, plan.predicted_s)  # type: ignore[arg-type]
+            cost_s = strips_trial.predicted_seconds(preds, names, blocks, device.type)
+            trial = trials.affordable(cost_s, expected_products,  # type: ignore[arg-type]
+                                      plan.predicted_s)
         if trial:
             try:
                 done = strips_trial.run(csr, device, precision or resolve(csr.dtype, csr.dtype),

@@ -94,11 +94,11 @@ def block_candidates(csr: sp.csr_matrix, device: Device, cal: Calibration, plan:
 
 
 def predicted_seconds(single: dict[str, Prediction], single_names: list[str],
-                      blocks: Sequence[BlockCandidates]) -> float:
-    """Predicted seconds of a strips trial: the single formats' trial and every block's
-    (:func:`clspmv.model.trial.predicted_seconds`)."""
-    return trials.predicted_seconds(single, single_names) + sum(
-        trials.predicted_seconds(b.predictions, b.names) for b in blocks)
+                      blocks: Sequence[BlockCandidates], device_type: str) -> float:
+    """Predicted seconds of a strips trial on a device of ``device_type``: the single formats'
+    trial and every block's (:func:`clspmv.model.trial.predicted_seconds`)."""
+    return trials.predicted_seconds(single, single_names, device_type) + sum(
+        trials.predicted_seconds(b.predictions, b.names, device_type) for b in blocks)
 
 
 def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPlan,

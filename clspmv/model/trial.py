@@ -95,20 +95,24 @@ def candidates(predictions: dict[str, Prediction], expected_products: int | None
     return out
 
 
-def predicted_seconds(predictions: dict[str, Prediction], names: list[str]) -> float:
-    """Predicted seconds of a trial of ``names``: their conversions and products (a warm-up and
-    the rounds of :func:`clspmv.model.probes.kernel_times`, two products each:
+def predicted_seconds(predictions: dict[str, Prediction], names: list[str],
+                      device_type: str) -> float:
+    """Predicted seconds of a trial of ``names`` on a device of ``device_type``: their
+    conversions and products (a warm-up and the rounds of
+    :func:`clspmv.model.probes.kernel_times`, two products each:
     :func:`clspmv.model.probes.planned_rounds`)."""
     kernel = {n: predictions[n].kernel_s or 0.0 for n in names}
-    rounds = planned_rounds(kernel, REPEATS)
+    rounds = planned_rounds(kernel, REPEATS, device_type)
     return sum(predictions[n].total_s(0) + kernel[n] * (1 + 2 * rounds[n]) for n in names)
 
 
-def worth(predictions: dict[str, Prediction], names: list[str], expected_products: int) -> bool:
-    """Whether a trial of ``names`` is predicted to cost at most :data:`SHARE` of
-    ``expected_products`` products of the best predicted of them."""
+def worth(predictions: dict[str, Prediction], names: list[str], expected_products: int,
+          device_type: str) -> bool:
+    """Whether a trial of ``names`` on a device of ``device_type`` is predicted to cost at most
+    :data:`SHARE` of ``expected_products`` products of the best predicted of them."""
     best = min(predictions[n].kernel_s or np.inf for n in names)
-    return affordable(predicted_seconds(predictions, names), expected_products, best)
+    return affordable(predicted_seconds(predictions, names, device_type), expected_products,
+                      best)
 
 
 def affordable(trial_s: float, expected_products: int, product_s: float) -> bool:
