@@ -174,6 +174,22 @@ def test_new_outputs_reuse_memory_only_when_nothing_refers_to_it(cpu):
     assert_matches(again, A, xs[3], np.float64)
 
 
+def test_new_outputs_start_at_the_device_alignment(cpu):
+    """New outputs (pooled or not, vectors and column-major blocks, zeroed on request) start at
+    a multiple of the device's buffer alignment, CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes."""
+    align = cpu.buffer_alignment
+    assert align == max(64, cpu.cl_device.mem_base_addr_align // 8)
+    pool = host_buffers.OutputPool()
+    for shape, order, zeros, source in (((100,), "C", False, pool), ((7, 3), "F", True, None),
+                                        ((33,), "C", True, pool)):
+        a = host_buffers.aligned_empty(shape, np.float32, order, cpu, zeros=zeros, pool=source)
+        assert a.shape == shape and a.dtype == np.float32 and a.ctypes.data % align == 0
+        assert a.flags.f_contiguous if order == "F" else a.flags.c_contiguous
+        assert not zeros or not a.any()
+    y = clspmv.DeviceMatrix.from_scipy(_matrix(), device=cpu) @ np.ones(60)
+    assert y.ctypes.data % align == 0
+
+
 def test_x_written_in_place_between_products(cpu):
     """Nothing is cached between products: new values written into x are read, and the given y
     is updated in place."""
