@@ -99,14 +99,6 @@ class Device:
         return self.type == "cpu"
 
     @property
-    def buffer_alignment(self) -> int:
-        """Bytes the start of a buffer the device allocates is a multiple of
-        (``CL_DEVICE_MEM_BASE_ADDR_ALIGN``, which the driver gives in bits), at least 64 (a
-        cache line); read once."""
-        return self._once("_buffer_alignment",
-                          lambda: max(64, int(self.cl_device.mem_base_addr_align) // 8))
-
-    @property
     def shares_host_pointer(self) -> bool:
         """True when a buffer made with ``CL_MEM_USE_HOST_PTR`` on a numpy array is the array's
         memory itself, so that a kernel's writes are in the array once the kernel's event

@@ -23,6 +23,7 @@ aligned to ``CL_DEVICE_MEM_BASE_ADDR_ALIGN`` anyway.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 
@@ -78,13 +79,21 @@ def wrap(device: Device, a: np.ndarray, writable: bool) -> cl_array.Array | Host
     return cl_array.Array(device.queue, a.shape, a.dtype, order=order, data=buf)
 
 
+@functools.cache
+def buffer_alignment(device: Device) -> int:
+    """Bytes the start of a buffer ``device`` allocates is a multiple of
+    (``CL_DEVICE_MEM_BASE_ADDR_ALIGN``, which the driver gives in bits), at least 64 (a cache
+    line); read once per device, off the path of every product."""
+    return max(64, int(device.cl_device.mem_base_addr_align) // 8)
+
+
 def aligned_empty(shape: tuple[int, ...], dtype: np.dtype, order: str, device: Device,
                   zeros: bool = False, pool: OutputPool | None = None) -> np.ndarray:
     """A new numpy array whose memory starts at a multiple of the device's
-    :attr:`~clspmv.Device.buffer_alignment`, filled with zeros when ``zeros``; its
+    :func:`buffer_alignment`, filled with zeros when ``zeros``; its
     memory comes from ``pool`` where one is given (see :class:`OutputPool`)."""
     dtype = np.dtype(dtype)
-    align = device.buffer_alignment
+    align = buffer_alignment(device)
     count = math.prod(shape)  # not np.prod: about 3 us a call, on the path of every M @ x
     size = count * dtype.itemsize + align
     raw = pool.take(size) if pool is not None else np.empty(size, np.uint8)

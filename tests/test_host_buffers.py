@@ -177,7 +177,7 @@ def test_new_outputs_reuse_memory_only_when_nothing_refers_to_it(cpu):
 def test_new_outputs_start_at_the_device_alignment(cpu):
     """New outputs (pooled or not, vectors and column-major blocks, zeroed on request) start at
     a multiple of the device's buffer alignment, CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes."""
-    align = cpu.buffer_alignment
+    align = host_buffers.buffer_alignment(cpu)
     assert align == max(64, cpu.cl_device.mem_base_addr_align // 8)
     pool = host_buffers.OutputPool()
     for shape, order, zeros, source in (((100,), "C", False, pool), ((7, 3), "F", True, None),
