@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import clspmv
 from clspmv.formats import FORMAT_CLASSES
@@ -97,6 +98,35 @@ def test_row_major_layout_is_rows_one_after_another(device) -> None:
     M = clspmv.DeviceMatrix.from_scipy(A, format="ell", device=device, row_major=True)
     col = M._fmt.download()["col"]
     assert list(col[:9]) == [0, 2, -1, -1, -1, -1, 0, 1, 2]
+
+
+@pytest.mark.parametrize("fmt", ["ell", "ellr", "ellr-t"])
+def test_row_major_by_default_for_wide_rows_on_cpus(fmt: str, device) -> None:
+    """ell and ellr store rows of ROW_MAJOR_WIDTH slots or more row-major where work-items run
+    one after another (a CPU's layout), column-major on lockstep layouts (a GPU's, SIMD 32) and
+    for shorter rows; an explicit row_major wins; ellr-t keeps column-major unless asked."""
+    from dataclasses import replace
+
+    from clspmv.formats import convert
+    from clspmv.formats.ell import ROW_MAJOR_WIDTH
+    from clspmv.precision import resolve
+
+    def band(width: int) -> sp.csr_matrix:
+        return sp.diags([1.0 + k for k in range(width)], range(width), shape=(200, 300),
+                        format="csr")
+    wide, narrow = band(ROW_MAJOR_WIDTH), band(ROW_MAJOR_WIDTH - 1)
+    cpu = replace(FORMAT_CLASSES[fmt].layout_for(device), simd_width=8)
+    gpu = replace(cpu, simd_width=32)
+    precision = resolve(np.float64, np.float64)
+
+    def order(A, layout, **params) -> int:
+        return convert(A, fmt, layout, precision, **params).params["row_major"]
+    assert order(wide, cpu) == (fmt != "ellr-t")
+    assert order(narrow, cpu) == 0 and order(wide, gpu) == 0
+    assert order(wide, cpu, row_major=False) == 0 and order(narrow, gpu, row_major=True) == 1
+    M = clspmv.DeviceMatrix.from_scipy(wide, format=fmt, device=device)  # this device's choice
+    x = np.linspace(-1, 1, 300)
+    assert_matches(M @ x, wide, x, np.float64)
 
 
 @pytest.mark.parametrize("wg", [1, 16, 32, 64, 512])

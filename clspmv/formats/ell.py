@@ -31,6 +31,15 @@ from .base import (
 from .row_kernels import RowKernels
 
 ELLR_T_WIDTHS = (2, 4, 8, 16, 32)
+ROW_MAJOR_WIDTH = 10
+"""``ell`` and ``ellr`` store rows of at least this many slots row-major by default on devices
+that run a work-group's work-items one after another (CPUs: :attr:`Layout.lockstep` False),
+column-major elsewhere (a warp's neighbouring work-items then read neighbouring addresses).
+Column-major, each slot of a row is a stream of its own, as many as slots, which a CPU follows
+badly: on the 2-core Zen 4 under PoCL 3.1 and 3.0 (``reports/2026-11-26-cpu-2core-zen4-ell-order``)
+column-major ``ellr`` took 1.3-1.5x the row-major time on rows of 11-12 slots, 1.8-2.3x on
+16-20, 1.9-5.3x on 3-D stencils, block matrices and bands of 27-39 (a 27-point stencil of 9 M
+entries: 11.3 against 3.5 ms), and 0.85-0.92x on rows of 5-8 slots (column-major faster)."""
 
 
 def ell_slots(n_pad: int, width: int, threads: int, row_major: bool = False) -> int:
@@ -110,17 +119,20 @@ class EllFamily(RowKernels):
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1,
-                 row_major: bool = False) -> EllFamily:
+                 row_major: bool | None = None) -> EllFamily:
+        """``row_major``: True or False, or None for :data:`ROW_MAJOR_WIDTH`'s rule."""
         return cls._build(csr, layout, 1, unroll, row_major)
 
     @classmethod
     def _build(cls, csr: sp.csr_matrix, layout: Layout, threads: int, unroll: int,
-               row_major: bool) -> EllFamily:
-        if not isinstance(row_major, (bool, np.bool_)):
+               row_major: bool | None) -> EllFamily:
+        if row_major is not None and not isinstance(row_major, (bool, np.bool_)):
             raise TypeError(f"row_major must be True or False, got {row_major!r}")
         unroll = check_unroll(unroll)
         lengths = row_lengths(csr)
         width = int(lengths.max()) if lengths.size else 0
+        if row_major is None:
+            row_major = not layout.lockstep and width >= ROW_MAJOR_WIDTH
         n_pad = round_up(csr.shape[0], layout.simd_width)
         slots = ell_slots(n_pad, width, threads, row_major)
         check_padding(cls.name, slots * (csr.dtype.itemsize + 4) + n_pad * 4, csr)

@@ -40,9 +40,11 @@ from .timemodel import (
     terms,
 )
 
-MEASUREMENT = 3
+MEASUREMENT = 4
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 3 = each
+stores (a stored calibration of another value is measured again, with a warning): 4 = ``ell``
+and ``ellr`` rows of 10 slots or more stored row-major on CPUs
+(:data:`clspmv.formats.ell.ROW_MAJOR_WIDTH`: up to 5 times faster there); 3 = each
 timed product right after an untimed one of the same format, so that a matrix the cache holds
 is timed from the cache (:func:`clspmv.model.probes.kernel_times`); 2 = short
 products timed until they reach their steady speed (:data:`clspmv.model.probes.STEADY_S`: on a
