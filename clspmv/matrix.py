@@ -129,9 +129,10 @@ class DeviceMatrix(ScipyOperators):
         ``width`` (hyb), ``items``, ``staged`` (coo, hyb: entries per work-item of the
         segmented reduction, and its kernel), ``block_entries`` (csr-adaptive), ``unroll`` (1,
         2, 4 or 8: the inner loop of the CSR and ELLPACK formats), ``row_major`` (ell, ellr,
-        ellr-t: rows stored one after the other instead of column-major). A CSC matrix
-        (``csc_matrix`` or ``csc_array``) is not converted: its arrays are stored as the CSR
-        arrays of its transpose.
+        ellr-t: rows stored one after the other instead of column-major; by default on CPUs
+        for ell and ellr rows of :data:`clspmv.formats.ell.ROW_MAJOR_WIDTH` slots or more).
+        A CSC matrix (``csc_matrix`` or ``csc_array``) is not converted: its arrays are stored
+        as the CSR arrays of its transpose.
 
         ``format="auto"`` (the default) takes the format with the least predicted kernel time
         on the device (:func:`clspmv.model.select`; the device is calibrated on first use unless

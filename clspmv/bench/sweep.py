@@ -10,7 +10,7 @@ selected by format parameters (:mod:`clspmv.formats.csr`, :mod:`clspmv.formats.e
 * work-items per row T (``csr-scalar`` T = 1, ``csr-vector`` T > 1; ``ellr`` / ``ellr-t``);
 * the work-group size; rows per work-group = work-group size / T;
 * ``unroll`` (UNROLL: entries of a row per iteration of the inner loop, into separate sums);
-* ``row_major`` ELLPACK (ROW_MAJOR) against the default column-major layout.
+* ``row_major`` ELLPACK (ROW_MAJOR) against the column-major layout (both given explicitly).
 
 and, beyond the paper, the load-balanced ``csr-adaptive`` (:mod:`clspmv.formats.csr_adaptive`):
 its work-group size and its row-block size ``block_entries`` (CAP), the measurement behind its
