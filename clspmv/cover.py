@@ -86,13 +86,19 @@ def _spin_of(device: Device) -> _Spin:
         return spin
 
 
+def spins(device_type: str) -> bool:
+    """Whether :func:`covered_ns` times the products of a device of ``device_type`` behind the
+    spin: every device but a CPU (see the module docstring)."""
+    return device_type != "cpu"
+
+
 def covered_ns(device: Device, enqueue: Callable[[], Sequence[cl.Event]]) -> tuple[int, bool]:
     """(kernel nanoseconds of the product ``enqueue()`` queues on ``device.queue`` and returns the
     events of, first start to last end; whether the spin failed to hide the host's part, so
     that the time may include it). Waits for the product. ``enqueue`` may be called more than
     once (see the module docstring): it must queue the same work each time. On a CPU device
     the product is timed without a spin (see the module docstring), never failing."""
-    if device.type == "cpu":
+    if not spins(device.type):
         return events_ns(list(enqueue())), False
     spin = _spin_of(device)
     while True:

@@ -23,7 +23,7 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 from ..canonical import canonical_csr
-from ..cover import covered_ns
+from ..cover import covered_ns, spins
 from ..device import Device
 from ..formats import FORMAT_CLASSES, Format, convert
 from ..precision import Precision
@@ -53,9 +53,10 @@ format) pairs (280 of which ran 200 rounds), and the calibration took 49.5 s ins
 
 
 def max_rounds(device_type: str) -> int:
-    """Rounds of a format at most on a device of ``device_type`` (:data:`MAX_ROUNDS` on a CPU,
-    else :data:`MAX_COVERED_ROUNDS`: the devices :func:`clspmv.cover.covered_ns` spins on)."""
-    return MAX_ROUNDS if device_type == "cpu" else MAX_COVERED_ROUNDS
+    """Rounds of a format at most on a device of ``device_type``: :data:`MAX_COVERED_ROUNDS`
+    where :func:`clspmv.cover.covered_ns` spins (:func:`clspmv.cover.spins`), else
+    :data:`MAX_ROUNDS`."""
+    return MAX_COVERED_ROUNDS if spins(device_type) else MAX_ROUNDS
 
 
 def planned_rounds(seconds: dict[str, float], repeat: int, device_type: str) -> dict[str, int]:
