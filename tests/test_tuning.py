@@ -5,13 +5,17 @@ uploaded matrix."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import clspmv
-from clspmv.formats import FORMAT_CLASSES
+from clspmv.formats import FORMAT_CLASSES, convert
 from clspmv.formats.base import UNROLL_FACTORS
+from clspmv.formats.ell import ROW_MAJOR_WIDTH
+from clspmv.precision import resolve
 
 from oracle import assert_matches, oracle_matrix
 from scenarios import SCENARIOS, Scenario
@@ -105,12 +109,6 @@ def test_row_major_by_default_for_wide_rows_on_cpus(fmt: str, device) -> None:
     """ell and ellr store rows of ROW_MAJOR_WIDTH slots or more row-major where work-items run
     one after another (a CPU's layout), column-major on lockstep layouts (a GPU's, SIMD 32) and
     for shorter rows; an explicit row_major wins; ellr-t keeps column-major unless asked."""
-    from dataclasses import replace
-
-    from clspmv.formats import convert
-    from clspmv.formats.ell import ROW_MAJOR_WIDTH
-    from clspmv.precision import resolve
-
     def band(width: int) -> sp.csr_matrix:
         return sp.diags([1.0 + k for k in range(width)], range(width), shape=(200, 300),
                         format="csr")
