@@ -82,7 +82,8 @@ def calibration_findings(devices: list[Device]) -> list[dict[str, object]]:
         elif path.exists():
             detail = f"{path} is unusable and will be measured again on first use"
         else:
-            detail = "none yet: the first format='auto' measures it (about a minute)"
+            detail = ("none yet: the first format='auto' measures it (under a minute on a GPU, "
+                      "up to 3 on a 2-core CPU)")
         out.append({"what": str(d), "ok": True, "detail": detail,
                     "fix": f"clspmv calibrate --device {d.index[0]}:{d.index[1]}"})
     return out
@@ -111,9 +112,9 @@ def calibration(device: Device, force: bool = False, progress: bool = True) -> C
         if os.environ.get("CLSPMV_CALIBRATE", "1") == "0":
             return quick_default(device.name, device.driver_version, __version__, device.type,
                                  SINGLE_FORMATS, device.cache_bytes)
-        print(f"clspmv: no calibration for {device.name} yet; measuring it once "
-              f"(stored in {calibration_path(device)}; CLSPMV_CALIBRATE=0 skips it)",
-              file=sys.stderr)
+        print(f"clspmv: no usable calibration for {device.name}; measuring it once (under a "
+              f"minute on a GPU, up to 3 minutes on a 2-core CPU; stored in "
+              f"{calibration_path(device)}; CLSPMV_CALIBRATE=0 skips it)", file=sys.stderr)
     cal = calibrate(device, progress=progress)
     save(cal, device)
     _memory[key] = cal
