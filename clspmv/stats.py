@@ -10,13 +10,17 @@ uses the same function. :func:`format_table` prints rows of :meth:`MatrixStats.a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-__all__ = ["MatrixStats", "format_table", "hyb_width", "stats"]
+__all__ = ["MatrixStats", "THIRD", "format_table", "hyb_width", "stats"]
+
+THIRD = Fraction(1, 3)
+"""The share of the rows HYB's ELL width must reach in the ELLPACK-R paper (and on GPUs)."""
 
 #: Column names of Table I, in order, as produced by :meth:`MatrixStats.as_row`.
 COLUMNS = ("Matrix", "N", "Entries", "Av", "Max-Av", "σ", "%σ/Av", "%ELL(HYB)")
@@ -67,15 +71,17 @@ class MatrixStats:
         return dict(zip(COLUMNS, values, strict=True))
 
 
-def hyb_width(row_lengths: npt.ArrayLike) -> int:
+def hyb_width(row_lengths: npt.ArrayLike, share: Fraction = THIRD) -> int:
     """ELL width K of a HYB matrix with these row lengths.
 
-    K is the largest ``k >= 0`` such that at least a third of the rows have ``k`` or more
-    entries, i.e. ``3 * count(len >= k) >= rows``. Equivalently, K is the
+    K is the largest ``k >= 0`` such that at least a third of the rows (``share`` of them) have
+    ``k`` or more entries, i.e. ``3 * count(len >= k) >= rows``. Equivalently, K is the
     ``ceil(rows / 3)``-th largest row length. 0 for a matrix without rows.
 
     Args:
         row_lengths: 1-D array of non-negative integer row lengths.
+        share: the share of the rows that must reach K (the paper's third by default; the HYB
+            format takes another on CPUs: :func:`clspmv.formats.hyb.ell_share`).
 
     Raises:
         ValueError: ``row_lengths`` is not 1-D or holds negative or non-integer values.
@@ -96,8 +102,9 @@ def hyb_width(row_lengths: npt.ArrayLike) -> int:
         raise ValueError("row_lengths must be non-negative")
     # at_least[k] = number of rows with length >= k, for k = 0 .. max.
     at_least = np.cumsum(np.bincount(lengths)[::-1])[::-1]
-    # at_least is non-increasing and 3 * at_least[0] >= n, so K is the count of k >= 1 that pass.
-    return int(np.count_nonzero(3 * at_least[1:] >= n))
+    # at_least is non-increasing and at_least[0] = n passes, so K is the count of k >= 1 that
+    # pass (exact integer arithmetic: share is a fraction)
+    return int(np.count_nonzero(share.denominator * at_least[1:] >= share.numerator * n))
 
 
 def _row_lengths(A: Any) -> tuple[int, int, np.ndarray]:

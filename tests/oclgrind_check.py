@@ -309,7 +309,8 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     if fmt == "csr-adaptive":  # tiny blocks: rows longer than 8 entries are split into chunks
         return [{}, {"block_entries": ADAPTIVE_SMALL_BLOCK}]
     if fmt == "hyb":
-        return [{}, {"width": 0}, {"width": 2}] if not quick else [{}, {"width": 0}]
+        return ([{}, {"width": 0}, {"width": 2}, {"width": 2, "row_major": True}] if not quick
+                else [{}, {"width": 0}, {"width": 2, "row_major": True}])
     if fmt == "csr-blocks":  # one block (small matrices), several (some empty), every unroll
         return [{}, *({"blocks": 3 * u, "unroll": u} for u in UNROLL_FACTORS if u != 1)]
     if fmt == "csr-merge":  # tiles (one step per work-item: rows split across work-items

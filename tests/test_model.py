@@ -86,8 +86,12 @@ def test_features_by_hand() -> None:
     assert f.slots_of("ell") == 4 * 3  # rows padded to C=2 (4), times the longest row
     assert f.slots_of("csr-aligned") == 3 * 16  # three non-empty rows of 16 slots
     assert f.diagonals == 4 and f.slots_of("dia") == 4 * 4  # offsets -2, -1, 0, 2
-    # HYB: K=2 (two of four rows reach it), ELL part 4 x 2, one entry beyond in COO
-    assert f.hyb_width == 2 and f.slots_of("hyb") == 9
+    # HYB on a CPU (SIMD 2): K=1 (three of four rows reach it: 3/4 in float64), ELL part 4 x 1,
+    # three entries beyond in COO; on a GPU (SIMD 32): K=2 (two of four rows, at least a third),
+    # ELL part 32 x 2, one entry beyond
+    assert f.hyb_width == 1 and f.slots_of("hyb") == 7
+    g = features_mod.features(canonical_csr(SMALL), simd_width=32)
+    assert g.hyb_width == 2 and g.slots_of("hyb") == 65
     # pJDS: lengths sorted 3,2 | 1,0: slices of widths 3 and 1, 2 rows each
     assert f.slots_of("pjds") == 8
     # one block of rows, all columns within one 64-byte line of float64: one line of x

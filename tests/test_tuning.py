@@ -97,6 +97,32 @@ def test_row_major_ell_transpose_and_matmat(fmt: str, dtype, device) -> None:
         assert_matches(Y[:, j], A, X[:, j], dtype)
 
 
+@pytest.mark.parametrize("width", [None, 0, 2])
+@pytest.mark.parametrize("case", CASES, ids=[s.name for s in CASES])
+def test_row_major_hyb_matches_scipy(case: Scenario, width: int | None, dtype, device) -> None:
+    """HYB with a row-major ELL part (every entry in it, some, or none): the product, the
+    transpose, several right-hand sides and the arrays read back."""
+    params = {} if width is None else {"width": width}
+    M = _check(case, "hyb", dtype, device, 2.5, -0.5, row_major=True, **params)
+    if M is None:
+        return
+    assert M.params["row_major"] == 1 and "ROW_MAJOR" in M._fmt._ell_defines()
+    want = oracle_matrix("hyb", case.csr)
+    back = M.to_scipy().tocsr()
+    back.sort_indices()
+    assert np.array_equal(back.indptr, want.indptr)
+    assert np.array_equal(back.indices, want.indices)
+    if 0 in case.csr.shape:
+        return
+    A = oracle_matrix("hyb", case.csr, dtype)
+    xt = np.linspace(-1.0, 1.0, case.csr.shape[0])
+    assert_matches(M.rmatvec(xt, method="atomic"), A.T.tocsr(), xt, dtype)
+    X = np.random.default_rng(4).uniform(-1, 1, (case.csr.shape[1], 2))
+    Y = M.matmat(X)
+    for j in range(2):
+        assert_matches(Y[:, j], A, X[:, j], dtype)
+
+
 def test_row_major_layout_is_rows_one_after_another(device) -> None:
     A = np.array([[1.0, 0, 2.0], [0, 0, 0], [3.0, 4.0, 5.0]])
     M = clspmv.DeviceMatrix.from_scipy(A, format="ell", device=device, row_major=True)
@@ -104,11 +130,12 @@ def test_row_major_layout_is_rows_one_after_another(device) -> None:
     assert list(col[:9]) == [0, 2, -1, -1, -1, -1, 0, 1, 2]
 
 
-@pytest.mark.parametrize("fmt", ["ell", "ellr", "ellr-t"])
+@pytest.mark.parametrize("fmt", ["ell", "ellr", "ellr-t", "hyb"])
 def test_row_major_by_default_for_wide_rows_on_cpus(fmt: str, device) -> None:
-    """ell and ellr store rows of ROW_MAJOR_WIDTH slots or more row-major where work-items run
-    one after another (a CPU's layout), column-major on lockstep layouts (a GPU's, SIMD 32) and
-    for shorter rows; an explicit row_major wins; ellr-t keeps column-major unless asked."""
+    """ell, ellr and hyb's ELL part store rows of ROW_MAJOR_WIDTH slots or more row-major where
+    work-items run one after another (a CPU's layout), column-major on lockstep layouts (a
+    GPU's, SIMD 32) and for shorter rows; an explicit row_major wins; ellr-t keeps column-major
+    unless asked."""
     def band(width: int) -> sp.csr_matrix:
         return sp.diags([1.0 + k for k in range(width)], range(width), shape=(200, 300),
                         format="csr")

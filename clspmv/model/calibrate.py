@@ -40,9 +40,12 @@ from .timemodel import (
     terms,
 )
 
-MEASUREMENT = 4
+MEASUREMENT = 5
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 4 = ``ell``
+stores (a stored calibration of another value is measured again, with a warning): 5 = ``hyb`` on
+CPUs: its ELL part row-major as ``ell``'s for rows of 10 slots or more (2-6 times faster there)
+and as wide as three quarters of the rows reach in float64 (:func:`clspmv.formats.hyb.ell_share`);
+4 = ``ell``
 and ``ellr`` rows of 10 slots or more stored row-major on CPUs
 (:data:`clspmv.formats.ell.ROW_MAJOR_WIDTH`: up to 5 times faster there); 3 = each
 timed product right after an untimed one of the same format, so that a matrix the cache holds

@@ -36,6 +36,8 @@ from ..formats.base import (
 )
 from ..formats.csr import ALIGNMENT, VECTOR_WIDTHS, threads_for_mean_length
 from ..formats.ell import ellr_t_threads
+from ..formats.hyb import ell_share
+from ..formats.layout import LOCKSTEP_SIMD
 from ..formats.long_rows import long_row_limit
 from ..formats.sell import SIGMA_PADDING_SLACK
 from .rowlengths import LengthHistogram, lane_padding
@@ -150,7 +152,7 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
     c = simd_width
     n_pad = round_up(m, c)
     longest = hist.longest
-    k = hist.hyb_width()
+    k = hist.hyb_width(ell_share(c >= LOCKSTEP_SIMD, csr.dtype.itemsize))
     threads = ellr_t_threads(nnz / m if m else 0.0)
     sample = sample_rows(csr) if nnz else ()
     diags, crossed, exact = sampled_diagonals(csr, sample)

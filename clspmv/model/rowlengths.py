@@ -7,7 +7,11 @@ after); the answers are those of the sorts (:func:`clspmv.formats.sell.slice_pad
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
+
+from ..stats import THIRD
 
 
 class LengthHistogram:
@@ -63,10 +67,10 @@ class LengthHistogram:
         heads = self.largest(np.arange(0, self.rows, c, dtype=np.int64))
         return int(heads.sum()) * c - self.entries
 
-    def hyb_width(self) -> int:
-        """HYB's ELL width (:func:`clspmv.stats.hyb_width`): the largest k that at least a
-        third of the rows reach (at_least is constant between occupied lengths)."""
-        reached = self.values[3 * self.at_least >= self.rows]
+    def hyb_width(self, share: Fraction = THIRD) -> int:
+        """HYB's ELL width (:func:`clspmv.stats.hyb_width`): the largest k that at least
+        ``share`` of the rows reach (at_least is constant between occupied lengths)."""
+        reached = self.values[share.denominator * self.at_least >= share.numerator * self.rows]
         return int(reached[-1]) if reached.size else 0
 
     def beyond(self, k: int) -> int:

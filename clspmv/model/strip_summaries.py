@@ -21,6 +21,8 @@ import scipy.sparse as sp
 
 from ..formats.base import round_up
 from ..formats.ell import ellr_t_threads
+from ..formats.hyb import ell_share
+from ..formats.layout import LOCKSTEP_SIMD
 from ..formats.sell import SIGMA_PADDING_SLACK
 from .features import Features, features
 from .sampling import ROW_BLOCK, diagonal_rows, x_lines
@@ -111,7 +113,9 @@ class StripSummaries:
         var = (self.squares[j] - self.squares[i]) / rows - mean * mean if rows else 0.0
         n_pad = round_up(rows, self.simd)
         reach = self.reach[j] - self.reach[i]  # rows reaching width w
-        k = int(np.count_nonzero(3 * reach[1:-1] >= rows)) if rows else 0
+        share = ell_share(self.simd >= LOCKSTEP_SIMD, self.itemsize)
+        k = (int(np.count_nonzero(share.denominator * reach[1:-1] >= share.numerator * rows))
+             if rows else 0)
         beyond = nnz - int(reach[1:k + 1].sum())
         slots = {fmt: int(c[j] - c[i]) for fmt, c in self.slots.items()}
         pjds = self.sorted_slots(reach, [self.long_rows[s] for s in range(i, j)])
