@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-__all__ = ["MatrixStats", "THIRD", "format_table", "hyb_width", "stats"]
+__all__ = ["MatrixStats", "THIRD", "format_table", "hyb_width", "reach_share", "stats"]
 
 THIRD = Fraction(1, 3)
 """The share of the rows HYB's ELL width must reach in the ELLPACK-R paper (and on GPUs)."""
@@ -71,12 +71,19 @@ class MatrixStats:
         return dict(zip(COLUMNS, values, strict=True))
 
 
+def reach_share(rows_reaching: np.ndarray, rows: int, share: Fraction = THIRD) -> np.ndarray:
+    """Whether ``rows_reaching`` (rows reaching each width) is at least ``share`` of ``rows``,
+    elementwise, in exact integer arithmetic (HYB's width rule)."""
+    return share.denominator * rows_reaching >= share.numerator * rows
+
+
 def hyb_width(row_lengths: npt.ArrayLike, share: Fraction = THIRD) -> int:
     """ELL width K of a HYB matrix with these row lengths.
 
-    K is the largest ``k >= 0`` such that at least a third of the rows (``share`` of them) have
-    ``k`` or more entries, i.e. ``3 * count(len >= k) >= rows``. Equivalently, K is the
-    ``ceil(rows / 3)``-th largest row length. 0 for a matrix without rows.
+    K is the largest ``k >= 0`` such that at least ``share`` of the rows (a third by default)
+    have ``k`` or more entries, i.e. ``3 * count(len >= k) >= rows`` for the third.
+    Equivalently, K is the ``ceil(rows * share)``-th largest row length. 0 for a matrix
+    without rows.
 
     Args:
         row_lengths: 1-D array of non-negative integer row lengths.
@@ -102,9 +109,8 @@ def hyb_width(row_lengths: npt.ArrayLike, share: Fraction = THIRD) -> int:
         raise ValueError("row_lengths must be non-negative")
     # at_least[k] = number of rows with length >= k, for k = 0 .. max.
     at_least = np.cumsum(np.bincount(lengths)[::-1])[::-1]
-    # at_least is non-increasing and at_least[0] = n passes, so K is the count of k >= 1 that
-    # pass (exact integer arithmetic: share is a fraction)
-    return int(np.count_nonzero(share.denominator * at_least[1:] >= share.numerator * n))
+    # at_least is non-increasing and at_least[0] = n passes, so K is the count of k >= 1 that pass
+    return int(np.count_nonzero(reach_share(at_least[1:], n, share)))
 
 
 def _row_lengths(A: Any) -> tuple[int, int, np.ndarray]:

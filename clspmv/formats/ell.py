@@ -42,6 +42,17 @@ column-major ``ellr`` took 1.3-1.5x the row-major time on rows of 11-12 slots, 1
 entries: 11.3 against 3.5 ms), and 0.85-0.92x on rows of 5-8 slots (column-major faster)."""
 
 
+def row_major_layout(row_major: object, layout: Layout, width: int) -> bool:
+    """Whether an ELL layout of rows ``width`` slots long is stored row-major: ``row_major``
+    when True or False, else (None) :data:`ROW_MAJOR_WIDTH`'s rule for ``layout``; TypeError
+    for anything else."""
+    if row_major is None:
+        return not layout.lockstep and width >= ROW_MAJOR_WIDTH
+    if not isinstance(row_major, (bool, np.bool_)):
+        raise TypeError(f"row_major must be True or False, got {row_major!r}")
+    return bool(row_major)
+
+
 def ell_slots(n_pad: int, width: int, threads: int, row_major: bool = False) -> int:
     """Number of slots of an ELL layout (rows padded to n_pad; column-major: width rounded up
     to T)."""
@@ -126,13 +137,10 @@ class EllFamily(RowKernels):
     @classmethod
     def _build(cls, csr: sp.csr_matrix, layout: Layout, threads: int, unroll: int,
                row_major: bool | None) -> EllFamily:
-        if row_major is not None and not isinstance(row_major, (bool, np.bool_)):
-            raise TypeError(f"row_major must be True or False, got {row_major!r}")
         unroll = check_unroll(unroll)
         lengths = row_lengths(csr)
         width = int(lengths.max()) if lengths.size else 0
-        if row_major is None:
-            row_major = not layout.lockstep and width >= ROW_MAJOR_WIDTH
+        row_major = row_major_layout(row_major, layout, width)
         n_pad = round_up(csr.shape[0], layout.simd_width)
         slots = ell_slots(n_pad, width, threads, row_major)
         check_padding(cls.name, slots * (csr.dtype.itemsize + 4) + n_pad * 4, csr)

@@ -32,7 +32,7 @@ from .base import (
     scalar,
 )
 from .coo import CooPart
-from .ell import ROW_MAJOR_WIDTH, ell_arrays, ell_triplets, ell_where
+from .ell import ell_arrays, ell_triplets, ell_where, row_major_layout
 
 
 def ell_share(lockstep: bool, itemsize: int) -> Fraction:
@@ -64,28 +64,24 @@ class Hyb(Format):
                  row_major: bool | None = None) -> Hyb:
         """``row_major``: the ELL part's layout, True or False, or None for ``ell``'s rule
         (:data:`~clspmv.formats.ell.ROW_MAJOR_WIDTH`)."""
-        if row_major is not None and not isinstance(row_major, (bool, np.bool_)):
-            raise TypeError(f"row_major must be True or False, got {row_major!r}")
         lengths = row_lengths(csr)
         k = (hyb_width(lengths, ell_share(layout.lockstep, csr.dtype.itemsize)) if width is None
              else int(width))
         if k < 0:
             raise ValueError(f"width must be >= 0, got {k}")
-        if row_major is None:
-            row_major = not layout.lockstep and k >= ROW_MAJOR_WIDTH
+        row_major = row_major_layout(row_major, layout, k)
         n_pad = round_up(csr.shape[0], layout.simd_width)
         where = ell_where(csr, n_pad, 1)  # slot p of row r at p * n_pad + r
-        # the ELL part's index of the slots below k: p * n_pad + r, or r * k + p row-major
-        at = (where % n_pad) * k + where // n_pad if row_major else where
+        # the ELL part's index of the slots below k (r * k + p row-major)
+        at = ell_where(csr, n_pad, 1, k) if row_major else where
         if lengths.size == 0 or lengths.max() <= k:  # everything fits the ELL part
-            arrays = ell_arrays(csr, n_pad, k, 1, where=at, row_major=bool(row_major))
+            arrays = ell_arrays(csr, n_pad, k, 1, where=at, row_major=row_major)
             none = np.zeros(0, np.int64)
             arrays.update(cls.coo_part.arrays(none, none, np.zeros(0, csr.dtype)))
             coo_nnz = 0
         else:
             in_ell = where < k * n_pad  # position in row below k
-            arrays = ell_arrays(csr, n_pad, k, 1, keep=in_ell, where=at,
-                                row_major=bool(row_major))
+            arrays = ell_arrays(csr, n_pad, k, 1, keep=in_ell, where=at, row_major=row_major)
             rest = ~in_ell
             arrays.update(cls.coo_part.arrays(where[rest] % n_pad, csr.indices[rest],
                                               csr.data[rest]))

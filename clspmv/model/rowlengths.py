@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..stats import THIRD
+from ..stats import THIRD, reach_share
 
 
 class LengthHistogram:
@@ -70,7 +70,7 @@ class LengthHistogram:
     def hyb_width(self, share: Fraction = THIRD) -> int:
         """HYB's ELL width (:func:`clspmv.stats.hyb_width`): the largest k that at least
         ``share`` of the rows reach (at_least is constant between occupied lengths)."""
-        reached = self.values[share.denominator * self.at_least >= share.numerator * self.rows]
+        reached = self.values[reach_share(self.at_least, self.rows, share)]
         return int(reached[-1]) if reached.size else 0
 
     def beyond(self, k: int) -> int:

@@ -24,6 +24,7 @@ from ..formats.ell import ellr_t_threads
 from ..formats.hyb import ell_share
 from ..formats.layout import LOCKSTEP_SIMD
 from ..formats.sell import SIGMA_PADDING_SLACK
+from ..stats import reach_share
 from .features import Features, features
 from .sampling import ROW_BLOCK, diagonal_rows, x_lines
 
@@ -114,8 +115,7 @@ class StripSummaries:
         n_pad = round_up(rows, self.simd)
         reach = self.reach[j] - self.reach[i]  # rows reaching width w
         share = ell_share(self.simd >= LOCKSTEP_SIMD, self.itemsize)
-        k = (int(np.count_nonzero(share.denominator * reach[1:-1] >= share.numerator * rows))
-             if rows else 0)
+        k = int(np.count_nonzero(reach_share(reach[1:-1], rows, share))) if rows else 0
         beyond = nnz - int(reach[1:k + 1].sum())
         slots = {fmt: int(c[j] - c[i]) for fmt, c in self.slots.items()}
         pjds = self.sorted_slots(reach, [self.long_rows[s] for s in range(i, j)])
