@@ -289,7 +289,7 @@ block and rows alone in their block."""
 def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     """The format parameters that select each kernel variant of ``fmt``: threads per row, sigma,
     HYB widths, the sweep's build options (``unroll``: UNROLL, ``row_major``: ROW_MAJOR), and a
-    COO tail of long rows (``long_rows``)."""
+    COO tail of long rows (``long_rows``), DIA's runs of diagonals (``group_runs``)."""
     if fmt == "csr-scalar":  # long_rows: rows beyond 4 entries in the COO tail
         return [{}, {"unroll": 4}, {"long_rows": 4}]
     if fmt == "csr-vector":
@@ -313,6 +313,8 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
                 else [{}, {"width": 0}, {"width": 2, "row_major": True}])
     if fmt == "csr-blocks":  # one block (small matrices), several (some empty), every unroll
         return [{}, *({"blocks": 3 * u, "unroll": u} for u in UNROLL_FACTORS if u != 1)]
+    if fmt == "dia":  # each work-group's run of diagonals (GROUP_RUNS), the default on GPUs
+        return [{}, {"group_runs": True}, {"group_runs": False}]
     if fmt == "csr-merge":  # tiles (one step per work-item: rows split across work-items
         # and tiles), chunks (the default on a narrow SIMD width, then many small ones: the
         # long row crosses more than FIXUP_SERIAL of them)
@@ -323,8 +325,10 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
 
 SWEEP_OPTIONS = {("csr_spmv", "UNROLL"): {"2", "4"}, ("ell_spmv", "UNROLL"): {"2", "4"},
                  ("ell_spmv", "ROW_MAJOR"): {"1"}, ("ell_spmv_t", "ROW_MAJOR"): {"1"},
-                 ("ell_matmat", "ROW_MAJOR"): {"1"}}
-"""Build options of the sweep that every run must have launched (values at least these)."""
+                 ("ell_matmat", "ROW_MAJOR"): {"1"}, ("dia_spmv", "GROUP_RUNS"): {"1"},
+                 ("dia_spmv_t", "GROUP_RUNS"): {"1"}}
+"""Build options of the sweep (and DIA's runs of diagonals) that every run must have launched
+(values at least these)."""
 
 
 def layouts(device: clspmv.Device, quick: bool) -> list[tuple[clspmv.Device, int | None]]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from clspmv.bench.generators import poisson2d
+from clspmv.bench.generators import constrows, poisson2d
 from clspmv.formats import FORMAT_CLASSES
 
 ALPHA_BETA = [(1.0, 0.0), (2.5, 0.0), (1.0, 1.0), (-0.5, 2.0), (0.0, 3.0), (1.5, -1.0)]
@@ -109,6 +109,14 @@ def _nonfinite_x() -> tuple[sp.csr_matrix, np.ndarray]:
     return m, x
 
 
+def _band_rect() -> sp.csr_matrix:
+    """120 x 90, five diagonals (offsets -50, -3, 0, 2, 70) with random values."""
+    offsets = [-50, -3, 0, 2, 70]
+    rng = _rng(13)
+    return sp.diags([rng.standard_normal(120) for _ in offsets], offsets, shape=(120, 90),
+                    format="csr")
+
+
 def scenarios() -> list[Scenario]:
     rng = _rng(0)
     imbalanced = rng.poisson(8, 600)
@@ -133,6 +141,10 @@ def scenarios() -> list[Scenario]:
         Scenario("nonfinite-x", zeros_x, inf_x),
         Scenario("dense", dense, _x(17)),
         Scenario("poisson2d", poisson2d(33), _x(33 * 33)),
+        # diagonals that wrap around (offsets d and d - n): each row crosses half of them
+        Scenario("periodic", constrows(300, 5, 40, seed=3), _x(300)),
+        # diagonals that leave a rectangular matrix through its side or its bottom
+        Scenario("band-rect", _band_rect(), _x(90)),
     ]
     return out
 

@@ -165,7 +165,7 @@ def test_unsupported_operations_say_what_to_use(device):
 
 
 @pytest.mark.parametrize("precision", ["float32", "mixed", "float64"])
-@pytest.mark.parametrize("fmt", ["sell", "csr-adaptive", "dia"])
+@pytest.mark.parametrize("fmt", ["sell", "csr-adaptive", "dia", "ell", "ellr-t", "hyb"])
 def test_pickle_round_trip(device, precision, fmt):
     if not device.supports(precision):
         pytest.skip("no fp64")

@@ -204,8 +204,9 @@ def test_parameter_errors(device) -> None:
     for bad in (0, 3, 16, 2.0, True, "2"):
         with pytest.raises(ValueError, match=r"unroll must be one of \(1, 2, 4, 8\)"):
             clspmv.DeviceMatrix.from_scipy(A, format="csr-scalar", device=device, unroll=bad)
-    with pytest.raises(TypeError, match="row_major must be True or False, got 'yes'"):
-        clspmv.DeviceMatrix.from_scipy(A, format="ellr", device=device, row_major="yes")
+    for bad, shown in (("yes", "'yes'"), (2, "2"), (0.0, "0.0")):
+        with pytest.raises(TypeError, match=f"row_major must be True or False, got {shown}"):
+            clspmv.DeviceMatrix.from_scipy(A, format="ellr", device=device, row_major=bad)
     with pytest.raises(TypeError, match="unexpected keyword argument 'row_major'"):
         clspmv.DeviceMatrix.from_scipy(A, format="csr-scalar", device=device, row_major=True)
     with pytest.raises(TypeError, match="unexpected keyword argument 'unroll'"):

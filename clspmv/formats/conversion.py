@@ -3,6 +3,8 @@ the padding refusal rule, and the checks of the parameters common to several for
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -55,6 +57,40 @@ def entry_index(csr: sp.csr_matrix, row_base: np.ndarray, stride: int = 1) -> np
     return out
 
 
+DIAGONAL_CHUNK_ENTRIES = 1 << 18
+"""About this many entries per step of :func:`entry_diagonals`: temporaries the cache holds.
+(One step over a whole matrix of 46-78 M entries wrote and re-read arrays of 8 bytes per entry
+from memory and took 2-10x as long: reports/2026-11-26-dia.)"""
+
+
+def entry_diagonals(csr: sp.csr_matrix) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(start, stop, diagonal)`` for the entries ``start:stop`` of ``csr`` in steps of whole
+    rows (about :data:`DIAGONAL_CHUNK_ENTRIES` entries each): the diagonal of each entry,
+    column - row + (m - 1), in ``[0, m + n - 1)`` (int64)."""
+    m = csr.shape[0]
+    indptr = csr.indptr
+    step = max(1, DIAGONAL_CHUNK_ENTRIES * m // max(csr.nnz, 1))
+    for r0 in range(0, m, step):
+        r1 = min(m, r0 + step)
+        start, stop = int(indptr[r0]), int(indptr[r1])
+        if start == stop:
+            continue
+        diagonal = np.repeat(np.arange(m - 1 - r0, m - 1 - r1, -1, dtype=np.int64),
+                             np.diff(indptr[r0:r1 + 1]))
+        diagonal += csr.indices[start:stop]
+        yield start, stop, diagonal
+
+
+def occupied_diagonals(csr: sp.csr_matrix) -> np.ndarray:
+    """Ascending offsets (column - row, int64) of the diagonals holding a stored entry: a
+    presence table over the m + n - 1 diagonals instead of a sort, O(nnz + m + n)."""
+    m, n = csr.shape
+    present = np.zeros(max(m + n - 1, 0), bool)
+    for _, _, diagonal in entry_diagonals(csr):
+        present[diagonal] = True
+    return np.flatnonzero(present) - (m - 1)
+
+
 def csr_bytes(csr: sp.csr_matrix) -> int:
     """Device bytes of the plain CSR layout: the yardstick padded layouts are measured against."""
     return csr.nnz * (csr.data.itemsize + INDEX_DTYPE.itemsize) + (csr.shape[0] + 1) * 4
@@ -69,6 +105,16 @@ def check_padding(name: str, padded_bytes: int, csr: sp.csr_matrix) -> None:
             f"{csr.shape[1]} matrix with {csr.nnz} entries, against {reference} bytes in CSR "
             f"(more than {MAX_PADDING_RATIO:g}x); use 'csr-vector', 'sell' or 'hyb' instead"
         )
+
+
+def check_flag(name: str, value: object) -> bool:
+    """A parameter that is on or off: True or False, or 1 or 0 as :attr:`Format.params` stores
+    it (a pickled or copied matrix converts again with its stored parameters); TypeError for
+    anything else."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer))
+                                                and value in (0, 1)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {value!r}")
 
 
 def check_unroll(unroll: object) -> int:

@@ -4,6 +4,11 @@ A value stored on a diagonal cannot be told apart from a gap in that diagonal, s
 explicit zeros as absent: the kernel skips zero values (an explicit zero times an infinite x gives
 no NaN here, unlike CSR), and :meth:`DeviceMatrix.to_scipy` returns no explicit zeros.
 
+``group_runs`` (default: on where the layout runs work-items in lockstep, i.e. GPUs) is the
+kernels' ``GROUP_RUNS``: each work-group loops over the run of diagonals that crosses its rows
+only (found by binary search in the ascending offsets) instead of over all of them; a matrix
+whose diagonals wrap around (offsets d and d - n) then reads half as many.
+
 As a block with a column map the diagonals are those of the compact numbering (column ``c`` of
 the block, entry ``column_map[c]`` of x): the kernels handle it like every format, but a map that
 scatters the columns leaves few full diagonals, so such a block pads more (and is refused sooner).
@@ -20,9 +25,11 @@ from .base import (
     Format,
     Layout,
     Triplets,
+    check_flag,
     check_padding,
+    entry_diagonals,
+    occupied_diagonals,
     round_up,
-    row_lengths,
     scalar,
 )
 
@@ -37,29 +44,34 @@ class Dia(Format):
     pads = True
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout) -> Dia:
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, group_runs: bool | None = None
+                 ) -> Dia:
+        """``group_runs``: True or False, or None for on where ``layout`` is lockstep."""
+        group_runs = (layout.lockstep if group_runs is None
+                      else check_flag("group_runs", group_runs))
         m, n = csr.shape
-        # Diagonal c - r + (m - 1) of every entry, in [0, m + n - 1): a presence table instead of
-        # a sort finds the occupied diagonals in O(nnz + m + n).
-        diag = np.repeat(np.arange(m - 1, -1, -1, dtype=np.int64), row_lengths(csr))
-        diag += csr.indices
-        present = np.zeros(max(m + n - 1, 0), bool)
-        present[diag] = True
-        offsets = np.flatnonzero(present) - (m - 1)
+        offsets = occupied_diagonals(csr)  # ascending: the kernels rely on it
         n_pad = round_up(m, layout.simd_width)
         check_padding(cls.name, offsets.size * n_pad * csr.dtype.itemsize + offsets.size * 4, csr)
-        # entry (r, c) on diagonal d goes to rank(d) * n_pad + r, with r = c - d + (m - 1)
-        start = (np.cumsum(present, dtype=np.int64) - 1) * n_pad
+        # entry (r, c) on diagonal d = c - r + (m - 1) goes to rank(d) * n_pad + r, that is to
+        # start[d] + c with start[d] = rank(d) * n_pad - (d - (m - 1))
+        start = np.zeros(max(m + n - 1, 0), np.int64)
+        start[offsets + (m - 1)] = np.arange(offsets.size, dtype=np.int64) * n_pad
         start -= np.arange(1 - m, n, dtype=np.int64)
-        where = start[diag]
-        where += csr.indices
         val = np.zeros(offsets.size * n_pad, csr.dtype)
-        val[where] = csr.data
+        for first, stop, diagonal in entry_diagonals(csr):
+            where = start[diagonal]
+            where += csr.indices[first:stop]
+            val[where] = csr.data[first:stop]
         arrays = {"offsets": offsets.astype(INDEX_DTYPE), "val": val}
-        return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, n_diags=int(offsets.size))
+        return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, n_diags=int(offsets.size),
+                   group_runs=int(group_runs))
+
+    def defines(self) -> dict[str, object]:
+        return {"GROUP_RUNS": 1} if self.params.get("group_runs") else {}
 
     def prepare_kernels(self) -> None:
-        self._kernel = self.kernel(self.kernel_file, "dia_spmv")
+        self._kernel = self.kernel(self.kernel_file, "dia_spmv", **self.defines())
 
     def _args(self) -> tuple[object, ...]:
         p, b = self.params, self.buffers
@@ -73,7 +85,7 @@ class Dia(Format):
         return [ev] if ev else []
 
     def launch_t(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
-        kern = self.lazy_kernel("t", self.kernel_file, "dia_spmv_t")
+        kern = self.lazy_kernel("t", self.kernel_file, "dia_spmv_t", **self.defines())
         ev = self.run(queue, kern, self.shape[1], *self._args(), x, y, alpha, beta, row0=row0)
         return [ev] if ev else []
 

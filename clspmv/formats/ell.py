@@ -19,6 +19,7 @@ from .base import (
     INDEX_DTYPE,
     Layout,
     Triplets,
+    check_flag,
     check_padding,
     check_threads,
     check_unroll,
@@ -44,13 +45,11 @@ entries: 11.3 against 3.5 ms), and 0.85-0.92x on rows of 5-8 slots (column-major
 
 def row_major_layout(row_major: object, layout: Layout, width: int) -> bool:
     """Whether an ELL layout of rows ``width`` slots long is stored row-major: ``row_major``
-    when True or False, else (None) :data:`ROW_MAJOR_WIDTH`'s rule for ``layout``; TypeError
-    for anything else."""
+    when given (:func:`~clspmv.formats.conversion.check_flag`), else (None)
+    :data:`ROW_MAJOR_WIDTH`'s rule for ``layout``."""
     if row_major is None:
         return not layout.lockstep and width >= ROW_MAJOR_WIDTH
-    if not isinstance(row_major, (bool, np.bool_)):
-        raise TypeError(f"row_major must be True or False, got {row_major!r}")
-    return bool(row_major)
+    return check_flag("row_major", row_major)
 
 
 def ell_slots(n_pad: int, width: int, threads: int, row_major: bool = False) -> int:

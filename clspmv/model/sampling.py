@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..formats.base import occupied_diagonals
+
 LINE_BYTES = 64
 """Bytes of the cache line the gather estimate counts in."""
 ROW_BLOCK = 256
@@ -225,14 +227,8 @@ def sampled_diagonals(csr: sp.csr_matrix, sample: tuple[np.ndarray, ...]
 def exact_diagonals(csr: sp.csr_matrix) -> tuple[int, int]:
     """(occupied diagonals of ``csr``, the rows they cross (:func:`diagonal_rows`)): a pass over
     all entries, as DIA's conversion makes."""
-    m, n = csr.shape
-    if csr.nnz == 0:
-        return 0, 0
-    rows = np.repeat(np.arange(m, dtype=np.int32), np.diff(csr.indptr))
-    present = np.zeros(m + n - 1, bool)
-    present[csr.indices - rows + (m - 1)] = True
-    offsets = np.flatnonzero(present) - (m - 1)
-    return int(offsets.size), diagonal_rows(offsets, m, n)
+    offsets = occupied_diagonals(csr)
+    return int(offsets.size), diagonal_rows(offsets, *csr.shape)
 
 
 def x_lines(csr: sp.csr_matrix, rows: slice | None = None) -> float:

@@ -1,0 +1,85 @@
+"""DIA's ``group_runs`` (the kernels' GROUP_RUNS: each work-group walks only the run of diagonals
+crossing its rows or columns) against scipy, its default per layout, and the chunked diagonal
+pass that DIA's conversion and the model's exact count share."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import clspmv
+from clspmv.formats import FORMAT_CLASSES, conversion, convert
+from clspmv.formats.layout import Layout
+from clspmv.model.sampling import diagonal_rows, exact_diagonals
+from clspmv.precision import resolve
+
+from oracle import assert_matches, oracle_matrix
+from scenarios import SCENARIOS, Scenario
+
+CASES = [s for s in SCENARIOS if "dia" not in s.unsuitable]
+
+
+@pytest.mark.parametrize("runs", [True, False])
+@pytest.mark.parametrize("case", CASES, ids=[s.name for s in CASES])
+def test_dia_runs_match_scipy(case: Scenario, runs: bool, dtype, device) -> None:
+    """Forward (alpha, beta) and transposed products with and without the runs, on every shape:
+    diagonals that wrap around (periodic), leave a rectangle at its side or bottom (band-rect,
+    tall, wide), empty rows, explicit zeros, non-finite values."""
+    M = clspmv.DeviceMatrix.from_scipy(case.A, format="dia", device=device, dtype=dtype,
+                                       group_runs=runs)
+    assert M.params["group_runs"] == int(runs)
+    assert ("GROUP_RUNS" in M._fmt.defines()) == runs
+    want = oracle_matrix("dia", case.csr, dtype)
+    y0 = np.linspace(-1.0, 1.0, case.csr.shape[0]).astype(dtype)
+    y = y0.copy()
+    M.matvec(case.x, y, alpha=1.5, beta=-0.5)
+    assert_matches(y, want, case.x, dtype, 1.5, -0.5, y0)
+    assert_matches(M.rmatvec(case.xt), want.T.tocsr(), case.xt, dtype)
+
+
+def test_dia_runs_default_on_lockstep_layouts(device) -> None:
+    """On by default where work-items run in lockstep (a GPU's layout, SIMD 32), off where they
+    run one after another (a CPU's); an explicit value wins; anything but a bool is refused."""
+    A = sp.diags([1.0, 2.0, 3.0], [-1, 0, 1], shape=(64, 64), format="csr")
+    cpu = replace(FORMAT_CLASSES["dia"].layout_for(device), simd_width=8)
+    gpu = replace(cpu, simd_width=32)
+    precision = resolve(np.float64, np.float64)
+
+    def runs(layout, **params) -> int:
+        return convert(A, "dia", layout, precision, **params).params["group_runs"]
+    assert runs(cpu) == 0 and runs(gpu) == 1
+    assert runs(cpu, group_runs=True) == 1 and runs(gpu, group_runs=False) == 0
+    assert runs(cpu, group_runs=1) == 1  # as params stores it (a pickled matrix passes it back)
+    for bad, shown in (("yes", "'yes'"), (2, "2")):
+        with pytest.raises(TypeError, match=f"group_runs must be True or False, got {shown}"):
+            clspmv.DeviceMatrix.from_scipy(A, format="dia", device=device, group_runs=bad)
+
+
+def _diagonals(csr: sp.csr_matrix) -> np.ndarray:
+    coo = csr.tocoo()
+    return np.unique(coo.col.astype(np.int64) - coo.row)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 18])
+@pytest.mark.parametrize("shape", [(300, 300), (120, 90), (90, 120), (1, 50), (50, 1)])
+def test_diagonal_pass_in_chunks(shape: tuple[int, int], chunk: int,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The occupied diagonals, the model's exact count and DIA's arrays are the same whatever
+    the chunk of the pass (chunks of one row, of a few rows with empty ones, all rows)."""
+    rng = np.random.default_rng(5)
+    A = sp.random(*shape, density=0.05, random_state=rng, format="csr")
+    empty = min(shape) // 2
+    A.data[A.indptr[empty]:A.indptr[empty + 1]] = 0.0  # an empty row
+    A.eliminate_zeros()
+    layout = Layout(simd_width=8, work_group_size=64, compute_units=2, local_memory=1 << 15)
+    whole = convert(A, "dia", layout, resolve(np.float64, np.float64)).host
+    monkeypatch.setattr(conversion, "DIAGONAL_CHUNK_ENTRIES", chunk)
+    want = _diagonals(A)
+    assert np.array_equal(conversion.occupied_diagonals(A), want)
+    assert exact_diagonals(A) == (want.size, diagonal_rows(want, *shape))
+    chunked = convert(A, "dia", layout, resolve(np.float64, np.float64)).host
+    assert np.array_equal(chunked["offsets"], want)
+    assert np.array_equal(chunked["val"], whole["val"])
