@@ -1,37 +1,25 @@
 /* DIA: one array of values per stored diagonal, diagonal d holding A[r, r + offset[d]] at
- * d * n_pad + r. A stored zero is indistinguishable from a gap in the diagonal, so zeros are
- * skipped: DIA treats explicit zeros as absent (documented in clspmv/formats/dia.py).
+ * d * n_pad + r, zero where the diagonal lies outside the matrix. A stored zero is
+ * indistinguishable from a gap in the diagonal, so zeros are skipped: DIA treats explicit zeros
+ * as absent (documented in clspmv/formats/dia.py).
  *
- * GROUP_RUNS (clspmv's default on GPUs): the offsets ascend (clspmv/formats/dia.py stores them
- * sorted), so the diagonals that cross a work-group's rows (or, transposed, its columns) inside the matrix are one contiguous run of
- * them: the work-group finds the run's ends by binary search, the same for all its work-items
- * (uniform control flow, no divergence), and loops over that run alone. A matrix whose
- * diagonals wrap around (a periodic lattice: offsets d and d - n) then reads each row's own
- * diagonals, not twice as many. The bounds test per diagonal stays for the work-groups at the
- * matrix's edges. Without it every work-item walks all diagonals: PoCL runs a work-group's
- * work-items one after another, and the search's loop (bounds read from memory) kept its
- * compiler from running them as vectors (2026-11-26-dia in reports/: the 5-point stencil's
- * product 1.4-1.6x slower). */
+ * DIAGONAL_RUNS (= R, clspmv's default on GPUs): the offsets ascend, so the diagonals crossing a
+ * stretch of R rows (R columns in the transpose) inside the matrix are one contiguous run of
+ * them, stored by the host as [first, end) per stretch in runs (runs_t). A warp of R rows reads
+ * its run once and loops over it without a bounds test or a branch: the padding it meets at the
+ * matrix's edges holds zeros, x is read at a clamped index and the zero product dropped by a
+ * select (no NaN from an Inf in x), so the loads of consecutive diagonals overlap. A matrix
+ * whose diagonals wrap around (offsets d and d - n) reads only the half crossing each stretch.
+ * Without it (CPUs) every work-item walks every diagonal with a bounds test and skips zeros by a
+ * branch: PoCL runs a work-group's work-items one after another, and the branch-free loop was
+ * slower there (reports/2026-11-26-dia). */
 #include "common.h"
-
-/* The first d in [lo, hi) with offsets[d] >= key, or hi when there is none. */
-inline INDEX_T first_offset_at_least(__global const INDEX_T *restrict offsets, INDEX_T lo,
-                                     INDEX_T hi, const long key)
-{
-    while (lo < hi) {
-        const INDEX_T mid = lo + (hi - lo) / 2;
-        if ((long)offsets[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void dia_spmv(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
               const INDEX_T n_diags,
               __global const INDEX_T *restrict offsets,
+              __global const INDEX_T *restrict runs,
               __global const VALUE_T *restrict val,
               __global const VALUE_T *restrict x,
               __global VALUE_T *restrict y,
@@ -41,17 +29,18 @@ void dia_spmv(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX
     const INDEX_T row = (INDEX_T)get_global_id(0);
     if (row >= n_rows)
         return;
-#ifdef GROUP_RUNS
-    /* 0 <= r + offset < n_cols for some row r of the work-group */
-    const long top = (long)get_group_id(0) * WG;
-    const long bottom = min(top + WG, (long)n_rows) - 1;
-    const INDEX_T first = first_offset_at_least(offsets, 0, n_diags, -bottom);
-    const INDEX_T end = first_offset_at_least(offsets, first, n_diags, (long)n_cols - top);
-#else
-    const INDEX_T first = 0, end = n_diags;
-#endif
     ACC_T sum = 0;
-    for (INDEX_T d = first; d < end; ++d) {
+#ifdef DIAGONAL_RUNS
+    const INDEX_T stretch = 2 * (row / DIAGONAL_RUNS);
+    const INDEX_T end = runs[stretch + 1];
+    for (INDEX_T d = runs[stretch]; d < end; ++d) {
+        const long c = clamp((long)row + offsets[d], 0L, (long)n_cols - 1);
+        const VALUE_T v = MAT_VALUE(val, (long)d * n_pad + row);
+        const VALUE_T xv = x[COL((INDEX_T)c)];
+        sum += (v != (VALUE_T)0) ? MUL(v, xv) : (ACC_T)0;
+    }
+#else
+    for (INDEX_T d = 0; d < n_diags; ++d) {
         const long c = (long)row + offsets[d];
         if (c >= 0 && c < n_cols) {
             const VALUE_T v = MAT_VALUE(val, (long)d * n_pad + row);
@@ -59,15 +48,18 @@ void dia_spmv(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX
                 sum += MUL(v, x[COL((INDEX_T)c)]);
         }
     }
+#endif
     STORE_Y(y, row, sum);
 }
 
 /* Transpose product y = alpha * A^T x + beta * y without atomics: output c gathers
- * A[c - offset[d], c] from every diagonal d. */
+ * A[c - offset[d], c] from every diagonal d (with DIAGONAL_RUNS from its stretch's run, the
+ * row index clamped into the matrix and the value of a row outside it dropped by a select). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void dia_spmv_t(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
                 const INDEX_T n_diags,
                 __global const INDEX_T *restrict offsets,
+                __global const INDEX_T *restrict runs_t,
                 __global const VALUE_T *restrict val,
                 __global const VALUE_T *restrict x,
                 __global VALUE_T *restrict y,
@@ -77,17 +69,19 @@ void dia_spmv_t(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const IND
     const INDEX_T c = (INDEX_T)get_global_id(0);
     if (c >= n_cols)
         return;
-#ifdef GROUP_RUNS
-    /* c - n_rows < offset <= c (0 <= c - offset < n_rows) for some column c of the work-group */
-    const long left = (long)get_group_id(0) * WG;
-    const long right = min(left + WG, (long)n_cols) - 1;
-    const INDEX_T first = first_offset_at_least(offsets, 0, n_diags, left - n_rows + 1);
-    const INDEX_T end = first_offset_at_least(offsets, first, n_diags, right + 1);
-#else
-    const INDEX_T first = 0, end = n_diags;
-#endif
     ACC_T sum = 0;
-    for (INDEX_T d = first; d < end; ++d) {
+#ifdef DIAGONAL_RUNS
+    const INDEX_T stretch = 2 * (c / DIAGONAL_RUNS);
+    const INDEX_T end = runs_t[stretch + 1];
+    for (INDEX_T d = runs_t[stretch]; d < end; ++d) {
+        const long r = (long)c - offsets[d];
+        const INDEX_T inside = (INDEX_T)clamp(r, 0L, (long)n_rows - 1);
+        const VALUE_T v = val[(long)d * n_pad + inside];
+        const VALUE_T xv = x[inside];
+        sum += (r == inside && v != (VALUE_T)0) ? MUL(v, xv) : (ACC_T)0;
+    }
+#else
+    for (INDEX_T d = 0; d < n_diags; ++d) {
         const long r = (long)c - offsets[d];
         if (r >= 0 && r < n_rows) {
             const VALUE_T v = val[(long)d * n_pad + r];
@@ -95,5 +89,6 @@ void dia_spmv_t(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const IND
                 sum += MUL(v, x[(INDEX_T)r]);
         }
     }
+#endif
     STORE_Y(y, COL(c), sum);
 }

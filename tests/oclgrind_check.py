@@ -70,6 +70,7 @@ from clspmv.device import SIMULATOR
 from clspmv.formats import FORMAT_CLASSES
 from clspmv.formats.base import MATMAT_BLOCKS, UNROLL_FACTORS, atomic_add_kind
 from clspmv.formats.csr import VECTOR_WIDTHS
+from clspmv.formats.dia import RUN_ROWS
 from clspmv.formats.ell import ELLR_T_WIDTHS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -289,7 +290,7 @@ block and rows alone in their block."""
 def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     """The format parameters that select each kernel variant of ``fmt``: threads per row, sigma,
     HYB widths, the sweep's build options (``unroll``: UNROLL, ``row_major``: ROW_MAJOR), and a
-    COO tail of long rows (``long_rows``), DIA's runs of diagonals (``group_runs``)."""
+    COO tail of long rows (``long_rows``), DIA's runs of diagonals (``diagonal_runs``)."""
     if fmt == "csr-scalar":  # long_rows: rows beyond 4 entries in the COO tail
         return [{}, {"unroll": 4}, {"long_rows": 4}]
     if fmt == "csr-vector":
@@ -313,8 +314,8 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
                 else [{}, {"width": 0}, {"width": 2, "row_major": True}])
     if fmt == "csr-blocks":  # one block (small matrices), several (some empty), every unroll
         return [{}, *({"blocks": 3 * u, "unroll": u} for u in UNROLL_FACTORS if u != 1)]
-    if fmt == "dia":  # each work-group's run of diagonals (GROUP_RUNS), the default on GPUs
-        return [{}, {"group_runs": True}, {"group_runs": False}]
+    if fmt == "dia":  # runs of diagonals per stretch of rows (DIAGONAL_RUNS), the default on GPUs
+        return [{}, {"diagonal_runs": True}, {"diagonal_runs": False}]
     if fmt == "csr-merge":  # tiles (one step per work-item: rows split across work-items
         # and tiles), chunks (the default on a narrow SIMD width, then many small ones: the
         # long row crosses more than FIXUP_SERIAL of them)
@@ -325,8 +326,8 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
 
 SWEEP_OPTIONS = {("csr_spmv", "UNROLL"): {"2", "4"}, ("ell_spmv", "UNROLL"): {"2", "4"},
                  ("ell_spmv", "ROW_MAJOR"): {"1"}, ("ell_spmv_t", "ROW_MAJOR"): {"1"},
-                 ("ell_matmat", "ROW_MAJOR"): {"1"}, ("dia_spmv", "GROUP_RUNS"): {"1"},
-                 ("dia_spmv_t", "GROUP_RUNS"): {"1"}}
+                 ("ell_matmat", "ROW_MAJOR"): {"1"}, ("dia_spmv", "DIAGONAL_RUNS"): {str(RUN_ROWS)},
+                 ("dia_spmv_t", "DIAGONAL_RUNS"): {str(RUN_ROWS)}}
 """Build options of the sweep (and DIA's runs of diagonals) that every run must have launched
 (values at least these)."""
 

@@ -1,6 +1,7 @@
-"""DIA's ``group_runs`` (the kernels' GROUP_RUNS: each work-group walks only the run of diagonals
-crossing its rows or columns) against scipy, its default per layout, and the chunked diagonal
-pass that DIA's conversion and the model's exact count share."""
+"""DIA's ``diagonal_runs`` (the kernels' DIAGONAL_RUNS: each stretch of RUN_ROWS rows or columns
+loops, branch-free, over the run of diagonals crossing it) against scipy, its default per
+layout, the runs themselves, and the chunked diagonal pass that DIA's conversion and the model's
+exact count share."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import scipy.sparse as sp
 
 import clspmv
 from clspmv.formats import FORMAT_CLASSES, conversion, convert
+from clspmv.formats.dia import RUN_ROWS, stretch_runs
 from clspmv.formats.layout import Layout
 from clspmv.model.sampling import diagonal_rows, exact_diagonals
 from clspmv.precision import resolve
@@ -29,9 +31,9 @@ def test_dia_runs_match_scipy(case: Scenario, runs: bool, dtype, device) -> None
     diagonals that wrap around (periodic), leave a rectangle at its side or bottom (band-rect,
     tall, wide), empty rows, explicit zeros, non-finite values."""
     M = clspmv.DeviceMatrix.from_scipy(case.A, format="dia", device=device, dtype=dtype,
-                                       group_runs=runs)
-    assert M.params["group_runs"] == int(runs)
-    assert ("GROUP_RUNS" in M._fmt.defines()) == runs
+                                       diagonal_runs=runs)
+    assert M.params["diagonal_runs"] == int(runs)
+    assert ("DIAGONAL_RUNS" in M._fmt.defines()) == runs
     want = oracle_matrix("dia", case.csr, dtype)
     y0 = np.linspace(-1.0, 1.0, case.csr.shape[0]).astype(dtype)
     y = y0.copy()
@@ -49,13 +51,30 @@ def test_dia_runs_default_on_lockstep_layouts(device) -> None:
     precision = resolve(np.float64, np.float64)
 
     def runs(layout, **params) -> int:
-        return convert(A, "dia", layout, precision, **params).params["group_runs"]
+        return convert(A, "dia", layout, precision, **params).params["diagonal_runs"]
     assert runs(cpu) == 0 and runs(gpu) == 1
-    assert runs(cpu, group_runs=True) == 1 and runs(gpu, group_runs=False) == 0
-    assert runs(cpu, group_runs=1) == 1  # as params stores it (a pickled matrix passes it back)
+    assert runs(cpu, diagonal_runs=True) == 1 and runs(gpu, diagonal_runs=False) == 0
+    assert runs(cpu, diagonal_runs=1) == 1  # as params stores it (a pickled matrix passes it back)
     for bad, shown in (("yes", "'yes'"), (2, "2")):
-        with pytest.raises(TypeError, match=f"group_runs must be True or False, got {shown}"):
-            clspmv.DeviceMatrix.from_scipy(A, format="dia", device=device, group_runs=bad)
+        with pytest.raises(TypeError, match=f"diagonal_runs must be True or False, got {shown}"):
+            clspmv.DeviceMatrix.from_scipy(A, format="dia", device=device, diagonal_runs=bad)
+
+
+@pytest.mark.parametrize("shape", [(300, 300), (120, 90), (90, 120), (33, 1), (1, 40)])
+def test_runs_hold_exactly_the_crossing_diagonals(shape: tuple[int, int]) -> None:
+    """Every stretch's run holds the diagonals that cross one of its RUN_ROWS rows (columns)
+    inside the matrix and none other, for rows and columns, square and rectangular."""
+    m, n = shape
+    offsets = np.array(sorted({-m + 1, -50, -40, -3, 0, 2, 35, 70, n - 1}), np.int64)
+    offsets = offsets[(offsets > -m) & (offsets < n)]
+    for lines, span, sign in ((m, n, 1), (n, m, -1)):
+        runs = stretch_runs(offsets, lines, span, sign).reshape(-1, 2)
+        assert runs.shape[0] == -(-lines // RUN_ROWS)
+        for k, (first, end) in enumerate(runs):
+            stretch = np.arange(k * RUN_ROWS, min((k + 1) * RUN_ROWS, lines))
+            other = stretch[:, None] + sign * offsets[None, :]  # column (row) each meets
+            crossing = np.flatnonzero(((other >= 0) & (other < span)).any(axis=0))
+            assert list(range(first, end)) == list(crossing)
 
 
 def _diagonals(csr: sp.csr_matrix) -> np.ndarray:

@@ -40,9 +40,11 @@ from .timemodel import (
     terms,
 )
 
-MEASUREMENT = 5
+MEASUREMENT = 6
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 5 = ``hyb`` on
+stores (a stored calibration of another value is measured again, with a warning): 6 = ``dia`` on
+GPUs: runs of diagonals per stretch of rows, branch-free (``diagonal_runs``: 1.1-1.7x faster on
+the H200); 5 = ``hyb`` on
 CPUs: its ELL part row-major as ``ell``'s for rows of 10 slots or more (2-6 times faster there)
 and as wide as three quarters of the rows reach in float64 (:func:`clspmv.formats.hyb.ell_share`);
 4 = ``ell``

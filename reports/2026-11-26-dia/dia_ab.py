@@ -1,4 +1,4 @@
-"""DIA's kernels without and with GROUP_RUNS (``group_runs=False``: every work-item walks all
+"""DIA's kernels without and with DIAGONAL_RUNS (``diagonal_runs=False``: every work-item walks all
 diagonals, the kernel before this change; ``True``: each work-group walks the run of diagonals
 crossing its rows), side by side, with ellr, ell and hyb beside them; kernel times from
 profiling events, median of the rounds (clspmv.bench.timing.time_side_by_side); the largest
@@ -40,7 +40,7 @@ def main() -> None:
             diags = exact_diagonals(A)
             count_ms = (time.perf_counter() - t) * 1e3
             matrices = {name: clspmv.DeviceMatrix.from_scipy(A, format="dia", device=dev,
-                                                              group_runs=runs)
+                                                              diagonal_runs=runs)
                         for name, runs in (("dia-all", False), ("dia-runs", True))}
             for fmt in OTHERS:
                 try:
