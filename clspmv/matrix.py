@@ -130,7 +130,9 @@ class DeviceMatrix(ScipyOperators):
         segmented reduction, and its kernel), ``block_entries`` (csr-adaptive), ``unroll`` (1,
         2, 4 or 8: the inner loop of the CSR and ELLPACK formats), ``row_major`` (ell, ellr,
         ellr-t: rows stored one after the other instead of column-major; by default on CPUs
-        for ell and ellr rows of :data:`clspmv.formats.ell.ROW_MAJOR_WIDTH` slots or more).
+        for ell and ellr rows of :data:`clspmv.formats.ell.ROW_MAJOR_WIDTH` slots or more),
+        ``diagonal_runs`` (dia: each 32 rows loop over the diagonals crossing them, branch-free;
+        by default on GPUs).
         A CSC matrix (``csc_matrix`` or ``csc_array``) is not converted: its arrays are stored
         as the CSR arrays of its transpose.
 

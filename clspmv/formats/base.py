@@ -43,15 +43,12 @@ from .conversion import (
     PADDING_FLOOR,
     UNROLL_FACTORS,
     check_column_map,
-    check_flag,
     check_padding,
     check_threads,
     check_unroll,
     csr_bytes,
-    entry_diagonals,
     entry_index,
     entry_rows,
-    occupied_diagonals,
     position_in_row,
     round_up,
     row_lengths,
@@ -71,10 +68,9 @@ from .layout import DEFAULT_WORK_GROUP, Layout
 __all__ = [
     "DEFAULT_WORK_GROUP", "INDEX_DTYPE", "INDEX_LIMIT", "MATMAT_BLOCKS", "MAX_PADDING_RATIO",
     "PADDING_FLOOR", "UNROLL_FACTORS", "Format", "Layout", "Strides", "Triplets",
-    "atomic_add_kind", "atomic_kernel", "check_column_map", "check_flag", "check_padding",
-    "check_threads",
-    "check_unroll", "csr_bytes", "entry_diagonals", "entry_index", "entry_rows", "matmat_block",
-    "occupied_diagonals", "position_in_row", "round_up", "row_lengths", "scalar",
+    "atomic_add_kind", "atomic_kernel", "check_column_map", "check_padding", "check_threads",
+    "check_unroll", "csr_bytes", "entry_index", "entry_rows", "matmat_block", "position_in_row",
+    "round_up", "row_lengths", "scalar",
 ]
 
 

@@ -29,13 +29,11 @@ from .base import (
     Format,
     Layout,
     Triplets,
-    check_flag,
     check_padding,
-    entry_diagonals,
-    occupied_diagonals,
     round_up,
     scalar,
 )
+from .conversion import check_flag, entry_diagonals, occupied_diagonals
 
 RUN_ROWS = 32
 """Rows (columns in the transpose) that share one run of diagonals with ``diagonal_runs``: a

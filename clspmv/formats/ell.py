@@ -19,7 +19,6 @@ from .base import (
     INDEX_DTYPE,
     Layout,
     Triplets,
-    check_flag,
     check_padding,
     check_threads,
     check_unroll,
@@ -29,6 +28,7 @@ from .base import (
     row_lengths,
     scalar,
 )
+from .conversion import check_flag
 from .row_kernels import RowKernels
 
 ELLR_T_WIDTHS = (2, 4, 8, 16, 32)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..formats.base import occupied_diagonals
+from ..formats.conversion import occupied_diagonals
 
 LINE_BYTES = 64
 """Bytes of the cache line the gather estimate counts in."""
