@@ -18,13 +18,14 @@ import clspmv
 from clspmv.bench.generators import rmat
 from clspmv.formats.base import Layout
 from clspmv.formats.coo import (
-    GPU_ITEMS,
     MAX_STAGED_ITEMS,
     SERIAL_ITEMS,
     Coo,
     empty_mask,
     reduction_levels,
+    staged_items,
 )
+from clspmv.formats.hyb import Hyb
 
 from oracle import assert_matches, products_match
 
@@ -159,12 +160,16 @@ def test_deterministic(fmt: str, device) -> None:
 
 
 def test_defaults_and_checks() -> None:
-    """staged by the SIMD width; items a power of two up to MAX_STAGED_ITEMS (staged), at
-    least 1."""
+    """staged by the SIMD width; by default 32 bytes of values per work-item staged (4 in
+    float64, 8 in float32: for the COO part of hyb and the tail of long rows too); items a
+    power of two up to MAX_STAGED_ITEMS (staged), at least 1."""
     gpu = Layout(32, 256, 132, 48 << 10)
     csr = sp.csr_matrix(np.eye(4))
     p = Coo.from_csr(csr, gpu).params
-    assert (p["staged"], p["items"]) == (1, GPU_ITEMS) and GPU_ITEMS == 4
+    assert (p["staged"], p["items"]) == (1, 4) == (1, staged_items(8))
+    assert Coo.from_csr(csr.astype(np.float32), gpu).params["items"] == 8 == staged_items(4)
+    wide = sp.csr_matrix(np.triu(np.ones((64, 64))), dtype=np.float32)
+    assert Hyb.from_csr(wide, gpu).params["coo_items"] == 8
     p = Coo.from_csr(csr, Layout(8, 256, 2, 1 << 20)).params
     assert (p["staged"], p["items"]) == (0, SERIAL_ITEMS)
     assert Coo.from_csr(csr, gpu, items=2).params["items"] == 2

@@ -20,7 +20,8 @@ there are any). Two kernels make the shares (parameter ``staged``):
   consecutive entries into registers (16-byte loads where ``items`` is a multiple of 4), sums
   them by row, and a keyed scan over the work-items (local memory: one
   row and one sum per work-item) joins the rows that cross work-items. ``items`` (a power of
-  two up to :data:`MAX_STAGED_ITEMS`) defaults to :data:`GPU_ITEMS`. An earlier version staged
+  two up to :data:`MAX_STAGED_ITEMS`) defaults to :func:`staged_items` (4 in float64, 8 in
+  float32). An earlier version staged
   the whole share in local memory and walked it with a stride of ``items`` (bank conflicts),
   with one work-group combining all carries: 2.4-2.7x slower on the H200.
 * ``staged=False`` (CPUs): a share is one work-item's ``items`` entries (default
@@ -47,12 +48,21 @@ from .layout import LOCKSTEP_SIMD
 
 MAX_CHUNK = 64
 
-GPU_ITEMS = 4
-"""Entries per work-item of the staged kernel: a group of 256 takes 1024 entries, each
-work-item its 4 in registers with one 16-byte load of rows, one of columns and two (float64) or
-one (float32) of values. On the H200 (float64, ``tools/param_sweep.py``), 4 beat 8 by 2-15 % and
-16 by 20-45 % on R-MAT, power-law, web-graph and arrow matrices of 12-39 M entries; work-groups
-of 256 and 128 were within 5 %."""
+STAGED_VALUE_BYTES = 32
+"""Bytes of values each work-item of the staged kernel takes by default
+(:func:`staged_items`): 4 entries in float64, 8 in float32, in registers, loaded 16 bytes at a
+time. On the H200 (float64, ``tools/param_sweep.py``), 4 beat 8 by 2-15 % and 16 by 20-45 % on
+R-MAT, power-law, web-graph and arrow matrices of 12-39 M entries; work-groups of 256 and 128
+were within 5 %. In float32, 8 entries (the same 32 bytes) beat 4 by 2-8 % on regular matrices
+of 12-30 M entries and were within 2 % on graphs of 5-6 M (the tuning matrices of
+``reports/2026-11-26-coo-items``), and on the held-out anchors and irregular suites were
+5-14 % faster on the regular ones and within 1 % on the graphs (arrow 9 % slower)."""
+
+
+def staged_items(itemsize: int) -> int:
+    """Default entries per work-item of the staged kernel for values of ``itemsize`` bytes."""
+    return max(1, STAGED_VALUE_BYTES // itemsize)
+
 
 MAX_STAGED_ITEMS = 32
 """Most entries per work-item of the staged kernel (they live in registers)."""
@@ -115,14 +125,21 @@ def carry_levels(shares: int, staged: bool, work_group_size: int) -> list[int]:
     return reduction_levels(shares, CARRY_ITEMS * work_group_size)
 
 
-def default_launches(nnz: int, simd_width: int, work_group_size: int) -> int:
-    """Kernels the product of ``nnz`` triplets enqueues with the default parameters on a device
-    of ``simd_width`` (the first level and the levels of carries; 0 for no triplets), for the
-    time model (:mod:`clspmv.model.launches`)."""
+def default_items(simd_width: int, itemsize: int) -> int:
+    """Entries per work-item by default on a device of ``simd_width`` (the staged kernel where
+    it is lockstep, :func:`staged_items`; else the serial one, :data:`SERIAL_ITEMS`)."""
+    return staged_items(itemsize) if simd_width >= LOCKSTEP_SIMD else SERIAL_ITEMS
+
+
+def default_launches(nnz: int, simd_width: int, work_group_size: int, itemsize: int) -> int:
+    """Kernels the product of ``nnz`` triplets of values of ``itemsize`` bytes enqueues with the
+    default parameters on a device of ``simd_width`` (the first level and the levels of carries;
+    0 for no triplets), for the time model (:mod:`clspmv.model.launches`)."""
     if nnz == 0:
         return 0
     staged = simd_width >= LOCKSTEP_SIMD
-    share = GPU_ITEMS * work_group_size if staged else SERIAL_ITEMS
+    items = default_items(simd_width, itemsize)
+    share = items * work_group_size if staged else items
     return 1 + len(carry_levels(-(-nnz // share), staged, work_group_size))
 
 
@@ -143,12 +160,13 @@ class CooPart:
         return {p + "row": rows.astype(INDEX_DTYPE), p + "col": cols.astype(INDEX_DTYPE),
                 p + "val": vals}
 
-    def params(self, nnz: int, layout: Layout, items: int | None, staged: bool | None
-               ) -> dict[str, int]:
-        """The parameters of ``nnz`` triplets (defaults: see the module docstring)."""
+    def params(self, nnz: int, layout: Layout, items: int | None, staged: bool | None,
+               itemsize: int) -> dict[str, int]:
+        """The parameters of ``nnz`` triplets of values of ``itemsize`` bytes (defaults: see
+        the module docstring)."""
         staged = layout.lockstep if staged is None else bool(staged)
         if items is None:
-            items = GPU_ITEMS if staged else SERIAL_ITEMS
+            items = staged_items(itemsize) if staged else SERIAL_ITEMS
         p = self.prefix
         return {p + "nnz": nnz, p + "chunk": chunk_size(nnz, layout), p + "staged": int(staged),
                 p + "items": check_items(items, staged)}
@@ -274,7 +292,7 @@ class Coo(Format):
         if empty:
             arrays["empty"] = empty_mask(csr)
         return cls(csr.shape, csr.dtype, layout, arrays, empty_rows=empty,
-                   **cls.coo_part.params(csr.nnz, layout, items, staged))
+                   **cls.coo_part.params(csr.nnz, layout, items, staged, csr.dtype.itemsize))
 
     def upload(self, device: Device) -> None:
         super().upload(device)

@@ -88,7 +88,8 @@ class Hyb(Format):
             coo_nnz = int(rest.sum())
         return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, width=k,
                    row_major=int(row_major),
-                   **cls.coo_part.params(coo_nnz, layout, items, staged))
+                   **cls.coo_part.params(coo_nnz, layout, items, staged,
+                                         csr.dtype.itemsize))
 
     def upload(self, device: Device) -> None:
         super().upload(device)

@@ -154,7 +154,7 @@ class LongRowSplit(Format):
         if layout.lockstep and layout.work_group_size < TAIL_WORK_GROUP:
             layout = replace(layout, work_group_size=TAIL_WORK_GROUP)
             self.params[self.tail_part.prefix + "wg"] = TAIL_WORK_GROUP
-        self.params.update(self.tail_part.params(nnz, layout, None, None))
+        self.params.update(self.tail_part.params(nnz, layout, None, None, self.dtype.itemsize))
         if nnz:
             assert self.host is not None
             arrays = self.tail_part.arrays(tail.rows, tail.cols, tail.vals)

@@ -14,7 +14,7 @@ fact the features lack (local memory), the formats' defaults for a device with
 from __future__ import annotations
 
 from ..formats.base import Layout, round_up
-from ..formats.coo import GPU_ITEMS, SERIAL_ITEMS, default_launches
+from ..formats.coo import default_items, default_launches
 from ..formats.csr_adaptive import GPU_WORK_GROUP as ADAPTIVE_GPU_GROUP
 from ..formats.csr_adaptive import max_block_entries
 from ..formats.csr_merge import FIXUP_SERIAL, tile_items
@@ -30,11 +30,11 @@ def launches(fmt: str, f: Features, work_group_size: int = 256) -> int:
     """Kernels ``fmt``'s forward product enqueues for a matrix of features ``f`` (at least 1;
     a split format's COO tail is counted by ``coo``'s model of the tail)."""
     if fmt == "coo":
-        return max(1, default_launches(f.entries, f.simd_width, work_group_size)
+        return max(1, default_launches(f.entries, f.simd_width, work_group_size, f.itemsize)
                    + (1 if f.empty_rows else 0))
     if fmt == "hyb":
         beyond = f.slots_of("hyb") - round_up(f.rows, f.simd_width) * f.hyb_width
-        return 1 + default_launches(beyond, f.simd_width, work_group_size)
+        return 1 + default_launches(beyond, f.simd_width, work_group_size, f.itemsize)
     staged = f.simd_width >= LOCKSTEP_SIMD
     if fmt == "csr-merge":
         if not staged:
@@ -62,7 +62,7 @@ def work_items(fmt: str, f: Features, work_group_size: int = 256) -> float:
     of mean length, or at ``CAP`` rows, whichever comes first)."""
     staged = f.simd_width >= LOCKSTEP_SIMD
     if fmt == "coo":
-        return f.entries / (GPU_ITEMS if f.simd_width >= LOCKSTEP_SIMD else SERIAL_ITEMS)
+        return f.entries / default_items(f.simd_width, f.itemsize)
     if fmt == "csr-merge" and staged:
         return (f.rows + f.entries) / tile_items(_layout(f, work_group_size), f.itemsize)
     if fmt == "csr-adaptive":
