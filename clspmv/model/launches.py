@@ -62,7 +62,10 @@ def work_items(fmt: str, f: Features, work_group_size: int = 256) -> float:
     of mean length, or at ``CAP`` rows, whichever comes first)."""
     staged = f.simd_width >= LOCKSTEP_SIMD
     if fmt == "coo":
-        return f.entries / default_items(f.simd_width, f.itemsize)
+        # float64's shares whatever the value size: the calibration measures float64, and the
+        # staged kernel's 8 float32 entries per work-item were no faster than 4 on graphs
+        # (reports/2026-11-26-coo-items: counted as 8, the model took coo there, 0.93-0.95x)
+        return f.entries / default_items(f.simd_width, 8)
     if fmt == "csr-merge" and staged:
         return (f.rows + f.entries) / tile_items(_layout(f, work_group_size), f.itemsize)
     if fmt == "csr-adaptive":
