@@ -14,8 +14,24 @@
  * takes chunk c of a long row (entries chunks[2c] .. chunks[2c+1]-1) and writes its sum to
  * partial[c]; csr_adaptive_combine then adds the chunks of each long row (a work-group per long
  * row: a strided loop, then a tree, in a fixed order) and stores y.
- * No atomics: every y entry is written once, the result is the same on every run. */
+ * No atomics: every y entry is written once, the result is the same on every run.
+ *
+ * SPLIT_ROWS (formats/adaptive_split.py): the groups take tiles of CAP consecutive entries
+ * whatever the rows. A block (6 values: first row, end row, first entry, end entry, head piece,
+ * tail piece) sums each of its rows' entries within its tile; its first row, when it began in
+ * an earlier tile (head piece >= 0), and its last row, when it goes on in a later one (tail
+ * piece >= 0), go to partial[piece] instead of y. A chunk (3 values: first entry, end entry,
+ * piece) writes partial[piece]. csr_adaptive_combine adds the pieces of the split rows of many
+ * pieces, csr_adaptive_combine_short those of the others, one work-item each. */
 #include "common.h"
+
+#ifdef SPLIT_ROWS
+#define BLOCK_VALUES 6
+#define CHUNK_VALUES 3
+#else
+#define BLOCK_VALUES 4
+#define CHUNK_VALUES 2
+#endif
 
 #define LOADS ((CAP + WG - 1) / WG)  /* entries per work-item of a full block */
 
@@ -55,8 +71,8 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
 
     if (group >= n_blocks) {  /* one chunk of a long row: entries in registers, then a tree */
         const INDEX_T c = group - n_blocks;
-        const INDEX_T first = chunks[2 * c];
-        const INDEX_T n = chunks[2 * c + 1] - first;
+        const INDEX_T first = chunks[CHUNK_VALUES * c];
+        const INDEX_T n = chunks[CHUNK_VALUES * c + 1] - first;
         LOAD_ENTRIES(cols, vals, col + first, val + first, n, lid)
         ACC_T sum = 0;
 #pragma unroll
@@ -65,14 +81,28 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
                 sum += MUL(vals[it], x[COL(cols[it])]);
         sum = reduce_width(scratch, lid, lid, WG, sum);
         if (lid == 0)
+#ifdef SPLIT_ROWS
+            partial[chunks[CHUNK_VALUES * c + 2]] = sum;
+#else
             partial[c] = sum;
+#endif
         return;
     }
 
-    const INDEX_T first = blocks[4 * group];
-    const INDEX_T n_rows = blocks[4 * group + 1] - first;
-    const INDEX_T start = blocks[4 * group + 2];
-    const INDEX_T n = blocks[4 * group + 3] - start;
+    const INDEX_T first = blocks[BLOCK_VALUES * group];
+    const INDEX_T n_rows = blocks[BLOCK_VALUES * group + 1] - first;
+    const INDEX_T start = blocks[BLOCK_VALUES * group + 2];
+    const INDEX_T n = blocks[BLOCK_VALUES * group + 3] - start;
+#ifdef SPLIT_ROWS
+    const INDEX_T head = blocks[BLOCK_VALUES * group + 4];
+    const INDEX_T tail = blocks[BLOCK_VALUES * group + 5];
+/* a row's entries within the tile: its first row may begin before it, its last end after it */
+#define ROW_BEGIN(r) (max(row_ptr[first + (r)], start) - start)
+#define ROW_END(r) (min(row_ptr[first + (r) + 1], start + n) - start)
+#else
+#define ROW_BEGIN(r) (row_ptr[first + (r)] - start)
+#define ROW_END(r) (row_ptr[first + (r) + 1] - start)
+#endif
     const int lanes = block_lanes[group];  /* chosen on the host from this block's rows */
     const int lane = lid & (lanes - 1);
     const int slots = WG / lanes;  /* rows summed at once */
@@ -80,8 +110,8 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
     INDEX_T r = lid / lanes;
     INDEX_T row_begin = 0, row_end = 0;
     if (r < n_rows) {
-        row_begin = row_ptr[first + r] - start;
-        row_end = row_ptr[first + r + 1] - start;
+        row_begin = ROW_BEGIN(r);
+        row_end = ROW_END(r);
     }
     {
         LOAD_ENTRIES(cols, vals, col + start, val + start, n, lid)
@@ -96,8 +126,8 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
         if (r0 > 0) {  /* a later pass (one lane per row, more rows than work-items) */
             r = r0 + lid / lanes;
             if (r < n_rows) {
-                row_begin = row_ptr[first + r] - start;
-                row_end = row_ptr[first + r + 1] - start;
+                row_begin = ROW_BEGIN(r);
+                row_end = ROW_END(r);
             }
         }
         ACC_T sum = 0;
@@ -108,8 +138,19 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
             sum = reduce_width(scratch, lid, lane, lanes, sum);
             barrier(CLK_LOCAL_MEM_FENCE);  /* all have read scratch before the next pass */
         }
+#ifdef SPLIT_ROWS
+        if (lane == 0 && r < n_rows) {
+            if (r == 0 && head >= 0)
+                partial[head] = sum;
+            else if (r == n_rows - 1 && tail >= 0)
+                partial[tail] = sum;
+            else
+                STORE_Y(y, first + r, sum);
+        }
+#else
         if (lane == 0 && r < n_rows)
             STORE_Y(y, first + r, sum);
+#endif
     }
 }
 
@@ -138,3 +179,26 @@ void csr_adaptive_combine(BLOCK_ARGS const INDEX_T n_long,
     if (lid == 0)
         STORE_Y(y, long_rows[l], sum);
 }
+
+#ifdef SPLIT_ROWS
+/* y[split_rows[l]] = alpha * (sum of partial[split_ptr[l] .. split_ptr[l+1]-1]) + beta * y, one
+ * work-item per split row of few pieces, in their order. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void csr_adaptive_combine_short(BLOCK_ARGS const INDEX_T n_split,
+                                __global const INDEX_T *restrict split_rows,
+                                __global const INDEX_T *restrict split_ptr,
+                                __global const ACC_T *restrict partial,
+                                __global VALUE_T *restrict y,
+                                const VALUE_T alpha, const VALUE_T beta)
+{
+    BLOCK_ROWS(y);
+    const INDEX_T l = (INDEX_T)get_global_id(0);
+    if (l >= n_split)
+        return;
+    ACC_T sum = 0;
+    const INDEX_T end = split_ptr[l + 1];
+    for (INDEX_T p = split_ptr[l]; p < end; ++p)
+        sum += partial[p];
+    STORE_Y(y, split_rows[l], sum);
+}
+#endif

@@ -290,7 +290,8 @@ block and rows alone in their block."""
 def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     """The format parameters that select each kernel variant of ``fmt``: threads per row, sigma,
     HYB widths, the sweep's build options (``unroll``: UNROLL, ``row_major``: ROW_MAJOR), and a
-    COO tail of long rows (``long_rows``), DIA's runs of diagonals (``diagonal_runs``)."""
+    COO tail of long rows (``long_rows``), DIA's runs of diagonals (``diagonal_runs``),
+    csr-adaptive's tiles (``split_rows``)."""
     if fmt == "csr-scalar":  # long_rows: rows beyond 4 entries in the COO tail
         return [{}, {"unroll": 4}, {"long_rows": 4}]
     if fmt == "csr-vector":
@@ -307,8 +308,10 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
                 {"threads_per_row": 32, "row_major": True, "unroll": 2}]
     if fmt == "sell":
         return [{}, {"sigma": 1}, {"sigma": 1, "long_rows": 4}]
-    if fmt == "csr-adaptive":  # tiny blocks: rows longer than 8 entries are split into chunks
-        return [{}, {"block_entries": ADAPTIVE_SMALL_BLOCK}]
+    if fmt == "csr-adaptive":  # tiny blocks: rows longer than 8 entries are split into chunks;
+        # split_rows: tiles of entries whatever the rows (pieces of split rows, both combines)
+        return [{}, {"block_entries": ADAPTIVE_SMALL_BLOCK}, {"split_rows": True},
+                {"split_rows": True, "block_entries": ADAPTIVE_SMALL_BLOCK}]
     if fmt == "hyb":
         return ([{}, {"width": 0}, {"width": 2}, {"width": 2, "row_major": True}] if not quick
                 else [{}, {"width": 0}, {"width": 2, "row_major": True}])

@@ -29,6 +29,12 @@ longer than ``CAP`` ends the block before it and is cut into chunks. The end of 
 starting at each row is found for all rows at once (``searchsorted``); only the walk from block
 to block is a loop, one step per block.
 
+``split_rows=True`` cuts the entries into tiles of ``CAP`` instead, rows and all
+(:mod:`.adaptive_split`): every tile full, the rows crossing a tile's ends summed in pieces and
+added by a second kernel. On the H200 (``reports/2026-11-26-adaptive-split``) that was 2-5 %
+faster on power-law, graph and random matrices and 1-6 % slower on dense-row, stencil and block
+matrices in float32 (the second kernel's launch and pieces); it is off by default.
+
 Transpose products and several right-hand sides run the ``csr`` kernels (``csr_spmv_t``,
 ``csr_matmat``) on the same arrays, with ``threads_per_row`` from the mean row length as in
 ``csr-vector``.
@@ -41,7 +47,9 @@ import pyopencl as cl
 import scipy.sparse as sp
 
 from ..device import Device
+from .adaptive_split import split_partition
 from .base import INDEX_DTYPE, Layout, scalar
+from .conversion import check_flag
 from .csr import CsrFamily, csr_arrays, mean_row_threads
 
 MAX_LOAD_BYTES = 128
@@ -207,8 +215,11 @@ class CsrAdaptive(CsrFamily):
     adaptive_file = "csr_adaptive.cl"
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, block_entries: int | None = None
-                 ) -> CsrAdaptive:
+    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, block_entries: int | None = None,
+                 split_rows: bool | None = None) -> CsrAdaptive:
+        """``split_rows``: tiles of ``block_entries`` entries whatever the rows
+        (:mod:`.adaptive_split`) instead of greedy blocks of whole rows; True or False, or None
+        for off."""
         limit = max_block_entries(layout, csr.dtype.itemsize)
         cap = limit if block_entries is None else int(block_entries)
         if not 2 <= cap <= limit:
@@ -216,32 +227,51 @@ class CsrAdaptive(CsrFamily):
                 f"block_entries must be between 2 and {limit} (the products of a row block must "
                 f"fit half the {layout.local_memory} bytes of local memory with work-groups of "
                 f"{layout.work_group_size}), got {block_entries}")
+        split = False if split_rows is None else check_flag("split_rows", split_rows)
         arrays = csr_arrays(csr)
-        parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep)
+        if split:
+            parts = split_partition(csr.indptr, cap)
+            counts = parts.pop("block_counts")
+            firsts = np.cumsum(counts) - counts
+            parts["block_lanes"] = block_lanes(parts.pop("clipped"), firsts, firsts + counts,
+                                               layout.work_group_size,
+                                               layout.lockstep).astype(INDEX_DTYPE)
+            pieces = parts.pop("pieces")
+            counts_of = {"blocks": parts["blocks"].size // 6,
+                         "chunks": parts["chunks"].size // 3,
+                         "split": parts["split_rows"].size}
+        else:
+            parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep)
+            pieces = parts["chunks"].size // 2
+            counts_of = {"blocks": parts["blocks"].size // 4, "chunks": pieces, "split": 0}
         arrays.update(parts)
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
-                  block_entries=cap, blocks=parts["blocks"].size // 4,
-                  chunks=parts["chunks"].size // 2, long_rows=parts["long_rows"].size)
+                  block_entries=cap, long_rows=parts["long_rows"].size, pieces=pieces,
+                  split_rows=int(split), **counts_of)
         fmt.nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
         return fmt
 
     def partial_bytes(self) -> int:
         """Bytes of the device buffer receiving the chunks' sums (at least one value of the sums'
         type; before the upload the value type's)."""
-        return max(1, self.params["chunks"]) * self.accumulate.itemsize
+        return max(1, self.params["pieces"]) * self.accumulate.itemsize
 
     def upload(self, device: Device) -> None:
         super().upload(device)
         # from_csr counted the partial sums in the value type; "mixed" sums them in float64
-        self.nbytes += max(1, self.params["chunks"]) * (self.accumulate.itemsize
+        self.nbytes += max(1, self.params["pieces"]) * (self.accumulate.itemsize
                                                          - self.dtype.itemsize)
         self.buffers["partial"] = cl.Buffer(device.context, cl.mem_flags.READ_WRITE,
                                             self.partial_bytes())
 
     def prepare_kernels(self) -> None:
-        cap = self.params["block_entries"]
-        self._spmv = self.kernel(self.adaptive_file, "csr_adaptive_spmv", CAP=cap)
-        self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", CAP=cap)
+        defines: dict[str, object] = {"CAP": self.params["block_entries"]}
+        if self.params["split_rows"]:
+            defines["SPLIT_ROWS"] = 1
+            self._combine_short = self.kernel(self.adaptive_file, "csr_adaptive_combine_short",
+                                              **defines)
+        self._spmv = self.kernel(self.adaptive_file, "csr_adaptive_spmv", **defines)
+        self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", **defines)
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         p, b = self.params, self.buffers
@@ -256,4 +286,8 @@ class CsrAdaptive(CsrFamily):
                                    scalar(p["long_rows"]),
                                    b["long_rows"], b["long_ptr"], b["partial"], y, alpha, beta,
                                    row0=row0))
+        if p["split"]:
+            events.append(self.run(queue, self._combine_short, p["split"],
+                                   scalar(p["split"]), b["split_rows"], b["split_ptr"],
+                                   b["partial"], y, alpha, beta, row0=row0))
         return [e for e in events if e is not None]
