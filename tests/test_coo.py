@@ -161,7 +161,7 @@ def test_deterministic(fmt: str, device) -> None:
 
 def test_defaults_and_checks() -> None:
     """staged by the SIMD width; by default 32 bytes of values per work-item staged (4 in
-    float64, 8 in float32: for the COO part of hyb and the tail of long rows too); items a
+    float64, 8 in float32: for the COO part of hyb too, not for the tail of long rows); items a
     power of two up to MAX_STAGED_ITEMS (staged), at least 1."""
     gpu = Layout(32, 256, 132, 48 << 10)
     csr = sp.csr_matrix(np.eye(4))

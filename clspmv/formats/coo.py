@@ -49,14 +49,15 @@ from .layout import LOCKSTEP_SIMD
 MAX_CHUNK = 64
 
 STAGED_VALUE_BYTES = 32
-"""Bytes of values each work-item of the staged kernel takes by default
-(:func:`staged_items`): 4 entries in float64, 8 in float32, in registers, loaded 16 bytes at a
-time. On the H200 (float64, ``tools/param_sweep.py``), 4 beat 8 by 2-15 % and 16 by 20-45 % on
-R-MAT, power-law, web-graph and arrow matrices of 12-39 M entries; work-groups of 256 and 128
-were within 5 %. In float32, 8 entries (the same 32 bytes) beat 4 by 2-8 % on regular matrices
-of 12-30 M entries and were within 2 % on graphs of 5-6 M (the tuning matrices of
-``reports/2026-11-26-coo-items``), and on the held-out anchors and irregular suites were
-5-14 % faster on the regular ones and within 1 % on the graphs (arrow 9 % slower)."""
+"""Bytes of values each work-item of the staged kernel takes by default (:func:`staged_items`):
+4 entries in float64, 8 in float32 (``coo`` and hyb's COO part; the tail of long rows keeps
+float64's 4), in registers, loaded 16 bytes at a time. On the H200 (float64,
+``tools/param_sweep.py``), 4 beat 8 by 2-15 % and 16 by 20-45 % on R-MAT, power-law, web-graph
+and arrow matrices of 12-39 M entries; work-groups of 256 and 128 were within 5 %. In float32,
+8 entries (the same 32 bytes) beat 4 by 2-8 % on regular matrices of 12-30 M entries and were
+within 2 % on graphs of 5-6 M (the tuning matrices of ``reports/2026-11-26-coo-items``), and on
+the held-out anchors and irregular suites were 5-14 % faster on the regular ones and within 1 %
+on the graphs (arrow 9 % slower)."""
 
 
 def staged_items(itemsize: int) -> int:

@@ -154,7 +154,10 @@ class LongRowSplit(Format):
         if layout.lockstep and layout.work_group_size < TAIL_WORK_GROUP:
             layout = replace(layout, work_group_size=TAIL_WORK_GROUP)
             self.params[self.tail_part.prefix + "wg"] = TAIL_WORK_GROUP
-        self.params.update(self.tail_part.params(nnz, layout, None, None, self.dtype.itemsize))
+        # float64's entries per work-item whatever the value type: a tail is a few rows of many
+        # entries, where float32's 8 were 9 % slower than 4 (the arrow matrix,
+        # reports/2026-11-26-coo-items), and a matrix keeps its parameters through astype
+        self.params.update(self.tail_part.params(nnz, layout, None, None, itemsize=8))
         if nnz:
             assert self.host is not None
             arrays = self.tail_part.arrays(tail.rows, tail.cols, tail.vals)
