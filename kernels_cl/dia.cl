@@ -92,3 +92,46 @@ void dia_spmv_t(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const IND
 #endif
     STORE_Y(y, COL(c), sum);
 }
+
+/* ROW_CHUNKS (clspmv's default on CPUs; a work-group of one work-item): each work-item takes
+ * rows_per_item consecutive rows, in chunks of DIA_CHUNK rows whose sums it keeps in an array;
+ * for each diagonal it walks the chunk's rows that the diagonal crosses inside the matrix, a
+ * loop over consecutive values and consecutive entries of x that the compiler vectorises (PoCL
+ * runs one work-item's loop, not work-items side by side), then stores the chunk's rows. */
+#ifdef ROW_CHUNKS
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void dia_spmv_chunks(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
+                     const INDEX_T n_diags,
+                     __global const INDEX_T *restrict offsets,
+                     __global const INDEX_T *restrict runs,
+                     __global const VALUE_T *restrict val,
+                     __global const VALUE_T *restrict x,
+                     __global VALUE_T *restrict y,
+                     const VALUE_T alpha, const VALUE_T beta, const INDEX_T rows_per_item)
+{
+    BLOCK_ROWS(y);
+    const long begin = (long)get_global_id(0) * rows_per_item;
+    const long end = min(begin + (long)rows_per_item, (long)n_rows);
+    for (long r0 = begin; r0 < end; r0 += ROW_CHUNKS) {
+        const long count = min((long)ROW_CHUNKS, end - r0);
+        ACC_T sums[ROW_CHUNKS];
+        for (int i = 0; i < ROW_CHUNKS; ++i)
+            sums[i] = 0;
+        for (INDEX_T d = 0; d < n_diags; ++d) {
+            const long offset = offsets[d];
+            /* rows r0 + i with 0 <= r0 + i + offset < n_cols */
+            const int lo = (int)clamp(-offset - r0, 0L, count);
+            const int hi = (int)clamp((long)n_cols - offset - r0, (long)lo, count);
+            const long diagonal = (long)d * n_pad + r0;
+            const long column = r0 + offset;
+            for (int i = lo; i < hi; ++i) {
+                const VALUE_T v = MAT_VALUE(val, diagonal + i);
+                const VALUE_T xv = x[COL((INDEX_T)(column + i))];
+                sums[i] += (v != (VALUE_T)0) ? MUL(v, xv) : (ACC_T)0;
+            }
+        }
+        for (int i = 0; i < count; ++i)
+            STORE_Y(y, r0 + i, sums[i]);
+    }
+}
+#endif

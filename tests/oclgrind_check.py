@@ -291,7 +291,7 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     """The format parameters that select each kernel variant of ``fmt``: threads per row, sigma,
     HYB widths, the sweep's build options (``unroll``: UNROLL, ``row_major``: ROW_MAJOR), and a
     COO tail of long rows (``long_rows``), DIA's runs of diagonals (``diagonal_runs``),
-    csr-adaptive's tiles (``split_rows``)."""
+    csr-adaptive's tiles (``split_rows``), DIA's row chunks (``row_chunks``)."""
     if fmt == "csr-scalar":  # long_rows: rows beyond 4 entries in the COO tail
         return [{}, {"unroll": 4}, {"long_rows": 4}]
     if fmt == "csr-vector":
@@ -317,8 +317,10 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
                 else [{}, {"width": 0}, {"width": 2, "row_major": True}])
     if fmt == "csr-blocks":  # one block (small matrices), several (some empty), every unroll
         return [{}, *({"blocks": 3 * u, "unroll": u} for u in UNROLL_FACTORS if u != 1)]
-    if fmt == "dia":  # runs of diagonals per stretch of rows (DIAGONAL_RUNS), the default on GPUs
-        return [{}, {"diagonal_runs": True}, {"diagonal_runs": False}]
+    if fmt == "dia":  # runs of diagonals per stretch of rows (DIAGONAL_RUNS, GPUs' default), a
+        # work-item per run of rows in chunks (ROW_CHUNKS, CPUs' default), neither
+        return [{}, {"diagonal_runs": True, "row_chunks": False},
+                {"diagonal_runs": False, "row_chunks": False}, {"row_chunks": True}]
     if fmt == "csr-merge":  # tiles (one step per work-item: rows split across work-items
         # and tiles), chunks (the default on a narrow SIMD width, then many small ones: the
         # long row crosses more than FIXUP_SERIAL of them)
@@ -697,11 +699,14 @@ BLOCK_KERNEL_FILES = ("coo.cl", "csr.cl", "csr_adaptive.cl", "csr_blocks.cl", "c
 def block_params(fmt: str) -> list[dict[str, int]]:
     """The variants of a format for the block products: one (hyb with both of its parts,
     staged; coo serial, so that both of coo.cl's forward kernels run), two for csr-merge (its
-    tiles and its chunks, a long row split over more than FIXUP_SERIAL)."""
+    tiles and its chunks, a long row split over more than FIXUP_SERIAL) and for dia (its two
+    forward kernels)."""
     if fmt == "csr-merge":
         return [{"staged": True, "items": 1}, {"staged": False, "shares": 40}]
     if fmt == "coo":
         return [{"staged": False}]
+    if fmt == "dia":  # both forward kernels (a row per work-item, row chunks)
+        return [{"row_chunks": False}, {"row_chunks": True}]
     return [{"width": 2, "staged": True} if fmt == "hyb" else variants(fmt, quick=True)[-1]]
 
 

@@ -1,7 +1,8 @@
 """DIA's ``diagonal_runs`` (the kernels' DIAGONAL_RUNS: each stretch of RUN_ROWS rows or columns
-loops, branch-free, over the run of diagonals crossing it) against scipy, its default per
-layout, the runs themselves, and the chunked diagonal pass that DIA's conversion and the model's
-exact count share."""
+loops, branch-free, over the run of diagonals crossing it) and ``row_chunks`` (ROW_CHUNKS: a
+work-item per run of rows, each diagonal a loop over a chunk of rows) against scipy, their
+defaults per layout, the runs themselves, and the chunked diagonal pass that DIA's conversion and
+the model's exact count share."""
 
 from __future__ import annotations
 
@@ -24,15 +25,17 @@ from scenarios import SCENARIOS, Scenario
 CASES = [s for s in SCENARIOS if "dia" not in s.unsuitable]
 
 
-@pytest.mark.parametrize("runs", [True, False])
+@pytest.mark.parametrize(("runs", "chunks"), [(True, False), (False, False), (False, True),
+                                             (True, True)])
 @pytest.mark.parametrize("case", CASES, ids=[s.name for s in CASES])
-def test_dia_runs_match_scipy(case: Scenario, runs: bool, dtype, device) -> None:
-    """Forward (alpha, beta) and transposed products with and without the runs, on every shape:
-    diagonals that wrap around (periodic), leave a rectangle at its side or bottom (band-rect,
-    tall, wide), empty rows, explicit zeros, non-finite values."""
+def test_dia_runs_match_scipy(case: Scenario, runs: bool, chunks: bool, dtype, device) -> None:
+    """Forward (alpha, beta) and transposed products with and without the runs and the row
+    chunks (the forward kernel of CPUs), on every shape: diagonals that wrap around (periodic),
+    leave a rectangle at its side or bottom (band-rect, tall, wide), empty rows, explicit zeros,
+    non-finite values."""
     M = clspmv.DeviceMatrix.from_scipy(case.A, format="dia", device=device, dtype=dtype,
-                                       diagonal_runs=runs)
-    assert M.params["diagonal_runs"] == int(runs)
+                                       diagonal_runs=runs, row_chunks=chunks)
+    assert M.params["diagonal_runs"] == int(runs) and M.params["row_chunks"] == int(chunks)
     assert ("DIAGONAL_RUNS" in M._fmt.defines()) == runs
     want = oracle_matrix("dia", case.csr, dtype)
     y0 = np.linspace(-1.0, 1.0, case.csr.shape[0]).astype(dtype)
@@ -43,8 +46,9 @@ def test_dia_runs_match_scipy(case: Scenario, runs: bool, dtype, device) -> None
 
 
 def test_dia_runs_default_on_lockstep_layouts(device) -> None:
-    """On by default where work-items run in lockstep (a GPU's layout, SIMD 32), off where they
-    run one after another (a CPU's); an explicit value wins; anything but a bool is refused."""
+    """Runs on by default where work-items run in lockstep (a GPU's layout, SIMD 32), row chunks
+    where they run one after another (a CPU's); an explicit value wins; anything but a bool is
+    refused."""
     A = sp.diags([1.0, 2.0, 3.0], [-1, 0, 1], shape=(64, 64), format="csr")
     cpu = replace(FORMAT_CLASSES["dia"].layout_for(device), simd_width=8)
     gpu = replace(cpu, simd_width=32)
@@ -53,6 +57,9 @@ def test_dia_runs_default_on_lockstep_layouts(device) -> None:
     def runs(layout, **params) -> int:
         return convert(A, "dia", layout, precision, **params).params["diagonal_runs"]
     assert runs(cpu) == 0 and runs(gpu) == 1
+    chunks = {name: convert(A, "dia", layout, precision).params["row_chunks"]
+              for name, layout in (("cpu", cpu), ("gpu", gpu))}
+    assert chunks == {"cpu": 1, "gpu": 0}
     assert runs(cpu, diagonal_runs=True) == 1 and runs(gpu, diagonal_runs=False) == 0
     assert runs(cpu, diagonal_runs=1) == 1  # as params stores it (a pickled matrix passes it back)
     for bad, shown in (("yes", "'yes'"), (2, "2")):
