@@ -10,9 +10,9 @@
  * matrix's edges holds zeros, x is read at a clamped index and the zero product dropped by a
  * select (no NaN from an Inf in x), so the loads of consecutive diagonals overlap. A matrix
  * whose diagonals wrap around (offsets d and d - n) reads only the half crossing each stretch.
- * Without it (CPUs) every work-item walks every diagonal with a bounds test and skips zeros by a
- * branch: PoCL runs a work-group's work-items one after another, and the branch-free loop was
- * slower there (reports/2026-11-26-dia). */
+ * Without it every work-item walks every diagonal with a bounds test and skips zeros by a
+ * branch (CPUs, where the branch-free loop was slower: reports/2026-11-26-dia; with row_chunks
+ * their forward product runs dia_spmv_chunks below). */
 #include "common.h"
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -93,7 +93,7 @@ void dia_spmv_t(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const IND
     STORE_Y(y, COL(c), sum);
 }
 
-/* ROW_CHUNKS (clspmv's default on CPUs; a work-group of one work-item): each work-item takes
+/* ROW_CHUNKS (row_chunks=True, for CPUs; a work-group of one work-item): each work-item takes
  * rows_per_item consecutive rows, in chunks of DIA_CHUNK rows whose sums it keeps in an array;
  * for each diagonal it walks the chunk's rows that the diagonal crosses inside the matrix, a
  * loop over consecutive values and consecutive entries of x that the compiler vectorises (PoCL

@@ -13,16 +13,19 @@ reading the zeros of the padding at the matrix's edges. On the H200 that made DI
 wrap around (offsets d and d - n) reads only the half crossing each stretch; on CPUs (PoCL) the
 branch-free loop was slower and stays off (``reports/2026-11-26-dia``).
 
-``row_chunks`` (default: on where the layout does not run work-items in lockstep, i.e. CPUs) is
-the forward kernel ``dia_spmv_chunks`` (``ROW_CHUNKS``): work-groups of one work-item, each
-taking a run of whole chunks of :data:`ROW_CHUNK` rows (:data:`CHUNK_ITEMS_PER_UNIT` runs per
-compute unit) and, for each diagonal, the chunk's rows it crosses in one loop over consecutive
-values and entries of x, which PoCL's compiler vectorises; the chunk's sums stay in an array
-until its rows are stored. On the 2-core CPU that was 2.3-3.3x faster than a work-item per row
-walking every diagonal, and 1.2-1.7x faster than ``ellr`` and ``csr-blocks`` on the 5-point
-Poisson matrix and a 5-diagonal band of 1-2 M entries; out of the cache (27-point stencil, 30 M
-entries, float64) it reached 0.55-0.8x of ``ellr``. Chunks of 64 rows were the fastest on the
-matrices in the cache, 256 on the large ones (``cpu-chunk-sizes.txt`` there).
+``row_chunks=True`` (off by default) is, for CPUs, the forward kernel ``dia_spmv_chunks``
+(``ROW_CHUNKS``): work-groups of one work-item, each taking a run of whole chunks of
+:data:`ROW_CHUNK` rows (:data:`CHUNK_ITEMS_PER_UNIT` runs per compute unit) and, for each
+diagonal, the chunk's rows it crosses in one loop over consecutive values and entries of x,
+which PoCL's compiler vectorises; the chunk's sums stay in an array until its rows are stored.
+On the 2-core CPU that was 1.4-3.3x faster than a work-item per row walking every diagonal, and
+1.2-1.7x faster than ``ellr`` and ``csr-blocks`` on the 5-point Poisson matrix and a 5-diagonal
+band of 1-2 M entries; out of the cache (27-point stencil, 30 M entries, float64) it reached
+0.55-0.8x of ``ellr``. Chunks of 64 rows were the fastest on the matrices in the cache, 256 on
+the large ones (``reports/2026-11-26-cpu-2core-zen4-dia``). It is not the default because the
+time model, calibrated with it, predicted it 2-3x too fast on the 27-point stencil and
+constant-offset rows in the cache, so that ``format="auto"`` took it there at 0.59-0.62x of the
+fastest format (the same report).
 
 As a block with a column map the diagonals are those of the compact numbering (column ``c`` of
 the block, entry ``column_map[c]`` of x): the kernels handle it like every format, but a map that
@@ -85,12 +88,11 @@ class Dia(Format):
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, diagonal_runs: bool | None = None,
                  row_chunks: bool | None = None) -> Dia:
-        """``diagonal_runs``, ``row_chunks``: True or False, or None for on where ``layout`` is
-        lockstep (runs) or not (chunks)."""
+        """``diagonal_runs``: True or False, or None for on where ``layout`` is lockstep;
+        ``row_chunks``: True or False (None: False)."""
         runs = (layout.lockstep if diagonal_runs is None
                 else check_flag("diagonal_runs", diagonal_runs))
-        chunks = (not layout.lockstep if row_chunks is None
-                  else check_flag("row_chunks", row_chunks))
+        chunks = False if row_chunks is None else check_flag("row_chunks", row_chunks)
         m, n = csr.shape
         offsets = occupied_diagonals(csr)  # ascending: the kernels rely on it
         n_pad = round_up(m, layout.simd_width)

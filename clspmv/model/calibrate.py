@@ -40,11 +40,9 @@ from .timemodel import (
     terms,
 )
 
-MEASUREMENT = 7
+MEASUREMENT = 6
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 7 = ``dia`` on
-CPUs: a work-item per run of rows, each diagonal a vectorisable loop over a chunk of 64 rows
-(``row_chunks``: 1.3-3x faster there); 6 = ``dia`` on
+stores (a stored calibration of another value is measured again, with a warning): 6 = ``dia`` on
 GPUs: runs of diagonals per stretch of rows, branch-free (``diagonal_runs``: 1.1-1.7x faster on
 the H200); 5 = ``hyb`` on
 CPUs: its ELL part row-major as ``ell``'s for rows of 10 slots or more (2-6 times faster there)
