@@ -15,15 +15,16 @@
  * their forward product runs dia_spmv_chunks below). */
 #include "common.h"
 
+/* Every kernel's arguments (Dia._args in clspmv/formats/dia.py); runs: the forward product's
+ * runs, or the transpose's (runs_t), or the offsets standing in, unread. */
+#define DIA_ARGS BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad, \
+    const INDEX_T n_diags, __global const INDEX_T *restrict offsets, \
+    __global const INDEX_T *restrict runs, __global const VALUE_T *restrict val, \
+    __global const VALUE_T *restrict x, __global VALUE_T *restrict y, \
+    const VALUE_T alpha, const VALUE_T beta
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void dia_spmv(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
-              const INDEX_T n_diags,
-              __global const INDEX_T *restrict offsets,
-              __global const INDEX_T *restrict runs,
-              __global const VALUE_T *restrict val,
-              __global const VALUE_T *restrict x,
-              __global VALUE_T *restrict y,
-              const VALUE_T alpha, const VALUE_T beta)
+void dia_spmv(DIA_ARGS)
 {
     BLOCK_ROWS(y);
     const INDEX_T row = (INDEX_T)get_global_id(0);
@@ -56,14 +57,7 @@ void dia_spmv(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX
  * A[c - offset[d], c] from every diagonal d (with DIAGONAL_RUNS from its stretch's run, the
  * row index clamped into the matrix and the value of a row outside it dropped by a select). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void dia_spmv_t(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
-                const INDEX_T n_diags,
-                __global const INDEX_T *restrict offsets,
-                __global const INDEX_T *restrict runs_t,
-                __global const VALUE_T *restrict val,
-                __global const VALUE_T *restrict x,
-                __global VALUE_T *restrict y,
-                const VALUE_T alpha, const VALUE_T beta)
+void dia_spmv_t(DIA_ARGS)
 {
     BLOCK_ROWS(x);
     const INDEX_T c = (INDEX_T)get_global_id(0);
@@ -72,8 +66,8 @@ void dia_spmv_t(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const IND
     ACC_T sum = 0;
 #ifdef DIAGONAL_RUNS
     const INDEX_T stretch = 2 * (c / DIAGONAL_RUNS);
-    const INDEX_T end = runs_t[stretch + 1];
-    for (INDEX_T d = runs_t[stretch]; d < end; ++d) {
+    const INDEX_T end = runs[stretch + 1];
+    for (INDEX_T d = runs[stretch]; d < end; ++d) {
         const long r = (long)c - offsets[d];
         const INDEX_T inside = (INDEX_T)clamp(r, 0L, (long)n_rows - 1);
         const VALUE_T v = val[(long)d * n_pad + inside];
@@ -100,14 +94,7 @@ void dia_spmv_t(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const IND
  * runs one work-item's loop, not work-items side by side), then stores the chunk's rows. */
 #ifdef ROW_CHUNKS
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void dia_spmv_chunks(BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad,
-                     const INDEX_T n_diags,
-                     __global const INDEX_T *restrict offsets,
-                     __global const INDEX_T *restrict runs,
-                     __global const VALUE_T *restrict val,
-                     __global const VALUE_T *restrict x,
-                     __global VALUE_T *restrict y,
-                     const VALUE_T alpha, const VALUE_T beta, const INDEX_T rows_per_item)
+void dia_spmv_chunks(DIA_ARGS, const INDEX_T rows_per_item)
 {
     BLOCK_ROWS(y);
     const long begin = (long)get_global_id(0) * rows_per_item;
