@@ -25,6 +25,14 @@
 #define VEC_T CAT(VALUE_T, UNROLL)
 #define IVEC_T CAT(INDEX_T, UNROLL)
 #define VLOAD CAT(vload, UNROLL)
+/* LOAD_VALUES: UNROLL values from p. Eight float64 values through vload8 came out wrong with
+ * PoCL 3.0 (the pocl extra, LLVM 14; tests/test_csr_blocks.py, the uneven matrix), right with
+ * PoCL 3.1: eight scalar loads instead, which the compiler merges again. */
+#if UNROLL == 8
+#define LOAD_VALUES(p) (VEC_T)((p)[0], (p)[1], (p)[2], (p)[3], (p)[4], (p)[5], (p)[6], (p)[7])
+#else
+#define LOAD_VALUES(p) VLOAD(0, p)
+#endif
 #if UNROLL == 2
 #define GATHER(c) (VEC_T)(x[COL(c.s0)], x[COL(c.s1)])
 #elif UNROLL == 4
@@ -70,7 +78,7 @@ void csr_blocks_spmv(BLOCK_ARGS const INDEX_T n_blocks,
 #if UNROLL > 1
         for (; k + UNROLL <= end; k += UNROLL) {
             const IVEC_T c = VLOAD(0, col + k);
-            const VEC_T v = VLOAD(0, val + k);
+            const VEC_T v = LOAD_VALUES(val + k);
             const VEC_T g = GATHER(c);
             sum += DOT(v, g);
         }
