@@ -88,7 +88,7 @@ void dia_spmv_t(DIA_ARGS)
 }
 
 /* ROW_CHUNKS (row_chunks=True, for CPUs; a work-group of one work-item): each work-item takes
- * rows_per_item consecutive rows, in chunks of DIA_CHUNK rows whose sums it keeps in an array;
+ * rows_per_item consecutive rows, in chunks of ROW_CHUNKS rows whose sums it keeps in an array;
  * for each diagonal it walks the chunk's rows that the diagonal crosses inside the matrix, a
  * loop over consecutive values and consecutive entries of x that the compiler vectorises (PoCL
  * runs one work-item's loop, not work-items side by side), then stores the chunk's rows. */

@@ -64,12 +64,11 @@ def split_partition(row_ptr: np.ndarray, cap: int) -> dict[str, np.ndarray]:
         return piece_ptr[index[rows]] + tile - tf[rows]
 
     last = stop - 1
-    single = (stop - first == 1) & (split[np.minimum(first, m - 1)] if m else False)
-    is_block = ~single
-    head_piece = np.where(head, piece(np.minimum(first, m - 1), t) if m else -1, -1)
+    single = (stop - first == 1) & split[np.minimum(first, m - 1)]
+    head_piece = np.where(head, piece(np.minimum(first, m - 1), t), -1)
     tail = (last >= first) & (row_ptr[np.minimum(last + 1, m)] > end) & ~(head & (last == first))
-    tail_piece = np.where(tail, piece(np.maximum(last, 0), t) if m else -1, -1)
-    b = is_block
+    tail_piece = np.where(tail, piece(np.maximum(last, 0), t), -1)
+    b = ~single
     blocks = np.stack([first[b], stop[b], start[b], end[b], head_piece[b], tail_piece[b]], axis=1)
     c = ~b
     chunks = np.stack([start[c], end[c], piece(first[c], t[c])], axis=1)

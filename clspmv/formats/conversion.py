@@ -107,10 +107,12 @@ def check_padding(name: str, padded_bytes: int, csr: sp.csr_matrix) -> None:
         )
 
 
-def check_flag(name: str, value: object) -> bool:
-    """A parameter that is on or off: True or False, or 1 or 0 as :attr:`Format.params` stores
-    it (a pickled or copied matrix converts again with its stored parameters); TypeError for
-    anything else."""
+def check_flag(name: str, value: object, default: bool) -> bool:
+    """A parameter that is on or off: ``default`` for None, else True or False, or 1 or 0 as
+    :attr:`Format.params` stores it (a pickled or copied matrix converts again with its stored
+    parameters); TypeError for anything else."""
+    if value is None:
+        return default
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer))
                                                 and value in (0, 1)):
         return bool(value)

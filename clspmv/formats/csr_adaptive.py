@@ -227,7 +227,7 @@ class CsrAdaptive(CsrFamily):
                 f"block_entries must be between 2 and {limit} (the products of a row block must "
                 f"fit half the {layout.local_memory} bytes of local memory with work-groups of "
                 f"{layout.work_group_size}), got {block_entries}")
-        split = False if split_rows is None else check_flag("split_rows", split_rows)
+        split = check_flag("split_rows", split_rows, False)
         arrays = csr_arrays(csr)
         if split:
             parts = split_partition(csr.indptr, cap)

@@ -90,9 +90,8 @@ class Dia(Format):
                  row_chunks: bool | None = None) -> Dia:
         """``diagonal_runs``: True or False, or None for on where ``layout`` is lockstep;
         ``row_chunks``: True or False (None: False)."""
-        runs = (layout.lockstep if diagonal_runs is None
-                else check_flag("diagonal_runs", diagonal_runs))
-        chunks = False if row_chunks is None else check_flag("row_chunks", row_chunks)
+        runs = check_flag("diagonal_runs", diagonal_runs, layout.lockstep)
+        chunks = check_flag("row_chunks", row_chunks, False)
         m, n = csr.shape
         offsets = occupied_diagonals(csr)  # ascending: the kernels rely on it
         n_pad = round_up(m, layout.simd_width)
@@ -111,10 +110,12 @@ class Dia(Format):
         if runs:
             arrays["runs"] = stretch_runs(offsets, m, n, 1)
             arrays["runs_t"] = stretch_runs(offsets, n, m, -1)
-        items = max(1, layout.compute_units) * CHUNK_ITEMS_PER_UNIT
-        rows_per_item = -(-max(-(-m // items), 1) // ROW_CHUNK) * ROW_CHUNK
-        return cls(csr.shape, csr.dtype, layout, arrays, n_pad=n_pad, n_diags=int(offsets.size),
-                   diagonal_runs=int(runs), row_chunks=int(chunks), rows_per_item=rows_per_item)
+        params = {"n_pad": n_pad, "n_diags": int(offsets.size), "diagonal_runs": int(runs),
+                  "row_chunks": int(chunks)}
+        if chunks:  # whole chunks of rows, CHUNK_ITEMS_PER_UNIT runs of them per compute unit
+            items = max(1, layout.compute_units) * CHUNK_ITEMS_PER_UNIT
+            params["rows_per_item"] = round_up(max(-(-m // items), 1), ROW_CHUNK)
+        return cls(csr.shape, csr.dtype, layout, arrays, **params)
 
     def defines(self) -> dict[str, object]:
         return {"DIAGONAL_RUNS": RUN_ROWS} if self.params.get("diagonal_runs") else {}

@@ -47,9 +47,8 @@ def row_major_layout(row_major: object, layout: Layout, width: int) -> bool:
     """Whether an ELL layout of rows ``width`` slots long is stored row-major: ``row_major``
     when given (:func:`~clspmv.formats.conversion.check_flag`), else (None)
     :data:`ROW_MAJOR_WIDTH`'s rule for ``layout``."""
-    if row_major is None:
-        return not layout.lockstep and width >= ROW_MAJOR_WIDTH
-    return check_flag("row_major", row_major)
+    return check_flag("row_major", row_major,
+                      not layout.lockstep and width >= ROW_MAJOR_WIDTH)
 
 
 def ell_slots(n_pad: int, width: int, threads: int, row_major: bool = False) -> int:
