@@ -133,7 +133,7 @@ class DeviceMatrix(ScipyOperators):
         for ell and ellr rows of :data:`clspmv.formats.ell.ROW_MAJOR_WIDTH` slots or more),
         ``diagonal_runs`` (dia: each 32 rows loop over the diagonals crossing them, branch-free;
         by default on GPUs), ``row_chunks`` (dia: a work-item per run of rows, each diagonal a
-        loop over 64 of them, for CPUs; off by default), ``split_rows`` (csr-adaptive: tiles of
+        loop over 64 of them; by default on CPUs), ``split_rows`` (csr-adaptive: tiles of
         ``block_entries`` entries whatever the rows; off by default).
         A CSC matrix (``csc_matrix`` or ``csc_array``) is not converted: its arrays are stored
         as the CSR arrays of its transpose.

@@ -15,6 +15,16 @@
  * their forward product runs dia_spmv_chunks below). */
 #include "common.h"
 
+/* The slot of row r on diagonal d: d * n_pad + r; with ROW_CHUNKS the values are stored chunk by
+ * chunk of ROW_CHUNKS rows, each chunk's diagonals one after another, so that a walk of a chunk's
+ * diagonals reads one stream of values (slot (r / ROW_CHUNKS * n_diags + d) * ROW_CHUNKS +
+ * r % ROW_CHUNKS), not one stream per diagonal. */
+#ifdef ROW_CHUNKS
+#define SLOT(d, r) (((long)(r) / ROW_CHUNKS * n_diags + (d)) * ROW_CHUNKS + (long)(r) % ROW_CHUNKS)
+#else
+#define SLOT(d, r) ((long)(d) * n_pad + (r))
+#endif
+
 /* Every kernel's arguments (Dia._args in clspmv/formats/dia.py); runs: the forward product's
  * runs, or the transpose's (runs_t), or the offsets standing in, unread. */
 #define DIA_ARGS BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad, \
@@ -36,7 +46,7 @@ void dia_spmv(DIA_ARGS)
     const INDEX_T end = runs[stretch + 1];
     for (INDEX_T d = runs[stretch]; d < end; ++d) {
         const long c = clamp((long)row + offsets[d], 0L, (long)n_cols - 1);
-        const VALUE_T v = MAT_VALUE(val, (long)d * n_pad + row);
+        const VALUE_T v = MAT_VALUE(val, SLOT(d, row));
         const VALUE_T xv = x[COL((INDEX_T)c)];
         sum += (v != (VALUE_T)0) ? MUL(v, xv) : (ACC_T)0;
     }
@@ -44,7 +54,7 @@ void dia_spmv(DIA_ARGS)
     for (INDEX_T d = 0; d < n_diags; ++d) {
         const long c = (long)row + offsets[d];
         if (c >= 0 && c < n_cols) {
-            const VALUE_T v = MAT_VALUE(val, (long)d * n_pad + row);
+            const VALUE_T v = MAT_VALUE(val, SLOT(d, row));
             if (v != (VALUE_T)0)
                 sum += MUL(v, x[COL((INDEX_T)c)]);
         }
@@ -70,7 +80,7 @@ void dia_spmv_t(DIA_ARGS)
     for (INDEX_T d = runs[stretch]; d < end; ++d) {
         const long r = (long)c - offsets[d];
         const INDEX_T inside = (INDEX_T)clamp(r, 0L, (long)n_rows - 1);
-        const VALUE_T v = val[(long)d * n_pad + inside];
+        const VALUE_T v = val[SLOT(d, inside)];
         const VALUE_T xv = x[inside];
         sum += (r == inside && v != (VALUE_T)0) ? MUL(v, xv) : (ACC_T)0;
     }
@@ -78,7 +88,7 @@ void dia_spmv_t(DIA_ARGS)
     for (INDEX_T d = 0; d < n_diags; ++d) {
         const long r = (long)c - offsets[d];
         if (r >= 0 && r < n_rows) {
-            const VALUE_T v = val[(long)d * n_pad + r];
+            const VALUE_T v = val[SLOT(d, r)];
             if (v != (VALUE_T)0)
                 sum += MUL(v, x[(INDEX_T)r]);
         }
@@ -91,7 +101,8 @@ void dia_spmv_t(DIA_ARGS)
  * rows_per_item consecutive rows, in chunks of ROW_CHUNKS rows whose sums it keeps in an array;
  * for each diagonal it walks the chunk's rows that the diagonal crosses inside the matrix, a
  * loop over consecutive values and consecutive entries of x that the compiler vectorises (PoCL
- * runs one work-item's loop, not work-items side by side), then stores the chunk's rows. */
+ * runs one work-item's loop, not work-items side by side), then stores the chunk's rows. The
+ * chunk's values are one stream (SLOT above). */
 #ifdef ROW_CHUNKS
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void dia_spmv_chunks(DIA_ARGS, const INDEX_T rows_per_item)
@@ -109,7 +120,7 @@ void dia_spmv_chunks(DIA_ARGS, const INDEX_T rows_per_item)
             /* rows r0 + i with 0 <= r0 + i + offset < n_cols */
             const int lo = (int)clamp(-offset - r0, 0L, count);
             const int hi = (int)clamp((long)n_cols - offset - r0, (long)lo, count);
-            const long diagonal = (long)d * n_pad + r0;
+            const long diagonal = SLOT(d, r0);
             const long column = r0 + offset;
             for (int i = lo; i < hi; ++i) {
                 const VALUE_T v = MAT_VALUE(val, diagonal + i);

@@ -43,12 +43,19 @@ def test_dia_runs_match_scipy(case: Scenario, runs: bool, chunks: bool, dtype, d
     M.matvec(case.x, y, alpha=1.5, beta=-0.5)
     assert_matches(y, want, case.x, dtype, 1.5, -0.5, y0)
     assert_matches(M.rmatvec(case.xt), want.T.tocsr(), case.xt, dtype)
+    # the values read back in either order of storage (row chunks: chunk by chunk of rows)
+    got, ref = M.to_scipy().tocoo(), case.csr.astype(M.dtype).tocoo()
+    stored = ref.data != 0
+    assert got.nnz == int(stored.sum())
+    order_got, order_ref = np.lexsort((got.col, got.row)), np.lexsort((ref.col, ref.row))
+    for a, b in ((got.row, ref.row), (got.col, ref.col), (got.data, ref.data)):
+        np.testing.assert_array_equal(a[order_got], b[order_ref][stored[order_ref]])
 
 
 def test_dia_runs_default_on_lockstep_layouts(device) -> None:
     """Runs on by default where work-items run in lockstep (a GPU's layout, SIMD 32), off where
-    they run one after another (a CPU's); row chunks off by default; an explicit value wins;
-    anything but a bool is refused."""
+    they run one after another (a CPU's); row chunks the other way round; an explicit value
+    wins; anything but a bool is refused."""
     A = sp.diags([1.0, 2.0, 3.0], [-1, 0, 1], shape=(64, 64), format="csr")
     cpu = replace(FORMAT_CLASSES["dia"].layout_for(device), simd_width=8)
     gpu = replace(cpu, simd_width=32)
@@ -59,7 +66,7 @@ def test_dia_runs_default_on_lockstep_layouts(device) -> None:
     assert runs(cpu) == 0 and runs(gpu) == 1
     chunks = {name: convert(A, "dia", layout, precision).params["row_chunks"]
               for name, layout in (("cpu", cpu), ("gpu", gpu))}
-    assert chunks == {"cpu": 0, "gpu": 0}  # row chunks only when asked for
+    assert chunks == {"cpu": 1, "gpu": 0}  # row chunks where work-items run one by one
     assert runs(cpu, diagonal_runs=True) == 1 and runs(gpu, diagonal_runs=False) == 0
     assert runs(cpu, diagonal_runs=1) == 1  # as params stores it (a pickled matrix passes it back)
     for bad, shown in (("yes", "'yes'"), (2, "2")):

@@ -13,19 +13,21 @@ reading the zeros of the padding at the matrix's edges. On the H200 that made DI
 wrap around (offsets d and d - n) reads only the half crossing each stretch; on CPUs (PoCL) the
 branch-free loop was slower and stays off (``reports/2026-11-26-dia``).
 
-``row_chunks=True`` (off by default) is, for CPUs, the forward kernel ``dia_spmv_chunks``
-(``ROW_CHUNKS``): work-groups of one work-item, each taking a run of whole chunks of
-:data:`ROW_CHUNK` rows (:data:`CHUNK_ITEMS_PER_UNIT` runs per compute unit) and, for each
-diagonal, the chunk's rows it crosses in one loop over consecutive values and entries of x,
+``row_chunks`` (default: on where the layout is not lockstep, i.e. CPUs) is the forward kernel
+``dia_spmv_chunks`` (``ROW_CHUNKS``): work-groups of one work-item, each taking a run of whole
+chunks of :data:`ROW_CHUNK` rows (:data:`CHUNK_ITEMS_PER_UNIT` runs per compute unit) and, for
+each diagonal, the chunk's rows it crosses in one loop over consecutive values and entries of x,
 which PoCL's compiler vectorises; the chunk's sums stay in an array until its rows are stored.
-On the 2-core CPU that was 1.4-3.3x faster than a work-item per row walking every diagonal, and
-1.2-1.7x faster than ``ellr`` and ``csr-blocks`` on the 5-point Poisson matrix and a 5-diagonal
-band of 1-2 M entries; out of the cache (27-point stencil, 30 M entries, float64) it reached
-0.55-0.8x of ``ellr``. Chunks of 64 rows were the fastest on the matrices in the cache, 256 on
-the large ones (``reports/2026-11-26-cpu-2core-zen4-dia``). It is not the default because the
-time model, calibrated with it, predicted it 2-3x too fast on the 27-point stencil and
-constant-offset rows in the cache, so that ``format="auto"`` took it there at 0.59-0.62x of the
-fastest format (the same report).
+The values are stored chunk by chunk (:func:`chunked_values`: a chunk's diagonals one after
+another), so that a chunk's walk reads one stream of values instead of one per diagonal.
+On the 2-core Zen 4 CPU the kernel with one array per diagonal was 1.4-3.3x faster than a
+work-item per row and ahead of ``ellr`` and ``csr-blocks`` on banded matrices in the cache, but
+0.6-0.7x of ``ellr`` on a 27-point stencil of 30 M entries (27 streams of values;
+``reports/2026-11-26-cpu-2core-zen4-dia``); with the values chunk by chunk, on a 2-core Zen 5
+CPU with PoCL 3.1, that stencil's product took 2.3x less time (1.3x ahead of ``ellr`` in
+float64, 1.9-2.3x in float32), the Poisson and banded matrices 1.8-3.2x ahead of the best other
+format; rows using half the diagonals they span (constant-offset rows) stay at 0.7-0.8x of
+``ellr`` (``reports/2026-11-26-cpu-2core-zen5-dia-layout``). GPUs keep a work-item per row.
 
 As a block with a column map the diagonals are those of the compact numbering (column ``c`` of
 the block, entry ``column_map[c]`` of x): the kernels handle it like every format, but a map that
@@ -76,6 +78,15 @@ def stretch_runs(offsets: np.ndarray, lines: int, span: int, sign: int) -> np.nd
     return runs.ravel()
 
 
+def chunked_values(val: np.ndarray, n_diags: int, back: bool = False) -> np.ndarray:
+    """``row_chunks``' order of DIA's values: for each chunk of :data:`ROW_CHUNK` rows its
+    diagonals one after another (the kernels' ``SLOT``), from the order of one diagonal after
+    another (``back=True``: the other way); the rows padded to a multiple of ROW_CHUNK."""
+    chunks = val.size // max(n_diags, 1) // ROW_CHUNK
+    shape = (chunks, n_diags, ROW_CHUNK) if back else (n_diags, chunks, ROW_CHUNK)
+    return np.ascontiguousarray(val.reshape(shape).transpose(1, 0, 2)).ravel()
+
+
 class Dia(Format):
     """Diagonal storage; refused (UnsuitableFormatError) when diagonals would be mostly padding."""
 
@@ -89,12 +100,12 @@ class Dia(Format):
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, diagonal_runs: bool | None = None,
                  row_chunks: bool | None = None) -> Dia:
         """``diagonal_runs``: True or False, or None for on where ``layout`` is lockstep;
-        ``row_chunks``: True or False (None: False)."""
+        ``row_chunks``: True or False, or None for on where it is not (CPUs)."""
         runs = check_flag("diagonal_runs", diagonal_runs, layout.lockstep)
-        chunks = check_flag("row_chunks", row_chunks, False)
+        chunks = check_flag("row_chunks", row_chunks, not layout.lockstep)
         m, n = csr.shape
         offsets = occupied_diagonals(csr)  # ascending: the kernels rely on it
-        n_pad = round_up(m, layout.simd_width)
+        n_pad = round_up(m, max(layout.simd_width, ROW_CHUNK) if chunks else layout.simd_width)
         check_padding(cls.name, offsets.size * n_pad * csr.dtype.itemsize + offsets.size * 4, csr)
         # entry (r, c) on diagonal d = c - r + (m - 1) goes to rank(d) * n_pad + r, that is to
         # start[d] + c with start[d] = rank(d) * n_pad - (d - (m - 1))
@@ -106,6 +117,8 @@ class Dia(Format):
             where = start[diagonal]
             where += csr.indices[first:stop]
             val[where] = csr.data[first:stop]
+        if chunks:  # chunk by chunk of rows, each chunk's diagonals one after another
+            val = chunked_values(val, offsets.size)
         arrays = {"offsets": offsets.astype(INDEX_DTYPE), "val": val}
         if runs:
             arrays["runs"] = stretch_runs(offsets, m, n, 1)
@@ -118,12 +131,14 @@ class Dia(Format):
         return cls(csr.shape, csr.dtype, layout, arrays, **params)
 
     def defines(self) -> dict[str, object]:
-        return {"DIAGONAL_RUNS": RUN_ROWS} if self.params.get("diagonal_runs") else {}
+        p = self.params
+        return {**({"DIAGONAL_RUNS": RUN_ROWS} if p.get("diagonal_runs") else {}),
+                **({"ROW_CHUNKS": ROW_CHUNK} if p.get("row_chunks") else {})}
 
     def prepare_kernels(self) -> None:
         if self.params.get("row_chunks"):
             self._kernel = self.kernel(self.kernel_file, "dia_spmv_chunks", wg=1,
-                                       ROW_CHUNKS=ROW_CHUNK, **self.defines())
+                                       **self.defines())
         else:
             self._kernel = self.kernel(self.kernel_file, "dia_spmv", **self.defines())
 
@@ -154,7 +169,10 @@ class Dia(Format):
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
         n_pad = self.params["n_pad"]
-        where = np.flatnonzero(arrays["val"])
+        val = arrays["val"]
+        if self.params.get("row_chunks"):
+            val = chunked_values(val, arrays["offsets"].size, back=True)
+        where = np.flatnonzero(val)
         rows = where % n_pad
         cols = rows + arrays["offsets"][where // n_pad].astype(np.int64)
-        return rows, cols, arrays["val"][where]
+        return rows, cols, val[where]
