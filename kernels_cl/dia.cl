@@ -15,12 +15,14 @@
  * their forward product runs dia_spmv_chunks below). */
 #include "common.h"
 
-/* The slot of row r on diagonal d: d * n_pad + r; with ROW_CHUNKS the values are stored chunk by
- * chunk of ROW_CHUNKS rows, each chunk's diagonals one after another, so that a walk of a chunk's
- * diagonals reads one stream of values (slot (r / ROW_CHUNKS * n_diags + d) * ROW_CHUNKS +
- * r % ROW_CHUNKS), not one stream per diagonal. */
+/* The slot of row r >= 0 on diagonal d: d * n_pad + r; with ROW_CHUNKS (a power of two) the
+ * values are stored chunk by chunk of ROW_CHUNKS rows, each chunk's diagonals one after another,
+ * so that a walk of a chunk's diagonals reads one stream of values (slot (r / ROW_CHUNKS *
+ * n_diags + d) * ROW_CHUNKS + r % ROW_CHUNKS, written with masks: the division and remainder
+ * became an LLVM freeze that Oclgrind cannot run), not one stream per diagonal. */
 #ifdef ROW_CHUNKS
-#define SLOT(d, r) (((long)(r) / ROW_CHUNKS * n_diags + (d)) * ROW_CHUNKS + (long)(r) % ROW_CHUNKS)
+#define SLOT(d, r) (((long)(r) & -(long)ROW_CHUNKS) * n_diags + (long)(d) * ROW_CHUNKS \
+                    + ((long)(r) & (ROW_CHUNKS - 1)))
 #else
 #define SLOT(d, r) ((long)(d) * n_pad + (r))
 #endif
@@ -120,7 +122,8 @@ void dia_spmv_chunks(DIA_ARGS, const INDEX_T rows_per_item)
             /* rows r0 + i with 0 <= r0 + i + offset < n_cols */
             const int lo = (int)clamp(-offset - r0, 0L, count);
             const int hi = (int)clamp((long)n_cols - offset - r0, (long)lo, count);
-            const long diagonal = SLOT(d, r0);
+            /* SLOT(d, r0) for r0 starting a chunk (SLOT itself: wrong under Oclgrind 21.10) */
+            const long diagonal = r0 * n_diags + (long)d * ROW_CHUNKS;
             const long column = r0 + offset;
             for (int i = lo; i < hi; ++i) {
                 const VALUE_T v = MAT_VALUE(val, diagonal + i);

@@ -52,7 +52,8 @@ from .base import (
 from .conversion import check_flag, entry_diagonals, occupied_diagonals
 
 ROW_CHUNK = 64
-"""Rows whose sums a work-item of the ``row_chunks`` kernel keeps while it walks the diagonals."""
+"""Rows whose sums a work-item of the ``row_chunks`` kernel keeps while it walks the diagonals, and
+the rows of one chunk of its values (a power of two: the kernels find a slot with masks)."""
 
 CHUNK_ITEMS_PER_UNIT = 16
 """Work-items of the ``row_chunks`` kernel per compute unit (as ``csr-blocks``'s blocks), each a
