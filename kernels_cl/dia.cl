@@ -15,23 +15,31 @@
  * their forward product runs dia_spmv_chunks below). */
 #include "common.h"
 
-/* The slot of row r >= 0 on diagonal d: d * n_pad + r; with ROW_CHUNKS (a power of two) the
- * values are stored chunk by chunk of ROW_CHUNKS rows, each chunk's diagonals one after another,
- * so that a walk of a chunk's diagonals reads one stream of values (slot (r / ROW_CHUNKS *
- * n_diags + d) * ROW_CHUNKS + r % ROW_CHUNKS, written with masks: the division and remainder
- * became an LLVM freeze that Oclgrind cannot run), not one stream per diagonal. */
+/* The slot of row r >= 0 on diagonal d: d * n_pad + r; with ROW_CHUNKS the values are stored
+ * chunk by chunk of ROW_CHUNKS rows, each chunk's run of diagonals (those crossing it inside the
+ * matrix: chunks[3c] .. chunks[3c + 1] - 1, stored from slot chunks[3c + 2] * ROW_CHUNKS on) one
+ * diagonal after another, so that a walk of a chunk's diagonals reads one stream of values, not
+ * one per diagonal, and no diagonal's stretch outside the matrix. d must cross row r inside the
+ * matrix. (r - c * ROW_CHUNKS, not r % ROW_CHUNKS: Oclgrind 21.10 cannot run the LLVM freeze
+ * that a division and a remainder of the same value become.) */
 #ifdef ROW_CHUNKS
-#define SLOT(d, r) (((long)(r) & -(long)ROW_CHUNKS) * n_diags + (long)(d) * ROW_CHUNKS \
-                    + ((long)(r) & (ROW_CHUNKS - 1)))
+inline long chunk_slot(__global const INDEX_T *restrict chunks, const INDEX_T d, const long r)
+{
+    const long c = r / ROW_CHUNKS;
+    return ((long)chunks[3 * c + 2] + d - chunks[3 * c]) * ROW_CHUNKS + (r - c * ROW_CHUNKS);
+}
+#define SLOT(d, r) chunk_slot(chunks, d, r)
 #else
 #define SLOT(d, r) ((long)(d) * n_pad + (r))
 #endif
 
 /* Every kernel's arguments (Dia._args in clspmv/formats/dia.py); runs: the forward product's
- * runs, or the transpose's (runs_t), or the offsets standing in, unread. */
+ * runs, or the transpose's (runs_t), or the offsets standing in, unread; chunks: ROW_CHUNKS's
+ * table (SLOT above), or the offsets standing in. */
 #define DIA_ARGS BLOCK_ARGS const INDEX_T n_rows, const INDEX_T n_cols, const INDEX_T n_pad, \
     const INDEX_T n_diags, __global const INDEX_T *restrict offsets, \
-    __global const INDEX_T *restrict runs, __global const VALUE_T *restrict val, \
+    __global const INDEX_T *restrict runs, __global const INDEX_T *restrict chunks, \
+    __global const VALUE_T *restrict val, \
     __global const VALUE_T *restrict x, __global VALUE_T *restrict y, \
     const VALUE_T alpha, const VALUE_T beta
 
@@ -82,7 +90,7 @@ void dia_spmv_t(DIA_ARGS)
     for (INDEX_T d = runs[stretch]; d < end; ++d) {
         const long r = (long)c - offsets[d];
         const INDEX_T inside = (INDEX_T)clamp(r, 0L, (long)n_rows - 1);
-        const VALUE_T v = val[SLOT(d, inside)];
+        const VALUE_T v = val[r == inside ? SLOT(d, inside) : 0];  /* a row inside: d crosses it */
         const VALUE_T xv = x[inside];
         sum += (r == inside && v != (VALUE_T)0) ? MUL(v, xv) : (ACC_T)0;
     }
@@ -117,13 +125,15 @@ void dia_spmv_chunks(DIA_ARGS, const INDEX_T rows_per_item)
         ACC_T sums[ROW_CHUNKS];
         for (int i = 0; i < ROW_CHUNKS; ++i)
             sums[i] = 0;
-        for (INDEX_T d = 0; d < n_diags; ++d) {
+        const long c = r0 / ROW_CHUNKS;  /* r0 starts chunk c: its run and first slot */
+        const INDEX_T first = chunks[3 * c], end_d = chunks[3 * c + 1];
+        const long base = (long)chunks[3 * c + 2] * ROW_CHUNKS;
+        for (INDEX_T d = first; d < end_d; ++d) {
             const long offset = offsets[d];
             /* rows r0 + i with 0 <= r0 + i + offset < n_cols */
             const int lo = (int)clamp(-offset - r0, 0L, count);
             const int hi = (int)clamp((long)n_cols - offset - r0, (long)lo, count);
-            /* SLOT(d, r0) for r0 starting a chunk (SLOT itself: wrong under Oclgrind 21.10) */
-            const long diagonal = r0 * n_diags + (long)d * ROW_CHUNKS;
+            const long diagonal = base + (long)(d - first) * ROW_CHUNKS;  /* SLOT(d, r0) */
             const long column = r0 + offset;
             for (int i = lo; i < hi; ++i) {
                 const VALUE_T v = MAT_VALUE(val, diagonal + i);

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 import clspmv
 from clspmv.formats import FORMAT_CLASSES, conversion, convert
-from clspmv.formats.dia import RUN_ROWS, stretch_runs
+from clspmv.formats.dia import ROW_CHUNK, RUN_ROWS, chunk_runs, stretch_runs
 from clspmv.formats.layout import Layout
 from clspmv.model.sampling import diagonal_rows, exact_diagonals
 from clspmv.precision import resolve
@@ -74,21 +74,47 @@ def test_dia_runs_default_on_lockstep_layouts(device) -> None:
             clspmv.DeviceMatrix.from_scipy(A, format="dia", device=device, diagonal_runs=bad)
 
 
+@pytest.mark.parametrize("size", [RUN_ROWS, ROW_CHUNK])
 @pytest.mark.parametrize("shape", [(300, 300), (120, 90), (90, 120), (33, 1), (1, 40)])
-def test_runs_hold_exactly_the_crossing_diagonals(shape: tuple[int, int]) -> None:
-    """Every stretch's run holds the diagonals that cross one of its RUN_ROWS rows (columns)
-    inside the matrix and none other, for rows and columns, square and rectangular."""
+def test_runs_hold_exactly_the_crossing_diagonals(shape: tuple[int, int], size: int) -> None:
+    """Every stretch's run holds the diagonals that cross one of its rows (columns) inside the
+    matrix and none other, for rows and columns, square and rectangular, in the stretches of
+    diagonal_runs (RUN_ROWS) and of row_chunks (ROW_CHUNK)."""
     m, n = shape
     offsets = np.array(sorted({-m + 1, -50, -40, -3, 0, 2, 35, 70, n - 1}), np.int64)
     offsets = offsets[(offsets > -m) & (offsets < n)]
     for lines, span, sign in ((m, n, 1), (n, m, -1)):
-        runs = stretch_runs(offsets, lines, span, sign).reshape(-1, 2)
-        assert runs.shape[0] == -(-lines // RUN_ROWS)
+        runs = stretch_runs(offsets, lines, span, sign, size).reshape(-1, 2)
+        assert runs.shape[0] == -(-lines // size)
         for k, (first, end) in enumerate(runs):
-            stretch = np.arange(k * RUN_ROWS, min((k + 1) * RUN_ROWS, lines))
+            stretch = np.arange(k * size, min((k + 1) * size, lines))
             other = stretch[:, None] + sign * offsets[None, :]  # column (row) each meets
             crossing = np.flatnonzero(((other >= 0) & (other < span)).any(axis=0))
             assert list(range(first, end)) == list(crossing)
+
+
+def test_row_chunks_store_only_their_runs(device) -> None:
+    """With row_chunks each chunk of ROW_CHUNK rows stores the slots of its run of diagonals
+    only (chunk_runs: the run, then the chunk's first stored diagonal, the runs before it added
+    up): a matrix whose diagonals wrap around (offsets o and o - n) stores about half of what
+    one whole array per diagonal takes, and its product matches scipy."""
+    n, k = 1000, 5
+    rows = np.repeat(np.arange(n), k)
+    cols = (rows + np.tile(np.arange(k) * 7, n)) % n
+    A = sp.csr_matrix((np.arange(1.0, rows.size + 1), (rows, cols)), shape=(n, n))
+    M = clspmv.DeviceMatrix.from_scipy(A, format="dia", device=device, row_chunks=True)
+    arrays = M._fmt.download()
+    offsets, table = arrays["offsets"], arrays["chunks"].reshape(-1, 3)
+    assert offsets.size == 2 * k - 1 and table.shape[0] == -(-n // ROW_CHUNK)
+    runs = stretch_runs(offsets.astype(np.int64), n, n, 1, ROW_CHUNK).reshape(-1, 2)
+    np.testing.assert_array_equal(table[:, :2], runs)
+    lengths = runs[:, 1] - runs[:, 0]
+    np.testing.assert_array_equal(table[:, 2], np.cumsum(lengths) - lengths)
+    np.testing.assert_array_equal(chunk_runs(offsets, n, n), arrays["chunks"])
+    assert arrays["val"].size == lengths.sum() * ROW_CHUNK < 0.6 * offsets.size * n
+    x = np.linspace(-1.0, 1.0, n)
+    np.testing.assert_allclose(M @ x, A @ x, rtol=1e-12)
+    np.testing.assert_allclose(M.rmatvec(x), A.T @ x, rtol=1e-12)
 
 
 def _diagonals(csr: sp.csr_matrix) -> np.ndarray:

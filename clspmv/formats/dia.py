@@ -64,12 +64,13 @@ RUN_ROWS = 32
 warp of NVIDIA GPUs, so that its work-items loop alike."""
 
 
-def stretch_runs(offsets: np.ndarray, lines: int, span: int, sign: int) -> np.ndarray:
+def stretch_runs(offsets: np.ndarray, lines: int, span: int, sign: int,
+                 stretch: int = RUN_ROWS) -> np.ndarray:
     """``[first, end)`` (int32, interleaved) of the ascending ``offsets`` crossing each stretch of
-    :data:`RUN_ROWS` of ``lines`` rows (``sign=1``: offsets o with 0 <= r + o < ``span`` columns
-    for some row r of it) or columns (``sign=-1``: 0 <= c - o < ``span`` rows)."""
-    top = np.arange(0, lines, RUN_ROWS, dtype=np.int64)
-    bottom = np.minimum(top + RUN_ROWS, lines) - 1
+    ``stretch`` of ``lines`` rows (``sign=1``: offsets o with 0 <= r + o < ``span`` columns for
+    some row r of it) or columns (``sign=-1``: 0 <= c - o < ``span`` rows)."""
+    top = np.arange(0, lines, stretch, dtype=np.int64)
+    bottom = np.minimum(top + stretch, lines) - 1
     if sign > 0:  # -r <= o < span - r
         first, end = np.searchsorted(offsets, -bottom), np.searchsorted(offsets, span - top)
     else:  # c - span < o <= c
@@ -79,13 +80,32 @@ def stretch_runs(offsets: np.ndarray, lines: int, span: int, sign: int) -> np.nd
     return runs.ravel()
 
 
-def chunked_values(val: np.ndarray, n_diags: int, back: bool = False) -> np.ndarray:
-    """``row_chunks``' order of DIA's values: for each chunk of :data:`ROW_CHUNK` rows its
-    diagonals one after another (the kernels' ``SLOT``), from the order of one diagonal after
-    another (``back=True``: the other way); the rows padded to a multiple of ROW_CHUNK."""
-    chunks = val.size // max(n_diags, 1) // ROW_CHUNK
-    shape = (chunks, n_diags, ROW_CHUNK) if back else (n_diags, chunks, ROW_CHUNK)
-    return np.ascontiguousarray(val.reshape(shape).transpose(1, 0, 2)).ravel()
+def chunk_runs(offsets: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """``row_chunks``' table (int32, three per chunk of :data:`ROW_CHUNK` rows): the run
+    ``[first, end)`` of the ascending ``offsets`` crossing the chunk inside the matrix, and the
+    chunk's first stored diagonal (the values' offset in units of ROW_CHUNK slots: the runs of
+    the chunks before it)."""
+    runs = stretch_runs(offsets, rows, cols, 1, ROW_CHUNK).reshape(-1, 2).astype(np.int64)
+    lengths = runs[:, 1] - runs[:, 0]
+    table = np.column_stack([runs, np.cumsum(lengths) - lengths])
+    return table.astype(INDEX_DTYPE).ravel()
+
+
+def chunked_values(val: np.ndarray, n_diags: int, table: np.ndarray, back: bool = False
+                   ) -> np.ndarray:
+    """``row_chunks``' order of DIA's values: for each chunk of :data:`ROW_CHUNK` rows the slots
+    of the diagonals of its run (:func:`chunk_runs`' ``table``) one diagonal after another (the
+    kernels' ``SLOT``), from the order of one whole diagonal after another (the rows a multiple
+    of ROW_CHUNK); ``back=True``: the other way, zeros off the runs."""
+    runs = table.reshape(-1, 3).astype(np.int64)
+    diagonal = np.arange(n_diags)
+    crossing = (diagonal >= runs[:, :1]) & (diagonal < runs[:, 1:2])  # chunks x diagonals
+    shape = (n_diags, runs.shape[0], ROW_CHUNK)
+    if not back:
+        return np.ascontiguousarray(val.reshape(shape).transpose(1, 0, 2)[crossing]).ravel()
+    out = np.zeros((runs.shape[0], n_diags, ROW_CHUNK), val.dtype)
+    out[crossing] = val.reshape(-1, ROW_CHUNK)
+    return out.transpose(1, 0, 2).ravel()
 
 
 class Dia(Format):
@@ -106,7 +126,7 @@ class Dia(Format):
         chunks = check_flag("row_chunks", row_chunks, not layout.lockstep)
         m, n = csr.shape
         offsets = occupied_diagonals(csr)  # ascending: the kernels rely on it
-        n_pad = round_up(m, max(layout.simd_width, ROW_CHUNK) if chunks else layout.simd_width)
+        n_pad = round_up(m, ROW_CHUNK if chunks else layout.simd_width)
         check_padding(cls.name, offsets.size * n_pad * csr.dtype.itemsize + offsets.size * 4, csr)
         # entry (r, c) on diagonal d = c - r + (m - 1) goes to rank(d) * n_pad + r, that is to
         # start[d] + c with start[d] = rank(d) * n_pad - (d - (m - 1))
@@ -118,9 +138,10 @@ class Dia(Format):
             where = start[diagonal]
             where += csr.indices[first:stop]
             val[where] = csr.data[first:stop]
-        if chunks:  # chunk by chunk of rows, each chunk's diagonals one after another
-            val = chunked_values(val, offsets.size)
         arrays = {"offsets": offsets.astype(INDEX_DTYPE), "val": val}
+        if chunks:  # chunk by chunk of rows, each chunk's run of diagonals one after another
+            arrays["chunks"] = chunk_runs(offsets, m, n)
+            arrays["val"] = chunked_values(val, offsets.size, arrays["chunks"])
         if runs:
             arrays["runs"] = stretch_runs(offsets, m, n, 1)
             arrays["runs_t"] = stretch_runs(offsets, n, m, -1)
@@ -144,12 +165,12 @@ class Dia(Format):
             self._kernel = self.kernel(self.kernel_file, "dia_spmv", **self.defines())
 
     def _args(self, runs: str) -> tuple[object, ...]:
-        """The matrix arguments, with the runs of ``runs`` (the offsets stand in, unread,
-        without ``diagonal_runs``)."""
+        """The matrix arguments, with the runs of ``runs`` and the chunks' table (the offsets
+        stand in, unread, without ``diagonal_runs`` and ``row_chunks``)."""
         p, b = self.params, self.buffers
         m, n = self.shape
         return (scalar(m), scalar(n), scalar(p["n_pad"]), scalar(p["n_diags"]), b["offsets"],
-                b.get(runs, b["offsets"]), b["val"])
+                b.get(runs, b["offsets"]), b.get("chunks", b["offsets"]), b["val"])
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         p = self.params
@@ -172,7 +193,7 @@ class Dia(Format):
         n_pad = self.params["n_pad"]
         val = arrays["val"]
         if self.params.get("row_chunks"):
-            val = chunked_values(val, arrays["offsets"].size, back=True)
+            val = chunked_values(val, arrays["offsets"].size, arrays["chunks"], back=True)
         where = np.flatnonzero(val)
         rows = where % n_pad
         cols = rows + arrays["offsets"][where // n_pad].astype(np.int64)
