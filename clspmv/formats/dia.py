@@ -18,16 +18,21 @@ branch-free loop was slower and stays off (``reports/2026-11-26-dia``).
 chunks of :data:`ROW_CHUNK` rows (:data:`CHUNK_ITEMS_PER_UNIT` runs per compute unit) and, for
 each diagonal, the chunk's rows it crosses in one loop over consecutive values and entries of x,
 which PoCL's compiler vectorises; the chunk's sums stay in an array until its rows are stored.
-The values are stored chunk by chunk (:func:`chunked_values`: a chunk's diagonals one after
-another), so that a chunk's walk reads one stream of values instead of one per diagonal.
+The values are stored chunk by chunk (:func:`chunked_values`): each chunk holds the slots of its
+run of diagonals only (:func:`chunk_runs`: those crossing it inside the matrix), one diagonal
+after another, so that a chunk's walk reads one stream of values instead of one per diagonal,
+and a diagonal's stretch outside the matrix (half of every diagonal of a matrix whose diagonals
+wrap around) is neither stored nor read.
 On the 2-core Zen 4 CPU the kernel with one array per diagonal was 1.4-3.3x faster than a
 work-item per row and ahead of ``ellr`` and ``csr-blocks`` on banded matrices in the cache, but
 0.6-0.7x of ``ellr`` on a 27-point stencil of 30 M entries (27 streams of values;
-``reports/2026-11-26-cpu-2core-zen4-dia``); with the values chunk by chunk, on a 2-core Zen 5
-CPU with PoCL 3.1, that stencil's product took 2.3x less time (1.3x ahead of ``ellr`` in
-float64, 1.9-2.3x in float32), the Poisson and banded matrices 1.8-3.2x ahead of the best other
-format; rows using half the diagonals they span (constant-offset rows) stay at 0.7-0.8x of
-``ellr`` (``reports/2026-11-26-cpu-2core-zen5-dia-layout``). GPUs keep a work-item per row.
+``reports/2026-11-26-cpu-2core-zen4-dia``). Chunk by chunk, on a 2-core Zen 5 CPU with PoCL 3.1,
+that stencil's product took 2.3x less time (1.3x ahead of ``ellr`` in float64, 1.9-2.3x in
+float32), constant-offset rows wrapping around 4x less (1.4x ahead of ``ellr`` in float64,
+2.4x in float32), the Poisson and banded matrices 1.8-3.2x ahead of the best other format; on a
+16-core Xeon with PoCL 5.0 (every matrix in its 300 MB cache) the layout changed nothing and DIA
+stayed at 0.7-1.0x of ``csr-blocks``, which the calibrated model sees
+(``reports/2026-11-26-cpu-2core-zen5-dia-layout``). GPUs keep a work-item per row.
 
 As a block with a column map the diagonals are those of the compact numbering (column ``c`` of
 the block, entry ``column_map[c]`` of x): the kernels handle it like every format, but a map that
