@@ -40,12 +40,13 @@ from .timemodel import (
     terms,
 )
 
-MEASUREMENT = 7
+MEASUREMENT = 8
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 7 = ``dia`` on
+stores (a stored calibration of another value is measured again, with a warning): 8 = ``dia`` on
 CPUs: a work-item per run of rows walking each diagonal over chunks of them, each chunk's run
 of diagonals stored chunk after chunk (``row_chunks``: 1.3-3x faster than ``ellr`` on banded
-matrices and stencils on a 2-core Zen 5 CPU, 1.2-10x faster than the row kernel); 6 = ``dia`` on
+matrices and stencils on a 2-core Zen 5 CPU, 1.2-10x faster than the row kernel; 7 was an earlier
+row-chunk kernel's, one array per diagonal, taken back); 6 = ``dia`` on
 GPUs: runs of diagonals per stretch of rows, branch-free (``diagonal_runs``: 1.1-1.7x faster on
 the H200); 5 = ``hyb`` on
 CPUs: its ELL part row-major as ``ell``'s for rows of 10 slots or more (2-6 times faster there)
