@@ -43,6 +43,7 @@ inline long chunk_slot(__global const INDEX_T *restrict chunks, const INDEX_T d,
     __global const VALUE_T *restrict x, __global VALUE_T *restrict y, \
     const VALUE_T alpha, const VALUE_T beta
 
+#ifndef ROW_CHUNKS /* with row chunks the forward product is dia_spmv_chunks */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void dia_spmv(DIA_ARGS)
 {
@@ -72,6 +73,7 @@ void dia_spmv(DIA_ARGS)
 #endif
     STORE_Y(y, row, sum);
 }
+#endif
 
 /* Transpose product y = alpha * A^T x + beta * y without atomics: output c gathers
  * A[c - offset[d], c] from every diagonal d (with DIAGONAL_RUNS from its stretch's run, the

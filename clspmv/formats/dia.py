@@ -30,8 +30,8 @@ work-item per row and ahead of ``ellr`` and ``csr-blocks`` on banded matrices in
 that stencil's product took 2.3x less time (1.3x ahead of ``ellr`` in float64, 1.9-2.3x in
 float32), constant-offset rows wrapping around 4x less (1.4x ahead of ``ellr`` in float64,
 2.4x in float32), the Poisson and banded matrices 1.8-3.2x ahead of the best other format; on a
-16-core Xeon with PoCL 5.0 (every matrix in its 300 MB cache) the layout changed nothing and DIA
-stayed at 0.7-1.0x of ``csr-blocks``, which the calibrated model sees
+16-core Xeon with PoCL 5.0 (every matrix in its 300 MB cache) the layouts changed nothing and
+DIA stayed at 0.7-1.1x of the best other format, which the calibrated model sees
 (``reports/2026-11-26-cpu-2core-zen5-dia-layout``). GPUs keep a work-item per row.
 
 As a block with a column map the diagonals are those of the compact numbering (column ``c`` of
@@ -58,7 +58,7 @@ from .conversion import check_flag, entry_diagonals, occupied_diagonals
 
 ROW_CHUNK = 64
 """Rows whose sums a work-item of the ``row_chunks`` kernel keeps while it walks the diagonals, and
-the rows of one chunk of its values (a power of two: the kernels find a slot with masks)."""
+the rows of one chunk of its values."""
 
 CHUNK_ITEMS_PER_UNIT = 16
 """Work-items of the ``row_chunks`` kernel per compute unit (as ``csr-blocks``'s blocks), each a
