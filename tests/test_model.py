@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -336,8 +337,8 @@ def test_a_calibration_measured_another_way_is_rebuilt(device, stored, monkeypat
     else:
         del data["measurement"]
     for kind in ("cpu", "gpu"):
-        path.write_text(json.dumps(data))
         typed = replace(device, type=kind)
+        store.calibration_path(typed).write_text(json.dumps(data))  # a CPU's key: the host too
         store.forget()
         with pytest.warns(RuntimeWarning, match="measured with other kernels or timing"):
             store.calibration(typed, progress=False)
@@ -352,6 +353,26 @@ def test_missing_calibration_is_measured_once_and_stored(device, cache, monkeypa
     store.calibration(device, progress=False)
     assert no_measuring == [device] and store.calibration_path(device).exists()
     assert "measuring it once" in capsys.readouterr().err
+
+
+def test_cpu_calibration_is_keyed_by_the_host_processor(device, cache, monkeypatch,
+                                                       no_measuring) -> None:
+    """A CPU device's calibration file names the host's processor (PoCL gives different
+    processors one device name): the same device on another processor finds no calibration and
+    measures its own, and the first one's file stays; a GPU's key holds no processor."""
+    monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
+    cpu, gpu = replace(device, type="cpu"), replace(device, type="gpu")
+    here = re.sub(r"[^A-Za-z0-9._-]+", "_", store.host_cpu())
+    assert here and here in store.calibration_path(cpu).name
+    assert here not in store.calibration_path(gpu).name
+    store.calibration(cpu, progress=False)
+    first = store.calibration_path(cpu)
+    monkeypatch.setattr(store, "host_cpu", lambda: "OtherVendor-99-1")
+    store.forget()
+    assert store.calibration_path(cpu) != first and store.load(cpu) is None
+    store.calibration(cpu, progress=False)
+    assert no_measuring == [cpu, cpu] and first.exists() and store.calibration_path(cpu).exists()
+    assert "OtherVendor-99-1" in store.calibration_path(cpu).name
 
 
 def test_cli_calibrate_show(device, stored, capsys) -> None:
