@@ -187,6 +187,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     import json
 
+    from .cache_files import device_file
     from .model import store
 
     device = select_device(args.device)
@@ -194,6 +195,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.force or store.load(device) is None:
         cal = store.calibration(device, force=True, progress=not args.quiet)
         print(f"calibrated {device.name} in {cal.seconds:.1f} s: {path}")
+        if cal.ell_row_major_width:
+            print(f"ELL rows of {cal.ell_row_major_width} slots or more are row-major on it "
+                  f"(measured first: {device_file(device, 'ell-order')})")
     if args.show:
         print(json.dumps(json.loads(path.read_text()), indent=1, sort_keys=True))
     elif not args.force:

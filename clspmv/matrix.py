@@ -130,7 +130,7 @@ class DeviceMatrix(ScipyOperators):
         segmented reduction, and its kernel), ``block_entries`` (csr-adaptive), ``unroll`` (1,
         2, 4 or 8: the inner loop of the CSR and ELLPACK formats), ``row_major`` (ell, ellr,
         ellr-t: rows stored one after the other instead of column-major; by default on CPUs
-        for ell and ellr rows of :data:`clspmv.formats.ell.ROW_MAJOR_WIDTH` slots or more),
+        for ell and ellr rows as wide as the device's measured order says, :mod:`clspmv.ell_order`),
         ``diagonal_runs`` (dia: each 32 rows loop over the diagonals crossing them, branch-free;
         by default on GPUs), ``row_chunks`` (dia: a work-item per run of rows, each diagonal a
         loop over 64 of them; by default on CPUs), ``split_rows`` (csr-adaptive: tiles of

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from calibration_fixture import fixture_calibration
 
 import clspmv
+from clspmv import cache_files
 from clspmv.bench.generators import generate
 from clspmv.cli import main
 from clspmv.device import events_ns
@@ -362,12 +363,12 @@ def test_cpu_calibration_is_keyed_by_the_host_processor(device, cache, monkeypat
     measures its own, and the first one's file stays; a GPU's key holds no processor."""
     monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
     cpu, gpu = replace(device, type="cpu"), replace(device, type="gpu")
-    here = re.sub(r"[^A-Za-z0-9._-]+", "_", store.host_cpu())
+    here = re.sub(r"[^A-Za-z0-9._-]+", "_", cache_files.host_cpu())
     assert here and here in store.calibration_path(cpu).name
     assert here not in store.calibration_path(gpu).name
     store.calibration(cpu, progress=False)
     first = store.calibration_path(cpu)
-    monkeypatch.setattr(store, "host_cpu", lambda: "OtherVendor-99-1")
+    monkeypatch.setattr(cache_files, "host_cpu", lambda: "OtherVendor-99-1")
     store.forget()
     assert store.calibration_path(cpu) != first and store.load(cpu) is None
     store.calibration(cpu, progress=False)

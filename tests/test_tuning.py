@@ -14,7 +14,6 @@ import scipy.sparse as sp
 import clspmv
 from clspmv.formats import FORMAT_CLASSES, convert
 from clspmv.formats.base import UNROLL_FACTORS
-from clspmv.formats.ell import ROW_MAJOR_WIDTH
 from clspmv.precision import resolve
 
 from oracle import assert_matches, oracle_matrix
@@ -129,15 +128,15 @@ def test_row_major_layout_is_rows_one_after_another(device) -> None:
 
 @pytest.mark.parametrize("fmt", ["ell", "ellr", "ellr-t", "hyb"])
 def test_row_major_by_default_for_wide_rows_on_cpus(fmt: str, device) -> None:
-    """ell, ellr and hyb's ELL part store rows of ROW_MAJOR_WIDTH slots or more row-major where
-    work-items run one after another (a CPU's layout), column-major on lockstep layouts (a
-    GPU's, SIMD 32) and for shorter rows; an explicit row_major wins; ellr-t keeps column-major
-    unless asked."""
+    """ell, ellr and hyb's ELL part store rows of the layout's row_major_width slots or more
+    (the device's measured order, here 7) row-major where work-items run one after another (a
+    CPU's layout), column-major on lockstep layouts (a GPU's, SIMD 32) and for shorter rows; an
+    explicit row_major wins; ellr-t keeps column-major unless asked."""
     def band(width: int) -> sp.csr_matrix:
         return sp.diags([1.0 + k for k in range(width)], range(width), shape=(200, 300),
                         format="csr")
-    wide, narrow = band(ROW_MAJOR_WIDTH), band(ROW_MAJOR_WIDTH - 1)
-    cpu = replace(FORMAT_CLASSES[fmt].layout_for(device), simd_width=8)
+    wide, narrow = band(7), band(6)
+    cpu = replace(FORMAT_CLASSES[fmt].layout_for(device), simd_width=8, row_major_width=7)
     gpu = replace(cpu, simd_width=32)
     precision = resolve(np.float64, np.float64)
 

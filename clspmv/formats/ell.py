@@ -32,23 +32,13 @@ from .conversion import check_flag
 from .row_kernels import RowKernels
 
 ELLR_T_WIDTHS = (2, 4, 8, 16, 32)
-ROW_MAJOR_WIDTH = 10
-"""``ell`` and ``ellr`` store rows of at least this many slots row-major by default on devices
-that run a work-group's work-items one after another (CPUs: :attr:`Layout.lockstep` False),
-column-major elsewhere (a warp's neighbouring work-items then read neighbouring addresses).
-Column-major, each slot of a row is a stream of its own, as many as slots, which a CPU follows
-badly: on the 2-core Zen 4 under PoCL 3.1 and 3.0 (``reports/2026-11-26-cpu-2core-zen4-ell-order``)
-column-major ``ellr`` took 1.3-1.5x the row-major time on rows of 11-12 slots, 1.8-2.3x on
-16-20, 1.9-5.3x on 3-D stencils, block matrices and bands of 27-39 (a 27-point stencil of 9 M
-entries: 11.3 against 3.5 ms), and 0.85-0.92x on rows of 5-8 slots (column-major faster)."""
-
-
 def row_major_layout(row_major: object, layout: Layout, width: int) -> bool:
     """Whether an ELL layout of rows ``width`` slots long is stored row-major: ``row_major``
-    when given (:func:`~clspmv.formats.conversion.check_flag`), else (None)
-    :data:`ROW_MAJOR_WIDTH`'s rule for ``layout``."""
+    when given (:func:`~clspmv.formats.conversion.check_flag`), else (None) when work-items do
+    not run in lockstep and the rows are at least :attr:`Layout.row_major_width` slots long (the
+    device's measured order, :mod:`clspmv.ell_order`)."""
     return check_flag("row_major", row_major,
-                      not layout.lockstep and width >= ROW_MAJOR_WIDTH)
+                      not layout.lockstep and width >= layout.row_major_width)
 
 
 def ell_slots(n_pad: int, width: int, threads: int, row_major: bool = False) -> int:
@@ -129,7 +119,7 @@ class EllFamily(RowKernels):
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1,
                  row_major: bool | None = None) -> EllFamily:
-        """``row_major``: True or False, or None for :data:`ROW_MAJOR_WIDTH`'s rule."""
+        """``row_major``: True or False, or None for :func:`row_major_layout`'s rule."""
         return cls._build(csr, layout, 1, unroll, row_major)
 
     @classmethod

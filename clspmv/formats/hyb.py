@@ -2,11 +2,11 @@
 section 3). K is the largest width that at least one third of the rows reach
 (:func:`clspmv.stats.hyb_width`), so the ELL part holds at most three times the entries; on CPUs
 three quarters in float64 (:func:`ell_share`). The
-ELL part is column-major, or row-major where ``ell`` would be (CPUs, K of at least
-:data:`~clspmv.formats.ell.ROW_MAJOR_WIDTH`: on the 2-core Zen 4 the column-major part had made
-``hyb`` 2.4-3.3 times slower than the CSR kernels on the 27-point stencil and 5x5-block matrices
-of the ``anchors`` suite, whose rows it holds whole; row-major, 2-6 times faster on such rows,
-``reports/2026-11-26-cpu-2core-zen4-hyb``).
+ELL part is column-major, or row-major where ``ell`` would be (CPUs, K of at least the
+device's measured :attr:`~clspmv.formats.Layout.row_major_width`: on the 2-core Zen 4 the
+column-major part had made ``hyb`` 2.4-3.3 times slower than the CSR kernels on the 27-point
+stencil and 5x5-block matrices of the ``anchors`` suite, whose rows it holds whole; row-major,
+2-6 times faster on such rows, ``reports/2026-11-26-cpu-2core-zen4-hyb``).
 
 The product runs the ELL kernel (y = alpha * ELL part x + beta * y), then the COO part's
 segmented reduction (:class:`~clspmv.formats.coo.CooPart`) with beta = 1, adding to what the
@@ -63,7 +63,7 @@ class Hyb(Format):
                  items: int | None = None, staged: bool | None = None,
                  row_major: bool | None = None) -> Hyb:
         """``row_major``: the ELL part's layout, True or False, or None for ``ell``'s rule
-        (:data:`~clspmv.formats.ell.ROW_MAJOR_WIDTH`)."""
+        (:func:`~clspmv.formats.ell.row_major_layout`)."""
         lengths = row_lengths(csr)
         k = (hyb_width(lengths, ell_share(layout.lockstep, csr.dtype.itemsize)) if width is None
              else int(width))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..device import Device
+from ..ell_order import ROW_MAJOR_WIDTH, row_major_width
 
 DEFAULT_WORK_GROUP = 256
 """Work-group size of every format unless the caller, the format's ``gpu_work_group`` on a GPU,
@@ -19,23 +20,28 @@ runs a work-group's work-items one after another, a loop per stretch between bar
 @dataclass(frozen=True)
 class Layout:
     """Device facts that shape a layout: SIMD width for padding, work-group size for launches,
-    local memory (bytes per work-group) for the formats that stage entries there."""
+    local memory (bytes per work-group) for the formats that stage entries there, and where
+    work-items do not run in lockstep the row width from which ELL rows are row-major (measured
+    per device: :mod:`clspmv.ell_order`)."""
 
     simd_width: int
     work_group_size: int
     compute_units: int
     local_memory: int
+    row_major_width: int = ROW_MAJOR_WIDTH
 
     @classmethod
     def for_device(cls, device: Device, work_group_size: int | None = None) -> Layout:
         """The layout clspmv uses on ``device``: work-groups of ``work_group_size``, else of
-        :data:`DEFAULT_WORK_GROUP` or the device's maximum if smaller."""
+        :data:`DEFAULT_WORK_GROUP` or the device's maximum if smaller; the ELL order stored for
+        the device (:func:`clspmv.ell_order.row_major_width`)."""
         wg = work_group_size or min(DEFAULT_WORK_GROUP, device.max_work_group_size)
         if wg < 1 or wg & (wg - 1) or wg > device.max_work_group_size:
             raise ValueError(
                 f"work_group_size must be a power of two <= {device.max_work_group_size}, got {wg}"
             )
-        return cls(device.simd_width, wg, device.compute_units, device.local_memory)
+        return cls(device.simd_width, wg, device.compute_units, device.local_memory,
+                   row_major_width(device))
 
     @property
     def lockstep(self) -> bool:

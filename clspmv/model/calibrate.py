@@ -22,6 +22,7 @@ import numpy as np
 import pyopencl.array as cl_array
 from scipy.optimize import nnls
 
+from .. import ell_order
 from ..canonical import canonical_csr
 from ..device import Device
 from ..formats import FORMAT_CLASSES, SINGLE_FORMATS, Format, convert
@@ -30,6 +31,7 @@ from ..version import __version__
 from .benchmarks import benchmark_matrices
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches
+from .order_probe import measure_ell_order
 from .probes import REPEATS, XCacheProbe, kernel_times, probe_x_cache, stream_bandwidth
 from .timemodel import (
     CONVERSION_TERMS,
@@ -40,9 +42,12 @@ from .timemodel import (
     terms,
 )
 
-MEASUREMENT = 8
+MEASUREMENT = 9
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 8 = ``dia`` on
+stores (a stored calibration of another value is measured again, with a warning): 9 = ``ell``,
+``ellr`` and ``hyb``'s ELL part row-major on CPUs from the row width the calibration measures
+first (:mod:`clspmv.ell_order`, :func:`.order_probe.measure_ell_order`; a 2-core Zen 5 takes
+narrow rows 2.1-2.4x faster row-major, a Zen 4 and a Xeon column-major); 8 = ``dia`` on
 CPUs: a work-item per run of rows walking each diagonal over chunks of them, each chunk's run
 of diagonals stored chunk after chunk (``row_chunks``: 1.3-3x faster than ``ellr`` on banded
 matrices and stencils on a 2-core Zen 5 CPU, 1.2-10x faster than the row kernel; 7 was an earlier
@@ -53,7 +58,7 @@ CPUs: its ELL part row-major as ``ell``'s for rows of 10 slots or more (2-6 time
 and as wide as three quarters of the rows reach in float64 (:func:`clspmv.formats.hyb.ell_share`);
 4 = ``ell``
 and ``ellr`` rows of 10 slots or more stored row-major on CPUs
-(:data:`clspmv.formats.ell.ROW_MAJOR_WIDTH`: up to 5 times faster there); 3 = each
+(:data:`clspmv.ell_order.ROW_MAJOR_WIDTH`: up to 5 times faster there); 3 = each
 timed product right after an untimed one of the same format, so that a matrix the cache holds
 is timed from the cache (:func:`clspmv.model.probes.kernel_times`); 2 = short
 products timed until they reach their steady speed (:data:`clspmv.model.probes.STEADY_S`: on a
@@ -170,6 +175,11 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
     facts = {"type": device.type, "simd_width": device.simd_width,
              "compute_units": device.compute_units, "cache_bytes": device.cache_bytes,
              "far_x_bytes": probe.far_x_bytes}
+    if not FORMAT_CLASSES["ellr"].layout_for(device).lockstep:
+        # the device's ELL order first: the formats below are timed in the layouts it gives
+        order = measure_ell_order(device, precision)
+        ell_order.save(device, order)
+        facts["ell_row_major_width"] = order.row_major_width
     mats = {k: canonical_csr(v, precision.value)
             for k, v in benchmark_matrices(SimpleNamespace(**facts)).items()}
     bar.total = 1 + len(mats) * len(names)
@@ -224,7 +234,8 @@ def fit(meas: Measurements, formats: Iterable[str] | None = None) -> Calibration
     reference = feats["random"].cols * feats["random"].itemsize if "random" in feats else 0
     x_miss = probe.curve(reference) if probe else []
     cal = Calibration(meas.device, meas.driver, __version__, "measured", meas.cache_bytes,
-                      launch, stream, gather, x_miss=x_miss, measurement=MEASUREMENT)
+                      launch, stream, gather, x_miss=x_miss, measurement=MEASUREMENT,
+                      ell_row_major_width=int(meas.facts.get("ell_row_major_width", 0)))
     for name in names:
         start_k = prior(launch, stream, gather,
                         probe.far_s_per_byte(reference) if probe else 0.0)

@@ -1,11 +1,8 @@
 """Where calibrations live: one readable JSON file per device in the user cache directory.
 
-The file is ``<cache>/calibration-<device>-<driver>-<clspmv version>.json`` (the key: a new
-driver or clspmv version calibrates again), for a CPU device with the host's processor in the key
-too (:func:`host_cpu`: PoCL names a device by its instruction set and vendor, so that a VM moved
-from one processor generation to another kept the name while the fastest formats changed),
-``<cache>`` being ``platformdirs.user_cache_dir ("clspmv")`` or the directory in
-``CLSPMV_CACHE_DIR``. A file that cannot be read, is malformed,
+The file is ``<cache>/calibration-<device>-<driver><host>-<clspmv version>.json``
+(:func:`clspmv.cache_files.device_file`: a new driver, clspmv version or, for a CPU device, host
+processor calibrates again). A file that cannot be read, is malformed,
 or was made for another device, driver, clspmv version, model form or way of measuring
 (:data:`clspmv.model.calibrate.MEASUREMENT`) is rebuilt with a warning.
 
@@ -15,16 +12,15 @@ the quick default of :data:`clspmv.model.timemodel.QUICK_DEFAULT` (device facts 
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import platform
-import re
 import sys
 import warnings
 from pathlib import Path
 
+from ..cache_files import device_file
 from ..device import Device
+from ..ell_order import row_major_width
 from ..formats import SINGLE_FORMATS
 from ..version import __version__
 from .calibrate import MEASUREMENT, calibrate
@@ -33,40 +29,9 @@ from .timemodel import Calibration, quick_default
 _memory: dict[Path, Calibration] = {}
 
 
-def cache_dir() -> Path:
-    """The directory holding calibrations (``CLSPMV_CACHE_DIR`` or the user cache directory)."""
-    env = os.environ.get("CLSPMV_CACHE_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("clspmv"))
-
-
-@functools.cache
-def host_cpu() -> str:
-    """The host's processor: vendor, family and model from ``/proc/cpuinfo`` (e.g.
-    ``AuthenticAMD-26-2``), else what :func:`platform.processor` or :func:`platform.machine`
-    says. The 2-core VM of this project's CPU reports ran on a Zen 4 and later on a Zen 5, both
-    ``pthread-skylake-avx512-AMD EPYC`` to PoCL 3.1: column-major ELL rows of 4-8 slots went
-    from 0.9x to 2.2x the row-major time (``reports/2026-11-26-cpu-2core-zen5-suites``)."""
-    try:
-        pairs = (line.split(":", 1) for line in Path("/proc/cpuinfo").read_text()
-                 .splitlines()[:30] if ":" in line)
-        fields = {k.strip(): v.strip() for k, v in pairs}
-        found = [fields.get(k, "") for k in ("vendor_id", "cpu family", "model")]
-        if all(found):
-            return "-".join(found)
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def calibration_path(device: Device) -> Path:
-    """The file of ``device``'s calibration (a CPU device's key holds :func:`host_cpu`)."""
-    host = f"-{host_cpu()}" if device.type == "cpu" else ""
-    key = f"{device.name}-{device.driver_version}{host}-{__version__}"
-    return cache_dir() / f"calibration-{re.sub(r'[^A-Za-z0-9._-]+', '_', key)}.json"
+    """The file of ``device``'s calibration (:func:`clspmv.cache_files.device_file`)."""
+    return device_file(device, "calibration")
 
 
 def load(device: Device) -> Calibration | None:
@@ -85,6 +50,10 @@ def load(device: Device) -> Calibration | None:
         if cal.kind == "measured" and cal.measurement != MEASUREMENT:
             raise ValueError(f"it was measured with other kernels or timing (measurement "
                              f"{cal.measurement}, now {MEASUREMENT})")
+        if cal.ell_row_major_width not in (0, row_major_width(device)):
+            raise ValueError(f"its formats were timed with ELL rows of "
+                             f"{cal.ell_row_major_width} slots or more row-major, the device's "
+                             f"stored order now says {row_major_width(device)}")
     except (OSError, ValueError, TypeError, AttributeError) as err:
         warnings.warn(f"calibration file {path} is unusable ({err}); it will be rebuilt",
                       RuntimeWarning, stacklevel=3)

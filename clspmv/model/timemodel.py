@@ -158,6 +158,10 @@ class Calibration:
     measurement: int = 0
     """How the kernels and their timing stood when it was measured
     (:data:`clspmv.model.calibrate.MEASUREMENT`; 0 in files written before the field)."""
+    ell_row_major_width: int = 0
+    """The device's ELL order when it was measured (:func:`clspmv.ell_order.row_major_width`,
+    which the calibration measures first); 0 where none was (lockstep devices, the quick
+    default)."""
 
     def kernel_time(self, fmt: str, f: Features) -> float:
         """Predicted kernel seconds of ``fmt`` for features ``f``."""

@@ -1,0 +1,95 @@
+"""The order of ELL rows on a device, measured: from how many slots a row ``ell``, ``ellr`` and
+``hyb``'s ELL part store rows row-major on a device whose work-items run one after another (a CPU;
+lockstep devices keep column-major, :meth:`clspmv.formats.Layout.for_device`).
+
+The fastest order depends on the processor, not on the device type or driver: with PoCL 3.1,
+column-major ``ellr`` rows of 4-8 slots took 0.85-0.92x the row-major time on a 2-core Zen 4,
+2.1-2.4x on a 2-core Zen 5 (4-5 M entries) and 0.75-0.98x on a 16-core Xeon under PoCL 5.0
+(``reports/2026-11-26-cpu-2core-zen5-suites/rowmajor-*.txt``). So the calibration measures it
+(:func:`clspmv.model.order_probe.measure_ell_order`) and stores it here beside the calibration
+(:func:`clspmv.cache_files.device_file`); until it is measured, :data:`ROW_MAJOR_WIDTH`.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cache_files import device_file
+from .device import Device
+
+ROW_MAJOR_WIDTH = 10
+"""Rows of at least this many slots are row-major where no order was measured: on the 2-core
+Zen 4 under PoCL 3.1 and 3.0 (``reports/2026-11-26-cpu-2core-zen4-ell-order``) column-major
+``ellr`` took 1.3-1.5x the row-major time on rows of 11-12 slots, 1.8-2.3x on 16-20, 1.9-5.3x
+on 3-D stencils, block matrices and bands of 27-39, and 0.85-0.92x on rows of 5-8 slots."""
+
+_memory: dict[Path, int] = {}
+
+
+@dataclass
+class EllOrder:
+    """A measured ELL order: ``times`` maps a row width (slots) to the kernel seconds of
+    column-major and of row-major ``ellr`` on rows of that width; ``row_major_width`` is
+    :func:`row_major_width_from` them."""
+
+    times: dict[int, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def row_major_width(self) -> int:
+        """See :func:`row_major_width_from`."""
+        return row_major_width_from(self.times)
+
+    def to_json(self) -> dict[str, object]:
+        """JSON-ready: the width and the times per width."""
+        return {"row_major_width": self.row_major_width,
+                "times": {str(w): {"column_major": c, "row_major": r}
+                          for w, (c, r) in sorted(self.times.items())}}
+
+
+def row_major_width_from(times: dict[int, tuple[float, float]]) -> int:
+    """The narrowest measured width from which row-major is at least as fast as column-major at
+    every measured width, each width standing for the rows up to the next one; twice the widest
+    where row-major loses there (column-major for every row the measurements reach)."""
+    width = 2 * max(times)
+    for w in sorted(times, reverse=True):
+        column, row = times[w]
+        if row > column:
+            break
+        width = w
+    return width
+
+
+def row_major_width(device: Device) -> int:
+    """The width from which ``device`` stores ELL rows row-major where its work-items run one after
+    another: the measured one stored for it, else :data:`ROW_MAJOR_WIDTH` (with a warning where the
+    file is unusable; the next calibration measures it again)."""
+    path = device_file(device, "ell-order")
+    if path not in _memory:
+        width = ROW_MAJOR_WIDTH
+        if path.exists():
+            try:
+                width = int(json.loads(path.read_text())["row_major_width"])
+                if width < 1:
+                    raise ValueError(f"row_major_width {width} is not a positive width")
+            except (OSError, ValueError, TypeError, KeyError) as err:
+                warnings.warn(f"ELL order file {path} is unusable ({err!r}); rows of "
+                              f"{ROW_MAJOR_WIDTH} slots or more are row-major until the next "
+                              "calibration measures it (clspmv calibrate --force)",
+                              RuntimeWarning, stacklevel=2)
+                width = ROW_MAJOR_WIDTH
+        _memory[path] = width
+    return _memory[path]
+
+
+def save(device: Device, order: EllOrder) -> Path:
+    """Store ``order`` as ``device``'s (used from now on in this process too); returns the path."""
+    path = device_file(device, "ell-order")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"device": device.name, **order.to_json()}, indent=1) + "\n")
+    tmp.replace(path)
+    _memory[path] = order.row_major_width
+    return path

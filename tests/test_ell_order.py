@@ -1,0 +1,111 @@
+"""The ELL order measured per device (:mod:`clspmv.ell_order`, :mod:`clspmv.model.order_probe`):
+the rule from the probe's times, the stored width in the layouts and conversions, an unusable
+file, and a calibration timed with another order measured again."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from calibration_fixture import fixture_calibration
+
+import clspmv
+from clspmv import ell_order
+from clspmv.ell_order import ROW_MAJOR_WIDTH, EllOrder, row_major_width_from
+from clspmv.formats import FORMAT_CLASSES, Layout, convert
+from clspmv.model.order_probe import PROBE_WIDTHS, measure_ell_order, probe_matrix
+from clspmv.precision import resolve
+
+from oracle import assert_matches
+
+store = importlib.import_module("clspmv.model.store")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty cache of this test's own; the stored order forgotten before and after."""
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path))
+    ell_order._memory.clear()
+    store.forget()
+    yield tmp_path
+    ell_order._memory.clear()
+    store.forget()
+
+
+@pytest.mark.parametrize(("times", "width"), [
+    ({4: (1.0, 0.5), 8: (1.0, 0.5), 16: (1.0, 0.5)}, 4),       # row-major wins everywhere
+    ({4: (1.0, 1.2), 8: (1.0, 0.9), 16: (1.0, 0.5)}, 8),       # column-major on the narrowest
+    ({4: (1.0, 0.5), 8: (1.0, 1.1), 16: (1.0, 0.5)}, 16),      # a loss above: only from 16
+    ({4: (1.0, 0.5), 8: (1.0, 0.5), 16: (1.0, 1.5)}, 32),      # loses on the widest: beyond
+    ({4: (1.0, 1.0)}, 4),                                      # a tie is row-major
+])
+def test_width_from_the_probe_times(times, width) -> None:
+    assert row_major_width_from(times) == width
+    assert EllOrder(times).to_json()["row_major_width"] == width
+
+
+def test_probe_matrix_rows() -> None:
+    A = probe_matrix(6, rows=1000, spread=100)
+    assert A.shape == (1000, 1000) and np.all(np.diff(A.indptr) == 6)
+    rows = np.repeat(np.arange(1000), 6)
+    distance = np.minimum((A.indices - rows) % 1000, (rows - A.indices) % 1000)
+    assert distance.max() == 50 and len(set(zip(rows, A.indices, strict=True))) == A.nnz
+
+
+def test_measure_times_both_orders_at_every_width(device, cache) -> None:
+    order = measure_ell_order(device, resolve(np.float32, np.float64), rows=512)
+    assert sorted(order.times) == list(PROBE_WIDTHS)
+    assert all(c > 0 and r > 0 for c, r in order.times.values())
+    assert order.row_major_width in (*PROBE_WIDTHS, 2 * max(PROBE_WIDTHS))
+
+
+def test_the_stored_width_shapes_layouts_and_conversions(device, cache) -> None:
+    """Without a stored order the layouts take ROW_MAJOR_WIDTH; a stored one (here: row-major
+    from 4 slots) is taken by the layouts made after it, so ellr and hyb store rows of 5 slots
+    row-major where work-items do not run in lockstep, column-major where they do."""
+    assert FORMAT_CLASSES["ellr"].layout_for(device).row_major_width == ROW_MAJOR_WIDTH
+    path = ell_order.save(device, EllOrder({4: (2.0, 1.0), 8: (2.0, 1.0)}))
+    assert json.loads(path.read_text())["row_major_width"] == 4
+    layout = FORMAT_CLASSES["ellr"].layout_for(device)
+    assert layout.row_major_width == 4
+    A = sp.diags([1.0 + k for k in range(5)], range(5), shape=(300, 300), format="csr")
+    x = np.linspace(-1, 1, 300)
+    for fmt in ("ellr", "hyb"):
+        M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device)
+        assert M.params["row_major"] == int(not M._fmt.layout.lockstep)
+        assert_matches(M @ x, A, x, np.float64)
+        cpu = replace(M._fmt.layout, simd_width=8)
+        precision = resolve(np.float64, np.float64)
+        assert convert(A, fmt, cpu, precision).params["row_major"] == 1
+        assert convert(A, fmt, replace(cpu, row_major_width=6), precision).params[
+            "row_major"] == 0
+        assert convert(A, fmt, replace(cpu, simd_width=32), precision).params["row_major"] == 0
+
+
+@pytest.mark.parametrize("damage", ["not json", '{"row_major_width": 0}', '{"width": 4}'])
+def test_an_unusable_order_file_falls_back_with_a_warning(device, cache, damage) -> None:
+    ell_order.save(device, EllOrder({4: (2.0, 1.0)}))
+    path = next(cache.glob("ell-order-*.json"))
+    path.write_text(damage)
+    ell_order._memory.clear()
+    with pytest.warns(RuntimeWarning, match="ELL order file .* is unusable.*calibrat"):
+        assert ell_order.row_major_width(device) == ROW_MAJOR_WIDTH
+    assert Layout.for_device(device).row_major_width == ROW_MAJOR_WIDTH  # warned once
+
+
+def test_a_calibration_timed_with_another_order_is_measured_again(device, cache) -> None:
+    """The calibration records the order its formats were timed in; when the stored order says
+    otherwise its times are of other layouts: rebuilt with a warning."""
+    ell_order.save(device, EllOrder({4: (2.0, 1.0)}))
+    cal = fixture_calibration(device)
+    store.save(replace(cal, ell_row_major_width=4), device)
+    assert store.load(device) is not None
+    ell_order.save(device, EllOrder({4: (1.0, 2.0), 8: (1.0, 0.5)}))  # now from 8 slots
+    with pytest.warns(RuntimeWarning, match="timed with ELL rows of 4 slots .* now says 8"):
+        assert store.load(device) is None
+    store.save(replace(cal, ell_row_major_width=0), device)  # none recorded: any order
+    assert store.load(device) is not None
