@@ -26,6 +26,13 @@ Zen 4 under PoCL 3.1 and 3.0 (``reports/2026-11-26-cpu-2core-zen4-ell-order``) c
 ``ellr`` took 1.3-1.5x the row-major time on rows of 11-12 slots, 1.8-2.3x on 16-20, 1.9-5.3x
 on 3-D stencils, block matrices and bands of 27-39, and 0.85-0.92x on rows of 5-8 slots."""
 
+ROW_MAJOR_GAIN = 0.9
+"""Row-major only where it takes at most this share of the column-major time: a near tie keeps
+column-major. On the 16-core Xeon under PoCL 5.0 the probe's rows of 4-11 slots tie (0.96-1.05;
+one run in three put row-major at 8 slots), while column-major ``ellr`` and ``hyb`` on matrices
+of 5-15 M entries with rows of 8-9 slots took 0.79-0.85x the row-major time
+(``reports/2026-11-26-cpu-2core-zen5-ell-order/xeon-*.txt``)."""
+
 _memory: dict[Path, int] = {}
 
 
@@ -50,13 +57,14 @@ class EllOrder:
 
 
 def row_major_width_from(times: dict[int, tuple[float, float]]) -> int:
-    """The narrowest measured width from which row-major is at least as fast as column-major at
-    every measured width, each width standing for the rows up to the next one; twice the widest
-    where row-major loses there (column-major for every row the measurements reach)."""
+    """The narrowest measured width from which row-major takes at most :data:`ROW_MAJOR_GAIN` of
+    the column-major time at every measured width, each width standing for the rows up to the
+    next one; twice the widest where it does not there (column-major for every row the
+    measurements reach)."""
     width = 2 * max(times)
     for w in sorted(times, reverse=True):
         column, row = times[w]
-        if row > column:
+        if row > ROW_MAJOR_GAIN * column:
             break
         width = w
     return width

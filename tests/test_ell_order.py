@@ -41,7 +41,8 @@ def cache(tmp_path, monkeypatch):
     ({4: (1.0, 1.2), 8: (1.0, 0.9), 16: (1.0, 0.5)}, 8),       # column-major on the narrowest
     ({4: (1.0, 0.5), 8: (1.0, 1.1), 16: (1.0, 0.5)}, 16),      # a loss above: only from 16
     ({4: (1.0, 0.5), 8: (1.0, 0.5), 16: (1.0, 1.5)}, 32),      # loses on the widest: beyond
-    ({4: (1.0, 1.0)}, 4),                                      # a tie is row-major
+    ({4: (1.0, 0.85), 8: (1.0, 0.95), 16: (1.0, 0.9)}, 16),    # a near tie keeps column-major
+    ({4: (1.0, 1.0)}, 8),
 ])
 def test_width_from_the_probe_times(times, width) -> None:
     assert row_major_width_from(times) == width
