@@ -40,12 +40,12 @@ def predictions(**kernel_ms: float | None) -> dict[str, Prediction]:
 
 
 def test_candidates_are_the_best_three_and_each_familys_best_in_the_band() -> None:
-    preds = predictions(csr_blocks=1.0, csr_merge=1.05, csr_scalar=1.1, coo=1.2, ellr=1.5,
-                        ell=1.55, sell=1.7, dia=None, pjds=1.59)
-    # three CSR kernels, then ELL's best (1.5 <= 1.6) and the sliced formats' (pjds, 1.59)
+    preds = predictions(csr_blocks=1.0, csr_merge=1.05, csr_scalar=1.1, coo=1.2, ellr=1.9,
+                        ell=1.95, sell=2.1, dia=None, pjds=1.99)
+    # three CSR kernels, then ELL's best (1.9 <= 2.0) and the sliced formats' (pjds, 1.99)
     assert trials.candidates(preds, None) == ["csr-blocks", "csr-merge", "csr-scalar", "ellr",
                                               "pjds"]
-    far = predictions(csr_blocks=1.0, csr_merge=1.05, csr_scalar=1.1, ellr=1.7, sell=None)
+    far = predictions(csr_blocks=1.0, csr_merge=1.05, csr_scalar=1.1, ellr=2.1, sell=None)
     assert trials.candidates(far, None) == ["csr-blocks", "csr-merge", "csr-scalar"]
     # with expected products the ranking counts the conversions: 1 ms each, so no change here
     assert trials.candidates(preds, 10) == trials.candidates(preds, None)

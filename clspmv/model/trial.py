@@ -34,9 +34,15 @@ from .probes import kernel_times, planned_rounds
 
 TOP = 3
 """The formats of least predicted time that are tried."""
-BAND = 0.6
+BAND = 1.0
 """Each format family's best predicted format is tried as well when predicted within this share
-above the best prediction (1 + BAND times it)."""
+above the best prediction (1 + BAND times it): within twice it. The model's time of one format
+can be half or twice the measured one on small irregular matrices (a Chung-Lu graph of 0.3 M
+entries on the 2-core Zen 5: ``sell`` measured at 0.55 of its prediction, the CSR kernels at
+1.7-1.9). Replayed on the stored measurements of the 2-core Zen 4 (797 matrix-calibration pairs,
+``reports/2026-11-26-cpu-2core-zen5-ell-order/band-replay.txt``), 0.6 to 1.0 took auto / fastest
+from 0.984 to 0.989 (worst 0.646 to 0.772, within 5 % 94 to 96 %) for 3.8 to 4.5 candidates;
+wider bands added nothing; on the Zen 5's (150 pairs, looked at after) worst 0.471 to 0.927."""
 FAMILIES = {"ell": ("ell", "ellr", "ellr-t", "hyb", "dia"), "sliced": ("sell", "pjds")}
 """Formats whose kernels walk padded slots rather than a CSR row (the rest are one family):
 their times move together against the CSR kernels' as rows get shorter or more regular."""
