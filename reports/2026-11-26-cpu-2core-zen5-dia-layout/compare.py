@@ -7,7 +7,8 @@ fastest format's time and auto's in run A against run B (two runs, not side by s
 between them carries the machine's drift, 0.9-1.1 on matrices neither change touched), and DIA
 against the best other format inside each run (side by side there).
 
-Usage: python compare.py A B   (e.g. 73f0df0 4c40772)"""
+Usage: python compare.py A B   (e.g. 73f0df0 4c40772; a tag FOLDER/TAG reads another report
+folder's measured-S-TAG.json, e.g. ../2026-11-26-cpu-2core-zen5-ell-order/281133b)"""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ SETS = {"target set (demo, cpu, offsuite, real)": ("demo", "cpu", "offsuite", "r
 
 
 def records(tag: str, suite: str) -> dict[str, dict]:
-    data = json.loads((HERE / f"measured-{suite}-{tag}.json").read_text())
+    folder, _, name = tag.rpartition("/")
+    data = json.loads((HERE / folder / f"measured-{suite}-{name}.json").read_text())
     return {r["matrix"]: r for r in data["records"]}
 
 
