@@ -6,9 +6,10 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from calibration_fixture import fixture_calibration
 
 import clspmv
-from clspmv import doctor
+from clspmv import doctor, ell_order
 from clspmv.device import SIMULATOR
 
 
@@ -139,6 +140,12 @@ def test_calibration_state(device, monkeypatch, tmp_path) -> None:
                              device.type, store.SINGLE_FORMATS), device)
     (finding,) = doctor.calibration_findings([device])
     assert finding.detail == f"quick-default, stored in {store.calibration_path(device)}"
+    ell_order.save(device, ell_order.EllOrder({4: (2.0, 1.0)}))  # a CPU's measured calibration
+    measured = fixture_calibration(device)
+    store.save(dataclasses.replace(measured, ell_row_major_width=4), device)
+    (finding,) = doctor.calibration_findings([device])
+    assert finding.detail == (f"measured, stored in {store.calibration_path(device)}; ELL rows "
+                              "row-major from 4 slots (measured)")
     store.calibration_path(device).write_text("{not json")
     (finding,) = doctor.calibration_findings([device])
     assert "is unusable and will be measured again on first use" in finding.detail

@@ -73,6 +73,8 @@ def calibration_findings(devices: list[Device]) -> list[dict[str, object]]:
             cal = load(d)
         if cal is not None:
             detail = f"{cal.kind}, stored in {path}"
+            if cal.ell_row_major_width:
+                detail += f"; ELL rows row-major from {cal.ell_row_major_width} slots (measured)"
         elif path.exists():
             detail = f"{path} is unusable and will be measured again on first use"
         else:
