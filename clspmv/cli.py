@@ -187,7 +187,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     import json
 
-    from .cache_files import device_file
+    from .ell_order import order_path
     from .model import store
 
     device = select_device(args.device)
@@ -197,7 +197,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print(f"calibrated {device.name} in {cal.seconds:.1f} s: {path}")
         if cal.ell_row_major_width:
             print(f"ELL rows of {cal.ell_row_major_width} slots or more are row-major on it "
-                  f"(measured first: {device_file(device, 'ell-order')})")
+                  f"(measured first: {order_path(device)})")
     if args.show:
         print(json.dumps(json.loads(path.read_text()), indent=1, sort_keys=True))
     elif not args.force:

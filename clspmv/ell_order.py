@@ -5,9 +5,12 @@ lockstep devices keep column-major, :meth:`clspmv.formats.Layout.for_device`).
 The fastest order depends on the processor, not on the device type or driver: with PoCL 3.1,
 column-major ``ellr`` rows of 4-8 slots took 0.85-0.92x the row-major time on a 2-core Zen 4,
 2.1-2.4x on a 2-core Zen 5 (4-5 M entries) and 0.75-0.98x on a 16-core Xeon under PoCL 5.0
-(``reports/2026-11-26-cpu-2core-zen5-suites/rowmajor-*.txt``). So the calibration measures it
-(:func:`clspmv.model.order_probe.measure_ell_order`) and stores it here beside the calibration
-(:func:`clspmv.cache_files.device_file`); until it is measured, :data:`ROW_MAJOR_WIDTH`.
+(``reports/2026-11-26-cpu-2core-zen5-suites/rowmajor-*.txt``). So it is measured
+(:func:`clspmv.model.order_probe.measure_ell_order`: by every calibration first, and by the first
+conversion to ``ell``, ``ellr`` or ``hyb`` on a device without one,
+:func:`clspmv.model.order_probe.ensure_ell_order`) and stored here beside the calibration
+(:func:`order_path`); until it is measured, and with ``CLSPMV_CALIBRATE=0``,
+:data:`ROW_MAJOR_WIDTH`.
 """
 
 from __future__ import annotations
@@ -70,11 +73,21 @@ def row_major_width_from(times: dict[int, tuple[float, float]]) -> int:
     return width
 
 
+def order_path(device: Device) -> Path:
+    """The file of ``device``'s measured order (:func:`clspmv.cache_files.device_file`)."""
+    return device_file(device, "ell-order")
+
+
+def stored(device: Device) -> bool:
+    """Whether an order is stored for ``device`` (measured by a calibration or on first use)."""
+    return order_path(device).exists()
+
+
 def row_major_width(device: Device) -> int:
     """The width from which ``device`` stores ELL rows row-major where its work-items run one after
     another: the measured one stored for it, else :data:`ROW_MAJOR_WIDTH` (with a warning where the
     file is unusable; the next calibration measures it again)."""
-    path = device_file(device, "ell-order")
+    path = order_path(device)
     if path not in _memory:
         width = ROW_MAJOR_WIDTH
         if path.exists():
@@ -94,7 +107,7 @@ def row_major_width(device: Device) -> int:
 
 def save(device: Device, order: EllOrder) -> Path:
     """Store ``order`` as ``device``'s (used from now on in this process too); returns the path."""
-    path = device_file(device, "ell-order")
+    path = order_path(device)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps({"device": device.name, **order.to_json()}, indent=1) + "\n")

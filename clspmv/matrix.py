@@ -40,6 +40,7 @@ from .errors import DeviceError
 from .formats import FORMAT_CLASSES, Format, convert
 from .formats.base import Triplets
 from .model import select
+from .model.order_probe import ensure_ell_order
 from .precision import Precision, resolve
 from .sparse_api import ScipyOperators, TransposedMatrix, host_state, rebuild, restore
 from .vectors import DeviceVectors
@@ -189,6 +190,7 @@ class DeviceMatrix(ScipyOperators):
                     n_cols=n_cols, nnz=nnz)
             selection = dataclasses.replace(selection, converted=None)
         else:
+            ensure_ell_order(dev, format, params)
             layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
             fmt = convert(csr, format, layout, precision, column_map=column_map, **params)
             del csr

@@ -17,6 +17,7 @@ import clspmv
 from clspmv import ell_order
 from clspmv.ell_order import ROW_MAJOR_WIDTH, EllOrder, row_major_width_from
 from clspmv.formats import FORMAT_CLASSES, Layout, convert
+from clspmv.model import order_probe
 from clspmv.model.order_probe import PROBE_WIDTHS, measure_ell_order, probe_matrix
 from clspmv.precision import resolve
 
@@ -110,3 +111,27 @@ def test_a_calibration_timed_with_another_order_is_measured_again(device, cache)
         assert store.load(device) is None
     store.save(replace(cal, ell_row_major_width=0), device)  # none recorded: any order
     assert store.load(device) is not None
+
+
+def test_a_named_ell_format_measures_the_order_once(device, cache, monkeypatch, capsys) -> None:
+    """from_scipy(format="ellr") on a device without a stored order measures it first (one line
+    on stderr) where work-items do not run in lockstep, and converts in it; the next conversion
+    reads it; an explicit row_major, CLSPMV_CALIBRATE=0 and lockstep layouts measure nothing."""
+    monkeypatch.setattr(order_probe, "PROBE_ROWS", 256)
+    A = sp.diags([1.0 + k for k in range(5)], range(5), shape=(300, 300), format="csr")
+    monkeypatch.setenv("CLSPMV_CALIBRATE", "0")
+    clspmv.DeviceMatrix.from_scipy(A, format="ellr", device=device)
+    monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
+    clspmv.DeviceMatrix.from_scipy(A, format="ellr", device=device, row_major=False)
+    clspmv.DeviceMatrix.from_scipy(A, format="csr-scalar", device=device)
+    assert not ell_order.stored(device) and "ELL order" not in capsys.readouterr().err
+    lockstep = FORMAT_CLASSES["ellr"].layout_for(device).lockstep
+    M = clspmv.DeviceMatrix.from_scipy(A, format="hyb", device=device)
+    assert ell_order.stored(device) != lockstep
+    assert ("measuring the ELL order" in capsys.readouterr().err) != lockstep
+    width = ell_order.row_major_width(device)
+    assert M.params["row_major"] == int(not lockstep and 5 >= width)
+    x = np.linspace(-1, 1, 300)
+    assert_matches(M @ x, A, x, np.float64)
+    clspmv.DeviceMatrix.from_scipy(A, format="ellr", device=device)
+    assert "ELL order" not in capsys.readouterr().err  # measured once

@@ -10,15 +10,19 @@ band of :data:`PROBE_SPREAD` columns (the rows' x stays in the cache, the order'
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pyopencl.array as cl_array
 import scipy.sparse as sp
 
+from .. import ell_order
 from ..canonical import canonical_csr
 from ..device import Device
 from ..ell_order import EllOrder
 from ..formats import FORMAT_CLASSES, Format, Layout, convert
-from ..precision import Precision
+from ..precision import Precision, resolve
 from .probes import REPEATS, kernel_times
 
 PROBE_WIDTHS = (4, 6, 8, 11, 16, 24)
@@ -56,3 +60,25 @@ def measure_ell_order(device: Device, precision: Precision, rows: int = PROBE_RO
         order.times[width] = (seconds["column"], seconds["row"])
         del pair
     return order
+
+
+ORDERED_FORMATS = ("ell", "ellr", "hyb")
+"""The formats whose default layout follows the device's ELL order."""
+
+
+def ensure_ell_order(device: Device, fmt: str, params: dict[str, object]) -> None:
+    """Before ``fmt`` is converted for ``device`` with ``params``: where its layout follows the
+    ELL order (:data:`ORDERED_FORMATS`, no explicit ``row_major``), the device's work-items do
+    not run in lockstep and no order is stored for it, measure the order once and store it,
+    saying so on stderr (what a calibration does first; :meth:`clspmv.DeviceMatrix.from_scipy`
+    with a named format calls this, so ``format="ellr"`` takes the measured order without a
+    calibration). ``CLSPMV_CALIBRATE=0`` measures nothing (the layouts keep
+    :data:`clspmv.ell_order.ROW_MAJOR_WIDTH`)."""
+    if (fmt not in ORDERED_FORMATS or params.get("row_major") is not None
+            or os.environ.get("CLSPMV_CALIBRATE", "1") == "0"
+            or FORMAT_CLASSES[fmt].layout_for(device).lockstep or ell_order.stored(device)):
+        return
+    print(f"clspmv: measuring the ELL order of {device.name} once (about a second; stored in "
+          f"{ell_order.order_path(device)}; CLSPMV_CALIBRATE=0 skips it)", file=sys.stderr)
+    precision = resolve(np.float64 if device.fp64 else np.float32, np.float64)
+    ell_order.save(device, measure_ell_order(device, precision, PROBE_ROWS))
