@@ -4,8 +4,8 @@ timing (:func:`clspmv.model.probes.kernel_times`, the two orders in rounds).
 
 The probe matrices have :data:`PROBE_ROWS` rows of one width each, their entries spread over a
 band of :data:`PROBE_SPREAD` columns (the rows' x stays in the cache, the order's streams do not:
-1-5 M entries, 14-60 MB in float64, as the matrices whose order was measured to matter on the
-2-core Zen 4 and Zen 5). About 2-3 s on a 2-core CPU.
+0.8-4.8 M entries, 10-58 MB in float64, as the matrices whose order was measured to matter on
+the 2-core Zen 4 and Zen 5). 0.9-1.5 s on the 2-core Zen 5, 1.4-2.7 s on a 16-core Xeon.
 """
 
 from __future__ import annotations
