@@ -20,6 +20,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .cache_files import device_file
 from .device import Device
 
@@ -30,11 +32,11 @@ Zen 4 under PoCL 3.1 and 3.0 (``reports/2026-11-26-cpu-2core-zen4-ell-order``) c
 on 3-D stencils, block matrices and bands of 27-39, and 0.85-0.92x on rows of 5-8 slots."""
 
 ROW_MAJOR_GAIN = 0.9
-"""Row-major only where it takes at most this share of the column-major time: a near tie keeps
-column-major. On the 16-core Xeon under PoCL 5.0 the probe's rows of 4-11 slots tie (0.96-1.05;
-one run in three put row-major at 8 slots), while column-major ``ellr`` and ``hyb`` on matrices
-of 5-15 M entries with rows of 8-9 slots took 0.79-0.85x the row-major time
-(``reports/2026-11-26-cpu-2core-zen5-ell-order/xeon-*.txt``)."""
+"""Row-major counts as faster only where it takes less than this share of the column-major
+time: a near tie keeps column-major. On the 16-core Xeon under PoCL 5.0 the probe's rows of 4-11
+slots tie (0.96-1.05; one run in three put row-major at 8 slots without the margin), while
+column-major ``ellr`` and ``hyb`` on matrices of 5-15 M entries with rows of 8-9 slots took
+0.79-0.85x the row-major time (``reports/2026-11-26-cpu-2core-zen5-ell-order/xeon-*.txt``)."""
 
 _memory: dict[Path, int] = {}
 
@@ -60,16 +62,22 @@ class EllOrder:
 
 
 def row_major_width_from(times: dict[int, tuple[float, float]]) -> int:
-    """The narrowest measured width from which row-major takes at most :data:`ROW_MAJOR_GAIN` of
-    the column-major time at every measured width, each width standing for the rows up to the
-    next one; twice the widest where it does not there (column-major for every row the
-    measurements reach)."""
-    width = 2 * max(times)
+    """The width from which rows are row-major that makes the measured widths fastest together:
+    each measured width stands for the rows up to the next one and counts the logarithm of its
+    row-major time over :data:`ROW_MAJOR_GAIN` times its column-major time; the threshold is the
+    measured width whose sum over it and every wider one is least (the wider on a tie), or twice
+    the widest measured (column-major for every row the measurements reach) where no sum is
+    negative. One width timed slow by another process (on the 2-core Zen 5, row-major once 1.25x
+    column-major at 6 slots among 0.3-0.7x at every other width) moves the threshold only as far
+    as its weight against the others', where a rule of "row-major at every wider width" had
+    moved it from 4 to 8 slots."""
+    best, width = 0.0, 2 * max(times)
+    total = 0.0
     for w in sorted(times, reverse=True):
         column, row = times[w]
-        if row > ROW_MAJOR_GAIN * column:
-            break
-        width = w
+        total += float(np.log(row / (ROW_MAJOR_GAIN * column)))
+        if total < best:
+            best, width = total, w
     return width
 
 

@@ -39,11 +39,13 @@ def cache(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(("times", "width"), [
     ({4: (1.0, 0.5), 8: (1.0, 0.5), 16: (1.0, 0.5)}, 4),       # row-major wins everywhere
-    ({4: (1.0, 1.2), 8: (1.0, 0.9), 16: (1.0, 0.5)}, 8),       # column-major on the narrowest
-    ({4: (1.0, 0.5), 8: (1.0, 1.1), 16: (1.0, 0.5)}, 16),      # a loss above: only from 16
-    ({4: (1.0, 0.5), 8: (1.0, 0.5), 16: (1.0, 1.5)}, 32),      # loses on the widest: beyond
-    ({4: (1.0, 0.85), 8: (1.0, 0.95), 16: (1.0, 0.9)}, 16),    # a near tie keeps column-major
-    ({4: (1.0, 1.0)}, 8),
+    ({4: (1.0, 1.2), 8: (1.0, 0.6), 16: (1.0, 0.5)}, 8),       # column-major on the narrowest
+    ({4: (1.0, 0.5), 8: (1.0, 1.1), 16: (1.0, 0.5)}, 4),       # one slow width among wins
+    ({4: (1.0, 0.85), 8: (1.0, 2.0), 16: (1.0, 0.5)}, 16),     # a loss that outweighs below
+    ({4: (1.0, 0.5), 8: (1.0, 0.5), 16: (1.0, 1.5)}, 4),       # the widest loses, less
+    ({4: (1.0, 1.2), 8: (1.0, 1.2), 16: (1.0, 1.5)}, 32),      # never faster: beyond
+    ({4: (1.0, 0.88), 8: (1.0, 0.95), 16: (1.0, 0.89)}, 16),   # near ties keep column-major
+    ({4: (1.0, 0.9)}, 8),                                      # a tie at the margin too
 ])
 def test_width_from_the_probe_times(times, width) -> None:
     assert row_major_width_from(times) == width
