@@ -49,6 +49,13 @@ def host_cpu() -> str:
     return platform.processor() or platform.machine()
 
 
+def measures_on_first_use() -> bool:
+    """Whether a device without a stored file may be measured on first use: not with
+    ``CLSPMV_CALIBRATE=0`` (then a stored file is still read, and what is missing takes its
+    documented default)."""
+    return os.environ.get("CLSPMV_CALIBRATE", "1") != "0"
+
+
 def device_file(device: Device, kind: str) -> Path:
     """The cache file of ``kind`` (``"calibration"``, ``"ell-order"``) for ``device``."""
     host = f"-{host_cpu()}" if device.type == "cpu" else ""

@@ -10,7 +10,6 @@ the 2-core Zen 4 and Zen 5). 0.9-1.5 s on the 2-core Zen 5, 1.4-2.7 s on a 16-co
 
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
@@ -18,6 +17,7 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 from .. import ell_order
+from ..cache_files import measures_on_first_use
 from ..canonical import canonical_csr
 from ..device import Device
 from ..ell_order import EllOrder
@@ -75,7 +75,7 @@ def ensure_ell_order(device: Device, fmt: str, params: dict[str, object]) -> Non
     calibration). ``CLSPMV_CALIBRATE=0`` measures nothing (the layouts keep
     :data:`clspmv.ell_order.ROW_MAJOR_WIDTH`)."""
     if (fmt not in ORDERED_FORMATS or params.get("row_major") is not None
-            or os.environ.get("CLSPMV_CALIBRATE", "1") == "0"
+            or not measures_on_first_use()
             or FORMAT_CLASSES[fmt].layout_for(device).lockstep or ell_order.stored(device)):
         return
     print(f"clspmv: measuring the ELL order of {device.name} once (about a second; stored in "

@@ -13,12 +13,11 @@ the quick default of :data:`clspmv.model.timemodel.QUICK_DEFAULT` (device facts 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import warnings
 from pathlib import Path
 
-from ..cache_files import device_file
+from ..cache_files import device_file, measures_on_first_use
 from ..device import Device
 from ..ell_order import row_major_width
 from ..formats import SINGLE_FORMATS
@@ -105,7 +104,7 @@ def calibration(device: Device, force: bool = False, progress: bool = True) -> C
         if cal is not None:
             _memory[key] = cal
             return cal
-        if os.environ.get("CLSPMV_CALIBRATE", "1") == "0":
+        if not measures_on_first_use():
             return quick_default(device.name, device.driver_version, __version__, device.type,
                                  SINGLE_FORMATS, device.cache_bytes)
         print(f"clspmv: no usable calibration for {device.name}; measuring it once (under a "
