@@ -38,6 +38,15 @@ slots tie (0.96-1.05; one run in three put row-major at 8 slots without the marg
 column-major ``ellr`` and ``hyb`` on matrices of 5-15 M entries with rows of 8-9 slots took
 0.79-0.85x the row-major time (``reports/2026-11-26-cpu-2core-zen5-ell-order/xeon-*.txt``)."""
 
+MEASURED_WIDTHS = (2, 3, 4, 6, 8, 11, 16, 24)
+"""Row widths (slots) an order is measured at (:func:`clspmv.model.order_probe.measure_ell_order`):
+the narrow rows where the order was measured to change between processors, and 11-24 where the
+2-core Zen 4 took row-major 1.3-2.3x faster. 2 and 3 slots since the 2-core Zen 5 took
+row-major ``hyb`` 1.5-1.9x faster where its ELL part is 3 slots wide (a Chung-Lu graph, a band
+of 3 diagonals; ``ellr`` on the band 1.09x slower, and it ties at 2 slots:
+``reports/2026-11-26-xeon-auto/narrow-zen5.txt``). An order stored without one of them (by an
+older clspmv) is measured again (:func:`stored`)."""
+
 _memory: dict[Path, int] = {}
 
 
@@ -87,8 +96,19 @@ def order_path(device: Device) -> Path:
 
 
 def stored(device: Device) -> bool:
-    """Whether an order is stored for ``device`` (measured by a calibration or on first use)."""
-    return order_path(device).exists()
+    """Whether an order is stored for ``device`` (measured by a calibration or on first use) that
+    holds every width of :data:`MEASURED_WIDTHS`: one measured at fewer widths counts as none,
+    so that the next calibration or named conversion measures it again. A file that cannot be
+    read counts as stored (:func:`row_major_width` warns about it; the next calibration measures
+    it again)."""
+    path = order_path(device)
+    if not path.exists():
+        return False
+    try:
+        times = json.loads(path.read_text())["times"]
+        return all(str(w) in times for w in MEASURED_WIDTHS)
+    except (OSError, ValueError, TypeError, KeyError):
+        return True
 
 
 def row_major_width(device: Device) -> int:

@@ -140,7 +140,8 @@ def test_calibration_state(device, monkeypatch, tmp_path) -> None:
                              device.type, store.SINGLE_FORMATS), device)
     (finding,) = doctor.calibration_findings([device])
     assert finding.detail == f"quick-default, stored in {store.calibration_path(device)}"
-    ell_order.save(device, ell_order.EllOrder({4: (2.0, 1.0)}))  # a CPU's measured calibration
+    ell_order.save(device, ell_order.EllOrder(  # a CPU's measured order: row-major from 4 slots
+        {w: (1.0, 1.2) if w < 4 else (2.0, 1.0) for w in ell_order.MEASURED_WIDTHS}))
     measured = fixture_calibration(device)
     store.save(dataclasses.replace(measured, ell_row_major_width=4), device)
     (finding,) = doctor.calibration_findings([device])

@@ -15,15 +15,21 @@ from calibration_fixture import fixture_calibration
 
 import clspmv
 from clspmv import ell_order
-from clspmv.ell_order import ROW_MAJOR_WIDTH, EllOrder, row_major_width_from
+from clspmv.ell_order import MEASURED_WIDTHS, ROW_MAJOR_WIDTH, EllOrder, row_major_width_from
 from clspmv.formats import FORMAT_CLASSES, Layout, convert
 from clspmv.model import order_probe
-from clspmv.model.order_probe import PROBE_WIDTHS, measure_ell_order, probe_matrix
+from clspmv.model.order_probe import measure_ell_order, probe_matrix
 from clspmv.precision import resolve
 
 from oracle import assert_matches
 
 store = importlib.import_module("clspmv.model.store")
+
+
+def order_from(width: int) -> EllOrder:
+    """A complete measured order (every :data:`MEASURED_WIDTHS` width) that is row-major from
+    ``width`` slots: column-major faster below it, row-major twice as fast from it."""
+    return EllOrder({w: (1.0, 1.2) if w < width else (1.0, 0.5) for w in MEASURED_WIDTHS})
 
 
 @pytest.fixture
@@ -62,9 +68,9 @@ def test_probe_matrix_rows() -> None:
 
 def test_measure_times_both_orders_at_every_width(device, cache) -> None:
     order = measure_ell_order(device, resolve(np.float32, np.float64), rows=512)
-    assert sorted(order.times) == list(PROBE_WIDTHS)
+    assert sorted(order.times) == list(MEASURED_WIDTHS)
     assert all(c > 0 and r > 0 for c, r in order.times.values())
-    assert order.row_major_width in (*PROBE_WIDTHS, 2 * max(PROBE_WIDTHS))
+    assert order.row_major_width in (*MEASURED_WIDTHS, 2 * max(MEASURED_WIDTHS))
 
 
 def test_the_stored_width_shapes_layouts_and_conversions(device, cache) -> None:
@@ -72,8 +78,8 @@ def test_the_stored_width_shapes_layouts_and_conversions(device, cache) -> None:
     from 4 slots) is taken by the layouts made after it, so ellr and hyb store rows of 5 slots
     row-major where work-items do not run in lockstep, column-major where they do."""
     assert FORMAT_CLASSES["ellr"].layout_for(device).row_major_width == ROW_MAJOR_WIDTH
-    path = ell_order.save(device, EllOrder({4: (2.0, 1.0), 8: (2.0, 1.0)}))
-    assert json.loads(path.read_text())["row_major_width"] == 4
+    path = ell_order.save(device, order_from(4))
+    assert json.loads(path.read_text())["row_major_width"] == 4 and ell_order.stored(device)
     layout = FORMAT_CLASSES["ellr"].layout_for(device)
     assert layout.row_major_width == 4
     A = sp.diags([1.0 + k for k in range(5)], range(5), shape=(300, 300), format="csr")
@@ -104,11 +110,11 @@ def test_an_unusable_order_file_falls_back_with_a_warning(device, cache, damage)
 def test_a_calibration_timed_with_another_order_is_measured_again(device, cache) -> None:
     """The calibration records the order its formats were timed in; when the stored order says
     otherwise its times are of other layouts: rebuilt with a warning."""
-    ell_order.save(device, EllOrder({4: (2.0, 1.0)}))
+    ell_order.save(device, order_from(4))
     cal = fixture_calibration(device)
     store.save(replace(cal, ell_row_major_width=4), device)
     assert store.load(device) is not None
-    ell_order.save(device, EllOrder({4: (1.0, 2.0), 8: (1.0, 0.5)}))  # now from 8 slots
+    ell_order.save(device, order_from(8))  # now from 8 slots
     with pytest.warns(RuntimeWarning, match="timed with ELL rows of 4 slots .* now says 8"):
         assert store.load(device) is None
     store.save(replace(cal, ell_row_major_width=0), device)  # none recorded: any order
@@ -137,3 +143,27 @@ def test_a_named_ell_format_measures_the_order_once(device, cache, monkeypatch, 
     assert_matches(M @ x, A, x, np.float64)
     clspmv.DeviceMatrix.from_scipy(A, format="ellr", device=device)
     assert "ELL order" not in capsys.readouterr().err  # measured once
+
+
+def test_an_order_measured_at_fewer_widths_is_measured_again(device, cache, monkeypatch,
+                                                             capsys) -> None:
+    """An order stored before clspmv measured every width of MEASURED_WIDTHS (here: 4-24 slots
+    only, as before 2 and 3 were added) counts as none: a calibration timed in it is rebuilt
+    with a warning, and a named conversion measures the order again where work-items do not run
+    in lockstep."""
+    older = {w: t for w, t in order_from(4).times.items() if w >= 4}
+    ell_order.save(device, EllOrder(older))
+    assert ell_order.row_major_width(device) == 4 and not ell_order.stored(device)
+    store.save(replace(fixture_calibration(device), ell_row_major_width=4), device)
+    with pytest.warns(RuntimeWarning, match="ELL order .* measured at fewer row widths"):
+        assert store.load(device) is None
+    monkeypatch.setattr(order_probe, "PROBE_ROWS", 256)
+    monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
+    A = sp.diags([1.0, 2.0, 3.0], [0, 1, 2], shape=(300, 300), format="csr")
+    clspmv.DeviceMatrix.from_scipy(A, format="hyb", device=device)
+    lockstep = FORMAT_CLASSES["hyb"].layout_for(device).lockstep
+    assert ("measuring the ELL order" in capsys.readouterr().err) != lockstep
+    assert ell_order.stored(device) != lockstep
+    if not lockstep:
+        times = json.loads(ell_order.order_path(device).read_text())["times"]
+        assert sorted(int(w) for w in times) == list(MEASURED_WIDTHS)

@@ -4,8 +4,9 @@ timing (:func:`clspmv.model.probes.kernel_times`, the two orders in rounds).
 
 The probe matrices have :data:`PROBE_ROWS` rows of one width each, their entries spread over a
 band of :data:`PROBE_SPREAD` columns (the rows' x stays in the cache, the order's streams do not:
-0.8-4.8 M entries, 10-58 MB in float64, as the matrices whose order was measured to matter on
-the 2-core Zen 4 and Zen 5). 0.9-1.5 s on the 2-core Zen 5, 1.4-2.7 s on a 16-core Xeon.
+0.4-4.8 M entries, 5-58 MB in float64, as the matrices whose order was measured to matter on
+the 2-core Zen 4 and Zen 5). 1.1-1.2 s on the 2-core Zen 5 (the widths 4-24 alone took 1.4-2.7 s
+on a 16-core Xeon).
 """
 
 from __future__ import annotations
@@ -20,14 +21,11 @@ from .. import ell_order
 from ..cache_files import measures_on_first_use
 from ..canonical import canonical_csr
 from ..device import Device
-from ..ell_order import EllOrder
+from ..ell_order import MEASURED_WIDTHS, EllOrder
 from ..formats import FORMAT_CLASSES, Format, Layout, convert
 from ..precision import Precision, resolve
 from .probes import REPEATS, kernel_times
 
-PROBE_WIDTHS = (4, 6, 8, 11, 16, 24)
-"""Row widths probed: the narrow rows where the order was measured to change between processors,
-and 11-24 where the 2-core Zen 4 took row-major 1.3-2.3x faster."""
 PROBE_ROWS = 200_000
 """Rows of each probe matrix."""
 PROBE_SPREAD = 2000
@@ -45,10 +43,10 @@ def probe_matrix(width: int, rows: int = PROBE_ROWS, spread: int = PROBE_SPREAD)
 
 def measure_ell_order(device: Device, precision: Precision, rows: int = PROBE_ROWS) -> EllOrder:
     """``ellr``'s kernel seconds column-major and row-major on :func:`probe_matrix` of ``rows``
-    rows and every :data:`PROBE_WIDTHS` width on ``device``."""
+    rows and every :data:`clspmv.ell_order.MEASURED_WIDTHS` width on ``device``."""
     layout: Layout = FORMAT_CLASSES["ellr"].layout_for(device)
     order = EllOrder()
-    for width in PROBE_WIDTHS:
+    for width in MEASURED_WIDTHS:
         csr = canonical_csr(probe_matrix(width, rows), precision.value)
         pair: dict[str, Format] = {}
         for name, row_major in (("column", False), ("row", True)):
@@ -69,7 +67,8 @@ ORDERED_FORMATS = ("ell", "ellr", "hyb")
 def ensure_ell_order(device: Device, fmt: str, params: dict[str, object]) -> None:
     """Before ``fmt`` is converted for ``device`` with ``params``: where its layout follows the
     ELL order (:data:`ORDERED_FORMATS`, no explicit ``row_major``), the device's work-items do
-    not run in lockstep and no order is stored for it, measure the order once and store it,
+    not run in lockstep and no order is stored for it (or one measured at fewer widths:
+    :func:`clspmv.ell_order.stored`), measure the order once and store it,
     saying so on stderr (what a calibration does first; :meth:`clspmv.DeviceMatrix.from_scipy`
     with a named format calls this, so ``format="ellr"`` takes the measured order without a
     calibration). ``CLSPMV_CALIBRATE=0`` measures nothing (the layouts keep

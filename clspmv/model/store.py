@@ -4,7 +4,8 @@ The file is ``<cache>/calibration-<device>-<driver><host>-<clspmv version>.json`
 (:func:`clspmv.cache_files.device_file`: a new driver, clspmv version or, for a CPU device, host
 processor calibrates again). A file that cannot be read, is malformed,
 or was made for another device, driver, clspmv version, model form or way of measuring
-(:data:`clspmv.model.calibrate.MEASUREMENT`) is rebuilt with a warning.
+(:data:`clspmv.model.calibrate.MEASUREMENT`), or on a CPU in another ELL order than the one
+stored now (:mod:`clspmv.ell_order`), is rebuilt with a warning.
 
 ``CLSPMV_CALIBRATE=0`` measures nothing: a calibration stored for the device is still used, else
 the quick default of :data:`clspmv.model.timemodel.QUICK_DEFAULT` (device facts only).
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from ..cache_files import device_file, measures_on_first_use
 from ..device import Device
-from ..ell_order import row_major_width
+from ..ell_order import row_major_width, stored
 from ..formats import SINGLE_FORMATS
 from ..version import __version__
 from .calibrate import MEASUREMENT, calibrate
@@ -49,6 +50,9 @@ def load(device: Device) -> Calibration | None:
         if cal.kind == "measured" and cal.measurement != MEASUREMENT:
             raise ValueError(f"it was measured with other kernels or timing (measurement "
                              f"{cal.measurement}, now {MEASUREMENT})")
+        if cal.ell_row_major_width and not stored(device):
+            raise ValueError("its formats were timed in an ELL order that is no longer stored "
+                             "or was measured at fewer row widths than clspmv measures now")
         if cal.ell_row_major_width not in (0, row_major_width(device)):
             raise ValueError(f"its formats were timed with ELL rows of "
                              f"{cal.ell_row_major_width} slots or more row-major, the device's "
