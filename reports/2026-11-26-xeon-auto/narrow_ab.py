@@ -22,4 +22,4 @@ for src in resolve_all(sys.argv[2:]):
     pairs = " | ".join(f"{f} col {ms[f + ' col']:.3f} row {ms[f + ' row']:.3f} ms: row/col "
                        f"{ms[f + ' row'] / ms[f + ' col']:.2f}"
                        for f in ("ell", "ellr", "hyb") if f + " col" in ms)
-    print(f"{src.spec if hasattr(src, 'spec') else src}  nnz {A.nnz}  {pairs}", flush=True)
+    print(f"{src.name}  nnz {A.nnz}  {pairs}", flush=True)
