@@ -87,9 +87,9 @@ def transposed_copy(fmt: Format, device: Device, precision: Precision) -> Format
     m, n = fmt.shape
     csr_t = canonical_csr(sp.coo_matrix((vals, (cols, rows)), shape=(n, m)), fmt.dtype)
     try:
-        copy = convert(csr_t, fmt.name, fmt.layout, precision)
+        copy = convert(csr_t, fmt.name, fmt.layout, precision, owned=True)
     except UnsuitableFormatError:
-        copy = convert(csr_t, FALLBACK_TRANSPOSE_FORMAT, fmt.layout, precision)
+        copy = convert(csr_t, FALLBACK_TRANSPOSE_FORMAT, fmt.layout, precision, owned=True)
     del csr_t
     copy.upload(device)
     return copy

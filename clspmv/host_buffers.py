@@ -79,6 +79,26 @@ def wrap(device: Device, a: np.ndarray, writable: bool) -> cl_array.Array | Host
     return cl_array.Array(device.queue, a.shape, a.dtype, order=order, data=buf)
 
 
+def matrix_buffer(device: Device, a: np.ndarray, in_place: bool) -> cl.Buffer:
+    """A read-only buffer holding a matrix's array ``a`` (:meth:`clspmv.formats.Format.upload`):
+    made on ``a``'s own memory (``CL_MEM_USE_HOST_PTR``, the buffer keeping ``a`` alive) where
+    ``in_place`` (the caller's word that nothing else reads or writes ``a``) and the device uses
+    host pointers in place (:attr:`clspmv.Device.shares_host_pointer`), else a copy. In place,
+    a CPU device's upload takes no time: on the 2-core Zen 5 (PoCL 3.1) 0.5-1.3 ms against
+    22-78 ms for the copies of matrices of 4-6 M entries, most of them the page faults of
+    the runtime's new memory; the products ran as fast from the arrays where numpy put them
+    (kernel times 0.88-1.05x those from the runtime's copies over 25 format-matrix pairs, within
+    the noise: ``reports/2026-11-26-xeon-auto/in-place-upload.txt``). OpenCL has no empty
+    buffers: an empty array gets one element nobody reads."""
+    if a.size == 0:
+        a = np.zeros(1, a.dtype)
+    elif in_place and device.shares_host_pointer:
+        return cl.Buffer(device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR,
+                         hostbuf=a)
+    return cl.Buffer(device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                     hostbuf=a)
+
+
 @functools.cache
 def buffer_alignment(device: Device) -> int:
     """Bytes the start of a buffer ``device`` allocates is a multiple of

@@ -192,7 +192,8 @@ class DeviceMatrix(ScipyOperators):
         else:
             ensure_ell_order(dev, format, params)
             layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
-            fmt = convert(csr, format, layout, precision, column_map=column_map, **params)
+            fmt = convert(csr, format, layout, precision, column_map=column_map, owned=True,
+                          **params)
             del csr
             M = cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal,
                            n_cols=n_cols, nnz=nnz)

@@ -280,7 +280,7 @@ def rebuild(cls: type, state: dict[str, object], device: Device | None = None,
     fmt_cls = FORMAT_CLASSES[state["format"]]
     layout = fmt_cls.layout_for(dev, wg if wg <= dev.max_work_group_size else None)
     fmt = convert(csr, state["format"], layout, prec, column_map=state["column_map"],
-                  **state["params"])
+                  owned=True, **state["params"])
     return cls.upload(fmt, dev, transposed_storage=state["transposed_storage"],
                       n_cols=state["n_cols"], nnz=state["nnz"])
 

@@ -229,3 +229,47 @@ def test_shares_host_pointer_probe(cpu):
     buf = host_buffers.wrap(cpu, a, writable=True)
     cl.Kernel(prg, "w")(cpu.queue, (64,), None, buf.data).wait()
     assert cpu.shares_host_pointer == bool((a == 42).all())
+
+
+def _uses_host_pointer(buf: cl.Buffer) -> bool:
+    return bool(buf.get_info(cl.mem_info.FLAGS) & cl.mem_flags.USE_HOST_PTR)
+
+
+@pytest.mark.parametrize("fmt", ["csr-scalar", "hyb", "sell", "dia"])
+def test_matrix_arrays_used_in_place_by_from_scipy(device, fmt):
+    """from_scipy's conversion is of its own canonical copy, so on a device that uses host
+    pointers in place its buffers are made on the format's arrays (no copy); elsewhere copies.
+    Either way a change to the caller's matrix afterwards does not reach the device matrix."""
+    A = sp.diags([1.0, -2.0, 3.0], [-1, 0, 2], shape=(120, 120), format="csr")
+    M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device)
+    x = np.linspace(-1, 1, 120)
+    in_place = device.shares_host_pointer
+    assert all(_uses_host_pointer(b) == in_place for b in M._fmt.buffers.values()
+               if b.size > 8)  # an empty array's one-element stand-in is always a copy
+    A.data *= 5.0
+    assert_matches(M @ x, A / 5.0, x, np.float64)
+    assert_matches(M.rmatvec(x), (A / 5.0).T.tocsr(), x, np.float64)
+
+
+def test_convert_without_owned_copies(device):
+    """convert()'s default: the caller may keep using its CSR arrays, so the upload copies them,
+    and a later change to them does not reach the device; owned=True hands them over (in place
+    where the device shares host memory)."""
+    from clspmv.canonical import canonical_csr
+    from clspmv.formats import FORMAT_CLASSES, convert
+    from clspmv.precision import resolve
+
+    csr = canonical_csr(_matrix(), np.float64)
+    layout = FORMAT_CLASSES["csr-scalar"].layout_for(device)
+    precision = resolve(np.float64, np.float64)
+    fmt = convert(csr, "csr-scalar", layout, precision)
+    fmt.upload(device)
+    assert not any(_uses_host_pointer(b) for b in fmt.buffers.values())
+    owned = convert(csr.copy(), "csr-scalar", layout, precision, owned=True)
+    owned.upload(device)
+    assert _uses_host_pointer(owned.buffers["val"]) == device.shares_host_pointer
+    expected = _matrix()
+    csr.data[:] = 0.0
+    M = clspmv.DeviceMatrix(fmt, device)
+    x = np.random.default_rng(2).random(60)
+    assert_matches(M @ x, expected, x, np.float64)

@@ -32,14 +32,19 @@ Strips.block_formats = {name: FORMAT_CLASSES[name] for name in SINGLE_FORMATS}
 
 
 def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precision,
-            column_map: object = None, **params: object) -> Format:
+            column_map: object = None, owned: bool = False, **params: object) -> Format:
     """Lay out a canonical CSR matrix (:func:`clspmv.matrix.canonical_csr`, values of
     ``precision.value``) in ``format`` for a device of ``layout``, its kernels to sum in
     ``precision.accumulate``: numpy only, nothing touches a device. :meth:`Format.upload` (or
     :meth:`clspmv.DeviceMatrix.upload`) then copies it to the device. This pair is the one path
     from a CSR matrix to a device matrix: ``DeviceMatrix.from_scipy`` and the benchmarks both
     take it. ``column_map`` (one distinct global column per column of ``csr``) makes the format a
-    block with compact columns (:meth:`Format.set_column_map`).
+    block with compact columns (:meth:`Format.set_column_map`). ``owned``: ``csr`` is the
+    caller's private copy (as ``canonical_csr`` makes), which nothing reads or writes after this
+    call: the format may keep its arrays, and on a CPU device :meth:`Format.upload` then makes the
+    buffers on the format's arrays instead of copying them
+    (:func:`clspmv.host_buffers.matrix_buffer`). By default the upload copies, so that a
+    matrix whose arrays the caller changes later keeps the values it was uploaded with.
 
     Raises ValueError for an unknown format or parameter values the format refuses,
     :class:`~clspmv.errors.UnsuitableFormatError` when the format would pad absurdly,
@@ -50,6 +55,7 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
         raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMAT_CLASSES)}")
     fmt = cls.from_csr(csr, layout, **params)
     fmt.accumulate = precision.accumulate
+    fmt.owned_arrays = owned
     if column_map is not None:
         fmt.set_column_map(np.asarray(column_map))
     return fmt

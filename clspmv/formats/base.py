@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from .. import build
 from ..device import Device
 from ..errors import DeviceError, IndexOverflowError
+from ..host_buffers import matrix_buffer
 from .conversion import (
     MAX_PADDING_RATIO,
     PADDING_FLOOR,
@@ -111,6 +112,8 @@ class Format(ABC):
         """Type of the kernels' sums (``ACC_T``): the value type unless
         :func:`clspmv.formats.convert` says otherwise (float64 for ``dtype="mixed"``)."""
         self.layout = layout
+        self.owned_arrays = False
+        """True when the host arrays are clspmv's own (``convert(..., owned=True)``)."""
         self.host: dict[str, np.ndarray] | None = arrays
         self.buffers: dict[str, cl.Buffer] = {}
         self.device: Device | None = None
@@ -185,7 +188,9 @@ class Format(ABC):
         self.prepare_kernels()
 
     def upload(self, device: Device) -> None:
-        """Copy the host arrays into device buffers (once) and build the kernels, summing in
+        """Put the host arrays into device buffers (once: copies, or the arrays themselves where
+        :attr:`owned_arrays` and the device uses host memory in place,
+        :func:`clspmv.host_buffers.matrix_buffer`) and build the kernels, summing in
         :attr:`accumulate` (set by :func:`clspmv.formats.convert`: float64 sums of float32
         values are ``dtype="mixed"``, which needs the device's fp64)."""
         if self.host is None:
@@ -202,16 +207,13 @@ class Format(ABC):
                 f"{device.global_memory} bytes of global memory of {device.name}"
             )
         self.compile(device)
-        flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
         for key, a in self.host.items():
-            # OpenCL has no empty buffers: an empty array gets one element nobody reads.
-            data = a if a.size else np.zeros(1, a.dtype)
             try:
-                self.buffers[key] = cl.Buffer(device.context, flags, hostbuf=data)
+                self.buffers[key] = matrix_buffer(device, a, self.owned_arrays)
             except cl.Error as err:  # MemoryError, or LogicError for a size the driver refuses
                 self.buffers.clear()  # release what was uploaded already
                 raise DeviceError(
-                    f"the OpenCL driver of {device.name} refused a buffer of {data.nbytes} bytes "
+                    f"the OpenCL driver of {device.name} refused a buffer of {a.nbytes} bytes "
                     f"for {key!r} of format {self.name!r} ({self.nbytes} bytes in all): {err}; "
                     "free device memory or choose a format that needs less"
                 ) from err

@@ -205,7 +205,8 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
                    else {})
             convert(csr[:64], name, layout, precision, **own).compile(device)  # builds untimed
             t0 = time.perf_counter()
-            uploaded[name] = convert(csr, name, layout, precision, **own)
+            # owned: timed as from_scipy converts (on a CPU, the arrays used in place)
+            uploaded[name] = convert(csr, name, layout, precision, owned=True, **own)
             uploaded[name].upload(device)
             device.queue.finish()
             out.conversion_s[(key, name)] = time.perf_counter() - t0
