@@ -180,7 +180,7 @@ class DeviceMatrix(ScipyOperators):
         if format == "auto":
             plain = column_map is None and work_group_size is None
             selection = select(csr, dev, precision, expected_products,
-                               trial=trial if plain else False)
+                               trial=trial if plain else False, owned=True)
             format, params = selection.format, selection.params
         diagonal = None if column_map is not None else csr.diagonal()  # A's is its transpose's
         nnz = csr.nnz

@@ -13,6 +13,7 @@ import itertools
 import json
 
 import numpy as np
+import pyopencl as cl
 import pytest
 import scipy.sparse as sp
 from calibration_fixture import FIXTURE
@@ -84,6 +85,10 @@ def test_plan_of_every_format(seed: int, alpha: float, beta: float, dtype: np.dt
     M = clspmv.DeviceMatrix.from_scipy(A, format="strips", device=device, dtype=dtype,
                                        blocks=plan)
     assert M.format == "strips" and [b[:3] for b in M._fmt.plan] == plan
+    in_place = [bool(b.get_info(cl.mem_info.FLAGS) & cl.mem_flags.USE_HOST_PTR)
+                for _, _, fmt in M._fmt.blocks for k, b in fmt.buffers.items()
+                if k in fmt._specs and b.size > 8]  # the arrays, not scratch buffers
+    assert in_place and all(i == device.shares_host_pointer for i in in_place)
     ref = oracle(A, plan, dtype)
     m, n = A.shape
     # forward; beta = 0 never reads y

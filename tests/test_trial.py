@@ -7,6 +7,7 @@ import pickle
 from dataclasses import replace
 
 import numpy as np
+import pyopencl as cl
 import pytest
 import scipy.sparse as sp
 from calibration_fixture import fixture_calibration
@@ -124,6 +125,11 @@ def test_from_scipy_with_a_trial_uses_the_winner_without_converting_again(device
     assert M.format == sel.format and (M.format == fastest or sel.trial_ms[fastest]
                                        * (1 + trials.MARGIN) > sel.trial_ms[M.format])
     assert sel.converted is None and conversions == []  # the trial's own matrix, let go of
+    # converted from from_scipy's own copy: its buffers are its arrays where the device shares
+    # host memory (clspmv.host_buffers.matrix_buffer)
+    flags = [b.get_info(cl.mem_info.FLAGS) for k, b in M._fmt.buffers.items()
+             if k in M._fmt._specs and b.size > 8]  # the matrix's arrays, not scratch
+    assert all(bool(f & cl.mem_flags.USE_HOST_PTR) == device.shares_host_pointer for f in flags)
     x = np.linspace(-1, 1, 1600)
     assert_matches(M @ x, POISSON, x, np.dtype(np.float64))
     assert_matches(M.T @ x, POISSON.T.tocsr(), x, np.dtype(np.float64))
@@ -253,11 +259,11 @@ def test_a_strips_trial_falls_back_when_a_block_fits_nowhere(device, stored, pla
     real = trials.run
     whole = []
 
-    def run(csr, device, precision, names):
+    def run(csr, device, precision, names, owned=False):
         if csr.shape[0] == CUT:
             raise ValueError("no format of the trial fits")
         whole.append(names)
-        return real(csr, device, precision, names)
+        return real(csr, device, precision, names, owned)
 
     monkeypatch.setattr(trials, "run", run)
     monkeypatch.setattr(trials, "kernel_times", fake_times({}, 1e-3, 2e-3))

@@ -195,6 +195,7 @@ class Strips(Format):
         if self.host is None:
             raise RuntimeError("format already uploaded")
         for _, _, fmt in self.blocks:
+            fmt.owned_arrays = self.owned_arrays  # the blocks' arrays come from the same csr
             fmt.upload(device)
         self.device = device
         self.host = None

@@ -83,7 +83,8 @@ class Selection:
 
 def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = None,
            expected_products: int | None = None, calibration_: Calibration | None = None,
-           strips: bool | None = None, trial: bool | None = None) -> Selection:
+           strips: bool | None = None, trial: bool | None = None, owned: bool = False
+           ) -> Selection:
     """The format for the canonical CSR matrix ``csr`` on ``device``: the least predicted kernel
     time, or with ``expected_products=n`` the least conversion plus n products. ``precision``:
     how a trial converts (default: ``csr``'s value type; the features read the value size from
@@ -92,8 +93,10 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
     take the fastest (:mod:`.trial`; a strips plan predicted :data:`.strips.TRIAL_MARGIN`
     faster: every block's likeliest formats, the joined blocks against the single formats,
     :mod:`.strips_trial`; None: when ``expected_products`` is given and the trial's predicted
-    cost is at most :data:`.trial.SHARE` of their time). Raises ValueError for
-    ``expected_products < 1``."""
+    cost is at most :data:`.trial.SHARE` of their time). ``owned``: ``csr`` is the caller's
+    private copy (``from_scipy``'s canonical one), so a trial's conversions may keep its arrays
+    (:func:`clspmv.formats.convert`'s ``owned``: on a CPU, uploaded in place, as the calibration
+    timed them). Raises ValueError for ``expected_products < 1``."""
     if expected_products is not None and expected_products < 1:
         raise ValueError(f"expected_products must be at least 1, got {expected_products}")
     cal = calibration_ or calibration(device)
@@ -115,7 +118,7 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
         plan = plan_for_device(csr, device, cal)
     if plan is not None and (plan.worth_a_trial or plan.worthwhile):
         chosen = _strips(csr, device, precision, expected_products, cal, trial, preds, f, plan,
-                         t0)
+                         t0, owned)
         if chosen is not None:
             return chosen
     cost = (time.perf_counter() - t0) * 1e3
@@ -126,7 +129,7 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
     done, failed = None, ""
     if trial:
         done, failed = trials.attempt(csr, device, precision or resolve(csr.dtype, csr.dtype),
-                                      names)
+                                      names, owned)
     if done is not None:
         ms = done.kernel_ms
         why = (f"fastest on the device of the {len(ms)} formats tried ("
@@ -154,8 +157,8 @@ def _blocks(blocks: tuple[tuple[int, int, str], ...]) -> str:
 
 def _strips(csr: sp.csr_matrix, device: Device, precision: Precision | None,
             expected_products: int | None, cal: Calibration, trial: bool | None,
-            preds: dict[str, Prediction], f: Features, plan: StripsPlan, started: float
-            ) -> Selection | None:
+            preds: dict[str, Prediction], f: Features, plan: StripsPlan, started: float,
+            owned: bool) -> Selection | None:
     """:func:`select`'s choice once a strips plan worth a trial (or worthwhile) is found: where
     a trial is due (``trial``, or its predicted cost at most :data:`.trial.SHARE` of the
     expected products') what :mod:`.strips_trial` measured, else the plan where it is
@@ -173,7 +176,7 @@ def _strips(csr: sp.csr_matrix, device: Device, precision: Precision | None,
         if trial:
             try:
                 done = strips_trial.run(csr, device, precision or resolve(csr.dtype, csr.dtype),
-                                        plan, blocks, names, cal.launch_s)
+                                        plan, blocks, names, cal.launch_s, owned)
             except strips_trial.BlockTrialError:
                 return None
     cost = (time.perf_counter() - started) * 1e3

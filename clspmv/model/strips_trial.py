@@ -102,8 +102,8 @@ def predicted_seconds(single: dict[str, Prediction], single_names: list[str],
 
 
 def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPlan,
-        blocks: Sequence[BlockCandidates], single_names: list[str], launch_s: float = 0.0
-        ) -> StripsTrial:
+        blocks: Sequence[BlockCandidates], single_names: list[str], launch_s: float = 0.0,
+        owned: bool = False) -> StripsTrial:
     """Try every block's candidates on its rows (:func:`clspmv.model.trial.run`; each block
     keeps only its winner on the device), join the winners into a ``strips`` matrix, then try
     ``single_names`` on the whole matrix and time its fastest beside the strips, keeping the
@@ -113,12 +113,13 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPl
     the cache, which a product of every block would not find (the joined blocks' time against
     the single format's is not biased so). :class:`BlockTrialError` when a block's
     candidates all fail (refused, or no room on the device). ``launch_s``: the launch cost
-    per block in the returned plan's predicted time."""
+    per block in the returned plan's predicted time; ``owned``: as
+    :func:`clspmv.formats.convert`'s, for ``csr`` (its row slices included)."""
     start = time.perf_counter()
     won = []
     for b in blocks:
         try:
-            won.append(trials.run(row_slice(csr, *b.rows), device, precision, b.names))
+            won.append(trials.run(row_slice(csr, *b.rows), device, precision, b.names, owned))
         except ValueError as err:
             raise BlockTrialError(f"rows {b.rows[0]}:{b.rows[1]}: {err}") from None
     joined = Strips.of_uploaded(csr.shape, Strips.layout_for(device),
@@ -127,7 +128,7 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPl
     single = None
     if single_names:
         try:
-            single = trials.run(csr, device, precision, single_names)
+            single = trials.run(csr, device, precision, single_names, owned)
         except ValueError:
             single = None  # no single format fits beside the blocks: the strips alone are timed
     timed: dict[str, Format] = {"strips": joined}

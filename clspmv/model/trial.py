@@ -127,18 +127,20 @@ def affordable(trial_s: float, expected_products: int, product_s: float) -> bool
     return trial_s <= SHARE * expected_products * product_s
 
 
-def run(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[str]) -> Trial:
-    """Convert ``csr`` (canonical, values of ``precision.value``) to each of ``names`` in its
-    device's default layout, upload them all (a format refusing the matrix or not fitting the
-    device beside the others is left out), time y = A x in rounds and keep the fastest, or
-    ``names[0]`` (the model's choice) unless the fastest measured :data:`MARGIN` faster;
-    ValueError when none is left. The others' device buffers are released on
-    return."""
+def run(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[str],
+        owned: bool = False) -> Trial:
+    """Convert ``csr`` (canonical, values of ``precision.value``; ``owned``: as
+    :func:`clspmv.formats.convert`'s) to each of ``names`` in its device's default layout,
+    upload them all (a format refusing the matrix or not fitting the device beside the others
+    is left out), time y = A x in rounds and keep the fastest, or ``names[0]`` (the model's
+    choice) unless the fastest measured :data:`MARGIN` faster; ValueError when none is left.
+    The others' device buffers are released on return."""
     start = time.perf_counter()
     uploaded: dict[str, Format] = {}
     for name in names:
         try:
-            fmt = convert(csr, name, FORMAT_CLASSES[name].layout_for(device), precision)
+            fmt = convert(csr, name, FORMAT_CLASSES[name].layout_for(device), precision,
+                          owned=owned)
             fmt.upload(device)
         except (UnsuitableFormatError, DeviceError, cl.MemoryError):
             continue  # it refuses the matrix (the sampled features let it pass) or has no room
@@ -156,13 +158,13 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[st
                  time.perf_counter() - start)
 
 
-def attempt(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[str]
-            ) -> tuple[Trial | None, str]:
+def attempt(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[str],
+            owned: bool = False) -> tuple[Trial | None, str]:
     """:func:`run` of ``names``, or None and why not: fewer than two candidates ("", nothing
     to compare), or none left to time (the reason, for the selection's ``why``)."""
     if len(names) < 2:
         return None, ""
     try:
-        return run(csr, device, precision, names), ""
+        return run(csr, device, precision, names, owned), ""
     except ValueError as err:  # nothing fit the device: the model's choice stands
         return None, f"; the trial failed ({err})"
