@@ -41,14 +41,9 @@ a kernel walking one row per work-item is its longest chain of dependent loads."
 def _from_lengths(lengths: np.ndarray, cols: int, spread: int | None, rng: np.random.Generator
                   ) -> sp.csr_matrix:
     """Rows of the given lengths; columns near the diagonal within ``spread`` (sorted, distinct
-    positions of a window, the same offsets in every row of one length), or uniformly random
-    when ``spread`` is None. Built as CSR directly (per-row terms repeated over the entries),
-    then duplicates summed (random columns drawn twice count twice). A window's columns outside
-    the matrix are left out, so the first and last rows are shorter: clipped to the edge, as
-    before MEASUREMENT 10, they made diagonals of their own (a band of 8 diagonals with every
-    other offset of -8..6 held 15, half of them empty, so that ``dia`` streamed 1.9 times its
-    entries there and the calibration took it for 1.2-1.7 times slower than its kernel is on
-    bands: ``reports/2026-11-26-xeon-auto/dia-calibration.txt``)."""
+    positions of a window), or uniformly random when ``spread`` is None. Built as CSR directly
+    (per-row terms repeated over the entries), then duplicates summed: the columns clipped at the
+    matrix's edges, or drawn twice at random, count twice."""
     m = lengths.size
     indptr = np.zeros(m + 1, np.int64)
     np.cumsum(lengths, out=indptr[1:])
@@ -60,12 +55,7 @@ def _from_lengths(lengths: np.ndarray, cols: int, spread: int | None, rng: np.ra
         first = np.arange(m, dtype=np.int64) * cols // max(m, 1) - width // 2
         idx = np.repeat(first - indptr[:-1] * step, lengths)  # first + (e - indptr) * step
         idx += np.arange(indptr[-1], dtype=np.int64) * np.repeat(step, lengths)
-        inside = (idx >= 0) & (idx < cols)
-        if not inside.all():
-            rows = np.repeat(np.arange(m), lengths)[inside]
-            indptr = np.zeros(m + 1, np.int64)
-            np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
-            idx = idx[inside]
+        np.clip(idx, 0, cols - 1, out=idx)
     return _csr(np.ones(idx.size), idx, indptr, (m, cols))
 
 

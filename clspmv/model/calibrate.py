@@ -42,11 +42,9 @@ from .timemodel import (
     terms,
 )
 
-MEASUREMENT = 10
-"""What a calibration measured, bumped when the kernels, their timing or the benchmark matrices
-change the times it stores (a stored calibration of another value is measured again, with a
-warning): 10 = the banded benchmark matrices without diagonals of their own at the edges
-(:func:`.benchmarks._from_lengths`: a band of 8 diagonals had held 15); 9 = ``ell``,
+MEASUREMENT = 9
+"""What a calibration measured, bumped when the kernels or their timing change the times it
+stores (a stored calibration of another value is measured again, with a warning): 9 = ``ell``,
 ``ellr`` and ``hyb``'s ELL part row-major on CPUs from the row width the calibration measures
 first (:mod:`clspmv.ell_order`, :func:`.order_probe.measure_ell_order`; a 2-core Zen 5 takes
 narrow rows 2.1-2.4x faster row-major, a Zen 4 and a Xeon column-major); 8 = ``dia`` on
