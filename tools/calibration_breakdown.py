@@ -62,7 +62,7 @@ def main() -> None:
             own = {"long_rows": 0} if getattr(cls, "splits_long_rows", False) else {}
             convert(csr[:64], name, layout, precision, **own).compile(device)
             t3 = time.perf_counter()
-            fmt = convert(csr, name, layout, precision, **own)
+            fmt = convert(csr, name, layout, precision, owned=True, **own)
             t4 = time.perf_counter()
             fmt.upload(device)
             device.queue.finish()

@@ -78,8 +78,9 @@ def measure(csr, device, precision) -> dict[str, float]:
     uploaded = {}
     for name in SINGLE_FORMATS:
         try:
+            # owned: csr is this script's own copy; uploaded as from_scipy uploads its own
             uploaded[name] = convert(csr, name, FORMAT_CLASSES[name].layout_for(device),
-                                     precision)
+                                     precision, owned=True)
         except UnsuitableFormatError:
             continue
         uploaded[name].upload(device)
