@@ -21,7 +21,7 @@ and 64, also for the kernels that size their work-groups from the device), in bo
   fallback (strided copies) of the formats without them and of A^T X;
 * a few iterations of CG, BiCGStab and GMRES, without and with Jacobi preconditioning, on small
   SPD and nonsymmetric matrices (the vector kernels of ``vector.cl``);
-* the probe of the atomic add kind and the bandwidth kernels of ``clspmv.bench.bandwidth``;
+* the probe of the atomic add kind and the bandwidth kernels of ``clspmv.bandwidth``;
 * the carries of coo's and hyb's segmented reduction (``check_coo_carries``): work-groups of
   16 work-items of 1, 2 or 4 entries (staged; 4: the vector loads) and work-items of 3 entries
   (serial), so that rows span several shares, a long row many, and its carries go through one
@@ -64,8 +64,7 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 import clspmv
-from clspmv import build, cover, solvers, vectors
-from clspmv.bench import bandwidth
+from clspmv import bandwidth, build, cover, solvers, vectors
 from clspmv.device import SIMULATOR
 from clspmv.formats import FORMAT_CLASSES
 from clspmv.formats.base import MATMAT_BLOCKS, UNROLL_FACTORS, atomic_add_kind

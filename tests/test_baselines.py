@@ -14,7 +14,8 @@ import pytest
 import scipy.sparse as sp
 
 import clspmv
-from clspmv.bench import bandwidth, baselines
+from clspmv import bandwidth
+from clspmv.bench import baselines
 from clspmv.bench import generators as g
 from clspmv.cli import main
 from clspmv.matrix import canonical_csr

@@ -21,7 +21,8 @@ import pyopencl as cl
 import pytest
 
 import clspmv
-from clspmv.bench import bandwidth, reference, runner, speedups, timing
+from clspmv import bandwidth
+from clspmv.bench import reference, runner, speedups, timing
 from clspmv.bench.generators import generate
 from clspmv.bench.records import FIELDS, device_label
 from clspmv.bench.registry import BASELINES

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import clspmv
-from clspmv.bench import bandwidth
+from clspmv import bandwidth
 from clspmv.bench.methodology import MIXED
 from clspmv.bench.records import device_label
 from clspmv.cli import main

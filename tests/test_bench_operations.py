@@ -21,8 +21,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
 import clspmv
-from clspmv import report
-from clspmv.bench import bandwidth, baselines, generators, operations, reference
+from clspmv import bandwidth, report
+from clspmv.bench import baselines, generators, operations, reference
 from clspmv.bench.records import (
     FIELDS,
     Record,

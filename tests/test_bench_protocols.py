@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import clspmv
-from clspmv.bench import bandwidth, baselines, registry, timing
+from clspmv import bandwidth
+from clspmv.bench import baselines, registry, timing
 from clspmv.bench.operation import Case, Operation, check, set_ratio, set_times
 from clspmv.cli import main
 

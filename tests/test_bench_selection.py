@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import clspmv
-from clspmv.bench import bandwidth, selection, timing
+from clspmv import bandwidth
+from clspmv.bench import selection, timing
 from clspmv.bench.generators import generate
 from clspmv.bench.operation import Settings
 from clspmv.bench.records import Record

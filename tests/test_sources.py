@@ -20,8 +20,8 @@ import pytest
 import scipy.sparse as sp
 
 import clspmv
-from clspmv import io
-from clspmv.bench import bandwidth, sources
+from clspmv import bandwidth, io
+from clspmv.bench import sources
 from clspmv.cli import main
 
 MATRIX = sp.csr_matrix(np.array([[4.0, -1, 0, 0], [-1, 4, -1, 0], [0, -1, 4, -1], [0, 0, -1, 4]]))

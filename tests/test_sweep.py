@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import clspmv
-from clspmv.bench import bandwidth, metadata, runner, sources, sweep
+from clspmv import bandwidth
+from clspmv.bench import metadata, runner, sources, sweep
 from clspmv.bench.plan import Plan
 from clspmv.bench.records import FIELDS, Results, device_label, key_of
 from clspmv.cli import main

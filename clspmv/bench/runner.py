@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from .. import bandwidth
 from ..device import Device
 from ..errors import MatrixFormatError
 from ..formats import SINGLE_FORMATS
@@ -37,7 +38,7 @@ from ..matrix import DeviceMatrix
 from ..model import select
 from ..precision import Precision
 from ..stats import stats
-from . import bandwidth, timing
+from . import timing
 from .baseline import Baseline
 from .errors import NotApplicable, classify, first_lines
 from .operation import SPMV, Case, Operation, Settings

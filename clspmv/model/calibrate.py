@@ -22,7 +22,7 @@ import numpy as np
 import pyopencl.array as cl_array
 from scipy.optimize import nnls
 
-from .. import ell_order
+from .. import bandwidth, ell_order
 from ..canonical import canonical_csr
 from ..device import Device
 from ..formats import FORMAT_CLASSES, SINGLE_FORMATS, Format, convert
@@ -32,7 +32,7 @@ from .benchmarks import benchmark_matrices
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches
 from .order_probe import measure_ell_order
-from .probes import REPEATS, XCacheProbe, kernel_times, probe_x_cache, stream_bandwidth
+from .probes import REPEATS, XCacheProbe, kernel_times, probe_x_cache
 from .timemodel import (
     CONVERSION_TERMS,
     TERMS,
@@ -42,9 +42,16 @@ from .timemodel import (
     terms,
 )
 
-MEASUREMENT = 9
+MEASUREMENT = 10
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 9 = ``ell``,
+stores (a stored calibration of another value is measured again, with a warning): 10 = the
+streaming bandwidth (the prior of every format's cost per byte beyond the cache) measured as the
+reports' copy bandwidth (:func:`clspmv.bandwidth.measure`: copy kernels on every core over
+buffers of at least four times the cache) instead of one ``enqueue_copy`` of twice the banded
+matrix's values: on the H200 node's 16-core Xeon (300 MB of L3, which every calibration matrix
+fits) that copy ran on one thread at 12.3 GB/s, the products of matrices beyond the cache
+streamed at about 90 GB/s, and the model predicted them 4-6 times too slow (the GPU anchors:
+median error 3.4, auto / fastest 0.78, worst 0.31); 9 = ``ell``,
 ``ellr`` and ``hyb``'s ELL part row-major on CPUs from the row width the calibration measures
 first (:mod:`clspmv.ell_order`, :func:`.order_probe.measure_ell_order`; a 2-core Zen 5 takes
 narrow rows 2.1-2.4x faster row-major, a Zen 4 and a Xeon column-major); 8 = ``dia`` on
@@ -161,7 +168,7 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
     :meth:`~clspmv.formats.Format.launch` with the OpenCL profiling events of the kernels it
     enqueues (the fastest of :data:`REPEATS`, in rounds over the formats of a matrix:
     :func:`kernel_times`) and the conversion with the host
-    clock, plus a device copy for the streaming bandwidth and the x cache probe
+    clock, plus the streaming bandwidth (:func:`clspmv.bandwidth.measure`) and the x cache probe
     (:func:`clspmv.model.probes.probe_x_cache`, first: its miss curve sizes the benchmark
     matrix of random gathers beyond the cache). ``dtype`` is the value type measured (float32
     where the device has no fp64)."""
@@ -186,8 +193,10 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
     bar.update()
     feats = {k: with_exact_diagonals(features(v, device.simd_width), v)
              for k, v in mats.items()}
-    largest = max(mats["banded"].data.nbytes * 2, 1 << 20)
-    stream = stream_bandwidth(device, min(largest, device.max_allocation // 2))
+    # the reports' yardstick: copy kernels over buffers beyond the cache (a single copy command
+    # of a buffer the cache held gave PoCL 5.0 on a 16-core Xeon 12 GB/s, a seventh of what its
+    # products stream: MEASUREMENT 10)
+    stream = bandwidth.measure(device, REPEATS).copy_gbps * 1e9
     out = Measurements(device.name, device.driver_version, device.cache_bytes, stream, feats,
                        facts=facts, dtype=precision.value.name, x_probe=probe)
     for key, csr in mats.items():

@@ -1,7 +1,7 @@
 """The device probes of the calibration besides its benchmark matrices: kernel times of uploaded
-formats in rounds (:func:`kernel_times`), the streaming bandwidth of a copy
-(:func:`stream_bandwidth`) and how often a random gather from x misses the cache as x grows
-(:func:`probe_x_cache`, :class:`XCacheProbe`).
+formats in rounds (:func:`kernel_times`) and how often a random gather from x misses the cache as
+x grows (:func:`probe_x_cache`, :class:`XCacheProbe`). (The streaming bandwidth is
+:func:`clspmv.bandwidth.measure`'s, the reports' yardstick.)
 
 Why the x cache is probed rather than read: the cache a driver reports is not the one random
 gathers from x see. NVIDIA's OpenCL reports 4 MiB of global memory cache on the H100 and H200,
@@ -122,22 +122,6 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
                       if rounds < max_rounds(fmt.device.type)
                       and sum(samples[name]) < STEADY_S}
     return {name: min(times) for name, times in samples.items()}
-
-
-def stream_bandwidth(device: Device, nbytes: int) -> float:
-    """Bytes per second of a device-to-device copy of ``nbytes`` (read plus write)."""
-    ctx, queue = device.context, device.queue
-    a = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
-    b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
-    cl.enqueue_fill_buffer(queue, a, np.uint8(1), 0, nbytes).wait()
-    times = []
-    for _ in range(REPEATS):
-        t0 = time.perf_counter()
-        ev = cl.enqueue_copy(queue, b, a)
-        ev.wait()
-        times.append((ev.profile.end - ev.profile.start) * 1e-9 if device.profiling
-                     else time.perf_counter() - t0)
-    return 2 * nbytes / max(min(times), 1e-9)
 
 
 X_PROBE_ENTRIES = 2_000_000

@@ -138,7 +138,8 @@ class Calibration:
     """The device's cache (:attr:`clspmv.Device.cache_bytes`), for the models' cached share."""
     launch_s: float
     stream_bw: float
-    """Bytes per second of a device-to-device copy."""
+    """Bytes per second (read plus written) of the device's best copy kernel beyond its cache
+    (:func:`clspmv.bandwidth.measure`)."""
     gather_bw: float
     """Bytes per second of cache lines of x gathered at random."""
     x_miss: list[list[float]] = field(default_factory=list)

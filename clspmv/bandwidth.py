@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyopencl as cl
 
-from .. import build
-from ..device import Device, events_ns
-from ..errors import BuildError
-from ..formats.base import round_up
+from . import build
+from .device import Device, events_ns
+from .errors import BuildError
+from .formats.base import round_up
 
 COPY_VECTORS: tuple[tuple[np.dtype, int], ...] = (
     (np.dtype(np.float32), 1),
