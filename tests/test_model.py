@@ -32,7 +32,14 @@ from clspmv.matrix import canonical_csr
 from clspmv.model import Calibration, predict, select
 from clspmv.model.calibrate import MEASUREMENT
 from clspmv.model.launches import LOCAL_MEMORY, launches, work_items
-from clspmv.model.timemodel import TERMS, WIDE_ROW, miss_share, quick_default, terms
+from clspmv.model.timemodel import (
+    TERMS,
+    WIDE_ROW,
+    X_STREAMED,
+    miss_share,
+    quick_default,
+    terms,
+)
 from clspmv.precision import resolve
 
 store = importlib.import_module("clspmv.model.store")
@@ -449,6 +456,18 @@ def test_far_gathers_term_counts_scattered_lines_beyond_the_x_cache() -> None:
     assert terms("csr-scalar", f, 0, curve)[far] == pytest.approx(0.25 * f.x_scattered * 64)
     cal = quick_default("d", "1", "0", "cpu", FORMATS)
     assert cal.x_miss == [] and all(c[far] == 0 for c in cal.kernel.values())
+
+
+def test_x_gathers_term_is_zero_for_formats_streaming_x_along_diagonals() -> None:
+    """``xbytes``: the lines of x per row block times 64 for the formats that gather x entry by
+    entry; 0 for dia, which reads x along each diagonal as a stream (X_STREAMED), so that a
+    Poisson matrix's far diagonals are not priced as gathers."""
+    f = features_mod.features(canonical_csr(generate("gen:poisson2d:k=60")), 8)
+    xbytes = TERMS.index("xbytes")
+    assert f.x_lines > 0 and X_STREAMED == ("dia",)
+    assert terms("dia", f)[xbytes] == 0
+    for fmt in ("csr-scalar", "csr-blocks", "ell", "sell"):
+        assert terms(fmt, f)[xbytes] == f.x_lines * 64, fmt
 
 
 def test_benchmark_matrices_add_random_far_where_the_x_cache_was_probed() -> None:

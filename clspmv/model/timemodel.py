@@ -15,7 +15,7 @@ Kernel time of format ``f`` on a block of rows with features ``F`` (:mod:`.featu
 once, ``h = min(1, cache / bytes_f)`` the share of them the device's cache can hold (repeated
 products of a matrix smaller than the cache stream from the cache: c2 is then its inverse
 bandwidth, c1 that of memory), ``xbytes`` the cache lines of x gathered per row block
-(:attr:`Features.x_lines` times 64),
+(:attr:`Features.x_lines` times 64; 0 for the formats of :data:`X_STREAMED`),
 ``items_f`` the work-items of ``f``'s main kernel (:func:`clspmv.model.launches.work_items`:
 the rows times the work-items sharing a row for the row formats, the equal shares of the
 entries for ``coo``, ``csr-merge`` and ``csr-adaptive``), the cost of each work-item's fixed
@@ -70,6 +70,16 @@ TERMS = ("launch", "bytes", "cached bytes", "xbytes", "work-items", "longest", "
 WIDE_ROW = 64
 """Slots per row from which the ``wide bytes`` term stops growing."""
 CONVERSION_TERMS = ("fixed", "entries", "slots")
+X_STREAMED = ("dia",)
+"""Formats that read x along their diagonals, one contiguous stream per diagonal whose lines the
+next rows reuse, instead of gathering it entry by entry: the ``xbytes`` term (lines of x per row
+block, each a gather for the row formats) does not describe their x traffic and is 0 for them.
+Fitted, it took weight in one 2-core Zen 5 calibration of two and none in the other, so one put
+``dia`` behind ``csr-blocks`` on a 2-D Poisson matrix and 3-5-diagonal bands (the diagonals' x
+windows counted as separate lines: 27 % of dia's predicted time there) where dia measured 1.7-2.8
+times faster (auto / fastest 0.36-0.59); replayed on both calibrations' measurements, on the
+Xeon's and the H200's, no choice was worse without the term
+(``reports/2026-11-26-auto-targets/dia-xbytes-replay.txt``)."""
 
 QUICK_DEFAULT = {
     # device type: (launch seconds, streaming bytes/s, gather bytes/s, conversion s/entry)
@@ -109,7 +119,7 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0,
         float(launches(fmt, f)),
         streamed * (1.0 - hit),
         streamed * hit,
-        float(f.x_lines * LINE_BYTES),
+        0.0 if fmt in X_STREAMED else float(f.x_lines * LINE_BYTES),
         work_items(fmt, f),
         float(f.max_row) / threads_per_row(fmt, f),
         streamed * (1.0 - hit) * wide,
