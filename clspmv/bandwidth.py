@@ -105,31 +105,53 @@ class _Stream:
         self.copies["enqueue_copy"] = 2 * self.size / _median_ns(
             lambda: cl.enqueue_copy(queue, self.dst, self.src, byte_count=self.size), self.repeat)
 
-    def kernels(self, dtype: np.dtype, vec: int, wg: int) -> str:
-        """Time copy_vec and read_vec with ``vec``-wide elements of ``dtype``; returns the name."""
+    def kernels(self, dtype: np.dtype, vec: int, wg: int, reads: bool = True) -> str:
+        """Time copy_vec (and read_vec where ``reads``) with ``vec``-wide elements of ``dtype``;
+        returns the name."""
         queue = self.device.queue
         n_vec = self.size // (dtype.itemsize * vec)
         total = round_up(n_vec, wg)
         name = f"{build.c_type(dtype)}{vec if vec > 1 else ''} wg={wg}"
         copy = build.kernel(self.device, "copy.cl", "copy_vec", dtype, WG=wg, VEC=vec)
-        read = build.kernel(self.device, "copy.cl", "read_vec", dtype, WG=wg, VEC=vec)
         self.copies[f"copy {name}"] = 2 * self.size / _median_ns(
             lambda: copy(queue, (total,), (wg,), np.int64(n_vec), self.src, self.dst),
             self.repeat)
+        if not reads:
+            return name
+        read = build.kernel(self.device, "copy.cl", "read_vec", dtype, WG=wg, VEC=vec)
         self.reads[f"read {name}"] = self.size / _median_ns(
             lambda: read(queue, (total,), (wg,), np.int64(n_vec), self.src, self.found,
                          dtype.type(-1.0)), self.repeat)
         return name
 
 
-def _try_kernels(stream: _Stream, dtype: np.dtype, vec: int, wg: int) -> str | None:
+def _try_kernels(stream: _Stream, dtype: np.dtype, vec: int, wg: int, reads: bool = True
+                 ) -> str | None:
     """:meth:`_Stream.kernels`, or None where the driver cannot build or create that variant
     (PoCL 3.0 on an AVX-512 CPU built the float16 copy without its kernel, clCreateKernel:
     INVALID_KERNEL_NAME): the measurement goes on with the other variants."""
     try:
-        return stream.kernels(dtype, vec, wg)
+        return stream.kernels(dtype, vec, wg, reads)
     except (cl.Error, BuildError):
         return None
+
+
+def copy_rate(device: Device, repeat: int = 5) -> float:
+    """Bytes per second (read plus written) of the best copy of :func:`measure`'s buffers by
+    ``enqueue_copy`` and by the copy kernel of every vector type of :data:`COPY_VECTORS` at
+    work-group size 256 (or the device's maximum): :func:`measure`'s copy figure without its
+    read kernels and work-group sweep, a quarter of its kernel builds (the calibration's
+    streaming prior, within the calibration's time budget)."""
+    stream = _Stream(device, buffer_bytes(device), repeat)
+    try:
+        stream.enqueue_copy()
+        wg = min(256, device.max_work_group_size)
+        for dtype, vec in COPY_VECTORS:
+            if device.supports(dtype):
+                _try_kernels(stream, dtype, vec, wg, reads=False)
+    finally:
+        stream.release()
+    return max(stream.copies.values()) * 1e9
 
 
 def measure(device: Device, repeat: int = 5, nbytes: int | None = None) -> Bandwidth:

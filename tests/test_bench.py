@@ -445,6 +445,26 @@ def test_summarize() -> None:
         timing.summarize([])
 
 
+def test_copy_rate_is_the_best_copy_without_read_kernels(device: clspmv.Device,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The calibration's streaming prior: enqueue_copy and one copy kernel per vector type at
+    one work-group size (no read kernel, no work-group sweep), the fastest in bytes per second
+    read plus written."""
+    built, times = [], iter([4000.0, 1000.0, 2000.0, 500.0, 3000.0] * 2)
+    kernel = bandwidth.build.kernel
+
+    def recorded(dev, source, name, *args, **options):
+        built.append(name)
+        return kernel(dev, source, name, *args, **options)
+    monkeypatch.setattr(bandwidth, "buffer_bytes", lambda dev: 1 << 20)
+    monkeypatch.setattr(bandwidth.build, "kernel", recorded)
+    monkeypatch.setattr(bandwidth, "_median_ns", lambda enqueue, repeat: next(times))
+    rate = bandwidth.copy_rate(device, repeat=1)
+    kinds = sum(device.supports(dtype) for dtype, _ in bandwidth.COPY_VECTORS)
+    assert built == ["copy_vec"] * kinds
+    assert rate == 2 * (1 << 20) / 500.0 * 1e9  # the float16 copy's 500 ns, the least
+
+
 def test_bandwidth_kernels_copy_and_read(device: clspmv.Device) -> None:
     bw = bandwidth.measure(device, repeat=2, nbytes=1 << 20)
     assert bw.copy_gbps == max(v for k, v in bw.variants.items() if not k.startswith("read"))

@@ -46,7 +46,7 @@ MEASUREMENT = 10
 """What a calibration measured, bumped when the kernels or their timing change the times it
 stores (a stored calibration of another value is measured again, with a warning): 10 = the
 streaming bandwidth (the prior of every format's cost per byte beyond the cache) measured as the
-reports' copy bandwidth (:func:`clspmv.bandwidth.measure`: copy kernels on every core over
+reports' copy bandwidth (:func:`clspmv.bandwidth.copy_rate`: copy kernels on every core over
 buffers of at least four times the cache) instead of one ``enqueue_copy`` of twice the banded
 matrix's values: on the H200 node's 16-core Xeon (300 MB of L3, which every calibration matrix
 fits) that copy ran on one thread at 12.3 GB/s, the products of matrices beyond the cache
@@ -168,7 +168,7 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
     :meth:`~clspmv.formats.Format.launch` with the OpenCL profiling events of the kernels it
     enqueues (the fastest of :data:`REPEATS`, in rounds over the formats of a matrix:
     :func:`kernel_times`) and the conversion with the host
-    clock, plus the streaming bandwidth (:func:`clspmv.bandwidth.measure`) and the x cache probe
+    clock, plus the streaming bandwidth (:func:`clspmv.bandwidth.copy_rate`) and the x cache probe
     (:func:`clspmv.model.probes.probe_x_cache`, first: its miss curve sizes the benchmark
     matrix of random gathers beyond the cache). ``dtype`` is the value type measured (float32
     where the device has no fp64)."""
@@ -196,7 +196,7 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
     # the reports' yardstick: copy kernels over buffers beyond the cache (a single copy command
     # of a buffer the cache held gave PoCL 5.0 on a 16-core Xeon 12 GB/s, a seventh of what its
     # products stream: MEASUREMENT 10)
-    stream = bandwidth.measure(device, REPEATS).copy_gbps * 1e9
+    stream = bandwidth.copy_rate(device, REPEATS)
     out = Measurements(device.name, device.driver_version, device.cache_bytes, stream, feats,
                        facts=facts, dtype=precision.value.name, x_probe=probe)
     for key, csr in mats.items():

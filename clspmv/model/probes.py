@@ -1,7 +1,7 @@
 """The device probes of the calibration besides its benchmark matrices: kernel times of uploaded
 formats in rounds (:func:`kernel_times`) and how often a random gather from x misses the cache as
 x grows (:func:`probe_x_cache`, :class:`XCacheProbe`). (The streaming bandwidth is
-:func:`clspmv.bandwidth.measure`'s, the reports' yardstick.)
+:func:`clspmv.bandwidth.copy_rate`, the reports' copy yardstick.)
 
 Why the x cache is probed rather than read: the cache a driver reports is not the one random
 gathers from x see. NVIDIA's OpenCL reports 4 MiB of global memory cache on the H100 and H200,

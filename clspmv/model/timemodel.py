@@ -149,7 +149,7 @@ class Calibration:
     launch_s: float
     stream_bw: float
     """Bytes per second (read plus written) of the device's best copy kernel beyond its cache
-    (:func:`clspmv.bandwidth.measure`)."""
+    (:func:`clspmv.bandwidth.copy_rate`)."""
     gather_bw: float
     """Bytes per second of cache lines of x gathered at random."""
     x_miss: list[list[float]] = field(default_factory=list)
