@@ -136,6 +136,22 @@ def _try_kernels(stream: _Stream, dtype: np.dtype, vec: int, wg: int, reads: boo
         return None
 
 
+def _first_pass(stream: _Stream, reads: bool) -> tuple[int, dict[tuple[np.dtype, int], str]]:
+    """``enqueue_copy``, then the kernels of every vector type of :data:`COPY_VECTORS` the
+    device supports at work-group size 256 (or the device's maximum); (that size, the names of
+    the variants that built, by (element type, vector width))."""
+    device = stream.device
+    stream.enqueue_copy()
+    first_wg = min(256, device.max_work_group_size)
+    tried = {}
+    for dtype, vec in COPY_VECTORS:
+        if device.supports(dtype):
+            name = _try_kernels(stream, dtype, vec, first_wg, reads)
+            if name is not None:
+                tried[(dtype, vec)] = name
+    return first_wg, tried
+
+
 def copy_rate(device: Device, repeat: int = 5) -> float:
     """Bytes per second (read plus written) of the best copy of :func:`measure`'s buffers by
     ``enqueue_copy`` and by the copy kernel of every vector type of :data:`COPY_VECTORS` at
@@ -144,11 +160,7 @@ def copy_rate(device: Device, repeat: int = 5) -> float:
     streaming prior, within the calibration's time budget)."""
     stream = _Stream(device, buffer_bytes(device), repeat)
     try:
-        stream.enqueue_copy()
-        wg = min(256, device.max_work_group_size)
-        for dtype, vec in COPY_VECTORS:
-            if device.supports(dtype):
-                _try_kernels(stream, dtype, vec, wg, reads=False)
+        _first_pass(stream, reads=False)
     finally:
         stream.release()
     return max(stream.copies.values()) * 1e9
@@ -165,14 +177,7 @@ def measure(device: Device, repeat: int = 5, nbytes: int | None = None) -> Bandw
     size = nbytes or buffer_bytes(device)
     stream = _Stream(device, size, repeat)
     try:
-        stream.enqueue_copy()
-        first_wg = min(256, device.max_work_group_size)
-        tried = {}
-        for dtype, vec in COPY_VECTORS:
-            if device.supports(dtype):
-                name = _try_kernels(stream, dtype, vec, first_wg)
-                if name is not None:
-                    tried[(dtype, vec)] = name
+        first_wg, tried = _first_pass(stream, reads=True)
         if tried:
             best = max(tried, key=lambda key: stream.copies["copy " + tried[key]])
             for wg in WORK_GROUP_SIZES:

@@ -1,4 +1,5 @@
-/* Streaming kernels that measure a device's memory bandwidth (clspmv/bandwidth.py: the reports' yardstick and the calibration's streaming prior).
+/* Streaming kernels that measure a device's memory bandwidth (clspmv/bandwidth.py: the reports'
+ * yardstick and the calibration's streaming prior).
  *
  * Build options: VALUE_T (float or double), VEC (1, 2, 4, 8 or 16: elements per vector load),
  * WG (work-group size). Each work-item of `copy_vec` moves one vector; each work-item of

@@ -537,7 +537,6 @@ def check_timings(comm) -> None:
 def check_auto_formats(comm) -> None:
     """format="auto" (the default): each rank's parts take the format clspmv.model.select
     chooses for them (the quick default here: deterministic); a pair may name one part."""
-    from clspmv.distributed.partition import non_local_span
     from clspmv.distributed.source import split_columns
     from clspmv.formats import FORMAT_CLASSES
     from clspmv.model import select
@@ -550,10 +549,7 @@ def check_auto_formats(comm) -> None:
         assert sel_local is not None and D.formats[0] == sel_local.format, D.formats
         assert D.formats[0] == select(local, D.device).format
         if halo.size:
-            # the rows the non-local part stores: those with entries, or the span they lie in
-            rows = np.flatnonzero(np.diff(non_local.indptr))
-            span = non_local_span(rows)
-            stored = non_local[np.arange(*span) if span is not None else rows]
+            stored = non_local[D.non_local_rows]  # its rows with entries, or their span
             assert sel_nl is not None and D.formats[1] == sel_nl.format
             assert D.formats[1] == select(stored, D.device).format
         else:

@@ -210,8 +210,7 @@ def main() -> int:
     out = []
     for source in resolve_all(list(suite(args.suite)), progress=False):
         csr = canonical_csr(source.load(), precision.value)
-        measured = stored.get(source.name) or measure(csr, device, precision,
-                                                            args.separately)
+        measured = stored.get(source.name) or measure(csr, device, precision, args.separately)
         line = f"{source.name[:52]:52s} fastest={min(measured, key=measured.get):12s}"
         rec = {"matrix": source.name, "entries": int(csr.nnz), "measured_ms": measured}
         for label, cal in cals.items():
