@@ -9,15 +9,27 @@ from pathlib import Path
 import clspmv
 from clspmv.formats import SINGLE_FORMATS
 from clspmv.model.calibrate import MEASUREMENT
-from clspmv.model.timemodel import Calibration, quick_default
+from clspmv.model.timemodel import TERMS, Calibration, quick_default
 
 FIXTURE = Path(__file__).parent / "data" / "calibration-fixture.json"
 
 
-def fixture_calibration(device: clspmv.Device) -> Calibration:
-    """The stored fixture, relabelled as a calibration of ``device``; a format added since the
-    fixture was measured gets the quick default's coefficients."""
+def fixture_data() -> dict[str, object]:
+    """The stored fixture's JSON, with a coefficient of 0 for each model term added since it
+    was measured (its ``terms`` are the first of the model's)."""
     data = json.loads(FIXTURE.read_text())
+    known = list(data["terms"])
+    assert TERMS[:len(known)] == tuple(known), "the fixture's terms are not the model's first"
+    for coef in data["kernel"].values():
+        coef.extend([0.0] * (len(TERMS) - len(known)))
+    data["terms"] = list(TERMS)
+    return data
+
+
+def fixture_calibration(device: clspmv.Device) -> Calibration:
+    """The stored fixture (:func:`fixture_data`), relabelled as a calibration of ``device``; a
+    format added since the fixture was measured gets the quick default's coefficients."""
+    data = fixture_data()
     data.update(device=device.name, driver=device.driver_version, clspmv=clspmv.__version__,
                 measurement=MEASUREMENT)
     quick = quick_default(device.name, device.driver_version, clspmv.__version__, device.type,

@@ -6,12 +6,10 @@ bound of ``oracle.py``."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from calibration_fixture import FIXTURE
+from calibration_fixture import fixture_data
 
 import clspmv
 from clspmv.formats import FORMAT_CLASSES, Layout, convert
@@ -262,7 +260,7 @@ def test_model_counts_main_part_and_tail() -> None:
     assert tail.entries == 200_000 and tail.rows == 1
     assert main_part("pjds", f).slots_of("pjds") < f.slots_of("pjds")
     names = (*SPLIT, "coo")
-    cal = Calibration.from_json(json.loads(FIXTURE.read_text()), ())  # the 2-core CPU's
+    cal = Calibration.from_json(fixture_data(), ())  # the 2-core CPU's
     after = predict_features(f, cal, formats=names)
     for fmt in SPLIT:
         expected = (cal.kernel_time(fmt, main_part(fmt, f))

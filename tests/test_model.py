@@ -32,7 +32,9 @@ from clspmv.matrix import canonical_csr
 from clspmv.model import Calibration, predict, select
 from clspmv.model.calibrate import MEASUREMENT
 from clspmv.model.launches import LOCAL_MEMORY, launches, work_items
+from clspmv.model.rowlengths import length_changes
 from clspmv.model.timemodel import (
+    EVEN_LOOPS,
     TERMS,
     WIDE_ROW,
     X_STREAMED,
@@ -509,8 +511,8 @@ def test_fit_of_measurements_recovers_a_wide_row_penalty() -> None:
     what a row per work-item pays for irregular rows on SIMD lanes."""
     mats = {k: canonical_csr(v) for k, v in calibrate_mod.benchmark_matrices(FakeDevice()).items()}
     feats = {k: features_mod.features(v, 8) for k, v in mats.items()}
-    truth = {"ell": [2e-5, 1e-10, 5e-11, 2e-11, 0.0, 0.0, 4e-10, 0.0, 0.0, 2e-10],
-             "csr-scalar": [1e-5, 1e-10, 5e-11, 2e-11, 1e-9, 1e-9, 0.0, 2e-9, 0.0, 0.0]}
+    truth = {"ell": [2e-5, 1e-10, 5e-11, 2e-11, 0.0, 0.0, 4e-10, 0.0, 0.0, 2e-10, 0.0],
+             "csr-scalar": [1e-5, 1e-10, 5e-11, 2e-11, 1e-9, 1e-9, 0.0, 2e-9, 0.0, 0.0, 3e-9]}
     cache = 1 << 20
     meas = calibrate_mod.Measurements("d", "1", cache, 1e10, feats)
     for k, f in feats.items():
@@ -529,6 +531,53 @@ def test_fit_of_measurements_recovers_a_wide_row_penalty() -> None:
     assert irregular.lane_padding > irregular.entries  # Zipf rows: most lanes idle
     assert cal.kernel_time("csr-scalar", irregular) == pytest.approx(
         float(np.dot(truth["csr-scalar"], terms("csr-scalar", irregular, cache))), rel=0.1)
+
+
+def test_length_changes_by_hand() -> None:
+    """Rows whose length differs from both rows before them; a constant length and two lengths
+    alternating count none."""
+    lengths = np.array([2, 2, 2, 5, 2, 5, 2, 7, 1])
+    assert length_changes(lengths) == 3  # the first row of 5, the rows of 7 and 1
+    assert length_changes(np.full(50, 9)) == 0
+    assert length_changes(np.tile([6, 12], 25)) == 0
+    assert length_changes(lengths[:2]) == 0
+    cols = np.concatenate([np.arange(n) for n in lengths])  # row i: columns 0 .. length - 1
+    rows = sp.csr_matrix((np.ones(cols.size), cols, np.r_[0, np.cumsum(lengths)]),
+                         shape=(lengths.size, 8))
+    assert features_mod.features(canonical_csr(rows), simd_width=8).length_changes == 3
+
+
+def test_length_changes_term_on_cpus_in_the_cache_for_row_loops() -> None:
+    """``length changes``: the changes times the cached share, for the formats with a loop per
+    row in row order on a CPU; 0 for the formats of EVEN_LOOPS and on lockstep devices (a GPU
+    pays uneven rows as idle lanes)."""
+    rng = np.random.default_rng(3)
+    lengths = rng.poisson(8, 4000) + 1
+    A = canonical_csr(sp.csr_matrix((np.ones(lengths.sum()), rng.integers(0, 4000, lengths.sum()),
+                                     np.r_[0, np.cumsum(lengths)]), shape=(4000, 4000)))
+    f = features_mod.features(A, simd_width=8)
+    assert f.length_changes > 2000
+    at = TERMS.index("length changes")
+    assert terms("csr-blocks", f, cache_bytes=1 << 40)[at] == f.length_changes
+    assert 0 < terms("csr-scalar", f, cache_bytes=1)[at] < 1e-3 * f.length_changes
+    for fmt in EVEN_LOOPS:
+        assert terms(fmt, f, cache_bytes=1 << 40)[at] == 0
+    gpu = features_mod.features(A, simd_width=32)
+    assert terms("csr-blocks", gpu, cache_bytes=1 << 40)[at] == 0
+
+
+def test_cache_share_from_the_probed_curve() -> None:
+    """With the probe's whole miss curve, the share of a product's bytes in the cache is 1 less
+    the curve's miss share at those bytes (a working set near the reported cache size mostly
+    misses); without one, the reported cache over the bytes."""
+    f = features_mod.features(canonical_csr(generate("gen:poisson2d:k=300")), 8)
+    streamed = terms("csr-scalar", f, cache_bytes=1 << 40)[TERMS.index("cached bytes")]
+    curve = [[streamed / 4, 0.0], [streamed * 4, 1.0]]  # half way up at the product's bytes
+    t = terms("csr-scalar", f, cache_bytes=1 << 40, stream_miss=curve)
+    assert t[TERMS.index("cached bytes")] == pytest.approx(streamed / 2)
+    assert t[TERMS.index("bytes")] == pytest.approx(streamed / 2)
+    assert terms("csr-scalar", f, cache_bytes=int(streamed // 4))[1] == pytest.approx(
+        streamed * 3 / 4)
 
 
 def test_lane_padding_by_hand() -> None:
@@ -706,10 +755,10 @@ def test_measurements_round_trip_and_refit(tmp_path) -> None:
     reference = feats["random"].cols * feats["random"].itemsize
     far = TERMS.index("far xbytes")
     coef = [1e-5, 1e-10, 5e-11, 2e-11, 1e-9, 1e-9, 0.0, 2e-9, probe.far_s_per_byte(reference),
-            0.0]
+            0.0, 0.0]
     for k, f in feats.items():
         meas.kernel_s[(k, "csr-scalar")] = float(np.dot(coef, terms(
-            "csr-scalar", f, dev.cache_bytes, probe.curve(reference))))
+            "csr-scalar", f, dev.cache_bytes, probe.curve(reference), probe.curve(sizes[0]))))
         meas.conversion_s[(k, "csr-scalar")] = 1e-3 + 1e-8 * f.entries
     cal = calibrate_mod.fit(meas, ("csr-scalar",))
     stored = Calibration.from_json(json.loads(json.dumps(cal.to_json())), ("csr-scalar",))
@@ -717,6 +766,12 @@ def test_measurements_round_trip_and_refit(tmp_path) -> None:
     assert again.kernel["csr-scalar"] == pytest.approx(cal.kernel["csr-scalar"], rel=1e-6)
     # the curve starts at the x of the random matrix, whose gathers the formats' own fit
     assert again.x_miss == cal.x_miss == probe.curve(reference)
+    # a CPU's cache share by the probe's whole curve (a GPU's by its cache, measured apart)
+    assert again.stream_miss == cal.stream_miss == probe.curve(sizes[0])
+    gpu_meas = calibrate_mod.Measurements("d", "1", dev.cache_bytes, 1e10, feats,
+                                          facts={**facts, "type": "gpu"}, x_probe=probe)
+    gpu_meas.kernel_s = dict(meas.kernel_s)
+    assert calibrate_mod.fit(gpu_meas, ("csr-scalar",)).stream_miss == []
     assert terms("csr-scalar", feats["random"], dev.cache_bytes, cal.x_miss)[far] == 0
     assert terms("csr-scalar", feats["random-far"], dev.cache_bytes, cal.x_miss)[far] > 0
     assert cal.kernel["csr-scalar"][far] == probe.far_s_per_byte(reference)  # the probe's

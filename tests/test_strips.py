@@ -10,13 +10,12 @@ force, with a fake predictor on a stacked matrix, and with the stored calibratio
 from __future__ import annotations
 
 import itertools
-import json
 
 import numpy as np
 import pyopencl as cl
 import pytest
 import scipy.sparse as sp
-from calibration_fixture import FIXTURE
+from calibration_fixture import fixture_data
 
 import clspmv
 from clspmv.bench.generators import generate
@@ -302,7 +301,7 @@ def test_auto_rule() -> None:
 
 
 def fixture(device: clspmv.Device) -> Calibration:
-    return Calibration.from_json(json.loads(FIXTURE.read_text()), SINGLE_FORMATS)
+    return Calibration.from_json(fixture_data(), SINGLE_FORMATS)
 
 
 @pytest.mark.parametrize("spec", ["gen:stacked:k=20,scale=13",

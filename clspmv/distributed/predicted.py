@@ -30,7 +30,7 @@ from ..device import Device
 from ..model.store import calibration, load
 from ..model.strip_summaries import DIAGONAL_CAP, StripSummaries
 from ..model.strips import calibration_predictor, strip_rows
-from ..model.timemodel import TERMS, Calibration, terms
+from ..model.timemodel import TERMS, Calibration
 from .collective import agree, barrier_asleep
 from .partition import PARTITIONS, TIME_PARTITIONS
 from .source import Weigh
@@ -150,7 +150,7 @@ def _least(predictor, cal: Calibration, f, formats: tuple[str, ...]) -> float | 
         if predictor(fmt, f) is None:
             continue
         t = float(np.dot(np.asarray(cal.kernel[fmt]) * ADDITIVE,
-                         terms(fmt, f, cal.cache_bytes, cal.x_miss)))
+                         cal.terms(fmt, f)))
         best = t if best is None else min(best, t)
     return best
 

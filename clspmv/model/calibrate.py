@@ -39,7 +39,6 @@ from .timemodel import (
     Calibration,
     conversion_terms,
     prior,
-    terms,
 )
 
 MEASUREMENT = 10
@@ -243,15 +242,20 @@ def fit(meas: Measurements, formats: Iterable[str] | None = None) -> Calibration
     # the far term extends the gathers fitted on the random matrix to larger x (XCacheProbe)
     reference = feats["random"].cols * feats["random"].itemsize if "random" in feats else 0
     x_miss = probe.curve(reference) if probe else []
+    # a CPU's cached share by the probe's whole curve (timemodel: the reported cache is more
+    # than a product keeps); a GPU's by its reported cache
+    stream_miss = (probe.curve(probe.x_bytes[0])
+                   if probe and meas.facts.get("type", "cpu") == "cpu" else [])
     cal = Calibration(meas.device, meas.driver, __version__, "measured", meas.cache_bytes,
-                      launch, stream, gather, x_miss=x_miss, measurement=MEASUREMENT,
+                      launch, stream, gather, x_miss=x_miss, stream_miss=stream_miss,
+                      measurement=MEASUREMENT,
                       ell_row_major_width=int(meas.facts.get("ell_row_major_width", 0)))
     for name in names:
         start_k = prior(launch, stream, gather,
                         probe.far_s_per_byte(reference) if probe else 0.0)
         keys = [k for k in feats if (k, name) in measured]
         if keys:
-            A = np.array([terms(name, feats[k], meas.cache_bytes, x_miss) for k in keys])
+            A = np.array([cal.terms(name, feats[k]) for k in keys])
             t = np.array([measured[(k, name)] for k in keys])
             cal.kernel[name] = _fit(A, t, start_k, fixed=(FAR_TERM,))
             pred = A @ np.array(cal.kernel[name])

@@ -105,3 +105,12 @@ def lane_padding(lengths: np.ndarray, c: int, entries: int) -> int:
     if whole < m:
         heads += int(lengths[whole:].max())
     return heads * c - entries
+
+
+def length_changes(lengths: np.ndarray) -> int:
+    """Rows whose length differs from the lengths of both rows before them: the rows at whose
+    end a kernel walking rows in order with a loop per row takes a branch its CPU's predictor
+    cannot foresee (a constant length, or lengths alternating between two values, it learns)."""
+    if lengths.size < 3:
+        return 0
+    return int(np.count_nonzero((lengths[2:] != lengths[1:-1]) & (lengths[2:] != lengths[:-2])))

@@ -70,6 +70,7 @@ class StripSummaries:
         self.distance = cum([f.mean_distance * f.entries for f in strips])
         self.slots = {"csr-aligned": cum([f.slots_of("csr-aligned") for f in strips])}
         self.lanes = cum([f.lane_padding for f in strips])  # strips: whole SIMD-width groups
+        self.changes = cum([f.length_changes for f in strips])  # a strip's first two rows: 0
         self.max_row = np.array([f.max_row for f in strips], np.int64)
         self.min_row = np.array([lengths[a:b].min() if b > a else 0
                                  for a, b in zip(self.bounds[:-1], self.bounds[1:], strict=True)],
@@ -136,7 +137,8 @@ class StripSummaries:
             mean_distance=float((self.distance[j] - self.distance[i]) / nnz) if nnz else 0.0,
             slots=slots, diagonals=occupied, diagonal_rows=crossed, diagonals_exact=True,
             hyb_width=k,
-            lane_padding=int(self.lanes[j] - self.lanes[i]))
+            lane_padding=int(self.lanes[j] - self.lanes[i]),
+            length_changes=int(self.changes[j] - self.changes[i]))
 
     def sorted_slots(self, reach: np.ndarray, long_rows: list[np.ndarray]) -> int:
         """Slots of pJDS (all rows sorted by length, slices of C rows padded to their longest)

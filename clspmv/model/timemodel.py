@@ -6,15 +6,23 @@ Kernel time of format ``f`` on a block of rows with features ``F`` (:mod:`.featu
              + c3 * xbytes(F) + c4 * items_f(F) + c5 * longest_f(F)
              + c6 * (1 - h) * bytes_f(F) * wide_f(F) + c7 * lanes(F)
              + c8 * (1 - h_x(F)) * farbytes(F) + c9 * h * bytes_f(F) * wide_f(F)
+             + c10 * h * changes_f(F)
 
 ``launches_f`` are the kernels ``f``'s product enqueues for these features
 (:func:`clspmv.model.launches.launches`: ``coo``'s levels of carries, ``hyb``'s COO part,
 ``csr-merge``'s fix-ups, ``csr-adaptive``'s long rows) and c0 the cost of one, whatever its work
 (5-7 us on the H200);
 ``bytes_f`` are the bytes of the matrix in ``f`` (its padding included) plus x and y streamed
-once, ``h = min(1, cache / bytes_f)`` the share of them the device's cache can hold (repeated
-products of a matrix smaller than the cache stream from the cache: c2 is then its inverse
-bandwidth, c1 that of memory), ``xbytes`` the cache lines of x gathered per row block
+once, ``h`` the share of them the device's cache can hold (repeated products of a matrix
+smaller than the cache stream from the cache: c2 is then its inverse bandwidth, c1 that of
+memory): on a CPU 1 less the miss share the calibration's x cache probe measured at
+``bytes_f`` (:attr:`Calibration.stream_miss`), elsewhere, and where nothing was probed,
+``min(1, cache / bytes_f)``. The reported cache is more than a product keeps: on the 2-core
+Zen 5 (32 MiB reported) the probe's gathers missed a quarter of the time at 16 MB and half at
+32 MB, and a band of 30 MB, "in the cache" by the reported size, ran its CSR kernels at memory
+speed, twice their predicted time (reports/2026-11-26-cpu-2core-zen5-row-lengths). On the H200
+the probe's curve moved no choice for the better in replays and two for the worse, so GPUs keep
+the reported cache. ``xbytes`` the cache lines of x gathered per row block
 (:attr:`Features.x_lines` times 64; 0 for the formats of :data:`X_STREAMED`),
 ``items_f`` the work-items of ``f``'s main kernel (:func:`clspmv.model.launches.work_items`:
 the rows times the work-items sharing a row for the row formats, the equal shares of the
@@ -37,6 +45,14 @@ padding of rows taken in SIMD-width groups in order, each group to its longest r
 (:attr:`Features.lane_padding`: the lanes a one-row-per-work-item kernel leaves idle on
 irregular rows), ``farbytes`` the scattered cache
 lines of x (:attr:`Features.x_scattered` times 64: gathers that follow no stream) and
+``changes_f`` the rows whose length differs from both rows before them
+(:attr:`Features.length_changes`), counted on CPUs only and 0 for the formats of
+:data:`EVEN_LOOPS`: a CPU kernel that walks rows in order with a loop per row ends each such
+row's loop with a branch the predictor misses (2-core Zen 5, PoCL 3.1, 0.9 M entries in the
+cache: csr-blocks 155 us on rows of 9 entries, 484 us on rows of Poisson lengths of mean 9,
+155 us on rows alternating 6 and 12 entries; csr-scalar 211 and 554 us; sell, whose slices sort
+their rows, 294 and 251 us), paid on the cached share (beyond the cache the core waits on memory
+meanwhile), while a lockstep device pays uneven rows as idle lanes (``lanes``), and
 ``1 - h_x`` the share of the cost of a miss that a gather from an x of ``cols * itemsize``
 bytes pays, read off the miss curve the calibration probes beyond the x of its random matrix
 (:func:`clspmv.model.probes.probe_x_cache`, :func:`miss_share`); c8 is what a gather from the
@@ -61,12 +77,13 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ..formats.layout import LOCKSTEP_SIMD
 from .features import Features, matrix_bytes, threads_per_row
 from .launches import launches, work_items
 from .sampling import LINE_BYTES
 
 TERMS = ("launch", "bytes", "cached bytes", "xbytes", "work-items", "longest", "wide bytes",
-         "lanes", "far xbytes", "cached wide bytes")
+         "lanes", "far xbytes", "cached wide bytes", "length changes")
 WIDE_ROW = 64
 """Slots per row from which the ``wide bytes`` term stops growing."""
 CONVERSION_TERMS = ("fixed", "entries", "slots")
@@ -80,6 +97,11 @@ windows counted as separate lines: 27 % of dia's predicted time there) where dia
 times faster (auto / fastest 0.36-0.59); replayed on both calibrations' measurements, on the
 Xeon's and the H200's, no choice was worse without the term
 (``reports/2026-11-26-auto-targets/dia-xbytes-replay.txt``)."""
+
+EVEN_LOOPS = ("ell", "dia", "sell", "pjds")
+"""Formats whose loops do not end with each row's length in row order: ``ell`` and ``dia`` run
+every row to one width, ``sell`` and ``pjds`` sort rows by length (within sigma, or all) and run
+each slice to its longest; the ``length changes`` term is 0 for them."""
 
 QUICK_DEFAULT = {
     # device type: (launch seconds, streaming bytes/s, gather bytes/s, conversion s/entry)
@@ -107,14 +129,26 @@ def miss_share(curve: list[list[float]], x_bytes: float) -> float:
 
 
 def terms(fmt: str, f: Features, cache_bytes: int = 0,
-          x_miss: list[list[float]] | None = None) -> np.ndarray:
+          x_miss: list[list[float]] | None = None,
+          stream_miss: list[list[float]] | None = None) -> np.ndarray:
     """The model's terms (:data:`TERMS`) of format ``fmt`` for features ``f`` on a device with
-    ``cache_bytes`` of cache and the probed miss curve ``x_miss`` of gathers from x
-    (:func:`miss_share`; None or empty: not probed, no far gathers)."""
+    ``cache_bytes`` of cache, the probed miss curve ``x_miss`` of gathers from x
+    (:func:`miss_share`; None or empty: not probed, no far gathers) and the probe's whole miss
+    curve ``stream_miss`` (the share of a product's bytes the cache holds is 1 less its miss
+    share at the bytes a product streams; None or empty: ``cache_bytes`` over those bytes)."""
     streamed = float(matrix_bytes(fmt, f) + (f.rows + f.cols) * f.itemsize)
-    hit = min(1.0, cache_bytes / streamed) if streamed else 1.0
+    if not streamed:
+        hit = 1.0
+    elif stream_miss:
+        hit = 1.0 - miss_share(stream_miss, streamed)
+    else:
+        hit = min(1.0, cache_bytes / streamed)
     wide = min(f.slots_of(fmt) / f.rows, WIDE_ROW) / WIDE_ROW if f.rows else 0.0
     far = miss_share(x_miss or [], f.cols * f.itemsize)
+    # mispredicted row ends: CPUs only (a lockstep device pays uneven rows as idle lanes), the
+    # cached share only (beyond the cache the core waits on memory meanwhile)
+    changes = (0.0 if fmt in EVEN_LOOPS or f.simd_width >= LOCKSTEP_SIMD
+               else float(f.length_changes) * hit)
     return np.array([
         float(launches(fmt, f)),
         streamed * (1.0 - hit),
@@ -126,6 +160,7 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0,
         float(f.lane_padding),
         float(f.x_scattered * LINE_BYTES) * far,
         streamed * hit * wide,
+        changes,
     ])
 
 
@@ -156,6 +191,10 @@ class Calibration:
     """(x bytes, miss share) of random gathers from x, probed
     (:meth:`clspmv.model.probes.XCacheProbe.curve`); empty where not probed (no far
     gathers)."""
+    stream_miss: list[list[float]] = field(default_factory=list)
+    """(bytes, miss share) of the probe's gathers over its whole range
+    (:meth:`clspmv.model.probes.XCacheProbe.curve` from its smallest x): how much of a working
+    set of that size the cache keeps; empty where not probed (then ``cache_bytes`` stands in)."""
     kernel: dict[str, list[float]] = field(default_factory=dict)
     conversion: dict[str, list[float]] = field(default_factory=dict)
     seconds: float = 0.0
@@ -174,10 +213,13 @@ class Calibration:
     which the calibration measures first); 0 where none was (lockstep devices, the quick
     default)."""
 
+    def terms(self, fmt: str, f: Features) -> np.ndarray:
+        """:func:`terms` of ``fmt`` for features ``f`` on this calibration's device."""
+        return terms(fmt, f, self.cache_bytes, self.x_miss, self.stream_miss)
+
     def kernel_time(self, fmt: str, f: Features) -> float:
         """Predicted kernel seconds of ``fmt`` for features ``f``."""
-        return float(np.dot(self.kernel[fmt],
-                            terms(fmt, f, self.cache_bytes, self.x_miss)))
+        return float(np.dot(self.kernel[fmt], self.terms(fmt, f)))
 
     def conversion_time(self, fmt: str, f: Features) -> float:
         """Predicted seconds to convert a canonical CSR matrix to ``fmt`` and upload it."""
@@ -216,7 +258,7 @@ def prior(launch_s: float, stream_bw: float, gather_bw: float, far_s_per_byte: f
     """Kernel coefficients of the quick form: launches + bytes / stream + xbytes / gather (+ far
     xbytes times ``far_s_per_byte``, the probed cost of a gather missing the x cache)."""
     return [launch_s, 1.0 / stream_bw, 0.5 / stream_bw, 1.0 / gather_bw, 0.0, 0.0, 0.0, 0.0,
-            far_s_per_byte, 0.0]
+            far_s_per_byte, 0.0, 0.0]
 
 CSR_LAYOUTS = ("csr-scalar", "csr-vector", "csr-blocks", "csr-adaptive")
 """Formats whose conversion is little more than a copy of the CSR arrays."""
