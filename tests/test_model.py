@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import json
 import re
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -322,17 +323,42 @@ def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no
             data["clspmv"] = "0.0.1"
         elif damage == "missing-format":
             del data["kernel"]["sell"]
-        elif damage == "previous-form":  # the six terms before "wide bytes"
+        elif damage == "previous-form":  # the six terms before "wide bytes", no timings kept
             data["terms"] = list(TERMS[:6])
             data["kernel"] = {k: v[:6] for k, v in data["kernel"].items()}
+            data["measurements"] = None
         else:
             data["terms"] = ["launch", "bytes"]
+            data["measurements"] = None
         path.write_text(json.dumps(data))
     store.forget()
     with pytest.warns(RuntimeWarning, match="is unusable .* it will be rebuilt"):
         cal = store.calibration(device, progress=False)
     assert no_measuring == [device] and cal.kind == "measured"
     assert store.load(device) is not None  # the rebuilt file reads back
+
+
+def test_a_file_of_an_earlier_model_form_is_fitted_again(device, stored, monkeypatch,
+                                                        no_measuring) -> None:
+    """A calibration of an earlier model form (fewer terms) that keeps its timings is fitted
+    again to them and saved in this form, with a warning; nothing is measured."""
+    monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
+    path = store.calibration_path(device)
+    data = json.loads(path.read_text())
+    data["terms"] = list(TERMS[:-1])
+    data["kernel"] = {k: v[:-1] for k, v in data["kernel"].items()}
+    path.write_text(json.dumps(data))
+    store.forget()
+    with pytest.warns(RuntimeWarning, match="fitted in an earlier model form"):
+        cal = store.calibration(device, progress=False)
+    assert no_measuring == [] and cal.kind == "measured"
+    assert json.loads(path.read_text())["terms"] == list(TERMS)
+    assert all(len(c) == len(TERMS) for c in cal.kernel.values())
+    assert cal.kernel == calibrate_mod.refit(cal).kernel  # the fit of the stored timings
+    store.forget()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # read back: no refit, no warning
+        assert store.calibration(device, progress=False).kernel == cal.kernel
 
 
 @pytest.mark.parametrize("damage", ["old-measurement", "no-measurement"])

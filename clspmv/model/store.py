@@ -3,9 +3,10 @@
 The file is ``<cache>/calibration-<device>-<driver><host>-<clspmv version>.json``
 (:func:`clspmv.cache_files.device_file`: a new driver, clspmv version or, for a CPU device, host
 processor calibrates again). A file that cannot be read, is malformed,
-or was made for another device, driver, clspmv version, model form or way of measuring
+or was made for another device, driver, clspmv version or way of measuring
 (:data:`clspmv.model.calibrate.MEASUREMENT`), or on a CPU in another ELL order than the one
-stored now (:mod:`clspmv.ell_order`), is rebuilt with a warning.
+stored now (:mod:`clspmv.ell_order`), is rebuilt with a warning; one of an earlier model form
+that keeps its timings is fitted again to them (seconds) and saved, with a warning.
 
 ``CLSPMV_CALIBRATE=0`` measures nothing: a calibration stored for the device is still used, else
 the quick default of :data:`clspmv.model.timemodel.QUICK_DEFAULT` (device facts only).
@@ -23,8 +24,8 @@ from ..device import Device
 from ..ell_order import row_major_width, stored
 from ..formats import SINGLE_FORMATS
 from ..version import __version__
-from .calibrate import MEASUREMENT, calibrate
-from .timemodel import Calibration, quick_default
+from .calibrate import MEASUREMENT, calibrate, refit
+from .timemodel import TERMS, Calibration, quick_default
 
 _memory: dict[Path, Calibration] = {}
 
@@ -34,22 +35,46 @@ def calibration_path(device: Device) -> Path:
     return device_file(device, "calibration")
 
 
+def _in_this_form(data: dict[str, object]) -> tuple[Calibration, bool]:
+    """The calibration of the file's ``data``, and whether it had to be fitted again: a file of
+    an earlier model form (other :data:`~clspmv.model.timemodel.TERMS`) that keeps its timings
+    is refitted to them (:func:`clspmv.model.calibrate.refit`: seconds, where measuring again
+    takes a minute or more); ValueError when it cannot be read either way."""
+    if data.get("terms") == list(TERMS) or data.get("kind") != "measured" or not data.get(
+            "measurements"):
+        return Calibration.from_json(data, SINGLE_FORMATS), False
+    kernel = data.get("kernel")
+    if not isinstance(kernel, dict):
+        raise ValueError("malformed calibration: no kernel coefficients")
+    form = {**data, "terms": list(TERMS), "kernel": {k: [0.0] * len(TERMS) for k in kernel}}
+    try:
+        cal = refit(Calibration.from_json(form, SINGLE_FORMATS))
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"its stored timings cannot be fitted again ({err!r})") from None
+    # the file's identity, which load checked (the timings name the device as they saw it)
+    cal.device, cal.driver, cal.clspmv = str(data["device"]), str(data["driver"]), __version__
+    return cal, True
+
+
 def load(device: Device) -> Calibration | None:
     """The stored calibration of ``device``; None when there is none, with a warning when a file
-    exists but is corrupt or stale (it will be rebuilt)."""
+    exists but is corrupt or stale (it will be rebuilt). A file of an earlier model form is
+    fitted again to the timings it keeps and saved, with a warning."""
     path = calibration_path(device)
     if not path.exists():
         return None
     try:
         data = json.loads(path.read_text())
-        cal = Calibration.from_json(data, SINGLE_FORMATS)
-        if (cal.device, cal.driver, cal.clspmv) != (device.name, device.driver_version,
-                                                    __version__):
-            raise ValueError(f"it was made for {cal.device} (driver {cal.driver}, clspmv "
-                             f"{cal.clspmv})")
-        if cal.kind == "measured" and cal.measurement != MEASUREMENT:
+        if not isinstance(data, dict):
+            raise ValueError("not a calibration")
+        made_for = (data.get("device"), data.get("driver"), data.get("clspmv"))
+        if made_for != (device.name, device.driver_version, __version__):
+            raise ValueError(f"it was made for {made_for[0]} (driver {made_for[1]}, clspmv "
+                             f"{made_for[2]})")
+        if data.get("kind") == "measured" and data.get("measurement") != MEASUREMENT:
             raise ValueError(f"it was measured with other kernels or timing (measurement "
-                             f"{cal.measurement}, now {MEASUREMENT})")
+                             f"{data.get('measurement', 0)}, now {MEASUREMENT})")
+        cal, refitted = _in_this_form(data)
         if cal.ell_row_major_width and not stored(device):
             raise ValueError("its formats were timed in an ELL order that is no longer stored "
                              "or was measured at fewer row widths than clspmv measures now")
@@ -61,6 +86,10 @@ def load(device: Device) -> Calibration | None:
         warnings.warn(f"calibration file {path} is unusable ({err}); it will be rebuilt",
                       RuntimeWarning, stacklevel=3)
         return None
+    if refitted:
+        warnings.warn(f"calibration file {path} was fitted in an earlier model form; fitted "
+                      "again to the timings it keeps and saved", RuntimeWarning, stacklevel=3)
+        save(cal, device)
     return cal
 
 
