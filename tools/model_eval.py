@@ -185,12 +185,9 @@ def main() -> int:
         cals = {}
         for p in args.calibration:
             data = json.loads(Path(p).read_text())
-            if args.refit:
-                data["terms"] = list(calibrate_mod.TERMS)  # refitted below: the form is ours
-                data["kernel"] = {k: [0.0] * len(calibrate_mod.TERMS) for k in data["kernel"]}
-            cal = Calibration.from_json(data, SINGLE_FORMATS)
             cals[Path(p).stem if len(args.calibration) > 1 else "current"] = (
-                calibrate_mod.refit(cal) if args.refit else cal)
+                calibrate_mod.refit_stored(data) if args.refit
+                else Calibration.from_json(data, SINGLE_FORMATS))
     else:
         t0 = time.perf_counter()
         cal = calibration(clspmv.select_device(args.device), force=args.calibrate)

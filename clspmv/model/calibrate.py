@@ -300,6 +300,17 @@ def refit(cal: Calibration) -> Calibration:
     return out
 
 
+def refit_stored(data: dict[str, object]) -> Calibration:
+    """The calibration stored as ``data`` (a calibration file's JSON, fitted in this model form
+    or an earlier one) fitted again in this form to the timings it keeps (:func:`refit`: its
+    coefficients are not read); ValueError when it is malformed or keeps no timings."""
+    kernel = data.get("kernel")
+    if not isinstance(kernel, dict):
+        raise ValueError("malformed calibration: no kernel coefficients")
+    form = {**data, "terms": list(TERMS), "kernel": {k: [0.0] * len(TERMS) for k in kernel}}
+    return refit(Calibration.from_json(form, SINGLE_FORMATS))
+
+
 def _gather_bandwidth(measured: dict[tuple[str, str], float], feats: dict[str, Features],
                       names: tuple[str, ...], stream: float) -> float:
     """Bytes per second of the cache lines of x that the random-column matrix gathers beyond the

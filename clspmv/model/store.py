@@ -24,7 +24,7 @@ from ..device import Device
 from ..ell_order import row_major_width, stored
 from ..formats import SINGLE_FORMATS
 from ..version import __version__
-from .calibrate import MEASUREMENT, calibrate, refit
+from .calibrate import MEASUREMENT, calibrate, refit_stored
 from .timemodel import TERMS, Calibration, quick_default
 
 _memory: dict[Path, Calibration] = {}
@@ -38,17 +38,13 @@ def calibration_path(device: Device) -> Path:
 def _in_this_form(data: dict[str, object]) -> tuple[Calibration, bool]:
     """The calibration of the file's ``data``, and whether it had to be fitted again: a file of
     an earlier model form (other :data:`~clspmv.model.timemodel.TERMS`) that keeps its timings
-    is refitted to them (:func:`clspmv.model.calibrate.refit`: seconds, where measuring again
+    is refitted to them (:func:`clspmv.model.calibrate.refit_stored`: seconds, where measuring again
     takes a minute or more); ValueError when it cannot be read either way."""
     if data.get("terms") == list(TERMS) or data.get("kind") != "measured" or not data.get(
             "measurements"):
         return Calibration.from_json(data, SINGLE_FORMATS), False
-    kernel = data.get("kernel")
-    if not isinstance(kernel, dict):
-        raise ValueError("malformed calibration: no kernel coefficients")
-    form = {**data, "terms": list(TERMS), "kernel": {k: [0.0] * len(TERMS) for k in kernel}}
     try:
-        cal = refit(Calibration.from_json(form, SINGLE_FORMATS))
+        cal = refit_stored(data)
     except (KeyError, TypeError) as err:
         raise ValueError(f"its stored timings cannot be fitted again ({err!r})") from None
     # the file's identity, which load checked (the timings name the device as they saw it)
