@@ -290,7 +290,8 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     """The format parameters that select each kernel variant of ``fmt``: threads per row, sigma,
     HYB widths, the sweep's build options (``unroll``: UNROLL, ``row_major``: ROW_MAJOR), and a
     COO tail of long rows (``long_rows``), DIA's runs of diagonals (``diagonal_runs``),
-    csr-adaptive's tiles (``split_rows``), DIA's row chunks (``row_chunks``)."""
+    csr-adaptive's tiles (``split_rows``), DIA's row chunks (``row_chunks``), SELL's slices dealt
+    over the work-groups (``spread``)."""
     if fmt == "csr-scalar":  # long_rows: rows beyond 4 entries in the COO tail
         return [{}, {"unroll": 4}, {"long_rows": 4}]
     if fmt == "csr-vector":
@@ -305,8 +306,8 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     if fmt == "ellr-t":
         return [*({"threads_per_row": t} for t in ELLR_T_WIDTHS),
                 {"threads_per_row": 32, "row_major": True, "unroll": 2}]
-    if fmt == "sell":
-        return [{}, {"sigma": 1}, {"sigma": 1, "long_rows": 4}]
+    if fmt == "sell":  # spread: the slices dealt over the work-groups (same kernel, other slots)
+        return [{}, {"sigma": 1}, {"sigma": 1, "long_rows": 4}, {"spread": True}]
     if fmt == "csr-adaptive":  # tiny blocks: rows longer than 8 entries are split into chunks;
         # split_rows: tiles of entries whatever the rows (pieces of split rows, both combines)
         return [{}, {"block_entries": ADAPTIVE_SMALL_BLOCK}, {"split_rows": True},

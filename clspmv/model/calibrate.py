@@ -41,9 +41,12 @@ from .timemodel import (
     prior,
 )
 
-MEASUREMENT = 10
+MEASUREMENT = 11
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 10 = the
+stores (a stored calibration of another value is measured again, with a warning): 11 = ``pjds``'s
+(and ``sell``'s) slices dealt over the work-groups on CPUs where sorting put most of the work in
+the first ones a thread takes (:func:`clspmv.formats.sell.spread_order`: pJDS 1.2-2x faster on
+graphs under PoCL, so the calibration's power-law matrices time it anew); 10 = the
 streaming bandwidth (the prior of every format's cost per byte beyond the cache) measured as the
 reports' copy bandwidth (:func:`clspmv.bandwidth.copy_rate`: copy kernels on every core over
 buffers of at least four times the cache) instead of one ``enqueue_copy`` of twice the banded
