@@ -29,10 +29,8 @@ the least padding any window gives (that of pJDS, sigma = n)."""
 SPREAD_EXCESS = 1.2
 """By default, on CPUs, the slices are dealt when the first run of work-groups a thread takes
 (:func:`first_claim`) holds more than this many times a thread's share of the slots."""
-SPREAD_MIN_GROUPS = 128
-"""... and the product has at least this many work-groups per thread: on the 2-core Zen 5 products
-of 70-200 work-groups (0.1-0.5 ms) gained nothing from the deal (0.89-0.98) where the first run
-held 1.5-2 times a thread's share."""
+SPREAD_MIN_GROUPS = 4
+"""... and the product has at least this many work-groups per thread."""
 
 
 def slice_padding(lengths: np.ndarray, c: int, sigma: int) -> int:
@@ -90,15 +88,16 @@ def spread_order(widths: np.ndarray, layout: Layout, force: bool = False) -> np.
 
     Why: PoCL's CPU device hands its threads runs of consecutive work-groups, the first up to
     ``1 / threads`` of them, and sorting by length puts the longest rows in the first
-    work-groups: one thread then does most of the product while the others wait. On the 2-core
-    Zen 5 (PoCL 3.1, float64, kernel ms sorted / dealt) pJDS on R-MAT graphs of 6-12 M entries
-    ran 1.45-1.96x faster dealt, on power-law and stacked matrices of 2.6-6 M 1.37-1.50x, on a
-    Chung-Lu graph of 4.6 M 1.21x, each near the first claim's excess (1.23-1.93); where the
-    first claim held less than a thread's share (rows of 30-50 % empty, 8-15 M entries) the deal
-    was 0.92-1.01. Dealing scatters the rows that sorting left in order: sell, whose windows
-    keep rows near their neighbours, ran 0.91-0.97x as fast dealt on six of seven matrices, so
-    only orders that concentrate the work are dealt (``sell`` rarely does: its windows spread
-    the long rows)."""
+    work-groups: one thread then does most of the product while the others wait. pJDS dealt
+    against sorted, float64 (``reports/2026-11-27-cpu-pjds-spread``): on the 2-core Zen 5
+    (PoCL 3.1) R-MAT graphs of 6-12 M entries ran 1.45-1.96x as fast, power-law and stacked
+    matrices of 2.6-6 M 1.37-1.50x, a Chung-Lu graph of 4.6 M 1.21x, each near the first
+    claim's excess (1.23-1.93); on the 16-core Xeon of the H200 node (PoCL 5.0) the same
+    matrices 1.9-3.9x, a Chung-Lu graph of 0.3 M entries 1.5x (the Zen 5: 0.98, like its other
+    products of 0.1-0.5 ms, 0.89-0.98). Dealing scatters rows that sorting left in order: where
+    the order spreads the work already (rows of equal length: Poisson, bands, stencils, the
+    arrow) the deal took pJDS 0.6-0.96x as fast on the Xeon, so only orders that concentrate
+    the work are dealt."""
     slices = widths.size
     threads = layout.compute_units
     per_group = max(layout.work_group_size // layout.simd_width, 1)
