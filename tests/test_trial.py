@@ -43,9 +43,13 @@ def predictions(**kernel_ms: float | None) -> dict[str, Prediction]:
 def test_candidates_are_the_best_three_and_each_familys_best_in_the_band() -> None:
     preds = predictions(csr_blocks=1.0, csr_merge=1.05, csr_scalar=1.1, coo=1.2, ellr=1.9,
                         ell=1.95, sell=2.1, dia=None, pjds=1.99)
-    # three CSR kernels, then ELL's best (1.9 <= 2.0) and the sliced formats' (pjds, 1.99)
+    # three CSR kernels, then ELL's best (1.9 <= 2.0) and pjds (1.99); sell, a family of its
+    # own, is beyond the band (2.1)
     assert trials.candidates(preds, None) == ["csr-blocks", "csr-merge", "csr-scalar", "ellr",
                                               "pjds"]
+    both = predictions(csr_blocks=1.0, csr_merge=1.05, csr_scalar=1.1, sell=1.5, pjds=1.4)
+    assert trials.candidates(both, None) == ["csr-blocks", "csr-merge", "csr-scalar", "pjds",
+                                             "sell"]
     far = predictions(csr_blocks=1.0, csr_merge=1.05, csr_scalar=1.1, ellr=2.1, sell=None)
     assert trials.candidates(far, None) == ["csr-blocks", "csr-merge", "csr-scalar"]
     # with expected products the ranking counts the conversions: 1 ms each, so no change here

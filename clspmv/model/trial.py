@@ -43,9 +43,17 @@ entries on the 2-core Zen 5: ``sell`` measured at 0.55 of its prediction, the CS
 ``reports/2026-11-26-cpu-2core-zen5-ell-order/band-replay.txt``), 0.6 to 1.0 took auto / fastest
 from 0.984 to 0.989 (worst 0.646 to 0.772, within 5 % 94 to 96 %) for 3.8 to 4.5 candidates;
 wider bands added nothing; on the Zen 5's (150 pairs, looked at after) worst 0.471 to 0.927."""
-FAMILIES = {"ell": ("ell", "ellr", "ellr-t", "hyb", "dia"), "sliced": ("sell", "pjds")}
+FAMILIES = {"ell": ("ell", "ellr", "ellr-t", "hyb", "dia"), "sell": ("sell",), "pjds": ("pjds",)}
 """Formats whose kernels walk padded slots rather than a CSR row (the rest are one family):
-their times move together against the CSR kernels' as rows get shorter or more regular."""
+their times move together against the CSR kernels' as rows get shorter or more regular. ``sell``
+and ``pjds`` are families of their own: on CPUs ``sell``'s windows keep rows near their
+neighbours while ``pjds`` sorts them all and deals its slices over the work-groups
+(:func:`clspmv.formats.sell.spread_order`), and their times part: on a small R-MAT graph of
+the 2-core Zen 5 ``sell`` ran 1.32x faster than ``pjds``, predicted 2 % slower, so a trial of
+the better predicted one missed it. Replayed on the stored measurements
+(``reports/2026-11-27-cpu-pjds-spread/family_replay.txt``), auto / fastest rose from 0.988 to
+0.993 (worst 0.785 to 0.877) on the Zen 5's run with the dealt slices and by 0-0.001 on every
+other machine's, for 0.6-0.8 more candidates."""
 REPEATS = 5
 """Timed products per candidate at least (the fastest counts; short products get more, up to
 :data:`clspmv.model.probes.STEADY_S` of them: :func:`clspmv.model.probes.kernel_times`), after
