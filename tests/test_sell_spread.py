@@ -3,6 +3,8 @@ when the sorted order puts most of the work in the first work-groups one PoCL th
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -103,3 +105,12 @@ def test_spread_must_be_a_flag(device: clspmv.Device) -> None:
     with pytest.raises(TypeError, match="spread must be True or False, got 'yes'"):
         clspmv.DeviceMatrix.from_scipy(power_law_matrix(100), format="pjds", device=device,
                                        spread="yes")
+
+
+def test_pickled_matrix_keeps_its_order(device: clspmv.Device) -> None:
+    A = power_law_matrix(3001)
+    for spread in (True, False):
+        M = clspmv.DeviceMatrix.from_scipy(A, format="pjds", device=device, spread=spread)
+        again = pickle.loads(pickle.dumps(M))
+        assert again.params["spread"] == int(spread)
+        products_match(again, A, np.dtype(np.float64))

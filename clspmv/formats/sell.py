@@ -30,7 +30,8 @@ SPREAD_EXCESS = 1.2
 """By default, on CPUs, the slices are dealt when the first run of work-groups a thread takes
 (:func:`first_claim`) holds more than this many times a thread's share of the slots."""
 SPREAD_MIN_GROUPS = 4
-"""... and the product has at least this many work-groups per thread."""
+"""Work-groups per thread a product needs for the deal by default: fewer leave no run of
+work-groups to balance."""
 
 
 def slice_padding(lengths: np.ndarray, c: int, sigma: int) -> int:
@@ -93,8 +94,8 @@ def spread_order(widths: np.ndarray, layout: Layout, force: bool = False) -> np.
     (PoCL 3.1) R-MAT graphs of 6-12 M entries ran 1.45-1.96x as fast, power-law and stacked
     matrices of 2.6-6 M 1.37-1.50x, a Chung-Lu graph of 4.6 M 1.21x, each near the first
     claim's excess (1.23-1.93); on the 16-core Xeon of the H200 node (PoCL 5.0) the same
-    matrices 1.9-3.9x, a Chung-Lu graph of 0.3 M entries 1.5x (the Zen 5: 0.98, like its other
-    products of 0.1-0.5 ms, 0.89-0.98). Dealing scatters rows that sorting left in order: where
+    matrices 1.9-3.9x, a Chung-Lu graph of 0.3 M entries 1.5x (on the Zen 5 products of
+    0.1-0.5 ms went 0.89-1.44 in two runs). Dealing scatters rows that sorting left in order: where
     the order spreads the work already (rows of equal length: Poisson, bands, stencils, the
     arrow) the deal took pJDS 0.6-0.96x as fast on the Xeon, so only orders that concentrate
     the work are dealt."""
