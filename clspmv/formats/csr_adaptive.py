@@ -18,9 +18,11 @@ about equal size on the host, once, and each piece gets one work-group.
   ones; on CPUs, which run a work-group's work-items one after another, always one). On GPUs
   the work-groups have :data:`GPU_WORK_GROUP` work-items.
 * **Long rows** (more than ``CAP`` entries) are cut into chunks of ``CAP`` entries, one
-  work-group each, which write their sums to a small buffer; a second, small kernel adds each
-  row's chunks in order and stores ``alpha * sum + beta * y``. There are no atomic adds: every
-  ``y`` entry is written once and the result is the same on every run.
+  work-group each, which write their sums to a small buffer and count them in a per-row
+  integer (an atomic increment); the work-group that counts a row's last chunk adds the row's
+  chunks in order and stores ``alpha * sum + beta * y``, all in the one kernel. There are no
+  atomic adds of values: every ``y`` entry is written once and the result is the same on every
+  run.
 
 The partition packs rows greedily: a block starts at a row and takes the following rows while
 they keep it within ``CAP`` entries and ``CAP`` rows (so blocks are nearly full whatever the
@@ -174,9 +176,9 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True
     block, interleaved: the kernel reads a block's entry range without its row pointers),
     ``block_lanes`` (work-items per row of each block for work-groups of ``wg`` on a device
     running them in ``lockstep`` or not, see :func:`block_lanes`),
-    ``chunks`` (first entry and end entry of each chunk, interleaved, grouped by long row in
-    row order), ``long_rows`` (the rows longer than ``cap``) and ``long_ptr`` (chunks
-    ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``).
+    ``chunks`` (first entry, end entry and long row ``l`` of each chunk, interleaved, grouped
+    by long row in row order), ``long_rows`` (the rows longer than ``cap``) and ``long_ptr``
+    (chunks ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``).
     """
     if cap < 2:
         raise ValueError(f"block_entries must be at least 2, got {cap}")
@@ -200,7 +202,8 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True
 
     return {"blocks": interleave(first, end, row_ptr[first], row_ptr[end]),
             "block_lanes": block_lanes(lengths, first, end, wg, lockstep).astype(INDEX_DTYPE),
-            "chunks": interleave(chunk_start, chunk_end),
+            "chunks": interleave(chunk_start, chunk_end,
+                                 np.repeat(np.arange(long_rows.size, dtype=np.int64), counts)),
             "long_rows": long_rows.astype(INDEX_DTYPE),
             "long_ptr": long_ptr.astype(INDEX_DTYPE)}
 
@@ -242,14 +245,20 @@ class CsrAdaptive(CsrFamily):
                          "split": parts["split_rows"].size}
         else:
             parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep)
-            pieces = parts["chunks"].size // 2
+            pieces = parts["chunks"].size // 3
             counts_of = {"blocks": parts["blocks"].size // 4, "chunks": pieces, "split": 0}
         arrays.update(parts)
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
                   block_entries=cap, long_rows=parts["long_rows"].size, pieces=pieces,
                   split_rows=int(split), **counts_of)
-        fmt.nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
+        # in the value type until the upload says otherwise; and the chunk counts of long rows
+        fmt.nbytes += fmt.partial_bytes() + fmt.chunk_counts().nbytes
         return fmt
+
+    def chunk_counts(self) -> np.ndarray:
+        """The zeros the device's chunk counts start from: one int32 per long row (at least
+        one), which the kernel counts up and sets back to 0 in every product."""
+        return np.zeros(max(1, self.params["long_rows"]), np.int32)
 
     def partial_bytes(self) -> int:
         """Bytes of the device buffer receiving the chunks' sums (at least one value of the sums'
@@ -263,6 +272,9 @@ class CsrAdaptive(CsrFamily):
                                                          - self.dtype.itemsize)
         self.buffers["partial"] = cl.Buffer(device.context, cl.mem_flags.READ_WRITE,
                                             self.partial_bytes())
+        self.buffers["done"] = cl.Buffer(
+            device.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+            hostbuf=self.chunk_counts())
 
     def prepare_kernels(self) -> None:
         defines: dict[str, object] = {"CAP": self.params["block_entries"]}
@@ -270,18 +282,18 @@ class CsrAdaptive(CsrFamily):
             defines["SPLIT_ROWS"] = 1
             self._combine_short = self.kernel(self.adaptive_file, "csr_adaptive_combine_short",
                                               **defines)
+            self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", **defines)
         self._spmv = self.kernel(self.adaptive_file, "csr_adaptive_spmv", **defines)
-        self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", **defines)
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         p, b = self.params, self.buffers
         groups = p["blocks"] + p["chunks"]
         events = [self.run(queue, self._spmv, groups * self.layout.work_group_size,
                            scalar(p["blocks"]), b["row_ptr"], b["col"], b["val"], b["blocks"],
-                           b["block_lanes"], b["chunks"], x, y, b["partial"], alpha, beta,
-                           row0=row0)]
-        if p["long_rows"]:
-            events.append(self.run(queue, self._combine,  # a work-group per long row
+                           b["block_lanes"], b["chunks"], x, y, b["partial"], b["long_rows"],
+                           b["long_ptr"], b["done"], alpha, beta, row0=row0)]
+        if p["split_rows"] and p["long_rows"]:  # split rows of many pieces: a work-group each
+            events.append(self.run(queue, self._combine,
                                    p["long_rows"] * self.layout.work_group_size,
                                    scalar(p["long_rows"]),
                                    b["long_rows"], b["long_ptr"], b["partial"], y, alpha, beta,
