@@ -93,8 +93,9 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
         const INDEX_T l = chunks[CHUNK_VALUES * c + 2];
         if (lid == 0) {
             partial[c] = sum;
-            mem_fence(CLK_GLOBAL_MEM_FENCE);  /* the sum is out before it is counted */
+            DEVICE_FENCE();  /* the sum is out before it is counted */
             last_chunk = atomic_inc(done + l) == long_ptr[l + 1] - long_ptr[l] - 1;
+            DEVICE_FENCE();  /* and the count read before the sums are */
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (last_chunk) {  /* the same for the whole work-group */

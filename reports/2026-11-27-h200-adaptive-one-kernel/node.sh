@@ -1,21 +1,19 @@
 #!/usr/bin/env bash
 # On the device tool's nvidia-h200 (from the project root, .whl/ carried; see summary.txt):
 #   bash reports/2026-11-27-h200-adaptive-one-kernel/node.sh OUT PART...
-# check: Oclgrind over every kernel (the node's CPU), the PTX of csr-adaptive's fence and atomic;
-# calibrate: a fresh calibration (MEASUREMENT 12) into OUT/cal, timed;
+# check: the PTX of csr-adaptive's fences and atomic (Oclgrind is not on the node: run here);
+# ab: ab.py of the .oldtree checkout (8e0e60f) and of this one, alternated, on four matrices;
+# calibrate: a fresh calibration (MEASUREMENT 12), timed;
 # SUITE-DTYPE (irregular-float64, ...): clspmv bench --formats all --baselines cusparse, OUT/SUITE-DTYPE.json
 set -uo pipefail
 out=$1; shift
 source .whl/gpu-env.sh
 source reports/bench_part.sh
-mkdir -p "$out/cal"
-export CLSPMV_CACHE_DIR=$out/cal
+mkdir -p "$out" /tmp/h200cal
+export CLSPMV_CACHE_DIR=/tmp/h200cal  # kept while the machine stays warm; copied into OUT
 for part in "$@"; do
     case $part in
         check)
-            CLSPMV_TEST_DEVICES=cpu CLSPMV_REQUIRE_OCLGRIND=1 timeout 250 python3 -m pytest -q \
-                tests/test_oclgrind.py -k every_kernel_clean > "$out/oclgrind.txt" 2>&1
-            tail -2 "$out/oclgrind.txt"
             python3 - > "$out/ptx-fence.txt" 2>&1 <<'PY'
 import numpy as np, scipy.sparse as sp
 import clspmv
@@ -32,6 +30,14 @@ for (_, file, opts), prg in build._cache.items():
                         if "membar" in l or "fence" in l or "atom" in l))
 PY
             cat "$out/ptx-fence.txt" ;;
+        ab)
+            specs="gen:powerlaw:n=2000000,k=21,local=0.7,seed=1 gen:rmat:scale=22,edges=8
+                   gen:chunglu:n=4000000,k=10,seed=4 gen:denserows:n=4000000,w=3,count=64,long=200000"
+            for tree in old new old new; do
+                path=$PWD; [ $tree = old ] && path=$PWD/.oldtree
+                PYTHONPATH=$path:$PYTHONPATH python3 reports/2026-11-27-h200-adaptive-one-kernel/ab.py \
+                    $tree nvidia /tmp/abcache $specs >> "$out/ab.jsonl"
+            done ;;
         calibrate)
             /usr/bin/time -f "%e s wall" python3 -m clspmv calibrate --device nvidia --force \
                 > "$out/calibrate-time.txt" 2>&1; tail -3 "$out/calibrate-time.txt" ;;
@@ -43,3 +49,4 @@ PY
         *) echo "unknown part $part" >&2; exit 2 ;;
     esac
 done
+cp -r /tmp/h200cal "$out/cal"
