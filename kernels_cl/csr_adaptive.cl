@@ -1,7 +1,8 @@
 /* csr-adaptive: load-balanced CSR products (formats/csr_adaptive.py describes the layout).
  *
  * Build options beyond common.h:
- *   CAP  entries of one row block (and of one chunk of a long row); CAP values fit local memory
+ *   CAP    entries of one row block; CAP values fit local memory
+ *   CHUNK  entries of one chunk of a long row at most, a multiple of CAP
  *
  * csr_adaptive_spmv runs n_blocks + n_chunks work-groups. Group g < n_blocks takes row block g
  * (rows blocks[4g] .. blocks[4g+1]-1, entries blocks[4g+2] .. blocks[4g+3]-1, at most CAP: the
@@ -78,13 +79,18 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
     if (group >= n_blocks) {  /* one chunk of a long row: entries in registers, then a tree */
         const INDEX_T c = group - n_blocks;
         const INDEX_T first = chunks[CHUNK_VALUES * c];
-        const INDEX_T n = chunks[CHUNK_VALUES * c + 1] - first;
-        LOAD_ENTRIES(cols, vals, col + first, val + first, n, lid)
+        const INDEX_T end = chunks[CHUNK_VALUES * c + 1];
         ACC_T sum = 0;
 #pragma unroll
-        for (int it = 0; it < LOADS; ++it)
-            if (lid + it * WG < n)
-                sum += MUL(vals[it], x[COL(cols[it])]);
+        for (int k = 0; k < CHUNK / CAP; ++k) {  /* unrolled: all the chunk's loads in flight */
+            const INDEX_T from = first + k * CAP;
+            const INDEX_T n = min(end - from, (INDEX_T)CAP);  /* <= 0: nothing left */
+            LOAD_ENTRIES(cols, vals, col + from, val + from, n, lid)
+#pragma unroll
+            for (int it = 0; it < LOADS; ++it)
+                if (lid + it * WG < n)
+                    sum += MUL(vals[it], x[COL(cols[it])]);
+        }
         sum = reduce_width(scratch, lid, lid, WG, sum);
 #ifdef SPLIT_ROWS
         if (lid == 0)
@@ -94,15 +100,17 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
         if (lid == 0) {
             partial[c] = sum;
             DEVICE_FENCE();  /* the sum is out before it is counted */
-            last_chunk = atomic_inc(done + l) == long_ptr[l + 1] - long_ptr[l] - 1;
-            DEVICE_FENCE();  /* and the count read before the sums are */
+            const int last = atomic_inc(done + l) == long_ptr[l + 1] - long_ptr[l] - 1;
+            if (last)
+                DEVICE_FENCE();  /* and the count read before the sums are */
+            last_chunk = last;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (last_chunk) {  /* the same for the whole work-group */
             ACC_T total = 0;
-            const INDEX_T end = long_ptr[l + 1];
+            const INDEX_T pieces_end = long_ptr[l + 1];
             /* volatile: the other work-groups' sums, from memory, not from a stale cache line */
-            for (INDEX_T p = long_ptr[l] + lid; p < end; p += WG)
+            for (INDEX_T p = long_ptr[l] + lid; p < pieces_end; p += WG)
                 total += ((volatile __global ACC_T *)partial)[p];
             total = reduce_width(scratch, lid, lid, WG, total);
             if (lid == 0) {

@@ -309,3 +309,25 @@ def test_no_entries(shape: tuple[int, int], dtype: np.dtype, device) -> None:
     M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype)
     assert M.params["chunks"] == 0
     products_match(M, A, dtype)
+
+
+@pytest.mark.parametrize("chunk_blocks", [2, 3])
+def test_chunks_of_several_blocks(chunk_blocks: int, dtype: np.dtype, device) -> None:
+    """A long row's chunks of chunk_blocks x block_entries entries (the last one shorter, some
+    rows one chunk), taken a block at a time."""
+    A = edge_matrix(16)
+    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
+                                       block_entries=16, chunk_blocks=chunk_blocks)
+    assert M.params["chunk_blocks"] == chunk_blocks
+    assert M.params["chunks"] == -(-17 // (16 * chunk_blocks)) + -(-53 // (16 * chunk_blocks))
+    products_match(M, A, dtype)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_chunk_blocks_checked(bad: object) -> None:
+    csr = sp.random(20, 20, density=0.3, format="csr", random_state=0)
+    layout = Layout(32, 64, 132, 48 << 10)
+    with pytest.raises(ValueError, match="chunk_blocks must be a positive integer"):
+        CsrAdaptive.from_csr(csr, layout, chunk_blocks=bad)
+    with pytest.raises(ValueError, match="and split_rows off"):
+        CsrAdaptive.from_csr(csr, layout, split_rows=True, chunk_blocks=2)

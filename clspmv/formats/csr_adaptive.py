@@ -70,6 +70,9 @@ experiment of ``clspmv bench --sweep`` reproduces the comparison (work-groups of
 at two block sizes; its findings give the best configuration against these defaults)."""
 
 
+CHUNK_BLOCKS = 1
+"""Default ``chunk_blocks``: entries of a long row's chunk, in ``block_entries``."""
+
 SUM_BYTES = 8
 """Bytes of one product in local memory, for the budget: the sums' type, float64 in float64 and in
 ``dtype="mixed"`` (whose precision is chosen at upload, after the layout)."""
@@ -168,9 +171,11 @@ def block_starts(row_ptr: np.ndarray, cap: int) -> np.ndarray:
     return np.asarray(starts, np.int64)
 
 
-def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True
-              ) -> dict[str, np.ndarray]:
-    """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring).
+def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True,
+              chunk: int | None = None) -> dict[str, np.ndarray]:
+    """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring):
+    rows longer than ``cap`` are cut into chunks of ``chunk`` entries (default ``cap``; a
+    multiple of it).
 
     Returns int32 arrays: ``blocks`` (first row, end row, first entry and end entry of each
     block, interleaved: the kernel reads a block's entry range without its row pointers),
@@ -188,13 +193,14 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True
     first, end = bounds[:-1], bounds[1:]
     short = lengths[first] <= cap
     long_rows = first[~short]
-    counts = -(-lengths[long_rows] // cap)
+    chunk = chunk or cap
+    counts = -(-lengths[long_rows] // chunk)
     long_ptr = np.zeros(long_rows.size + 1, np.int64)
     np.cumsum(counts, out=long_ptr[1:])
     chunk_rows = np.repeat(long_rows, counts)
-    chunk_start = row_ptr[chunk_rows] + cap * (
+    chunk_start = row_ptr[chunk_rows] + chunk * (
         np.arange(chunk_rows.size, dtype=np.int64) - np.repeat(long_ptr[:-1], counts))
-    chunk_end = np.minimum(chunk_start + cap, row_ptr[chunk_rows + 1])
+    chunk_end = np.minimum(chunk_start + chunk, row_ptr[chunk_rows + 1])
     first, end = first[short], end[short]
 
     def interleave(*arrays: np.ndarray) -> np.ndarray:
@@ -219,10 +225,12 @@ class CsrAdaptive(CsrFamily):
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, block_entries: int | None = None,
-                 split_rows: bool | None = None) -> CsrAdaptive:
+                 split_rows: bool | None = None, chunk_blocks: int | None = None
+                 ) -> CsrAdaptive:
         """``split_rows``: tiles of ``block_entries`` entries whatever the rows
         (:mod:`.adaptive_split`) instead of greedy blocks of whole rows; True or False, or None
-        for off."""
+        for off. ``chunk_blocks``: a long row's chunks hold this many times ``block_entries``
+        entries (default :data:`CHUNK_BLOCKS`; not with ``split_rows``)."""
         limit = max_block_entries(layout, csr.dtype.itemsize)
         cap = limit if block_entries is None else int(block_entries)
         if not 2 <= cap <= limit:
@@ -231,6 +239,12 @@ class CsrAdaptive(CsrFamily):
                 f"fit half the {layout.local_memory} bytes of local memory with work-groups of "
                 f"{layout.work_group_size}), got {block_entries}")
         split = check_flag("split_rows", split_rows, False)
+        if chunk_blocks is not None and (split or isinstance(chunk_blocks, bool)
+                                         or not isinstance(chunk_blocks, (int, np.integer))
+                                         or chunk_blocks < 1):
+            raise ValueError("chunk_blocks must be a positive integer, and split_rows off "
+                             f"(its tiles are block_entries long), got {chunk_blocks!r}")
+        blocks_per_chunk = 1 if split else int(chunk_blocks or CHUNK_BLOCKS)
         arrays = csr_arrays(csr)
         if split:
             parts = split_partition(csr.indptr, cap)
@@ -244,13 +258,14 @@ class CsrAdaptive(CsrFamily):
                          "chunks": parts["chunks"].size // 3,
                          "split": parts["split_rows"].size}
         else:
-            parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep)
+            parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep,
+                              cap * blocks_per_chunk)
             pieces = parts["chunks"].size // 3
             counts_of = {"blocks": parts["blocks"].size // 4, "chunks": pieces, "split": 0}
         arrays.update(parts)
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
                   block_entries=cap, long_rows=parts["long_rows"].size, pieces=pieces,
-                  split_rows=int(split), **counts_of)
+                  split_rows=int(split), chunk_blocks=blocks_per_chunk, **counts_of)
         # in the value type until the upload says otherwise; and the chunk counts of long rows
         fmt.nbytes += fmt.partial_bytes() + fmt.chunk_counts().nbytes
         return fmt
@@ -277,7 +292,9 @@ class CsrAdaptive(CsrFamily):
             hostbuf=self.chunk_counts())
 
     def prepare_kernels(self) -> None:
-        defines: dict[str, object] = {"CAP": self.params["block_entries"]}
+        defines: dict[str, object] = {"CAP": self.params["block_entries"],
+                                      "CHUNK": self.params["block_entries"]
+                                      * self.params["chunk_blocks"]}
         if self.params["split_rows"]:
             defines["SPLIT_ROWS"] = 1
             self._combine_short = self.kernel(self.adaptive_file, "csr_adaptive_combine_short",

@@ -4,6 +4,9 @@ CACHE (so that runs of two checkouts, alternated, time the same matrices without
 them again). One JSON line per matrix and value type.
 
     PYTHONPATH=TREE python ab.py LABEL DEVICE CACHE SPEC ...
+
+LABEL ``name:param=value,...`` converts with those csr-adaptive parameters (e.g.
+``new:chunk_blocks=2``).
 """
 
 import json
@@ -45,11 +48,14 @@ def main() -> None:
     label, device, cache, specs = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4:]
     cache.mkdir(parents=True, exist_ok=True)
     dev = clspmv.select_device(device)
+    params = {k: int(v) for k, v in (item.split("=") for item in
+                                     label.partition(":")[2].split(",") if item)}
     for spec in specs:
         A = matrix(spec, cache)
         for dtype in (np.float64, np.float32):
             Ad = A.astype(dtype)
-            M = clspmv.DeviceMatrix.from_scipy(Ad, format="csr-adaptive", device=dev, dtype=dtype)
+            M = clspmv.DeviceMatrix.from_scipy(Ad, format="csr-adaptive", device=dev, dtype=dtype,
+                                               **params)
             x = np.random.default_rng(1).uniform(-1, 1, A.shape[1]).astype(dtype)
             err = float(np.max(np.abs(M @ x - Ad @ x)) / max(1e-30, np.max(np.abs(Ad @ x))))
             ms = least_ms(M, A.shape, dtype)

@@ -2,7 +2,8 @@
 # On the device tool's nvidia-h200 (from the project root, .whl/ carried; see summary.txt):
 #   bash reports/2026-11-27-h200-adaptive-one-kernel/node.sh OUT PART...
 # check: the PTX of csr-adaptive's fences and atomic (Oclgrind is not on the node: run here);
-# ab: ab.py of the .oldtree checkout (8e0e60f) and of this one, alternated, on four matrices;
+# ab: ab.py of the .oldtree checkout (8e0e60f) and of this one, alternated, on four matrices
+#     ($AB_RUNS: the labels in order, default "old new old new"; new:chunk_blocks=2 and the like);
 # calibrate: a fresh calibration (MEASUREMENT 12), timed;
 # SUITE-DTYPE (irregular-float64, ...): clspmv bench --formats all --baselines cusparse, OUT/SUITE-DTYPE.json
 set -uo pipefail
@@ -33,7 +34,7 @@ PY
         ab)
             specs="gen:powerlaw:n=2000000,k=21,local=0.7,seed=1 gen:rmat:scale=22,edges=8
                    gen:chunglu:n=4000000,k=10,seed=4 gen:denserows:n=4000000,w=3,count=64,long=200000"
-            for tree in old new old new; do
+            for tree in ${AB_RUNS:-old new old new}; do
                 path=$PWD; [ $tree = old ] && path=$PWD/.oldtree
                 PYTHONPATH=$path:$PYTHONPATH python3 reports/2026-11-27-h200-adaptive-one-kernel/ab.py \
                     $tree nvidia /tmp/abcache $specs >> "$out/ab.jsonl"
