@@ -138,15 +138,11 @@ def kernel(device: Device, file: str, name: str, dtype: np.dtype, cl_std: str | 
     :attr:`Device.stream_hint` are built with ``STREAM_HINT`` (see ``common.h``); float32 ones
     are not: on an H100 the hint made no float32 product faster and sell's and pjds's up to 28 %
     slower, where float64 products of scattered columns gained 6-13 %. Kernels on a device with
-    :attr:`Device.warp_shuffle` are built with ``WARP_SHUFFLE``, on one with
-    :attr:`Device.inline_ptx` with ``PTX_FENCE`` (a correctness matter, not a tuning: see
-    ``DEVICE_FENCE`` in ``common.h``)."""
+    :attr:`Device.warp_shuffle` are built with ``WARP_SHUFFLE``."""
     if device.stream_hint and np.dtype(dtype) == np.float64:
         defines["STREAM_HINT"] = 1
     if device.warp_shuffle:
         defines["WARP_SHUFFLE"] = 1
-    if device.inline_ptx:
-        defines["PTX_FENCE"] = 1
     return typed(cl.Kernel(program(device, file, options_for(dtype, cl_std, accumulate,
                                                              **defines)), name))
 

@@ -114,9 +114,8 @@ class Device:
     @property
     def inline_ptx(self) -> bool:
         """True on NVIDIA's OpenCL when a kernel with the inline PTX that clspmv's kernels use
-        builds (tried once): the loads of :attr:`stream_hint`, the shuffles of
-        :attr:`warp_shuffle` and the device-wide fence (``PTX_FENCE`` in ``kernels_cl/common.h``).
-        False on every other platform."""
+        builds (tried once): the loads of :attr:`stream_hint` and the shuffles of
+        :attr:`warp_shuffle`. False on every other platform."""
         if "NVIDIA" not in self.platform:
             return False
         return self._once("_inline_ptx", lambda: probes.takes_inline_ptx(self))

@@ -46,16 +46,15 @@ __kernel void probe(__global const int *a, __global const double *b, __global do
     __asm__ __volatile__("shfl.sync.bfly.b32 %0, %1, %2, 31, 0xffffffff;"
                          : "=r"(i) : "r"(i), "r"(1));
     c[0] = v + i;
-    __asm__ __volatile__("membar.gl;" ::: "memory");
 }"""
 """The inline PTX of ``kernels_cl/common.h``: the two loads of ``STREAM_HINT`` (a column index
-and a float64), a shuffle of ``WARP_SHUFFLE`` and the device-wide fence of ``PTX_FENCE``."""
+and a float64) and a shuffle of ``WARP_SHUFFLE``."""
 
 
 def takes_inline_ptx(device: Device) -> bool:
     """See :attr:`Device.inline_ptx`: whether a kernel loading an int and a double with PTX's
-    ``ld.global.cs``, shuffling an int with ``shfl.sync`` and fencing with ``membar.gl`` builds
-    (a compiler that rejects inline PTX raises)."""
+    ``ld.global.cs`` and shuffling an int with ``shfl.sync`` builds (a compiler that rejects
+    inline PTX raises)."""
     return builds(device, _INLINE_PTX_PROBE)
 
 

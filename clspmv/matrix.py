@@ -135,10 +135,9 @@ class DeviceMatrix(ScipyOperators):
         ``diagonal_runs`` (dia: each 32 rows loop over the diagonals crossing them, branch-free;
         by default on GPUs), ``row_chunks`` (dia: a work-item per run of rows, each diagonal a
         loop over 64 of them; by default on CPUs), ``split_rows`` (csr-adaptive: tiles of
-        ``block_entries`` entries whatever the rows; off by default), ``chunk_blocks``
-        (csr-adaptive: entries of a long row's chunks, in ``block_entries``), ``spread`` (sell,
-        pjds: the sorted slices dealt over the work-groups; by default on CPUs where sorting put
-        most of the work in the work-groups one thread takes first).
+        ``block_entries`` entries whatever the rows; off by default), ``spread`` (sell, pjds:
+        the sorted slices dealt over the work-groups; by default on CPUs where sorting put most
+        of the work in the work-groups one thread takes first).
         A CSC matrix (``csc_matrix`` or ``csc_array``) is not converted: its arrays are stored
         as the CSR arrays of its transpose.
 

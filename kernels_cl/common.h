@@ -146,18 +146,6 @@ inline void atomic_add_value(volatile __global VALUE_T *p, VALUE_T v)
 #endif
 }
 
-/* DEVICE_FENCE(): this work-item's global stores before it, its global accesses after it, in
- * that order for every work-group of the device (a store, then an atomic count that another
- * work-group reads before it reads the store). NVIDIA's OpenCL compiles
- * mem_fence(CLK_GLOBAL_MEM_FENCE) to PTX's membar.cta, whose order holds within the work-group
- * only; PTX_FENCE (clspmv/build.py sets it where Device.inline_ptx) takes membar.gl instead.
- * Elsewhere mem_fence (PoCL's work-groups share the host's coherent memory). */
-#ifdef PTX_FENCE
-#define DEVICE_FENCE() __asm__ __volatile__("membar.gl;" ::: "memory")
-#else
-#define DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
-#endif
-
 #if defined(WARP_SHUFFLE) && WG % 32 == 0
 /* WARP_SHUFFLE (clspmv/build.py sets it where Device.warp_shuffle: NVIDIA's OpenCL, which takes
  * inline PTX and runs work-groups as warps of 32 work-items): groups of up to 32 lanes sum in

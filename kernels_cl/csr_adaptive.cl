@@ -1,8 +1,7 @@
 /* csr-adaptive: load-balanced CSR products (formats/csr_adaptive.py describes the layout).
  *
  * Build options beyond common.h:
- *   CAP    entries of one row block; CAP values fit local memory
- *   CHUNK  entries of one chunk of a long row at most, a multiple of CAP
+ *   CAP  entries of one row block (and of one chunk of a long row); CAP values fit local memory
  *
  * csr_adaptive_spmv runs n_blocks + n_chunks work-groups. Group g < n_blocks takes row block g
  * (rows blocks[4g] .. blocks[4g+1]-1, entries blocks[4g+2] .. blocks[4g+3]-1, at most CAP: the
@@ -12,13 +11,10 @@
  * products val * x[col] into local memory with consecutive (coalesced) loads, then sum each row
  * there, block_lanes[g] work-items per row (chosen on the host from the block's row lengths,
  * WG / lanes rows at a time). Group n_blocks + c
- * takes chunk c of a long row l (entries chunks[3c] .. chunks[3c+1]-1, l = chunks[3c+2]) and
- * writes its sum to partial[c], then counts it in done[l] (an integer atomic); the work-group
- * that counts the row's last chunk adds all its chunks' sums (a strided loop, then a tree, in
- * chunk order) and stores y, and sets done[l] back to 0 for the next product. One kernel: a
- * second kernel to add the chunks cost a launch and the wait between the two (5-7 us on the
- * H200) on every matrix with a row longer than CAP.
- * No atomics on values: every y entry is written once, the result is the same on every run.
+ * takes chunk c of a long row (entries chunks[2c] .. chunks[2c+1]-1) and writes its sum to
+ * partial[c]; csr_adaptive_combine then adds the chunks of each long row (a work-group per long
+ * row: a strided loop, then a tree, in a fixed order) and stores y.
+ * No atomics: every y entry is written once, the result is the same on every run.
  *
  * SPLIT_ROWS (formats/adaptive_split.py): the groups take tiles of CAP consecutive entries
  * whatever the rows. A block (6 values: first row, end row, first entry, end entry, head piece,
@@ -31,10 +27,11 @@
 
 #ifdef SPLIT_ROWS
 #define BLOCK_VALUES 6
+#define CHUNK_VALUES 3
 #else
 #define BLOCK_VALUES 4
+#define CHUNK_VALUES 2
 #endif
-#define CHUNK_VALUES 3
 
 #define LOADS ((CAP + WG - 1) / WG)  /* entries per work-item of a full block */
 
@@ -64,60 +61,30 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
                        __global const VALUE_T *restrict x,
                        __global VALUE_T *restrict y,
                        __global ACC_T *restrict partial,
-                       __global const INDEX_T *restrict long_rows,
-                       __global const INDEX_T *restrict long_ptr,
-                       __global int *restrict done,
                        const VALUE_T alpha, const VALUE_T beta)
 {
     BLOCK_ROWS(y);
     __local ACC_T products[CAP];
     __local ACC_T scratch[WG];
-    __local int last_chunk;
     const int lid = (int)get_local_id(0);
     const INDEX_T group = (INDEX_T)get_group_id(0);
 
     if (group >= n_blocks) {  /* one chunk of a long row: entries in registers, then a tree */
         const INDEX_T c = group - n_blocks;
         const INDEX_T first = chunks[CHUNK_VALUES * c];
-        const INDEX_T end = chunks[CHUNK_VALUES * c + 1];
+        const INDEX_T n = chunks[CHUNK_VALUES * c + 1] - first;
+        LOAD_ENTRIES(cols, vals, col + first, val + first, n, lid)
         ACC_T sum = 0;
 #pragma unroll
-        for (int k = 0; k < CHUNK / CAP; ++k) {  /* unrolled: all the chunk's loads in flight */
-            const INDEX_T from = first + k * CAP;
-            const INDEX_T n = min(end - from, (INDEX_T)CAP);  /* <= 0: nothing left */
-            LOAD_ENTRIES(cols, vals, col + from, val + from, n, lid)
-#pragma unroll
-            for (int it = 0; it < LOADS; ++it)
-                if (lid + it * WG < n)
-                    sum += MUL(vals[it], x[COL(cols[it])]);
-        }
+        for (int it = 0; it < LOADS; ++it)
+            if (lid + it * WG < n)
+                sum += MUL(vals[it], x[COL(cols[it])]);
         sum = reduce_width(scratch, lid, lid, WG, sum);
-#ifdef SPLIT_ROWS
         if (lid == 0)
+#ifdef SPLIT_ROWS
             partial[chunks[CHUNK_VALUES * c + 2]] = sum;
 #else
-        const INDEX_T l = chunks[CHUNK_VALUES * c + 2];
-        if (lid == 0) {
             partial[c] = sum;
-            DEVICE_FENCE();  /* the sum is out before it is counted */
-            const int last = atomic_inc(done + l) == long_ptr[l + 1] - long_ptr[l] - 1;
-            if (last)
-                DEVICE_FENCE();  /* and the count read before the sums are */
-            last_chunk = last;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (last_chunk) {  /* the same for the whole work-group */
-            ACC_T total = 0;
-            const INDEX_T pieces_end = long_ptr[l + 1];
-            /* volatile: the other work-groups' sums, from memory, not from a stale cache line */
-            for (INDEX_T p = long_ptr[l] + lid; p < pieces_end; p += WG)
-                total += ((volatile __global ACC_T *)partial)[p];
-            total = reduce_width(scratch, lid, lid, WG, total);
-            if (lid == 0) {
-                STORE_Y(y, long_rows[l], total);
-                done[l] = 0;
-            }
-        }
 #endif
         return;
     }
@@ -187,9 +154,8 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
     }
 }
 
-#ifdef SPLIT_ROWS
 /* y[long_rows[l]] = alpha * (sum of partial[long_ptr[l] .. long_ptr[l+1]-1]) + beta * y, one
- * work-group per split row of many pieces. */
+ * work-group per long row. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void csr_adaptive_combine(BLOCK_ARGS const INDEX_T n_long,
                           __global const INDEX_T *restrict long_rows,
@@ -214,6 +180,7 @@ void csr_adaptive_combine(BLOCK_ARGS const INDEX_T n_long,
         STORE_Y(y, long_rows[l], sum);
 }
 
+#ifdef SPLIT_ROWS
 /* y[split_rows[l]] = alpha * (sum of partial[split_ptr[l] .. split_ptr[l+1]-1]) + beta * y, one
  * work-item per split row of few pieces, in their order. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))

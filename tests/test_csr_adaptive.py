@@ -37,16 +37,14 @@ def assert_partition(lengths, cap: int, wg: int = 8) -> dict[str, np.ndarray]:
     and ``cap`` rows, each as full as greedy packing makes it (the next row would take it over
     ``cap`` entries or rows, or is long, or there is none); exactly the rows longer than ``cap``
     chunked, each into consecutive non-empty chunks of at most ``cap`` entries covering the
-    row, and each chunk names its long row."""
+    row."""
     lengths = np.asarray(lengths, np.int64)
     row_ptr = row_ptr_of(lengths)
     p = partition(row_ptr, cap, wg)
     assert all(a.dtype == np.int32 for a in p.values())
     blocks = p["blocks"].reshape(-1, 4).astype(np.int64)
-    chunks = p["chunks"].reshape(-1, 3).astype(np.int64)
+    chunks = p["chunks"].reshape(-1, 2).astype(np.int64)
     long_rows, long_ptr = p["long_rows"], p["long_ptr"]
-    np.testing.assert_array_equal(chunks[:, 2], np.repeat(np.arange(long_rows.size),
-                                                          np.diff(long_ptr)))
     seen = np.zeros(lengths.size, np.int64)
     first, end = blocks[:, 0], blocks[:, 1]
     np.testing.assert_array_equal(blocks[:, 2], row_ptr[first])
@@ -92,11 +90,11 @@ def test_partition_edges(cap: int) -> None:
     p = assert_partition([1, cap, 1], cap)
     assert p["long_rows"].size == 0 and [1, 2] in p["blocks"].reshape(-1, 4)[:, :2].tolist()
     p = assert_partition([1, cap + 1, 1], cap)
-    np.testing.assert_array_equal(np.diff(p["chunks"].reshape(-1, 3)[:, :2]).ravel(), [cap, 1])
+    np.testing.assert_array_equal(np.diff(p["chunks"].reshape(-1, 2)).ravel(), [cap, 1])
     huge = np.full(1000, 1)
     huge[517] = 100_000
     p = assert_partition(huge, cap)
-    assert p["long_rows"].tolist() == [517] and p["chunks"].size // 3 == -(-100_000 // cap)
+    assert p["long_rows"].tolist() == [517] and p["chunks"].size // 2 == -(-100_000 // cap)
 
 
 def test_blocks_packed_greedily() -> None:
@@ -244,9 +242,8 @@ def test_one_huge_row_among_short_rows(dtype: np.dtype, device) -> None:
 
 
 def test_long_rows_of_more_chunks_than_work_items(dtype: np.dtype, device) -> None:
-    """The work-group that counts a long row's last chunk walks the row's chunk sums in a
-    strided loop: rows of more chunks than work-items (two and a half times over) and of fewer,
-    side by side."""
+    """The combine kernel's work-group walks a row's chunk sums in a strided loop: rows of more
+    chunks than work-items (two and a half times over) and of fewer, side by side."""
     rng = np.random.default_rng(9)
     wg = CsrAdaptive.layout_for(device).work_group_size
     lengths = np.array([3, 16 * (2 * wg + wg // 2) + 7, 0, 16 * 5, 2, 16 * wg + 1])
@@ -258,28 +255,6 @@ def test_long_rows_of_more_chunks_than_work_items(dtype: np.dtype, device) -> No
                                        block_entries=16)
     assert M.params["long_rows"] == 3
     assert M.params["chunks"] > 2 * wg
-    products_match(M, A, dtype)
-
-
-def test_long_rows_in_one_kernel_again_and_again(dtype: np.dtype, device) -> None:
-    """Long rows need no second kernel: the work-group that counts a row's last chunk adds the
-    row's chunk sums, and sets the count back for the next product. Ten products of one x give
-    the same y bit for bit (the chunks are added in their order whichever work-group is last),
-    each from one kernel."""
-    rng = np.random.default_rng(11)
-    lengths = np.array([5, 16 * 40 + 3, 1, 0, 16 * 7, 2, 16 * 300])
-    rows = np.repeat(np.arange(lengths.size), lengths)
-    cols = rng.integers(0, 20_000, rows.size)
-    A = sp.csr_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(lengths.size, 20_000))
-    A.sum_duplicates()
-    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
-                                       block_entries=16)
-    assert M.params["long_rows"] == 3
-    x = rng.uniform(-1, 1, A.shape[1])
-    first = M @ x
-    for _ in range(9):
-        np.testing.assert_array_equal(M @ x, first)
-        assert len(M.last_events) == 1
     products_match(M, A, dtype)
 
 
@@ -309,25 +284,3 @@ def test_no_entries(shape: tuple[int, int], dtype: np.dtype, device) -> None:
     M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype)
     assert M.params["chunks"] == 0
     products_match(M, A, dtype)
-
-
-@pytest.mark.parametrize("chunk_blocks", [2, 3])
-def test_chunks_of_several_blocks(chunk_blocks: int, dtype: np.dtype, device) -> None:
-    """A long row's chunks of chunk_blocks x block_entries entries (the last one shorter, some
-    rows one chunk), taken a block at a time."""
-    A = edge_matrix(16)
-    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
-                                       block_entries=16, chunk_blocks=chunk_blocks)
-    assert M.params["chunk_blocks"] == chunk_blocks
-    assert M.params["chunks"] == -(-17 // (16 * chunk_blocks)) + -(-53 // (16 * chunk_blocks))
-    products_match(M, A, dtype)
-
-
-@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
-def test_chunk_blocks_checked(bad: object) -> None:
-    csr = sp.random(20, 20, density=0.3, format="csr", random_state=0)
-    layout = Layout(32, 64, 132, 48 << 10)
-    with pytest.raises(ValueError, match="chunk_blocks must be a positive integer"):
-        CsrAdaptive.from_csr(csr, layout, chunk_blocks=bad)
-    with pytest.raises(ValueError, match="and split_rows off"):
-        CsrAdaptive.from_csr(csr, layout, split_rows=True, chunk_blocks=2)

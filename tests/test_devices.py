@@ -102,8 +102,7 @@ def test_inline_ptx_features_only_where_the_probe_builds(
     d = clspmv.devices()[0]
     nvidia = dataclasses.replace(d, platform="NVIDIA CUDA")
     monkeypatch.setattr(device_probes, "builds",
-                        lambda dev, source: "ld.global.cs" in source and "shfl.sync" in source
-                        and "membar.gl" in source)
+                        lambda dev, source: "ld.global.cs" in source and "shfl.sync" in source)
     assert getattr(nvidia, feature)
     monkeypatch.setenv(variable, "0")
     assert not getattr(nvidia, feature)
@@ -130,8 +129,3 @@ def test_kernels_build_with_the_ptx_features_where_the_device_has_them(
             build.kernel(d, "csr.cl", "csr_spmv", np.dtype(dtype), WG=64)
             assert ("-DSTREAM_HINT=1" in seen[-1]) == (hint and dtype == np.float64)
             assert ("-DWARP_SHUFFLE=1" in seen[-1]) == (not hint)  # both value types
-    # the device-wide fence wherever inline PTX builds, whatever the tuning variables say
-    for ptx in (True, False):
-        monkeypatch.setattr(type(d), "inline_ptx", property(lambda self, p=ptx: p))
-        build.kernel(d, "csr_adaptive.cl", "csr_adaptive_spmv", np.dtype(np.float32), WG=64)
-        assert ("-DPTX_FENCE=1" in seen[-1]) == ptx

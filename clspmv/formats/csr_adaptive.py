@@ -18,11 +18,9 @@ about equal size on the host, once, and each piece gets one work-group.
   ones; on CPUs, which run a work-group's work-items one after another, always one). On GPUs
   the work-groups have :data:`GPU_WORK_GROUP` work-items.
 * **Long rows** (more than ``CAP`` entries) are cut into chunks of ``CAP`` entries, one
-  work-group each, which write their sums to a small buffer and count them in a per-row
-  integer (an atomic increment); the work-group that counts a row's last chunk adds the row's
-  chunks in order and stores ``alpha * sum + beta * y``, all in the one kernel. There are no
-  atomic adds of values: every ``y`` entry is written once and the result is the same on every
-  run.
+  work-group each, which write their sums to a small buffer; a second, small kernel adds each
+  row's chunks in order and stores ``alpha * sum + beta * y``. There are no atomic adds: every
+  ``y`` entry is written once and the result is the same on every run.
 
 The partition packs rows greedily: a block starts at a row and takes the following rows while
 they keep it within ``CAP`` entries and ``CAP`` rows (so blocks are nearly full whatever the
@@ -69,9 +67,6 @@ power-law matrices and matched it elsewhere; 512 was 10-30 % slower. The ``adapt
 experiment of ``clspmv bench --sweep`` reproduces the comparison (work-groups of 32 to 512, each
 at two block sizes; its findings give the best configuration against these defaults)."""
 
-
-CHUNK_BLOCKS = 1
-"""Default ``chunk_blocks``: entries of a long row's chunk, in ``block_entries``."""
 
 SUM_BYTES = 8
 """Bytes of one product in local memory, for the budget: the sums' type, float64 in float64 and in
@@ -171,19 +166,17 @@ def block_starts(row_ptr: np.ndarray, cap: int) -> np.ndarray:
     return np.asarray(starts, np.int64)
 
 
-def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True,
-              chunk: int | None = None) -> dict[str, np.ndarray]:
-    """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring):
-    rows longer than ``cap`` are cut into chunks of ``chunk`` entries (default ``cap``; a
-    multiple of it).
+def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True
+              ) -> dict[str, np.ndarray]:
+    """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring).
 
     Returns int32 arrays: ``blocks`` (first row, end row, first entry and end entry of each
     block, interleaved: the kernel reads a block's entry range without its row pointers),
     ``block_lanes`` (work-items per row of each block for work-groups of ``wg`` on a device
     running them in ``lockstep`` or not, see :func:`block_lanes`),
-    ``chunks`` (first entry, end entry and long row ``l`` of each chunk, interleaved, grouped
-    by long row in row order), ``long_rows`` (the rows longer than ``cap``) and ``long_ptr``
-    (chunks ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``).
+    ``chunks`` (first entry and end entry of each chunk, interleaved, grouped by long row in
+    row order), ``long_rows`` (the rows longer than ``cap``) and ``long_ptr`` (chunks
+    ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``).
     """
     if cap < 2:
         raise ValueError(f"block_entries must be at least 2, got {cap}")
@@ -193,14 +186,13 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True,
     first, end = bounds[:-1], bounds[1:]
     short = lengths[first] <= cap
     long_rows = first[~short]
-    chunk = chunk or cap
-    counts = -(-lengths[long_rows] // chunk)
+    counts = -(-lengths[long_rows] // cap)
     long_ptr = np.zeros(long_rows.size + 1, np.int64)
     np.cumsum(counts, out=long_ptr[1:])
     chunk_rows = np.repeat(long_rows, counts)
-    chunk_start = row_ptr[chunk_rows] + chunk * (
+    chunk_start = row_ptr[chunk_rows] + cap * (
         np.arange(chunk_rows.size, dtype=np.int64) - np.repeat(long_ptr[:-1], counts))
-    chunk_end = np.minimum(chunk_start + chunk, row_ptr[chunk_rows + 1])
+    chunk_end = np.minimum(chunk_start + cap, row_ptr[chunk_rows + 1])
     first, end = first[short], end[short]
 
     def interleave(*arrays: np.ndarray) -> np.ndarray:
@@ -208,8 +200,7 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True,
 
     return {"blocks": interleave(first, end, row_ptr[first], row_ptr[end]),
             "block_lanes": block_lanes(lengths, first, end, wg, lockstep).astype(INDEX_DTYPE),
-            "chunks": interleave(chunk_start, chunk_end,
-                                 np.repeat(np.arange(long_rows.size, dtype=np.int64), counts)),
+            "chunks": interleave(chunk_start, chunk_end),
             "long_rows": long_rows.astype(INDEX_DTYPE),
             "long_ptr": long_ptr.astype(INDEX_DTYPE)}
 
@@ -225,12 +216,10 @@ class CsrAdaptive(CsrFamily):
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, block_entries: int | None = None,
-                 split_rows: bool | None = None, chunk_blocks: int | None = None
-                 ) -> CsrAdaptive:
+                 split_rows: bool | None = None) -> CsrAdaptive:
         """``split_rows``: tiles of ``block_entries`` entries whatever the rows
         (:mod:`.adaptive_split`) instead of greedy blocks of whole rows; True or False, or None
-        for off. ``chunk_blocks``: a long row's chunks hold this many times ``block_entries``
-        entries (default :data:`CHUNK_BLOCKS`; not with ``split_rows``)."""
+        for off."""
         limit = max_block_entries(layout, csr.dtype.itemsize)
         cap = limit if block_entries is None else int(block_entries)
         if not 2 <= cap <= limit:
@@ -239,12 +228,6 @@ class CsrAdaptive(CsrFamily):
                 f"fit half the {layout.local_memory} bytes of local memory with work-groups of "
                 f"{layout.work_group_size}), got {block_entries}")
         split = check_flag("split_rows", split_rows, False)
-        if chunk_blocks is not None and (split or isinstance(chunk_blocks, bool)
-                                         or not isinstance(chunk_blocks, (int, np.integer))
-                                         or chunk_blocks < 1):
-            raise ValueError("chunk_blocks must be a positive integer, and split_rows off "
-                             f"(its tiles are block_entries long), got {chunk_blocks!r}")
-        blocks_per_chunk = 1 if split else int(chunk_blocks or CHUNK_BLOCKS)
         arrays = csr_arrays(csr)
         if split:
             parts = split_partition(csr.indptr, cap)
@@ -258,22 +241,15 @@ class CsrAdaptive(CsrFamily):
                          "chunks": parts["chunks"].size // 3,
                          "split": parts["split_rows"].size}
         else:
-            parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep,
-                              cap * blocks_per_chunk)
-            pieces = parts["chunks"].size // 3
+            parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep)
+            pieces = parts["chunks"].size // 2
             counts_of = {"blocks": parts["blocks"].size // 4, "chunks": pieces, "split": 0}
         arrays.update(parts)
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
                   block_entries=cap, long_rows=parts["long_rows"].size, pieces=pieces,
-                  split_rows=int(split), chunk_blocks=blocks_per_chunk, **counts_of)
-        # in the value type until the upload says otherwise; and the chunk counts of long rows
-        fmt.nbytes += fmt.partial_bytes() + fmt.chunk_counts().nbytes
+                  split_rows=int(split), **counts_of)
+        fmt.nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
         return fmt
-
-    def chunk_counts(self) -> np.ndarray:
-        """The zeros the device's chunk counts start from: one int32 per long row (at least
-        one), which the kernel counts up and sets back to 0 in every product."""
-        return np.zeros(max(1, self.params["long_rows"]), np.int32)
 
     def partial_bytes(self) -> int:
         """Bytes of the device buffer receiving the chunks' sums (at least one value of the sums'
@@ -287,30 +263,25 @@ class CsrAdaptive(CsrFamily):
                                                          - self.dtype.itemsize)
         self.buffers["partial"] = cl.Buffer(device.context, cl.mem_flags.READ_WRITE,
                                             self.partial_bytes())
-        self.buffers["done"] = cl.Buffer(
-            device.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-            hostbuf=self.chunk_counts())
 
     def prepare_kernels(self) -> None:
-        defines: dict[str, object] = {"CAP": self.params["block_entries"],
-                                      "CHUNK": self.params["block_entries"]
-                                      * self.params["chunk_blocks"]}
+        defines: dict[str, object] = {"CAP": self.params["block_entries"]}
         if self.params["split_rows"]:
             defines["SPLIT_ROWS"] = 1
             self._combine_short = self.kernel(self.adaptive_file, "csr_adaptive_combine_short",
                                               **defines)
-            self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", **defines)
         self._spmv = self.kernel(self.adaptive_file, "csr_adaptive_spmv", **defines)
+        self._combine = self.kernel(self.adaptive_file, "csr_adaptive_combine", **defines)
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         p, b = self.params, self.buffers
         groups = p["blocks"] + p["chunks"]
         events = [self.run(queue, self._spmv, groups * self.layout.work_group_size,
                            scalar(p["blocks"]), b["row_ptr"], b["col"], b["val"], b["blocks"],
-                           b["block_lanes"], b["chunks"], x, y, b["partial"], b["long_rows"],
-                           b["long_ptr"], b["done"], alpha, beta, row0=row0)]
-        if p["split_rows"] and p["long_rows"]:  # split rows of many pieces: a work-group each
-            events.append(self.run(queue, self._combine,
+                           b["block_lanes"], b["chunks"], x, y, b["partial"], alpha, beta,
+                           row0=row0)]
+        if p["long_rows"]:
+            events.append(self.run(queue, self._combine,  # a work-group per long row
                                    p["long_rows"] * self.layout.work_group_size,
                                    scalar(p["long_rows"]),
                                    b["long_rows"], b["long_ptr"], b["partial"], y, alpha, beta,

@@ -41,12 +41,9 @@ from .timemodel import (
     prior,
 )
 
-MEASUREMENT = 12
+MEASUREMENT = 11
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 12 =
-``csr-adaptive``'s long rows added up in its one kernel (the work-group that counts a row's last
-chunk adds them) instead of a second kernel, whose launch the calibration's long-row matrices
-timed; 11 = ``pjds``'s
+stores (a stored calibration of another value is measured again, with a warning): 11 = ``pjds``'s
 (and ``sell``'s) slices dealt over the work-groups on CPUs where sorting put most of the work in
 the first ones a thread takes (:func:`clspmv.formats.sell.spread_order`: pJDS 1.2-2x faster on
 graphs under PoCL, so the calibration's power-law matrices time it anew); 10 = the

@@ -42,7 +42,10 @@ def launches(fmt: str, f: Features, work_group_size: int = 256) -> int:
         share = work_group_size * tile_items(_layout(f, work_group_size), f.itemsize)
         return (1 + (f.rows + f.entries > share)
                 + (f.max_row > FIXUP_SERIAL * share))
-    return 1  # csr-adaptive adds its long rows' chunks in its one kernel
+    if fmt == "csr-adaptive":
+        wg = ADAPTIVE_GPU_GROUP if staged else work_group_size
+        return 1 + (f.max_row > max_block_entries(_layout(f, wg), f.itemsize))
+    return 1
 
 
 def _layout(f: Features, work_group_size: int) -> Layout:

@@ -10,7 +10,7 @@ Kernel time of format ``f`` on a block of rows with features ``F`` (:mod:`.featu
 
 ``launches_f`` are the kernels ``f``'s product enqueues for these features
 (:func:`clspmv.model.launches.launches`: ``coo``'s levels of carries, ``hyb``'s COO part,
-``csr-merge``'s fix-ups) and c0 the cost of one, whatever its work
+``csr-merge``'s fix-ups, ``csr-adaptive``'s long rows) and c0 the cost of one, whatever its work
 (5-7 us on the H200);
 ``bytes_f`` are the bytes of the matrix in ``f`` (its padding included) plus x and y streamed
 once, ``h`` the share of them the device's cache can hold (repeated products of a matrix

@@ -36,6 +36,7 @@ PY
                    gen:chunglu:n=4000000,k=10,seed=4 gen:denserows:n=4000000,w=3,count=64,long=200000"
             for tree in ${AB_RUNS:-old new old new}; do
                 path=$PWD; [ $tree = old ] && path=$PWD/.oldtree
+                [ "${tree%%:*}" = mid ] && path=$PWD/.midtree  # an earlier commit, carried
                 PYTHONPATH=$path:$PYTHONPATH python3 reports/2026-11-27-h200-adaptive-one-kernel/ab.py \
                     $tree nvidia /tmp/abcache $specs >> "$out/ab.jsonl"
             done ;;
