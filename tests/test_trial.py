@@ -55,6 +55,12 @@ def test_candidates_are_the_best_three_and_each_familys_best_in_the_band() -> No
     # with expected products the ranking counts the conversions: 1 ms each, so no change here
     assert trials.candidates(preds, 10) == trials.candidates(preds, None)
     assert trials.candidates(predictions(ell=None), None) == []
+    # the CSR family's two best: csr-blocks, fourth overall, behind csr-scalar and both sliced
+    # formats, is tried; csr-merge, the family's third, is not
+    csr = predictions(csr_scalar=1.0, pjds=1.1, sell=1.2, csr_blocks=1.3, csr_merge=1.4,
+                      ellr=3.0)
+    assert trials.candidates(csr, None) == ["csr-scalar", "pjds", "sell", "csr-blocks"]
+    assert trials.FAMILY_TRIES == {"csr": 2}
 
 
 def test_worth_weighs_the_trial_against_the_expected_products() -> None:

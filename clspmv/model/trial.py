@@ -54,6 +54,19 @@ the better predicted one missed it. Replayed on the stored measurements
 (``reports/2026-11-27-cpu-pjds-spread/family_replay.txt``), auto / fastest rose from 0.988 to
 0.993 (worst 0.785 to 0.877) on the Zen 5's run with the dealt slices and by 0-0.001 on every
 other machine's, for 0.6-0.8 more candidates."""
+FAMILY_TRIES = {"csr": 2}
+"""How many of a family's best predicted formats within :data:`BAND` are tried (1 for a family
+not named here). The CSR family is the largest (``coo``, ``csr-scalar``, ``csr-vector``,
+``csr-aligned``, ``csr-adaptive``, ``csr-blocks``, ``csr-merge``), and on CPUs its kernels part
+on irregular rows (a mispredicted loop exit per row costs ``csr-scalar``, ``csr-blocks`` and
+``csr-merge`` differently): on memplus (2-core Zen 5) ``csr-blocks`` ran 1.2x faster than
+``csr-scalar`` but was predicted 1.3x slower, so behind ``csr-scalar``, ``sell`` and ``pjds`` it
+was never tried. Replayed on every stored measurement
+(``reports/2026-11-27-cpu-2core-zen5-pocl30/trial-replay``, the trial's choice taken in the
+stored times), two of the CSR family raised auto / fastest's worst from 0.781 to 0.892 (Zen 5,
+PoCL 3.1), 0.857 to 0.952 (Zen 5 with dealt slices), 0.847 to 0.950 (Zen 5, PoCL 3.0) and
+0.772 to 0.846 (Zen 4), for 0.05-0.3 more candidates on CPUs and 0.5 on the H200, whose
+choices did not change."""
 REPEATS = 5
 """Timed products per candidate at least (the fastest counts; short products get more, up to
 :data:`clspmv.model.probes.STEADY_S` of them: :func:`clspmv.model.probes.kernel_times`), after
@@ -89,8 +102,8 @@ def _family(fmt: str) -> str:
 
 def candidates(predictions: dict[str, Prediction], expected_products: int | None) -> list[str]:
     """The formats to try: the :data:`TOP` of least predicted time (conversion included with
-    ``expected_products``; the first is the model's choice), then each family's best within
-    :data:`BAND` of the best."""
+    ``expected_products``; the first is the model's choice), then each family's best (its
+    :data:`FAMILY_TRIES` best) within :data:`BAND` of the best."""
     def cost(p: Prediction) -> float:
         return p.kernel_s if expected_products is None else p.total_s(expected_products)  # type: ignore[return-value]
 
@@ -100,10 +113,11 @@ def candidates(predictions: dict[str, Prediction], expected_products: int | None
         return []
     out = [p.format for p in ranked[:TOP]]
     limit = cost(ranked[0]) * (1 + BAND)
-    families: set[str] = set()
+    taken: dict[str, int] = {}
     for p in ranked:  # each family's best, in the order of their predictions
-        if _family(p.format) not in families:
-            families.add(_family(p.format))
+        family = _family(p.format)
+        if taken.get(family, 0) < FAMILY_TRIES.get(family, 1):
+            taken[family] = taken.get(family, 0) + 1
             if cost(p) <= limit and p.format not in out:
                 out.append(p.format)
     return out
