@@ -1,17 +1,34 @@
-import re, sys, math
-def agg(files):
-    out = {"current": [], "current+trial": []}
-    for f in files:
-        for line in open(f):
-            m = re.search(r"\| current: (\S+)\s+([\d.]+) err.*\| current\+trial: (\S+)\s+([\d.]+) \(", line)
+"""auto / fastest over several tools/model_eval.py --trial outputs (the files PREFIX<suite>.txt):
+geometric mean, worst and share within 5 % (ratio >= 1 / 1.05), model alone and with the trial.
+
+    python aggregate.py eval-pocl30- demo,cpu,offsuite,real,anchors heldout
+"""
+import math
+import re
+import sys
+
+LINE = re.compile(r"\| current: (\S+)\s+([\d.]+) err.*\| current\+trial: (\S+)\s+([\d.]+) \(")
+
+
+def aggregate(files: list[str]) -> None:
+    out: dict[str, list[tuple[float, str, str]]] = {"current": [], "current+trial": []}
+    for name in files:
+        for line in open(name):
+            m = LINE.search(line)
             if m:
                 out["current"].append((float(m.group(2)), line.split()[0], m.group(1)))
                 out["current+trial"].append((float(m.group(4)), line.split()[0], m.group(3)))
-    for k, v in out.items():
-        r = [x[0] for x in v]
-        gm = math.exp(sum(math.log(x) for x in r) / len(r))
-        w = min(v)
-        within = sum(x >= 1 / 1.05 for x in r)
-        print(f"  {k:14s} n={len(r)} gm {gm:.3f} worst {w[0]:.3f} ({w[1][:40]} {w[2]}) within5% {within}/{len(r)} ({100*within/len(r):.0f}%)")
-print("target set"); agg([f"eval-pocl30-{s}.txt" for s in sys.argv[1].split(",")])
-print("heldout"); agg(["eval-pocl30-heldout.txt"])
+    for key, rows in out.items():
+        ratios = [r[0] for r in rows]
+        gm = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        worst = min(rows)
+        within = sum(r >= 1 / 1.05 for r in ratios)
+        print(f"  {key:14s} n={len(ratios)} gm {gm:.3f} worst {worst[0]:.3f} ({worst[1][:40]} "
+              f"{worst[2]}) within5% {within}/{len(ratios)} ({100 * within / len(ratios):.0f}%)")
+
+
+if __name__ == "__main__":
+    prefix = sys.argv[1]
+    for group in sys.argv[2:]:
+        print(group)
+        aggregate([f"{prefix}{suite}.txt" for suite in group.split(",")])

@@ -42,29 +42,37 @@ def machine(path):
     return "zen5" if "zen5" in p else "zen4"
 
 
-groups = defaultdict(list)
-for path in sorted(glob.glob("reports/**/measured-*.json", recursive=True)):
-    for r in json.load(open(path)).get("records", []):
-        m = r["measured_ms"]
-        for label, v in r.items():
-            if not isinstance(v, dict) or "predicted_ms" not in v or "trial" in label:
-                continue
-            pred = {f: q for f, q in v["predicted_ms"].items() if f in m and q}
-            if len(pred) >= 2:
-                groups[machine(path)].append((pred, m))
-for name, recs in sorted(groups.items()):
-    print(f"== {name}: {len(recs)} (matrix, calibration) records")
-    for variant, families in VARIANTS.items():
-        ratios, counts = [], []
-        for pred, m in recs:
-            c = candidates(pred, families)
-            choice = c[0]
-            best = min(c, key=lambda f: m[f])
-            if m[best] < m[choice] * (1 - 0.05):
-                choice = best
-            ratios.append(min(m.values()) / m[choice])
-            counts.append(len(c))
-        gm = math.exp(sum(map(math.log, ratios)) / len(ratios))
-        within = sum(r >= 1 / 1.05 for r in ratios) / len(ratios)
-        print(f"  {variant:9s} gm {gm:.4f} worst {min(ratios):.3f} within 5 % {within:.1%} "
-              f"candidates {sum(counts) / len(counts):.2f}")
+def stored_records(machine_of, usable=lambda m, f: True):
+    """machine -> [(predicted ms, measured ms)] of every model (not trial) column of every stored
+    measured-*.json under reports/, the predictions of formats measured there (``usable``)."""
+    groups = defaultdict(list)
+    for path in sorted(glob.glob("reports/**/measured-*.json", recursive=True)):
+        for r in json.load(open(path)).get("records", []):
+            m = r["measured_ms"]
+            for label, v in r.items():
+                if not isinstance(v, dict) or "predicted_ms" not in v or "trial" in label:
+                    continue
+                pred = {f: q for f, q in v["predicted_ms"].items()
+                        if f in m and q and usable(m, f)}
+                if len(pred) >= 2:
+                    groups[machine_of(path)].append((pred, m))
+    return groups
+
+
+if __name__ == "__main__":
+    for name, recs in sorted(stored_records(machine).items()):
+        print(f"== {name}: {len(recs)} (matrix, calibration) records")
+        for variant, families in VARIANTS.items():
+            ratios, counts = [], []
+            for pred, m in recs:
+                c = candidates(pred, families)
+                choice = c[0]
+                best = min(c, key=lambda f: m[f])
+                if m[best] < m[choice] * (1 - 0.05):
+                    choice = best
+                ratios.append(min(m.values()) / m[choice])
+                counts.append(len(c))
+            gm = math.exp(sum(map(math.log, ratios)) / len(ratios))
+            within = sum(r >= 1 / 1.05 for r in ratios) / len(ratios)
+            print(f"  {variant:9s} gm {gm:.4f} worst {min(ratios):.3f} within 5 % {within:.1%} "
+                  f"candidates {sum(counts) / len(counts):.2f}")

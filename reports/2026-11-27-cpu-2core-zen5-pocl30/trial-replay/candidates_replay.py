@@ -4,10 +4,13 @@ choice unless a candidate measured 5 % faster: optimistic against a trial that t
 
     python reports/2026-11-27-cpu-2core-zen5-pocl30/trial-replay/candidates_replay.py   (from the project root)
 """
-import glob
-import json
 import math
+import sys
 from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "2026-11-27-cpu-pjds-spread"))
+from family_replay import stored_records  # noqa: E402  (the stored measurements, read once there)
 
 FAMILIES = {"ell": ("ell", "ellr", "ellr-t", "hyb", "dia"), "sell": ("sell",), "pjds": ("pjds",)}
 
@@ -49,17 +52,7 @@ def machine(path):
     return "zen5" if "zen5" in p else "zen4"
 
 
-groups = defaultdict(list)
-for path in sorted(glob.glob("reports/**/measured-*.json", recursive=True)):
-    for r in json.load(open(path)).get("records", []):
-        m = r["measured_ms"]
-        for label, v in r.items():
-            if not isinstance(v, dict) or "predicted_ms" not in v or "trial" in label:
-                continue
-            pred = {f: q for f, q in v["predicted_ms"].items() if f in m and q and m[f]}
-            if len(pred) >= 2:
-                groups[machine(path)].append((pred, m))
-for name, recs in sorted(groups.items()):
+for name, recs in sorted(stored_records(machine, lambda m, f: m[f]).items()):
     print(f"== {name}: {len(recs)} (matrix, calibration) records")
     for variant, kw in VARIANTS.items():
         ratios, counts = [], []
