@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "2026-11-27-cpu-pjds-spread"))
+from family_replay import machine as family_machine  # noqa: E402
 from family_replay import stored_records  # noqa: E402  (the stored measurements, read once there)
 
 FAMILIES = {"ell": ("ell", "ellr", "ellr-t", "hyb", "dia"), "sell": ("sell",), "pjds": ("pjds",)}
@@ -40,16 +41,13 @@ VARIANTS = {"now (TOP 3, each family's best)": {},
 
 
 def machine(path):
+    """family_replay's machines, with the Zen 5's PoCL 3.0 runs and run7 apart."""
     p = path.lower()
-    if "h200" in p or "2026-11-26-dia/" in p:
-        return "h200"
-    if "xeon" in p:
-        return "xeon"
     if "pocl30" in p and "zen5" in p:
         return "zen5 PoCL 3.0"
-    if "run6" in p or "run7" in p:
+    if "run7" in p or family_machine(path).startswith("zen5-run6"):
         return "zen5 run6-7 (dealt slices)"
-    return "zen5" if "zen5" in p else "zen4"
+    return family_machine(path)
 
 
 for name, recs in sorted(stored_records(machine, lambda m, f: m[f]).items()):
