@@ -66,7 +66,10 @@ was never tried. Replayed on every stored measurement
 stored times), two of the CSR family raised auto / fastest's worst from 0.781 to 0.892 (Zen 5,
 PoCL 3.1), 0.857 to 0.952 (Zen 5 with dealt slices), 0.847 to 0.950 (Zen 5, PoCL 3.0) and
 0.772 to 0.846 (Zen 4), for 0.05-0.3 more candidates on CPUs and 0.5 on the H200, whose
-choices did not change."""
+choices did not change. Measured after the rule was fixed (``reports/2026-11-27-trial-csr-family``:
+fresh evaluations over the 44 target matrices): the trial 0.985 (93 % within 5 %) with PoCL 3.1
+and 0.985 (91 %) with PoCL 3.0 on the Zen 5, memplus 1.000 with both; 0.998 (all 44) on the
+H200."""
 REPEATS = 5
 """Timed products per candidate at least (the fastest counts; short products get more, up to
 :data:`clspmv.model.probes.STEADY_S` of them: :func:`clspmv.model.probes.kernel_times`), after
