@@ -18,6 +18,7 @@ or on request (``trial=True``); its winner's device matrix is kept, not converte
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,11 +117,11 @@ def candidates(predictions: dict[str, Prediction], expected_products: int | None
         return []
     out = [p.format for p in ranked[:TOP]]
     limit = cost(ranked[0]) * (1 + BAND)
-    taken: dict[str, int] = {}
+    taken: Counter[str] = Counter()
     for p in ranked:  # each family's best, in the order of their predictions
         family = _family(p.format)
-        if taken.get(family, 0) < FAMILY_TRIES.get(family, 1):
-            taken[family] = taken.get(family, 0) + 1
+        if taken[family] < FAMILY_TRIES.get(family, 1):
+            taken[family] += 1
             if cost(p) <= limit and p.format not in out:
                 out.append(p.format)
     return out
