@@ -88,15 +88,20 @@ def matrix_buffer(device: Device, a: np.ndarray, in_place: bool) -> cl.Buffer:
     22-78 ms for the copies of matrices of 4-6 M entries, most of them the page faults of
     the runtime's new memory; the products ran as fast from the arrays where numpy put them
     (kernel times 0.88-1.05x those from the runtime's copies over 25 format-matrix pairs, within
-    the noise: ``reports/2026-11-26-xeon-auto/in-place-upload.txt``). OpenCL has no empty
+    the noise: ``reports/2026-11-26-xeon-auto/in-place-upload.txt``). The copy is an empty
+    buffer and a blocking write into it, not ``CL_MEM_COPY_HOST_PTR``: on the H200 (NVIDIA's
+    OpenCL) the buffer made with ``COPY_HOST_PTR`` from a numpy array of 64-256 MB filled at
+    1.4-1.8 GB/s against 7.2-7.9 GB/s for the write (4 MB: equal), and a calibration spent 10 of
+    its 56 s there (``reports/2026-11-27-h200-calibration-time``). OpenCL has no empty
     buffers: an empty array gets one element nobody reads."""
     if a.size == 0:
         a = np.zeros(1, a.dtype)
     elif in_place and device.shares_host_pointer:
         return cl.Buffer(device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR,
                          hostbuf=a)
-    return cl.Buffer(device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                     hostbuf=a)
+    buf = cl.Buffer(device.context, cl.mem_flags.READ_ONLY, a.nbytes)
+    cl.enqueue_copy(device.queue, buf, np.ascontiguousarray(a), is_blocking=True)
+    return buf
 
 
 @functools.cache

@@ -41,9 +41,13 @@ from .timemodel import (
     prior,
 )
 
-MEASUREMENT = 11
+MEASUREMENT = 12
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 11 = ``pjds``'s
+stores (a stored calibration of another value is measured again, with a warning): 12 = a
+format's arrays uploaded by a write into an empty buffer instead of ``CL_MEM_COPY_HOST_PTR``
+(:func:`clspmv.host_buffers.matrix_buffer`: 4-5x faster for arrays of 64-256 MB on the H200, so
+the conversions' measured times, uploads included, fell; the calibration took 41 s instead of
+56); 11 = ``pjds``'s
 (and ``sell``'s) slices dealt over the work-groups on CPUs where sorting put most of the work in
 the first ones a thread takes (:func:`clspmv.formats.sell.spread_order`: pJDS 1.2-2x faster on
 graphs under PoCL, so the calibration's power-law matrices time it anew); 10 = the
