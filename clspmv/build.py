@@ -132,14 +132,17 @@ def _build_log(err: cl.RuntimeError, device: Device) -> str:
 
 
 def kernel(device: Device, file: str, name: str, dtype: np.dtype, cl_std: str | None = None,
-           accumulate: np.dtype | None = None, **defines: object) -> cl.Kernel:
+           accumulate: np.dtype | None = None, stream_float32: bool = False,
+           **defines: object) -> cl.Kernel:
     """A new kernel object, so that two matrices never share argument state across threads;
     ``accumulate`` as in :func:`options_for`. Float64 kernels on a device with
-    :attr:`Device.stream_hint` are built with ``STREAM_HINT`` (see ``common.h``); float32 ones
-    are not: on an H100 the hint made no float32 product faster and sell's and pjds's up to 28 %
-    slower, where float64 products of scattered columns gained 6-13 %. Kernels on a device with
-    :attr:`Device.warp_shuffle` are built with ``WARP_SHUFFLE``."""
-    if device.stream_hint and np.dtype(dtype) == np.float64:
+    :attr:`Device.stream_hint` are built with ``STREAM_HINT`` (see ``common.h``; float64 products
+    of scattered columns gained 6-13 % on an H100); float32 ones only with ``stream_float32``
+    (:attr:`clspmv.formats.Format.stream_float32`: the formats whose float32 products it makes
+    faster; ``sell``'s, ``pjds``'s and ``csr-adaptive``'s it makes up to 27 % slower on some
+    matrices). Kernels on a device with :attr:`Device.warp_shuffle` are built with
+    ``WARP_SHUFFLE``."""
+    if device.stream_hint and (np.dtype(dtype) == np.float64 or stream_float32):
         defines["STREAM_HINT"] = 1
     if device.warp_shuffle:
         defines["WARP_SHUFFLE"] = 1

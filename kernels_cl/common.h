@@ -71,7 +71,9 @@
 
 /* MAT_INDEX(a, i), MAT_VALUE(a, i): element i of one of the matrix's own arrays (column or row
  * indices, values), which a forward product reads once. With STREAM_HINT (clspmv/build.py sets
- * it for float64 values where Device.stream_hint: NVIDIA's OpenCL, which takes inline PTX) the
+ * it where Device.stream_hint, NVIDIA's OpenCL, which takes inline PTX: for float64 values, and
+ * for float32 values in the formats with Format.stream_float32, whose products it made faster
+ * there: reports/2026-11-27-h200-x-loads) the
  * load is PTX's ld.global.cs, "cache streaming": its lines are the first to go when the cache
  * needs room, so the matrix's stream does not push x out of L2 between two gathers of the same
  * line. On an H100 that made csr-adaptive and csr-merge 5-13 % faster on matrices of 33-39 M
@@ -80,7 +82,7 @@
  * fastest format of each was as fast or faster (reports/2026-11-25-h100-stream/).
  * Elsewhere a plain load; also the vector loads of coo's full work-items and of csr-blocks
  * (vload), which take no hint. */
-#if defined(STREAM_HINT) && defined(VALUE_IS_DOUBLE)
+#if defined(STREAM_HINT)
 #define STREAM_LOAD(name, type, ptx, constraint) \
     inline type name(__global const type *p) \
     { \
@@ -89,7 +91,11 @@
         return v; \
     }
 STREAM_LOAD(stream_index, int, "s32", "r")
+#ifdef VALUE_IS_DOUBLE
 STREAM_LOAD(stream_value, double, "f64", "d")
+#else
+STREAM_LOAD(stream_value, float, "f32", "f")
+#endif
 #define MAT_INDEX(a, i) stream_index((a) + (i))
 #define MAT_VALUE(a, i) stream_value((a) + (i))
 #else

@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import clspmv
 from clspmv import device as device_module
@@ -125,7 +126,32 @@ def test_kernels_build_with_the_ptx_features_where_the_device_has_them(
     for hint in (True, False):
         monkeypatch.setattr(type(d), "stream_hint", property(lambda self, h=hint: h))
         monkeypatch.setattr(type(d), "warp_shuffle", property(lambda self, h=hint: not h))
-        for dtype in (np.float64, np.float32):  # float64 values only (see build.kernel)
-            build.kernel(d, "csr.cl", "csr_spmv", np.dtype(dtype), WG=64)
-            assert ("-DSTREAM_HINT=1" in seen[-1]) == (hint and dtype == np.float64)
-            assert ("-DWARP_SHUFFLE=1" in seen[-1]) == (not hint)  # both value types
+        for dtype in (np.float64, np.float32):  # float32 only with stream_float32
+            for stream_float32 in (False, True):
+                build.kernel(d, "csr.cl", "csr_spmv", np.dtype(dtype), WG=64,
+                             stream_float32=stream_float32)
+                assert ("-DSTREAM_HINT=1" in seen[-1]) == (
+                    hint and (dtype == np.float64 or stream_float32))
+                assert ("-DWARP_SHUFFLE=1" in seen[-1]) == (not hint)  # both value types
+                assert not any("stream_float32" in o for o in seen[-1])
+
+
+@pytest.mark.parametrize("fmt", ["ell", "csr-merge", "sell"])
+def test_float32_formats_stream_with_the_hint_where_they_say_so(
+        monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    """A float32 matrix's forward kernels carry STREAM_HINT on a device with the hint exactly
+    when its format says so (Format.stream_float32: ell and csr-merge do, sell does not)."""
+    from clspmv import build
+    from clspmv.formats import FORMAT_CLASSES, convert
+    from clspmv.precision import resolve
+    seen: list[tuple[str, ...]] = []
+    monkeypatch.setattr(build, "program", lambda dev, file, options: seen.append(options))
+    monkeypatch.setattr(build.cl, "Kernel", lambda prg, name: None)
+    monkeypatch.setattr(build, "typed", lambda kern: kern)
+    d = clspmv.devices()[0]
+    monkeypatch.setattr(type(d), "stream_hint", property(lambda self: True))
+    A = sp.random(64, 64, density=0.1, format="csr", random_state=0, dtype=np.float32)
+    cls = FORMAT_CLASSES[fmt]
+    convert(A, fmt, cls.layout_for(d), resolve(np.float32, np.float32)).compile(d)
+    assert seen and all(("-DSTREAM_HINT=1" in opts) == cls.stream_float32 for opts in seen)
+    assert cls.stream_float32 == (fmt != "sell")

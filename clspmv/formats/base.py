@@ -1,11 +1,11 @@
 """The small protocol every storage format implements, and the pieces they share.
 
 A format converts a canonical CSR matrix into numpy arrays laid out for the device
-(:meth:`Format.from_csr`, numpy only), owns the device buffers made from them
-(:meth:`Format.upload`), enqueues its kernels (:meth:`Format.launch` for A x,
-:meth:`Format.launch_t` for A^T x, :meth:`Format.launch_matmat` for A X) and can turn its arrays
-back into triplets (:meth:`Format.to_coo`). Argument checks, alpha/beta, output allocation and host
-transfers live once in :class:`clspmv.DeviceMatrix`.
+(:meth:`Format.from_csr`), owns the device buffers made from them (:meth:`Format.upload`), enqueues
+its kernels (:meth:`Format.launch` for A x, :meth:`Format.launch_t` for A^T x,
+:meth:`Format.launch_matmat` for A X) and turns its arrays back into triplets
+(:meth:`Format.to_coo`). Argument checks, alpha/beta, output allocation and host transfers live
+once in :class:`clspmv.DeviceMatrix`.
 
 **Formats as blocks of a larger matrix.** Every launch takes ``row0``: the block's rows are rows
 ``[row0, row0 + m)`` of the vector indexed by rows, which may be longer (y of :meth:`launch` and
@@ -91,6 +91,8 @@ class Format(ABC):
     thread_widths: ClassVar[tuple[int, ...]] = ()
     """The values of the ``threads_per_row`` parameter (work-items per row) where the format
     takes one (``csr-vector``, ``ellr-t``; at most the work-group size), else empty."""
+    stream_float32: ClassVar[bool] = False
+    """Whether float32 forward kernels stream the matrix with the hint (:func:`build.kernel`)."""
     pads: ClassVar[bool] = False
     """True for a format that pads to the longest row or to whole diagonals (ELLPACK family,
     DIA): it refuses a matrix (:class:`UnsuitableFormatError`, :func:`check_padding`) whose padded
@@ -124,10 +126,8 @@ class Format(ABC):
         """Global column of each stored (compact) column, or None: see :meth:`set_column_map`."""
         for key, a in arrays.items():
             if a.size > INDEX_LIMIT - layout.simd_width * 32:
-                raise IndexOverflowError(
-                    f"{self.name}: array {key!r} has {a.size} elements, beyond the 32-bit index "
-                    "type of the kernels"
-                )
+                raise IndexOverflowError(f"{self.name}: array {key!r} has {a.size} elements, "
+                                         "beyond the 32-bit index type of the kernels")
 
     gpu_work_group: ClassVar[int | None] = None
     """Work-group size on GPUs when the caller names none (None: :data:`DEFAULT_WORK_GROUP`).
@@ -253,7 +253,7 @@ class Format(ABC):
             return atomic_kernel(self.device, file, name, self.dtype, self.accumulate, WG=wg,
                                  **defines)
         return build.kernel(self.device, file, name, self.dtype, accumulate=self.accumulate,
-                            WG=wg, **defines)
+                            stream_float32=self.stream_float32, WG=wg, **defines)
 
     def lazy_kernel(self, key: str, file: str, name: str, atomics: bool = False,
                     **defines: object) -> cl.Kernel:

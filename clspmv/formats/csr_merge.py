@@ -143,6 +143,7 @@ class CsrMerge(CsrFamily):
     (Merrill & Garland), partial rows combined by a fix-up kernel without atomics."""
 
     name = "csr-merge"
+    stream_float32 = True
     merge_file = "csr_merge.cl"
     forward_atomics = False  # the fix-up kernels complete the split rows: every y written once
     kernel_options = ()  # the shares depend on the work-group size: convert again instead

@@ -111,6 +111,7 @@ class EllFamily(RowKernels):
     ``ell`` and ``ellr`` (one work-item per row); ``ellr-t`` adds ``threads_per_row``."""
 
     pads = True
+    stream_float32 = True
     kernel_file = "ell.cl"
     family = "ell"
     row_lengths_used = True

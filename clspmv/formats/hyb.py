@@ -54,6 +54,7 @@ class Hyb(Format):
     the rest."""
 
     name = "hyb"
+    stream_float32 = True
     kernel_file = "ell.cl"
     coo_part = CooPart("coo_")
     forward_roundings = 2  # the ELL part's sum is stored in y, then the COO part adds to it
