@@ -6,4 +6,4 @@ out=$1; runs=$2; shift 2
 source .whl/gpu-env.sh
 export PYTHONPATH=$PWD:$PYTHONPATH
 mkdir -p "$out"
-python3 reports/2026-11-27-h200-group-blocks/sweep.py nvidia /tmp/gbcache "$runs" "$@" | tee -a "$out/sweep.jsonl"
+python3 reports/2026-11-27-h200-group-blocks/sweep.py nvidia /tmp/gbcache group_blocks "$runs" "$@" | tee -a "$out/sweep.jsonl"

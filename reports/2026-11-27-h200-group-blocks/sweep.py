@@ -1,9 +1,13 @@
-"""csr-adaptive's kernel time at several ``group_blocks`` (consecutive row blocks one work-group
-takes), all converted at once and timed in alternating rounds, cuSPARSE beside; both value
-types. Matrices generated once and kept as .npz in CACHE. One JSON line per matrix and value
-type.
+"""csr-adaptive's kernel time at several values of one of its conversion parameters (PARAM:
+``group_blocks``, consecutive row blocks one work-group takes, group-blocks.patch here;
+``sm_queues``, ../2026-11-27-h200-sm-queues/experiment.patch), all converted at once and timed in
+alternating rounds, cuSPARSE beside; both value types. Matrices generated once and kept as .npz
+in CACHE (ab.py's). One JSON line per matrix and value type.
 
-    python sweep.py DEVICE CACHE G1,G2,... SPEC ...
+    python sweep.py DEVICE CACHE PARAM G1,G2,... SPEC ...
+
+(sweep.jsonl here was written by this script with PARAM fixed to group_blocks, before it took
+PARAM; the measurement is the same.)
 """
 
 import json
@@ -12,25 +16,18 @@ from pathlib import Path
 
 import numpy as np
 import pyopencl.array as cl_array
-import scipy.sparse as sp
 
 import clspmv
 from clspmv.bench.baselines import cusparse_product
-from clspmv.bench.generators import generate
 from clspmv.cover import matrix_ns
 
-
-def matrix(spec: str, cache: Path) -> sp.csr_matrix:
-    path = cache / (spec.replace(":", "_").replace(",", "_").replace("=", "") + ".npz")
-    if path.exists():
-        return sp.load_npz(path).tocsr()
-    A = generate(spec).tocsr()
-    sp.save_npz(path, A, compressed=False)
-    return A
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "2026-11-27-h200-adaptive-one-kernel"))
+from ab import matrix  # noqa: E402  (generated once, kept as .npz)
 
 
 def main() -> None:
-    device, cache, runs, specs = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4:]
+    device, cache, param, runs = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+    specs = sys.argv[5:]
     cache.mkdir(parents=True, exist_ok=True)
     dev = clspmv.select_device(device)
     runs = [int(g) for g in runs.split(",")]
@@ -43,7 +40,7 @@ def main() -> None:
             mats, err = {}, {}
             for g in runs:
                 M = clspmv.DeviceMatrix.from_scipy(Ad, format="csr-adaptive", device=dev,
-                                                   dtype=dtype, group_blocks=g)
+                                                   dtype=dtype, **{param: g})
                 err[g] = float(np.max(np.abs(M @ xh - ref)) / max(1e-30, np.max(np.abs(ref))))
                 mats[g] = M
             q = dev.queue

@@ -23,14 +23,15 @@ from pathlib import Path
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cl_array
-import scipy.sparse as sp
 
 import clspmv
 from clspmv import build
 from clspmv.bench.baselines import cusparse_product
-from clspmv.bench.generators import generate
 from clspmv.cover import matrix_ns
 from clspmv.errors import UnsuitableFormatError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "2026-11-27-h200-adaptive-one-kernel"))
+from ab import matrix  # noqa: E402  (generated once, kept as .npz)
 
 EXTRA: dict[str, object] = {}
 FORMATS = os.environ.get("XL_FORMATS", "csr-adaptive,csr-merge").split(",")
@@ -52,15 +53,6 @@ STREAM = {"none": {"STREAM_OFF": 1}, "cs": SH, "cg": {**SH, "STREAM_OP": 2},
 VARIANTS = {"float64": STREAM, "float32": STREAM}
 """The matrix stream's loads (common.h STREAM_OP; x plain): none, cs (float64's default), cg,
 L1::no_allocate, L1::evict_first, nc.L1::no_allocate."""
-
-
-def matrix(spec: str, cache: Path) -> sp.csr_matrix:
-    path = cache / (spec.replace(":", "_").replace(",", "_").replace("=", "") + ".npz")
-    if path.exists():
-        return sp.load_npz(path).tocsr()
-    A = generate(spec).tocsr()
-    sp.save_npz(path, A, compressed=False)
-    return A
 
 
 def ptx_loads() -> None:
