@@ -91,7 +91,7 @@ def matrix_buffer(device: Device, a: np.ndarray, in_place: bool) -> cl.Buffer:
     the noise: ``reports/2026-11-26-xeon-auto/in-place-upload.txt``). The copy is an empty
     buffer and a blocking write into it, not ``CL_MEM_COPY_HOST_PTR``: on the H200 (NVIDIA's
     OpenCL) the buffer made with ``COPY_HOST_PTR`` from a numpy array of 64-256 MB filled at
-    1.4-1.8 GB/s against 7.2-7.9 GB/s for the write (4 MB: equal), and a calibration spent 10 of
+    1.4-2.1 GB/s against 7.2-8.5 GB/s for the write (4 MB: equal), and a calibration spent 10 of
     its 56 s there (``reports/2026-11-27-h200-calibration-time``). OpenCL has no empty
     buffers: an empty array gets one element nobody reads."""
     if a.size == 0:

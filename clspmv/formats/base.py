@@ -92,7 +92,7 @@ class Format(ABC):
     """The values of the ``threads_per_row`` parameter (work-items per row) where the format
     takes one (``csr-vector``, ``ellr-t``; at most the work-group size), else empty."""
     stream_float32: ClassVar[bool] = False
-    """Whether float32 forward kernels stream the matrix with the hint (:func:`build.kernel`)."""
+    """Whether its float32 kernels without atomics stream the matrix with the cache hint."""
     pads: ClassVar[bool] = False
     """True for a format that pads to the longest row or to whole diagonals (ELLPACK family,
     DIA): it refuses a matrix (:class:`UnsuitableFormatError`, :func:`check_padding`) whose padded
