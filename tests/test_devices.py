@@ -115,13 +115,24 @@ def test_inline_ptx_features_only_where_the_probe_builds(
     assert not getattr(rejected, feature)
 
 
-def test_kernels_build_with_the_ptx_features_where_the_device_has_them(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def built_options(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """The build options of every program clspmv.build asks for, in order (nothing is compiled:
+    the programs and kernels are stand-ins). The devices are found first: discovery builds a
+    probe kernel of its own, which the stand-ins would break."""
     from clspmv import build
+    clspmv.devices()
     seen: list[tuple[str, ...]] = []
     monkeypatch.setattr(build, "program", lambda dev, file, options: seen.append(options))
     monkeypatch.setattr(build.cl, "Kernel", lambda prg, name: None)
     monkeypatch.setattr(build, "typed", lambda kern: kern)
+    return seen
+
+
+def test_kernels_build_with_the_ptx_features_where_the_device_has_them(
+        monkeypatch: pytest.MonkeyPatch, built_options: list[tuple[str, ...]]) -> None:
+    from clspmv import build
+    seen = built_options
     d = clspmv.devices()[0]
     for hint in (True, False):
         monkeypatch.setattr(type(d), "stream_hint", property(lambda self, h=hint: h))
@@ -138,16 +149,12 @@ def test_kernels_build_with_the_ptx_features_where_the_device_has_them(
 
 @pytest.mark.parametrize("fmt", ["ell", "csr-merge", "sell"])
 def test_float32_formats_stream_with_the_hint_where_they_say_so(
-        monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
-    """A float32 matrix's forward kernels carry STREAM_HINT on a device with the hint exactly
-    when its format says so (Format.stream_float32: ell and csr-merge do, sell does not)."""
-    from clspmv import build
+        monkeypatch: pytest.MonkeyPatch, built_options: list[tuple[str, ...]], fmt: str) -> None:
+    """A float32 matrix's kernels without atomics carry STREAM_HINT on a device with the hint
+    exactly when its format says so (Format.stream_float32: ell and csr-merge do, sell not)."""
     from clspmv.formats import FORMAT_CLASSES, convert
     from clspmv.precision import resolve
-    seen: list[tuple[str, ...]] = []
-    monkeypatch.setattr(build, "program", lambda dev, file, options: seen.append(options))
-    monkeypatch.setattr(build.cl, "Kernel", lambda prg, name: None)
-    monkeypatch.setattr(build, "typed", lambda kern: kern)
+    seen = built_options
     d = clspmv.devices()[0]
     monkeypatch.setattr(type(d), "stream_hint", property(lambda self: True))
     A = sp.random(64, 64, density=0.1, format="csr", random_state=0, dtype=np.float32)
