@@ -1,7 +1,13 @@
 /* csr-adaptive: load-balanced CSR products (formats/csr_adaptive.py describes the layout).
  *
  * Build options beyond common.h:
- *   CAP  entries of one row block (and of one chunk of a long row); CAP values fit local memory
+ *   CAP    entries of one row block (and of one chunk of a long row); CAP values fit local memory
+ *   ALIGN  a power of two (default 1): a row block whose first entry e is not a multiple of
+ *          ALIGN is loaded from the multiple before it, so that every warp's loads start on a
+ *          line; the SKEW(e) entries before e belong to earlier rows, their products land in
+ *          local memory before the block's and are never read (the partition keeps SKEW(e)
+ *          plus the block's entries within CAP, and starts a long row's chunks after its first
+ *          at multiples of ALIGN)
  *
  * csr_adaptive_spmv runs n_blocks + n_chunks work-groups. Group g < n_blocks takes row block g
  * (rows blocks[4g] .. blocks[4g+1]-1, entries blocks[4g+2] .. blocks[4g+3]-1, at most CAP: the
@@ -34,6 +40,9 @@
 #endif
 
 #define LOADS ((CAP + WG - 1) / WG)  /* entries per work-item of a full block */
+#ifndef ALIGN
+#define ALIGN 1
+#endif
 
 /* Work-item lid's entries i = lid + it * WG (it < LOADS, i < n <= CAP) of the run starting at
  * col, val: their column indices and values into registers, with a fixed, unrolled trip count,
@@ -93,15 +102,17 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
     const INDEX_T n_rows = blocks[BLOCK_VALUES * group + 1] - first;
     const INDEX_T start = blocks[BLOCK_VALUES * group + 2];
     const INDEX_T n = blocks[BLOCK_VALUES * group + 3] - start;
+    const INDEX_T base = start & ~(ALIGN - 1);  /* where the loads start (see ALIGN) */
+    const INDEX_T loaded = n + (start - base);
 #ifdef SPLIT_ROWS
     const INDEX_T head = blocks[BLOCK_VALUES * group + 4];
     const INDEX_T tail = blocks[BLOCK_VALUES * group + 5];
 /* a row's entries within the tile: its first row may begin before it, its last end after it */
-#define ROW_BEGIN(r) (max(row_ptr[first + (r)], start) - start)
-#define ROW_END(r) (min(row_ptr[first + (r) + 1], start + n) - start)
+#define ROW_BEGIN(r) (max(row_ptr[first + (r)], start) - base)
+#define ROW_END(r) (min(row_ptr[first + (r) + 1], start + n) - base)
 #else
-#define ROW_BEGIN(r) (row_ptr[first + (r)] - start)
-#define ROW_END(r) (row_ptr[first + (r) + 1] - start)
+#define ROW_BEGIN(r) (row_ptr[first + (r)] - base)
+#define ROW_END(r) (row_ptr[first + (r) + 1] - base)
 #endif
     const int lanes = block_lanes[group];  /* chosen on the host from this block's rows */
     const int lane = lid & (lanes - 1);
@@ -114,10 +125,10 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
         row_end = ROW_END(r);
     }
     {
-        LOAD_ENTRIES(cols, vals, col + start, val + start, n, lid)
+        LOAD_ENTRIES(cols, vals, col + base, val + base, loaded, lid)
 #pragma unroll
         for (int it = 0; it < LOADS; ++it)
-            if (lid + it * WG < n)
+            if (lid + it * WG < loaded)
                 products[lid + it * WG] = MUL(vals[it], x[COL(cols[it])]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);

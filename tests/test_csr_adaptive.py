@@ -32,15 +32,16 @@ def row_ptr_of(lengths) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.asarray(lengths, np.int64))])
 
 
-def assert_partition(lengths, cap: int, wg: int = 8) -> dict[str, np.ndarray]:
-    """Every row in exactly one block or one set of chunks; blocks of at most ``cap`` entries
-    and ``cap`` rows, each as full as greedy packing makes it (the next row would take it over
-    ``cap`` entries or rows, or is long, or there is none); exactly the rows longer than ``cap``
-    chunked, each into consecutive non-empty chunks of at most ``cap`` entries covering the
-    row."""
+def assert_partition(lengths, cap: int, wg: int = 8, align: int = 1) -> dict[str, np.ndarray]:
+    """Every row in exactly one block or one set of chunks; blocks of at most ``cap`` entries,
+    less the first entry's offset from the multiple of ``align`` before it (its skew), and
+    ``cap`` rows, each as full as greedy packing makes it (the next row would take it over
+    that or ``cap`` rows, or is long, or there is none); exactly the rows that do not fit alone
+    chunked, each into consecutive non-empty chunks covering the row, within ``cap`` with their
+    skew, all but the first starting at a multiple of ``align``."""
     lengths = np.asarray(lengths, np.int64)
     row_ptr = row_ptr_of(lengths)
-    p = partition(row_ptr, cap, wg)
+    p = partition(row_ptr, cap, wg, align=align)
     assert all(a.dtype == np.int32 for a in p.values())
     blocks = p["blocks"].reshape(-1, 4).astype(np.int64)
     chunks = p["chunks"].reshape(-1, 2).astype(np.int64)
@@ -54,13 +55,14 @@ def assert_partition(lengths, cap: int, wg: int = 8) -> dict[str, np.ndarray]:
     lanes = p["block_lanes"]
     assert lanes.size == first.size and ((lanes & (lanes - 1)) == 0).all()
     assert ((lanes >= 1) & (lanes <= wg)).all()
-    assert (row_ptr[end] - row_ptr[first] <= cap).all()
+    room = cap - row_ptr[first] % align
+    assert (row_ptr[end] - row_ptr[first] <= room).all()
     more = end < lengths.size  # blocks followed by a row: it did not fit
-    assert ((row_ptr[end[more] + 1] - row_ptr[first[more]] > cap)
+    assert ((row_ptr[end[more] + 1] - row_ptr[first[more]] > room[more])
             | (end[more] + 1 - first[more] > cap)).all()
     np.add.at(seen, np.repeat(first, end - first) + np.arange(int((end - first).sum()))
               - np.repeat(np.cumsum(end - first) - (end - first), end - first), 1)
-    np.testing.assert_array_equal(long_rows, np.flatnonzero(lengths > cap))
+    np.testing.assert_array_equal(long_rows, np.flatnonzero(lengths + row_ptr[:-1] % align > cap))
     seen[long_rows] += 1
     assert (seen == 1).all(), "a row is in no block or in two"
     assert long_ptr[0] == 0 and long_ptr[-1] == chunks.shape[0]
@@ -69,7 +71,8 @@ def assert_partition(lengths, cap: int, wg: int = 8) -> dict[str, np.ndarray]:
         assert mine[0, 0] == row_ptr[row] and mine[-1, 1] == row_ptr[row + 1]
         np.testing.assert_array_equal(mine[1:, 0], mine[:-1, 1])
         sizes = mine[:, 1] - mine[:, 0]
-        assert (sizes > 0).all() and (sizes <= cap).all()
+        assert (sizes > 0).all() and (sizes + mine[:, 0] % align <= cap).all()
+        assert (mine[1:, 0] % align == 0).all()
     return p
 
 
@@ -78,6 +81,27 @@ def assert_partition(lengths, cap: int, wg: int = 8) -> dict[str, np.ndarray]:
        st.integers(2, 40))
 def test_partition_invariants(lengths: list[int], cap: int) -> None:
     assert_partition(lengths, cap)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 5), st.integers(0, 70)), max_size=300),
+       st.integers(1, 5), st.integers(1, 40))
+def test_aligned_partition_invariants(lengths: list[int], log_align: int, extra: int) -> None:
+    align = 1 << log_align
+    assert_partition(lengths, align + extra, align=align)
+
+
+def test_aligned_blocks_and_chunks() -> None:
+    # blocks of 16 entries loaded from multiples of 8: row 0 (entries 0-2) and row 1 (3-42, skew
+    # 3) do not fit together; row 1 is long: 13 entries to entry 16, then 16, then 11; row 2
+    # (43-47, skew 3) and row 3 (48-55) fit in 13; row 4 (56-64, skew 0) fits 16 alone
+    p = assert_partition([3, 40, 5, 8, 9], 16, align=8)
+    assert p["blocks"].reshape(-1, 4).tolist() == [[0, 1, 0, 3], [2, 4, 43, 56], [4, 5, 56, 65]]
+    assert p["chunks"].reshape(-1, 2).tolist() == [[3, 16], [16, 32], [32, 43]]
+    for bad in (3, 16, 32):
+        with pytest.raises(ValueError, match=f"align must be a power of two below block_entries "
+                                             f"16, got {bad}"):
+            partition(row_ptr_of([1, 2]), 16, 8, align=bad)
 
 
 @pytest.mark.parametrize("cap", [2, 16, 2048])

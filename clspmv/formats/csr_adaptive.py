@@ -25,7 +25,9 @@ about equal size on the host, once, and each piece gets one work-group.
 The partition packs rows greedily: a block starts at a row and takes the following rows while
 they keep it within ``CAP`` entries and ``CAP`` rows (so blocks are nearly full whatever the
 row lengths, and a row of up to ``CAP`` entries shares its block with its neighbours); a row
-longer than ``CAP`` ends the block before it and is cut into chunks. The end of the block
+longer than ``CAP`` ends the block before it and is cut into chunks. On GPUs the blocks' loads
+start at multiples of :data:`ALIGN_ENTRIES` entries, and a block's room is ``CAP`` less its
+first entry's offset from the multiple before it. The end of the block
 starting at each row is found for all rows at once (``searchsorted``); only the walk from block
 to block is a loop, one step per block.
 
@@ -66,6 +68,26 @@ GPU_WORK_GROUP = 128
 power-law matrices and matched it elsewhere; 512 was 10-30 % slower. The ``adaptive``
 experiment of ``clspmv bench --sweep`` reproduces the comparison (work-groups of 32 to 512, each
 at two block sizes; its findings give the best configuration against these defaults)."""
+
+
+ALIGN_ENTRIES = 32
+"""On devices running work-items in lockstep (GPUs), with blocks of at least
+:data:`MIN_ALIGNED_BLOCK` entries, a row block is loaded from the multiple of 32 entries at or
+before its first entry (the entries before it are loaded too, their products never read; the
+partition keeps them within the block's ``CAP``) and a long row's chunks after its first start
+at such multiples, so that each warp's loads of column indices and values start on a 128-byte
+line. Greedy blocks start wherever the rows do, and an unaligned warp load touches one line
+more. On the H200 (``reports/2026-11-27-h200-long-short``, aligned against unaligned, same
+kernel, 30 alternating rounds): over the irregular and anchors suites, the matrices this was
+found on, 0.968x the time in float64 (0.951-0.993) and 0.963x in float32 (0.939-1.001); over the
+heldout and offsuite suites, 24 matrices it was not found on, 0.983x (0.950-1.031) and 0.990x
+(0.929-1.045; the few slower ones products of 6-30 us). Masking the entries before the block
+instead of loading them into unread places took the float32 kernel from 32 to 56 registers and
+made it up to 12 % slower."""
+
+MIN_ALIGNED_BLOCK = 8 * ALIGN_ENTRIES
+"""Smaller blocks (``block_entries``) are not aligned: the offsets would take too much of them
+(up to ``ALIGN_ENTRIES - 1`` entries of each block's room)."""
 
 
 SUM_BYTES = 8
@@ -139,10 +161,11 @@ def block_lanes(lengths: np.ndarray, first: np.ndarray, end: np.ndarray, wg: int
     return best
 
 
-def block_starts(row_ptr: np.ndarray, cap: int) -> np.ndarray:
+def block_starts(row_ptr: np.ndarray, cap: int, align: int = 1) -> np.ndarray:
     """The first row of every greedy block of rows (see the module docstring), then the number
-    of rows: each block takes rows while they keep it within ``cap`` entries and ``cap`` rows; a
-    row longer than ``cap`` is a block of its own.
+    of rows: each block takes rows while they keep it within ``cap`` entries, less its first
+    entry's offset from the multiple of ``align`` before it (:data:`ALIGN_ENTRIES`), and ``cap``
+    rows; a row that does not fit alone is a block of its own.
 
     On the H200 (``reports/2026-11-26-h200-partition/greedy-probe.txt``, 20 matrices of 12-78 M
     entries in both value types) these blocks beat the earlier windows (blocks cut at every
@@ -153,7 +176,7 @@ def block_starts(row_ptr: np.ndarray, cap: int) -> np.ndarray:
     rows = np.arange(n, dtype=np.int64)
     # the end of the block starting at each row: the last row end within cap entries of its
     # start, at least one row (a long row alone), at most cap rows
-    ends = np.searchsorted(row_ptr, row_ptr[:-1] + cap, "right") - 1
+    ends = np.searchsorted(row_ptr, row_ptr[:-1] + cap - row_ptr[:-1] % align, "right") - 1
     ends = np.minimum(np.maximum(ends, rows + 1), rows + cap)
     # a loop, one step per block (about entries / cap steps): which rows start blocks depends on
     # where the previous block ended, which numpy cannot vectorise
@@ -166,9 +189,11 @@ def block_starts(row_ptr: np.ndarray, cap: int) -> np.ndarray:
     return np.asarray(starts, np.int64)
 
 
-def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True
+def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True, align: int = 1
               ) -> dict[str, np.ndarray]:
-    """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring).
+    """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring),
+    each one's entries within ``cap`` less its first entry's offset from the multiple of
+    ``align`` before it, which the kernel loads from (:data:`ALIGN_ENTRIES`; 1: no offsets).
 
     Returns int32 arrays: ``blocks`` (first row, end row, first entry and end entry of each
     block, interleaved: the kernel reads a block's entry range without its row pointers),
@@ -180,19 +205,27 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True
     """
     if cap < 2:
         raise ValueError(f"block_entries must be at least 2, got {cap}")
+    if align & (align - 1) or not 1 <= align < cap:
+        raise ValueError(f"align must be a power of two below block_entries {cap}, got {align}")
     row_ptr = np.asarray(row_ptr, np.int64)
     lengths = np.diff(row_ptr)
-    bounds = block_starts(row_ptr, cap)
+    bounds = block_starts(row_ptr, cap, align)
     first, end = bounds[:-1], bounds[1:]
-    short = lengths[first] <= cap
+    skew = row_ptr[first] % align
+    short = lengths[first] + skew <= cap
     long_rows = first[~short]
-    counts = -(-lengths[long_rows] // cap)
+    # a long row's chunks: steps of cap (rounded down to a multiple of align) from the multiple
+    # of align before the row, the first chunk as full as its offset allows, the others aligned
+    step = cap - cap % align
+    base = row_ptr[long_rows] - skew[~short]
+    counts = -(-(lengths[long_rows] + skew[~short]) // step)
     long_ptr = np.zeros(long_rows.size + 1, np.int64)
     np.cumsum(counts, out=long_ptr[1:])
     chunk_rows = np.repeat(long_rows, counts)
-    chunk_start = row_ptr[chunk_rows] + cap * (
+    chunk_base = np.repeat(base, counts) + step * (
         np.arange(chunk_rows.size, dtype=np.int64) - np.repeat(long_ptr[:-1], counts))
-    chunk_end = np.minimum(chunk_start + cap, row_ptr[chunk_rows + 1])
+    chunk_start = np.maximum(chunk_base, row_ptr[chunk_rows])
+    chunk_end = np.minimum(chunk_base + step, row_ptr[chunk_rows + 1])
     first, end = first[short], end[short]
 
     def interleave(*arrays: np.ndarray) -> np.ndarray:
@@ -203,6 +236,12 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True
             "chunks": interleave(chunk_start, chunk_end),
             "long_rows": long_rows.astype(INDEX_DTYPE),
             "long_ptr": long_ptr.astype(INDEX_DTYPE)}
+
+
+def align_of(layout: Layout, cap: int) -> int:
+    """The alignment of the blocks' loads (:data:`ALIGN_ENTRIES`; 1 for none) on ``layout``
+    with blocks of ``cap`` entries."""
+    return ALIGN_ENTRIES if layout.lockstep and cap >= MIN_ALIGNED_BLOCK else 1
 
 
 class CsrAdaptive(CsrFamily):
@@ -241,13 +280,15 @@ class CsrAdaptive(CsrFamily):
                          "chunks": parts["chunks"].size // 3,
                          "split": parts["split_rows"].size}
         else:
-            parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep)
+            parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep,
+                              align_of(layout, cap))
             pieces = parts["chunks"].size // 2
             counts_of = {"blocks": parts["blocks"].size // 4, "chunks": pieces, "split": 0}
         arrays.update(parts)
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
                   block_entries=cap, long_rows=parts["long_rows"].size, pieces=pieces,
-                  split_rows=int(split), **counts_of)
+                  split_rows=int(split), align=1 if split else align_of(layout, cap),
+                  **counts_of)
         fmt.nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
         return fmt
 
@@ -265,7 +306,8 @@ class CsrAdaptive(CsrFamily):
                                             self.partial_bytes())
 
     def prepare_kernels(self) -> None:
-        defines: dict[str, object] = {"CAP": self.params["block_entries"]}
+        defines: dict[str, object] = {"CAP": self.params["block_entries"],
+                                      "ALIGN": self.params["align"]}
         if self.params["split_rows"]:
             defines["SPLIT_ROWS"] = 1
             self._combine_short = self.kernel(self.adaptive_file, "csr_adaptive_combine_short",

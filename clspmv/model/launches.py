@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..formats.base import Layout, round_up
 from ..formats.coo import default_items, default_launches
 from ..formats.csr_adaptive import GPU_WORK_GROUP as ADAPTIVE_GPU_GROUP
-from ..formats.csr_adaptive import max_block_entries
+from ..formats.csr_adaptive import align_of, max_block_entries
 from ..formats.csr_merge import FIXUP_SERIAL, tile_items
 from ..formats.layout import LOCKSTEP_SIMD
 from .features import Features, threads_per_row
@@ -59,7 +59,8 @@ def work_items(fmt: str, f: Features, work_group_size: int = 256) -> float:
     for the formats that cut the entries into equal shares, the shares: ``coo``'s entries per
     work-item, ``csr-merge``'s path steps (rows plus entries) per work-item, ``csr-adaptive``'s
     row blocks times its work-group (greedy blocks end at ``CAP`` entries, less about half a row
-    of mean length, or at ``CAP`` rows, whichever comes first)."""
+    of mean length and, aligned, half the alignment, or at ``CAP`` rows, whichever comes
+    first)."""
     staged = f.simd_width >= LOCKSTEP_SIMD
     if fmt == "coo":
         # float64's shares whatever the value size: the calibration measures float64, and the
@@ -70,7 +71,9 @@ def work_items(fmt: str, f: Features, work_group_size: int = 256) -> float:
         return (f.rows + f.entries) / tile_items(_layout(f, work_group_size), f.itemsize)
     if fmt == "csr-adaptive":
         wg = ADAPTIVE_GPU_GROUP if staged else work_group_size
-        cap = max_block_entries(_layout(f, wg), f.itemsize)
+        layout = _layout(f, wg)
+        cap = max_block_entries(layout, f.itemsize)
         half_row = min(f.entries / max(f.rows, 1), cap) / 2
-        return max(f.entries / (cap - half_row), f.rows / cap) * wg
+        half_skew = (align_of(layout, cap) - 1) / 2  # the room an aligned block loses
+        return max(f.entries / (cap - half_row - half_skew), f.rows / cap) * wg
     return float(f.rows) * threads_per_row(fmt, f)
