@@ -242,15 +242,31 @@ def edge_matrix(cap: int) -> sp.csr_matrix:
                          shape=(lengths.size, cols))
 
 
-@pytest.mark.parametrize("block_entries", [None, 16])
-def test_rows_at_the_block_size(block_entries: int | None, dtype: np.dtype, device) -> None:
+@pytest.mark.parametrize("lockstep", [False, True])
+@pytest.mark.parametrize("block_entries", [None, 16, 256])
+def test_rows_at_the_block_size(block_entries: int | None, lockstep: bool, dtype: np.dtype,
+                                device) -> None:
+    """Rows of exactly a block, one entry more and several blocks; ``lockstep``: as a GPU's
+    layout (a SIMD width of 32) on this device, whose blocks of 256 entries or more are aligned."""
+    if lockstep:
+        device = dataclasses.replace(device, simd_width=32)
     cap = block_entries or CsrAdaptive.from_csr(
         sp.csr_matrix((1, 1), dtype=dtype), CsrAdaptive.layout_for(device)).params["block_entries"]
     A = edge_matrix(cap)
     M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
                                        block_entries=cap)
-    assert M.params["long_rows"] == 2  # cap + 1 and 3 cap + 5
-    assert M.params["chunks"] == 2 + 4
+    # cap + 1 and 3 cap + 5 (2 and 4 chunks); with aligned blocks (GPUs) also the row of cap
+    # entries unless it starts on a multiple of the alignment (then 2 chunks), and the long
+    # rows' first chunks shorter by their offsets (one chunk more where that spills over)
+    align = M.params["align"]
+    lengths, starts = np.diff(A.indptr), A.indptr[:-1]
+    long = lengths + starts % align > cap
+    step = cap - cap % align
+    assert M.params["long_rows"] == long.sum() >= 2
+    assert M.params["chunks"] == (-(-(lengths + starts % align)[long] // step)).sum()
+    assert align == (32 if M._fmt.layout.lockstep and cap >= 256 else 1)
+    if align == 1:
+        assert M.params["long_rows"] == 2 and M.params["chunks"] == 2 + 4
     products_match(M, A, dtype)
 
 
