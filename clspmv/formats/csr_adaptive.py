@@ -81,9 +81,10 @@ more. On the H200 (``reports/2026-11-27-h200-long-short``, aligned against unali
 kernel, 30 alternating rounds): over the irregular and anchors suites, the matrices this was
 found on, 0.968x the time in float64 (0.951-0.993) and 0.963x in float32 (0.939-1.001); over the
 heldout and offsuite suites, 24 matrices it was not found on, 0.983x (0.950-1.031) and 0.990x
-(0.929-1.045; the few slower ones products of 6-30 us). Masking the entries before the block
-instead of loading them into unread places took the float32 kernel from 32 to 56 registers and
-made it up to 12 % slower."""
+(0.929-1.045; the few slower ones products of 6-30 us); on an H100, 14 of these matrices, 0.968x
+(0.948-1.006) and 0.964x (0.930-0.995). Masking the entries before the block instead of loading
+them into unread places took the float32 kernel from 32 to 56 registers and made it up to 12 %
+slower."""
 
 MIN_ALIGNED_BLOCK = 8 * ALIGN_ENTRIES
 """Smaller blocks (``block_entries``) are not aligned: the offsets would take too much of them
