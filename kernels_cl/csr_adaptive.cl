@@ -8,6 +8,9 @@
  *          local memory before the block's and are never read (the partition keeps SKEW(e)
  *          plus the block's entries within CAP, and starts a long row's chunks after its first
  *          at multiples of ALIGN)
+ *   PRELOAD  passes of a row block whose row pointers each work-item loads before the barrier,
+ *          at once (default 4): on the H200 and an H100 1-13 % faster than a load at the start
+ *          of each pass on graphs and power-law matrices (reports/2026-11-27-h200-long-short)
  *
  * csr_adaptive_spmv runs n_blocks + n_chunks work-groups. Group g < n_blocks takes row block g
  * (rows blocks[4g] .. blocks[4g+1]-1, entries blocks[4g+2] .. blocks[4g+3]-1, at most CAP: the
@@ -16,7 +19,8 @@
  * after the barrier): its work-items stream the block's
  * products val * x[col] into local memory with consecutive (coalesced) loads, then sum each row
  * there, block_lanes[g] work-items per row (chosen on the host from the block's row lengths,
- * WG / lanes rows at a time). Group n_blocks + c
+ * WG / lanes rows at a time, a pass; with warp shuffles and at most 32 lanes the passes need no
+ * barrier between them, so each warp goes on at its own pace). Group n_blocks + c
  * takes chunk c of a long row (entries chunks[2c] .. chunks[2c+1]-1) and writes its sum to
  * partial[c]; csr_adaptive_combine then adds the chunks of each long row (a work-group per long
  * row: a strided loop, then a tree, in a fixed order) and stores y.
@@ -42,6 +46,9 @@
 #define LOADS ((CAP + WG - 1) / WG)  /* entries per work-item of a full block */
 #ifndef ALIGN
 #define ALIGN 1
+#endif
+#ifndef PRELOAD
+#define PRELOAD 4
 #endif
 
 /* Work-item lid's entries i = lid + it * WG (it < LOADS, i < n <= CAP) of the run starting at
@@ -110,20 +117,49 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
 /* a row's entries within the tile: its first row may begin before it, its last end after it */
 #define ROW_BEGIN(r) (max(row_ptr[first + (r)], start) - base)
 #define ROW_END(r) (min(row_ptr[first + (r) + 1], start + n) - base)
+#define STORE_ROW(r, sum) do { \
+        if ((r) == 0 && head >= 0) \
+            partial[head] = (sum); \
+        else if ((r) == n_rows - 1 && tail >= 0) \
+            partial[tail] = (sum); \
+        else \
+            STORE_Y(y, first + (r), (sum)); \
+    } while (0)
 #else
 #define ROW_BEGIN(r) (row_ptr[first + (r)] - base)
 #define ROW_END(r) (row_ptr[first + (r) + 1] - base)
+#define STORE_ROW(r, sum) STORE_Y(y, first + (r), (sum))
 #endif
+#ifdef CLSPMV_WARP_SUM
+#define SCRATCH_USED(lanes) ((lanes) > 32)  /* narrower groups sum through shuffles */
+#else
+#define SCRATCH_USED(lanes) 1
+#endif
+/* one pass's row rr (entries rb .. re-1 of products) summed by its lanes and stored; the barrier
+ * only where the sum went through scratch, which the next pass writes again */
+#define SUM_ROW(rr, rb, re) do { \
+        const INDEX_T r_ = (rr); \
+        ACC_T sum_ = 0; \
+        if (r_ < n_rows) \
+            for (INDEX_T i_ = (rb) + lane; i_ < (re); i_ += lanes) \
+                sum_ += products[i_]; \
+        if (lanes > 1) { \
+            sum_ = reduce_width(scratch, lid, lane, lanes, sum_); \
+            if (SCRATCH_USED(lanes)) \
+                barrier(CLK_LOCAL_MEM_FENCE); \
+        } \
+        if (lane == 0 && r_ < n_rows) \
+            STORE_ROW(r_, sum_); \
+    } while (0)
     const int lanes = block_lanes[group];  /* chosen on the host from this block's rows */
     const int lane = lid & (lanes - 1);
     const int slots = WG / lanes;  /* rows summed at once */
-    /* this work-item's row of the first pass, and its entries in the block */
-    INDEX_T r = lid / lanes;
-    INDEX_T row_begin = 0, row_end = 0;
-    if (r < n_rows) {
-        row_begin = ROW_BEGIN(r);
-        row_end = ROW_END(r);
-    }
+    /* the row pointers of this work-item's rows of the first PRELOAD passes (pass p sums rows
+     * p * slots .. p * slots + slots - 1): the first pass's loaded beside the entries, the
+     * others after the products, all arriving while the group waits at the barrier */
+    INDEX_T begins[PRELOAD], ends[PRELOAD];
+    begins[0] = lid / lanes < n_rows ? ROW_BEGIN(lid / lanes) : 0;
+    ends[0] = lid / lanes < n_rows ? ROW_END(lid / lanes) : 0;
     {
         LOAD_ENTRIES(cols, vals, col + base, val + base, loaded, lid)
 #pragma unroll
@@ -131,37 +167,27 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
             if (lid + it * WG < loaded)
                 products[lid + it * WG] = MUL(vals[it], x[COL(cols[it])]);
     }
+#pragma unroll
+    for (int p = 1; p < PRELOAD; ++p) {
+        const INDEX_T rr = p * slots + lid / lanes;
+        begins[p] = rr < n_rows ? ROW_BEGIN(rr) : 0;
+        ends[p] = rr < n_rows ? ROW_END(rr) : 0;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
-
-    for (INDEX_T r0 = 0; r0 < n_rows; r0 += slots) {  /* once when lanes > 1 */
-        if (r0 > 0) {  /* a later pass (one lane per row, more rows than work-items) */
-            r = r0 + lid / lanes;
-            if (r < n_rows) {
-                row_begin = ROW_BEGIN(r);
-                row_end = ROW_END(r);
-            }
+#pragma unroll
+    for (int p = 0; p < PRELOAD; ++p) {
+        if (p * slots >= n_rows)
+            break;
+        SUM_ROW(p * slots + lid / lanes, begins[p], ends[p]);
+    }
+    for (INDEX_T r0 = PRELOAD * slots; r0 < n_rows; r0 += slots) {  /* later passes */
+        const INDEX_T rr = r0 + lid / lanes;
+        INDEX_T rb = 0, re = 0;
+        if (rr < n_rows) {
+            rb = ROW_BEGIN(rr);
+            re = ROW_END(rr);
         }
-        ACC_T sum = 0;
-        if (r < n_rows)
-            for (INDEX_T i = row_begin + lane; i < row_end; i += lanes)
-                sum += products[i];
-        if (lanes > 1) {
-            sum = reduce_width(scratch, lid, lane, lanes, sum);
-            barrier(CLK_LOCAL_MEM_FENCE);  /* all have read scratch before the next pass */
-        }
-#ifdef SPLIT_ROWS
-        if (lane == 0 && r < n_rows) {
-            if (r == 0 && head >= 0)
-                partial[head] = sum;
-            else if (r == n_rows - 1 && tail >= 0)
-                partial[tail] = sum;
-            else
-                STORE_Y(y, first + r, sum);
-        }
-#else
-        if (lane == 0 && r < n_rows)
-            STORE_Y(y, first + r, sum);
-#endif
+        SUM_ROW(rr, rb, re);
     }
 }
 

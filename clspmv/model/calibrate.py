@@ -45,7 +45,9 @@ MEASUREMENT = 13
 """What a calibration measured, bumped when the kernels or their timing change the times it
 stores (a stored calibration of another value is measured again, with a warning): 13 =
 ``csr-adaptive``'s blocks loaded from aligned entries on GPUs
-(:data:`clspmv.formats.csr_adaptive.ALIGN_ENTRIES`: 1-6 % faster on the H200); 12 = a
+(:data:`clspmv.formats.csr_adaptive.ALIGN_ENTRIES`: 1-6 % faster on the H200) and their passes'
+row pointers loaded at once, without a barrier between passes summed by shuffles (another
+1-13 %); 12 = a
 format's arrays uploaded by a write into an empty buffer instead of ``CL_MEM_COPY_HOST_PTR``
 (:func:`clspmv.host_buffers.matrix_buffer`: 4-5x faster for arrays of 64-256 MB on the H200, so
 the conversions' measured times, uploads included, fell; the calibration took 41 s instead of
