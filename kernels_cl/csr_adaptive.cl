@@ -9,8 +9,7 @@
  *          plus the block's entries within CAP, and starts a long row's chunks after its first
  *          at multiples of ALIGN)
  *   PRELOAD  passes of a row block whose row pointers each work-item loads before the barrier,
- *          at once (default 4): on the H200 and an H100 1-13 % faster than a load at the start
- *          of each pass on graphs and power-law matrices (reports/2026-11-27-h200-long-short)
+ *          at once (default 1; formats/csr_adaptive.py's PRELOAD_PASSES on GPUs)
  *
  * csr_adaptive_spmv runs n_blocks + n_chunks work-groups. Group g < n_blocks takes row block g
  * (rows blocks[4g] .. blocks[4g+1]-1, entries blocks[4g+2] .. blocks[4g+3]-1, at most CAP: the
@@ -48,7 +47,7 @@
 #define ALIGN 1
 #endif
 #ifndef PRELOAD
-#define PRELOAD 4
+#define PRELOAD 1
 #endif
 
 /* Work-item lid's entries i = lid + it * WG (it < LOADS, i < n <= CAP) of the run starting at

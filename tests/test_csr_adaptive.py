@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pyopencl as cl
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
@@ -17,8 +18,10 @@ from hypothesis import strategies as st
 import clspmv
 from clspmv.formats.base import Layout
 from clspmv.formats.csr_adaptive import (
+    ALIGN_ENTRIES,
     LANE_STEP_COST,
     PASS_COST,
+    PRELOAD_PASSES,
     CsrAdaptive,
     block_lanes,
     max_block_entries,
@@ -315,6 +318,25 @@ def test_rows_of_every_length_in_one_block(work_group_size: int | None, dtype: n
                                        block_entries=16, work_group_size=work_group_size)
     assert M.params["long_rows"] == 1
     assert M.params["blocks"] < A.nnz // 12  # blocks more than 3/4 full on average
+    products_match(M, A, dtype)
+
+
+@pytest.mark.parametrize("lockstep", [False, True])
+def test_gpu_layouts_align_blocks_and_preload_row_pointers(lockstep: bool, dtype: np.dtype,
+                                                           device) -> None:
+    """On a layout running work-items in lockstep (a GPU's, or this device as one) the kernel is
+    built with ALIGN_ENTRIES and PRELOAD_PASSES; otherwise with 1 and 1, the plain kernel."""
+    if lockstep:
+        device = dataclasses.replace(device, simd_width=32)
+    A = edge_matrix(256)
+    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
+                                       block_entries=256)
+    on_gpu = M._fmt.layout.lockstep
+    prg = M._fmt._spmv.get_info(cl.kernel_info.PROGRAM)
+    options = prg.get_build_info(M.device.cl_device, cl.program_build_info.OPTIONS).split()
+    assert f"-DALIGN={ALIGN_ENTRIES if on_gpu else 1}" in options
+    assert f"-DPRELOAD={PRELOAD_PASSES if on_gpu else 1}" in options
+    assert M.params["align"] == (ALIGN_ENTRIES if on_gpu else 1)
     products_match(M, A, dtype)
 
 

@@ -91,6 +91,18 @@ MIN_ALIGNED_BLOCK = 8 * ALIGN_ENTRIES
 (up to ``ALIGN_ENTRIES - 1`` entries of each block's room)."""
 
 
+PRELOAD_PASSES = 4
+"""On devices running work-items in lockstep (GPUs), each work-item of a row block loads the row
+pointers of its rows in the block's first 4 passes (``WG / lanes`` rows a pass) before the
+barrier, at once, instead of one load at the start of each pass (``-DPRELOAD``). On the H200
+(``reports/2026-11-27-h200-long-short/passes3.jsonl``, 14 matrices, together with no barrier
+between passes summed by warp shuffles) 0.983x the time in float64 (0.965-1.012) and 0.956x in
+float32 (0.848-0.993); 8 passes' pointers were slower in float32 (registers), the barrier alone
+about as fast; on an H100 0.984x and 0.963x. On CPUs, which run a work-group's work-items one
+after another, loading rows a work-item may not have cost 4-5 % on the 2-core Zen 5: one pass's
+pointers there."""
+
+
 SUM_BYTES = 8
 """Bytes of one product in local memory, for the budget: the sums' type, float64 in float64 and in
 ``dtype="mixed"`` (whose precision is chosen at upload, after the layout)."""
@@ -307,8 +319,9 @@ class CsrAdaptive(CsrFamily):
                                             self.partial_bytes())
 
     def prepare_kernels(self) -> None:
-        defines: dict[str, object] = {"CAP": self.params["block_entries"],
-                                      "ALIGN": self.params["align"]}
+        defines: dict[str, object] = {
+            "CAP": self.params["block_entries"], "ALIGN": self.params["align"],
+            "PRELOAD": PRELOAD_PASSES if self.layout.lockstep else 1}
         if self.params["split_rows"]:
             defines["SPLIT_ROWS"] = 1
             self._combine_short = self.kernel(self.adaptive_file, "csr_adaptive_combine_short",
