@@ -8,16 +8,11 @@ cuSPARSE beside.
 
 import json
 import sys
-from pathlib import Path
-
-import numpy as np
-import pyopencl.array as cl_array
 
 import clspmv
-from clspmv.bench.baselines import cusparse_product
 from clspmv.bench.sources import resolve
-from clspmv.cover import matrix_ns
 from clspmv.formats import csr_adaptive
+from side_by_side import cusparse_ms, error, fastest_ms, operands
 
 ALIGNED = csr_adaptive.align_of
 
@@ -36,26 +31,16 @@ def main() -> None:
     for spec in specs:
         A = resolve(spec, progress=False).load().tocsr()
         for dtype in ("float64", "float32"):
-            Ad = A.astype(dtype)
-            xh = np.random.default_rng(1).uniform(-1, 1, A.shape[1]).astype(dtype)
-            ref = Ad @ xh
-            x = cl_array.to_device(dev.queue, xh)
-            y = cl_array.zeros(dev.queue, A.shape[0], dtype)
-            mats = {"aligned": convert(Ad, dev, dtype, True), "plain": convert(Ad, dev, dtype, False)}
+            Ad, xh, ref, x, y = operands(dev, A, dtype)
+            mats = {"aligned": convert(Ad, dev, dtype, True),
+                    "plain": convert(Ad, dev, dtype, False)}
             rec = {"spec": spec, "dtype": dtype, "nnz": int(A.nnz),
                    "align": [M.params["align"] for M in mats.values()]}
-            for k, M in mats.items():
-                rec[k + "_err"] = float(np.max(np.abs(M @ xh - ref)) / max(np.max(np.abs(ref)), 1e-300))
-            best = {k: np.inf for k in mats}
-            for _ in range(30):
-                for k, M in mats.items():
-                    M.matvec(x, y)
-                    ns, _ = matrix_ns(M, lambda: M.matvec(x, y))
-                    best[k] = min(best[k], ns / 1e6)
+            rec.update({k + "_err": error(M, xh, ref) for k, M in mats.items()})
+            best = fastest_ms({k: (M, None) for k, M in mats.items()}, x, y)
             rec.update({k: round(v, 4) for k, v in best.items()})
             rec["ratio"] = round(best["aligned"] / best["plain"], 4)
-            cus = cusparse_product(Ad, xh)
-            rec["cusparse"] = round(cus.timing.min_ms, 4) if cus.timing else None
+            rec["cusparse"] = cusparse_ms(Ad, xh)
             print(json.dumps(rec), flush=True)
             del mats
 

@@ -12,15 +12,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 import clspmv
-from clspmv.bench.baselines import cusparse_product
 from clspmv.cover import matrix_ns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "2026-11-27-h200-adaptive-one-kernel"))
 from ab import matrix  # noqa: E402  (generated once, kept as .npz)
+from side_by_side import cusparse_ms, error, operands  # noqa: E402
 
 CAP = {"float64": 1024, "float32": 2048}
 CONFIGS = {"adaptive": ("csr-adaptive", {}), "split": ("csr-adaptive", {"split_rows": True}),
@@ -40,27 +39,23 @@ def main() -> None:
         A = matrix(spec, cache)
         lengths = np.diff(A.indptr)
         for dtype in ("float64", "float32"):
-            Ad = A.astype(dtype)
+            Ad, xh, _, x, y = operands(dev, A, dtype)
             long = lengths > CAP[dtype]
             parts = {"all": Ad, "short": keep_rows(Ad, ~long), "long": keep_rows(Ad, long)}
             parts["long"].eliminate_zeros()
             parts["short"].eliminate_zeros()
-            xh = np.random.default_rng(1).uniform(-1, 1, A.shape[1]).astype(dtype)
-            x = cl_array.to_device(dev.queue, xh)
-            y = cl_array.zeros(dev.queue, A.shape[0], dtype)
             for part, P in parts.items():
                 rec = {"spec": spec, "dtype": dtype, "part": part, "nnz": int(P.nnz)}
                 mats = {k: clspmv.DeviceMatrix.from_scipy(P, format=f, device=dev, dtype=dtype,
                                                           **kw) for k, (f, kw) in CONFIGS.items()}
                 ref = P @ xh
-                for k, M in mats.items():
-                    rec[k + "_err"] = float(np.max(np.abs(M @ xh - ref)) / np.max(np.abs(ref)))
+                rec.update({k + "_err": error(M, xh, ref) for k, M in mats.items()})
                 best = {k: np.inf for k in mats}
                 kernels = {k: [np.inf] * 3 for k in mats}
                 for _ in range(30):
                     for k, M in mats.items():
                         M.matvec(x, y)
-                        ns, _ = matrix_ns(M, lambda: M.matvec(x, y))
+                        ns, _ = matrix_ns(M, lambda M=M: M.matvec(x, y))
                         best[k] = min(best[k], ns / 1e6)
                         M.matvec(x, y)
                         for e in M.last_events:
@@ -71,8 +66,7 @@ def main() -> None:
                 rec.update({k: round(v, 4) for k, v in best.items()})
                 rec.update({k + "_kernels": [round(v, 4) for v in ks if v < np.inf]
                             for k, ks in kernels.items()})
-                cus = cusparse_product(P, xh)
-                rec["cusparse"] = round(cus.timing.min_ms, 4) if cus.timing else None
+                rec["cusparse"] = cusparse_ms(P, xh)
                 print(json.dumps(rec), flush=True)
                 del mats
 
