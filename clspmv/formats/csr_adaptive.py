@@ -99,8 +99,10 @@ barrier, at once, instead of one load at the start of each pass (``-DPRELOAD``).
 between passes summed by warp shuffles) 0.983x the time in float64 (0.965-1.012) and 0.956x in
 float32 (0.848-0.993); 8 passes' pointers were slower in float32 (registers), the barrier alone
 about as fast; on an H100 0.984x and 0.963x. On CPUs, which run a work-group's work-items one
-after another, loading rows a work-item may not have cost 4-5 % on the 2-core Zen 5: one pass's
-pointers there."""
+after another, one pass's pointers (``-DPRELOAD=1``): on the 2-core Zen 5 (cpu suite, against
+the kernel before, whose passes sat in one loop) that was 0.80x the time in float64 and 0.94x in
+float32 with PoCL 3.1, 0.88x and 0.99x with PoCL 3.0; 4 passes' 0.97x and 1.02x, 0.91x and
+1.02x."""
 
 
 SUM_BYTES = 8
@@ -187,8 +189,9 @@ def block_starts(row_ptr: np.ndarray, cap: int, align: int = 1) -> np.ndarray:
     stencil 9 %, R-MAT 1.4-3.5 %) and were within 1.7 % in float32, where they lost most."""
     n = row_ptr.size - 1
     rows = np.arange(n, dtype=np.int64)
-    # the end of the block starting at each row: the last row end within cap entries of its
-    # start, at least one row (a long row alone), at most cap rows
+    # the end of the block starting at each row: the last row end within its room (cap entries
+    # less the start's offset from the multiple of align before it), at least one row (a long
+    # row alone), at most cap rows
     ends = np.searchsorted(row_ptr, row_ptr[:-1] + cap - row_ptr[:-1] % align, "right") - 1
     ends = np.minimum(np.maximum(ends, rows + 1), rows + cap)
     # a loop, one step per block (about entries / cap steps): which rows start blocks depends on
