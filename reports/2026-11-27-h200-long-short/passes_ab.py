@@ -16,16 +16,13 @@ entries before a block masked); passes3.jsonl {"old": {"OLD_PASSES": 1}, "p1": {
 import json
 import os
 import sys
-from pathlib import Path
 
 import pyopencl as cl
 
 import clspmv
 from clspmv import build
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "2026-11-27-h200-adaptive-one-kernel"))
-from ab import matrix  # noqa: E402  (generated once, kept as .npz)
-from side_by_side import cusparse_ms, error, fastest_ms, operands  # noqa: E402
+from side_by_side import cusparse_ms, device_and_matrices, error, fastest_ms, operands
 
 EXTRA: dict[str, object] = {}
 _options_for = build.options_for
@@ -41,11 +38,8 @@ CONFIGS = {k: v for k, v in {"adaptive": {}, "split": {"split_rows": True}, "cap
 
 
 def main() -> None:
-    device, cache, specs = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
-    cache.mkdir(parents=True, exist_ok=True)
-    dev = clspmv.select_device(device)
-    for spec in specs:
-        A = matrix(spec, cache)
+    dev, matrices = device_and_matrices(sys.argv[1:])
+    for spec, A in matrices:
         for dtype in ("float64", "float32"):
             Ad, xh, ref, x, y = operands(dev, A, dtype)
             rec = {"spec": spec, "dtype": dtype, "nnz": int(A.nnz)}

@@ -9,7 +9,6 @@ Fastest of 30 alternating rounds.
 
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,9 +16,7 @@ import scipy.sparse as sp
 import clspmv
 from clspmv.cover import matrix_ns
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "2026-11-27-h200-adaptive-one-kernel"))
-from ab import matrix  # noqa: E402  (generated once, kept as .npz)
-from side_by_side import cusparse_ms, error, operands  # noqa: E402
+from side_by_side import cusparse_ms, device_and_matrices, error, operands
 
 CAP = {"float64": 1024, "float32": 2048}
 CONFIGS = {"adaptive": ("csr-adaptive", {}), "split": ("csr-adaptive", {"split_rows": True}),
@@ -32,11 +29,8 @@ def keep_rows(A: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
 
 
 def main() -> None:
-    device, cache, specs = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
-    cache.mkdir(parents=True, exist_ok=True)
-    dev = clspmv.select_device(device)
-    for spec in specs:
-        A = matrix(spec, cache)
+    dev, matrices = device_and_matrices(sys.argv[1:])
+    for spec, A in matrices:
         lengths = np.diff(A.indptr)
         for dtype in ("float64", "float32"):
             Ad, xh, _, x, y = operands(dev, A, dtype)

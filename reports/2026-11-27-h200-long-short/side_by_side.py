@@ -2,7 +2,9 @@
 product, the fastest of alternating rounds of several products (clspmv.cover.matrix_ns, as the
 bench times kernels) and cuSPARSE's time."""
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 import pyopencl.array as cl_array
@@ -11,6 +13,16 @@ import scipy.sparse as sp
 import clspmv
 from clspmv.bench.baselines import cusparse_product
 from clspmv.cover import matrix_ns
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "2026-11-27-h200-adaptive-one-kernel"))
+from ab import matrix  # noqa: E402  (generated once, kept as .npz)
+
+
+def device_and_matrices(argv: list[str]) -> tuple[clspmv.Device, Iterator[tuple[str, sp.csr_matrix]]]:
+    """The device and (spec, matrix) pairs of a probe's arguments DEVICE CACHE SPEC..."""
+    cache = Path(argv[1])
+    cache.mkdir(parents=True, exist_ok=True)
+    return clspmv.select_device(argv[0]), ((spec, matrix(spec, cache)) for spec in argv[2:])
 
 
 def operands(dev: clspmv.Device, A: sp.csr_matrix, dtype: str):
@@ -24,7 +36,7 @@ def operands(dev: clspmv.Device, A: sp.csr_matrix, dtype: str):
 
 def error(M: clspmv.DeviceMatrix, xh: np.ndarray, ref: np.ndarray) -> float:
     """Largest error of M @ xh over the largest entry of the reference."""
-    return float(np.max(np.abs(M @ xh - ref)) / max(np.max(np.abs(ref)), 1e-300))
+    return float(np.max(np.abs(M @ xh - ref))) / max(float(np.max(np.abs(ref))), 1e-300)
 
 
 def fastest_ms(runs: dict[str, tuple[clspmv.DeviceMatrix, Callable[[], None] | None]], x, y,
