@@ -4,8 +4,8 @@
  *   CAP    entries of one row block (and of one chunk of a long row); CAP values fit local memory
  *   ALIGN  a power of two (default 1): a row block whose first entry e is not a multiple of
  *          ALIGN is loaded from the multiple before it, so that every warp's loads start on a
- *          line; the SKEW(e) entries before e belong to earlier rows, their products land in
- *          local memory before the block's and are never read (the partition keeps SKEW(e)
+ *          line; the e % ALIGN entries before e belong to earlier rows, their products land in
+ *          local memory before the block's and are never read (the partition keeps e % ALIGN
  *          plus the block's entries within CAP, and starts a long row's chunks after its first
  *          at multiples of ALIGN)
  *   PRELOAD  passes of a row block whose row pointers each work-item loads before the barrier,
@@ -129,6 +129,11 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
 #define ROW_END(r) (row_ptr[first + (r) + 1] - base)
 #define STORE_ROW(r, sum) STORE_Y(y, first + (r), (sum))
 #endif
+/* rb, re: the entries of the block's row rr within products (0, 0 past the block's rows) */
+#define ROW_RANGE(rr, rb, re) do { \
+        (rb) = (rr) < n_rows ? ROW_BEGIN(rr) : 0; \
+        (re) = (rr) < n_rows ? ROW_END(rr) : 0; \
+    } while (0)
 #ifdef CLSPMV_WARP_SUM
 #define SCRATCH_USED(lanes) ((lanes) > 32)  /* narrower groups sum through shuffles */
 #else
@@ -157,8 +162,7 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
      * p * slots .. p * slots + slots - 1): the first pass's loaded beside the entries, the
      * others after the products, all arriving while the group waits at the barrier */
     INDEX_T begins[PRELOAD], ends[PRELOAD];
-    begins[0] = lid / lanes < n_rows ? ROW_BEGIN(lid / lanes) : 0;
-    ends[0] = lid / lanes < n_rows ? ROW_END(lid / lanes) : 0;
+    ROW_RANGE(lid / lanes, begins[0], ends[0]);
     {
         LOAD_ENTRIES(cols, vals, col + base, val + base, loaded, lid)
 #pragma unroll
@@ -167,11 +171,8 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
                 products[lid + it * WG] = MUL(vals[it], x[COL(cols[it])]);
     }
 #pragma unroll
-    for (int p = 1; p < PRELOAD; ++p) {
-        const INDEX_T rr = p * slots + lid / lanes;
-        begins[p] = rr < n_rows ? ROW_BEGIN(rr) : 0;
-        ends[p] = rr < n_rows ? ROW_END(rr) : 0;
-    }
+    for (int p = 1; p < PRELOAD; ++p)
+        ROW_RANGE(p * slots + lid / lanes, begins[p], ends[p]);
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
     for (int p = 0; p < PRELOAD; ++p) {
@@ -181,11 +182,8 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
     }
     for (INDEX_T r0 = PRELOAD * slots; r0 < n_rows; r0 += slots) {  /* later passes */
         const INDEX_T rr = r0 + lid / lanes;
-        INDEX_T rb = 0, re = 0;
-        if (rr < n_rows) {
-            rb = ROW_BEGIN(rr);
-            re = ROW_END(rr);
-        }
+        INDEX_T rb, re;
+        ROW_RANGE(rr, rb, re);
         SUM_ROW(rr, rb, re);
     }
 }

@@ -283,6 +283,7 @@ class CsrAdaptive(CsrFamily):
                 f"fit half the {layout.local_memory} bytes of local memory with work-groups of "
                 f"{layout.work_group_size}), got {block_entries}")
         split = check_flag("split_rows", split_rows, False)
+        align = 1 if split else align_of(layout, cap)  # tiles start at multiples of cap
         arrays = csr_arrays(csr)
         if split:
             parts = split_partition(csr.indptr, cap)
@@ -296,14 +297,13 @@ class CsrAdaptive(CsrFamily):
                          "chunks": parts["chunks"].size // 3,
                          "split": parts["split_rows"].size}
         else:
-            parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep,
-                              align_of(layout, cap))
+            parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep, align)
             pieces = parts["chunks"].size // 2
             counts_of = {"blocks": parts["blocks"].size // 4, "chunks": pieces, "split": 0}
         arrays.update(parts)
         fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
                   block_entries=cap, long_rows=parts["long_rows"].size, pieces=pieces,
-                  split_rows=int(split), align=1 if split else align_of(layout, cap),
+                  split_rows=int(split), align=align,
                   **counts_of)
         fmt.nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
         return fmt
