@@ -2,8 +2,9 @@
 # On the device tool's nvidia-h200 (project root, .whl/ carried; this checkout first on PYTHONPATH), after the
 # aligned csr-adaptive blocks (commit a2edc30):
 #   bash reports/2026-11-27-h200-long-short/after.sh OUT SUITE... [-- tests]
-# clspmv bench --formats all --baselines cusparse per suite in float64 and float32 (OUT/SUITE-DTYPE.json); with a
-# last argument "tests" first the GPU's product and csr-adaptive tests (OUT/gpu-tests.txt)
+# clspmv bench --formats all --baselines cusparse per suite in float64 and float32 (OUT/SUITE-DTYPE.json; DTYPES and
+# MAX_SECONDS, each run's --max-seconds, default 130, from the environment); with an argument "tests" first the
+# GPU's product and csr-adaptive tests (OUT/gpu-tests.txt)
 set -uo pipefail
 out=$1; shift
 source .whl/gpu-env.sh
@@ -21,8 +22,8 @@ for a in "$@"; do
     fi
 done
 for suite in "${suites[@]}"; do
-    for dtype in float64 float32; do
+    for dtype in ${DTYPES:-float64 float32}; do
         bench_part "$out" "$suite-$dtype" --device nvidia --formats all --baselines cusparse --repeat 5 \
-            --suite "$suite" --dtype "$dtype" --max-seconds 130 --no-trial
+            --suite "$suite" --dtype "$dtype" --max-seconds "${MAX_SECONDS:-130}" --no-trial
     done
 done

@@ -29,7 +29,11 @@ _options_for = build.options_for
 
 
 def options_for(dtype, cl_std=None, accumulate=None, **defines):
-    return _options_for(dtype, cl_std, accumulate, **{**defines, **EXTRA})
+    merged = {**defines, **EXTRA}
+    # NV_MAXRREG in a variant: NVIDIA's register limit (-cl-nv-maxrregcount), not a define
+    limit = merged.pop("NV_MAXRREG", None)
+    extra = (f"-cl-nv-maxrregcount={limit}",) if limit else ()
+    return _options_for(dtype, cl_std, accumulate, **merged) + extra
 
 
 build.options_for = options_for
