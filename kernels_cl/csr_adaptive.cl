@@ -10,6 +10,8 @@
  *          at multiples of ALIGN)
  *   PRELOAD  passes of a row block whose row pointers each work-item loads before the barrier,
  *          at once (default 1; formats/csr_adaptive.py's PRELOAD_PASSES on GPUs)
+ *   LANE_SUMS  running sums of each work-item summing a row from local memory (default 1;
+ *          formats/csr_adaptive.py's LANE_SUMS): that many local loads in flight at once
  *
  * csr_adaptive_spmv runs n_blocks + n_chunks work-groups. Group g < n_blocks takes row block g
  * (rows blocks[4g] .. blocks[4g+1]-1, entries blocks[4g+2] .. blocks[4g+3]-1, at most CAP: the
@@ -48,6 +50,9 @@
 #endif
 #ifndef PRELOAD
 #define PRELOAD 1
+#endif
+#ifndef LANE_SUMS
+#define LANE_SUMS 1
 #endif
 
 /* Work-item lid's entries i = lid + it * WG (it < LOADS, i < n <= CAP) of the run starting at
@@ -139,14 +144,33 @@ void csr_adaptive_spmv(BLOCK_ARGS const INDEX_T n_blocks,
 #else
 #define SCRATCH_USED(lanes) 1
 #endif
+/* sum: a lane's products of a row (rb .. re-1, every lanes-th from its own) in LANE_SUMS running
+ * sums, so that that many local loads are in flight at once, then added in a fixed order */
+#define LANE_SUM(sum, rb, re) do { \
+        ACC_T parts_[LANE_SUMS]; \
+        _Pragma("unroll") \
+        for (int k_ = 0; k_ < LANE_SUMS; ++k_) \
+            parts_[k_] = 0; \
+        INDEX_T i_ = (rb) + lane; \
+        for (; i_ + (LANE_SUMS - 1) * lanes < (re); i_ += LANE_SUMS * lanes) { \
+            _Pragma("unroll") \
+            for (int k_ = 0; k_ < LANE_SUMS; ++k_) \
+                parts_[k_] += products[i_ + k_ * lanes]; \
+        } \
+        for (; i_ < (re); i_ += lanes) \
+            parts_[0] += products[i_]; \
+        _Pragma("unroll") \
+        for (int k_ = 1; k_ < LANE_SUMS; ++k_) \
+            parts_[0] += parts_[k_]; \
+        (sum) = parts_[0]; \
+    } while (0)
 /* one pass's row rr (entries rb .. re-1 of products) summed by its lanes and stored; the barrier
  * only where the sum went through scratch, which the next pass writes again */
 #define SUM_ROW(rr, rb, re) do { \
         const INDEX_T r_ = (rr); \
         ACC_T sum_ = 0; \
         if (r_ < n_rows) \
-            for (INDEX_T i_ = (rb) + lane; i_ < (re); i_ += lanes) \
-                sum_ += products[i_]; \
+            LANE_SUM(sum_, rb, re); \
         if (lanes > 1) { \
             sum_ = reduce_width(scratch, lid, lane, lanes, sum_); \
             if (SCRATCH_USED(lanes)) \

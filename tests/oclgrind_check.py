@@ -69,7 +69,7 @@ from clspmv.device import SIMULATOR
 from clspmv.formats import FORMAT_CLASSES
 from clspmv.formats.base import MATMAT_BLOCKS, UNROLL_FACTORS, atomic_add_kind
 from clspmv.formats.csr import VECTOR_WIDTHS
-from clspmv.formats.csr_adaptive import ALIGN_ENTRIES, PRELOAD_PASSES
+from clspmv.formats.csr_adaptive import ALIGN_ENTRIES, LANE_SUMS, PRELOAD_PASSES
 from clspmv.formats.dia import RUN_ROWS
 from clspmv.formats.ell import ELLR_T_WIDTHS
 
@@ -335,10 +335,11 @@ SWEEP_OPTIONS = {("csr_spmv", "UNROLL"): {"2", "4"}, ("ell_spmv", "UNROLL"): {"2
                  ("ell_matmat", "ROW_MAJOR"): {"1"}, ("dia_spmv", "DIAGONAL_RUNS"): {str(RUN_ROWS)},
                  ("dia_spmv_t", "DIAGONAL_RUNS"): {str(RUN_ROWS)},
                  ("csr_adaptive_spmv", "ALIGN"): {"1", str(ALIGN_ENTRIES)},
-                 ("csr_adaptive_spmv", "PRELOAD"): {str(PRELOAD_PASSES)}}
+                 ("csr_adaptive_spmv", "PRELOAD"): {str(PRELOAD_PASSES)},
+                 ("csr_adaptive_spmv", "LANE_SUMS"): {str(LANE_SUMS)}}
 """Build options of the sweep (and DIA's runs of diagonals, csr-adaptive's blocks loaded from
-aligned entries and its passes' row pointers loaded at once on a lockstep layout) that every
-run must have launched (values at least these)."""
+aligned entries, its passes' row pointers loaded at once on a lockstep layout and its running
+sums) that every run must have launched (values at least these)."""
 
 
 def layouts(device: clspmv.Device, quick: bool) -> list[tuple[clspmv.Device, int | None]]:

@@ -20,6 +20,7 @@ from clspmv.formats.base import Layout
 from clspmv.formats.csr_adaptive import (
     ALIGN_ENTRIES,
     LANE_STEP_COST,
+    LANE_SUMS,
     PASS_COST,
     PRELOAD_PASSES,
     CsrAdaptive,
@@ -325,7 +326,8 @@ def test_rows_of_every_length_in_one_block(work_group_size: int | None, dtype: n
 def test_gpu_layouts_align_blocks_and_preload_row_pointers(lockstep: bool, dtype: np.dtype,
                                                            device) -> None:
     """On a layout running work-items in lockstep (a GPU's, or this device as one) the kernel is
-    built with ALIGN_ENTRIES and PRELOAD_PASSES; otherwise with 1 and 1, the plain kernel."""
+    built with ALIGN_ENTRIES and PRELOAD_PASSES; otherwise with 1 and 1, the plain kernel; with
+    LANE_SUMS on both."""
     if lockstep:
         device = dataclasses.replace(device, simd_width=32)
     A = edge_matrix(256)
@@ -336,6 +338,7 @@ def test_gpu_layouts_align_blocks_and_preload_row_pointers(lockstep: bool, dtype
     options = prg.get_build_info(M.device.cl_device, cl.program_build_info.OPTIONS).split()
     assert f"-DALIGN={ALIGN_ENTRIES if on_gpu else 1}" in options
     assert f"-DPRELOAD={PRELOAD_PASSES if on_gpu else 1}" in options
+    assert f"-DLANE_SUMS={LANE_SUMS}" in options
     assert M.params["align"] == (ALIGN_ENTRIES if on_gpu else 1)
     products_match(M, A, dtype)
 

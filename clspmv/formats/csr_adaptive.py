@@ -105,6 +105,17 @@ float32 with PoCL 3.1, 0.88x and 0.99x with PoCL 3.0; 4 passes' 0.97x and 1.02x,
 1.02x."""
 
 
+LANE_SUMS = 4
+"""Running sums of each work-item summing a row of a block from local memory (``-DLANE_SUMS``),
+added in a fixed order at the end: one sum waits for each local load before the next; four keep
+four in flight. On the H200 (``reports/2026-11-27-h200-long-short/sums.jsonl``, against one sum,
+30 alternating rounds): the irregular suite, which this was found on, 0.988x the time in float64
+(0.971-1.024) and 0.994x in float32 (0.988-1.008); the heldout and offsuite suites, 24 matrices
+it was not, 0.985x (0.913-1.036) and 0.959x (0.797-1.024); two sums or eight were slower than
+four. On the 2-core Zen 5 (cpu suite): 0.927x float64 and 0.973x float32 with PoCL 3.1, 0.940x
+and 0.986x with PoCL 3.0."""
+
+
 SUM_BYTES = 8
 """Bytes of one product in local memory, for the budget: the sums' type, float64 in float64 and in
 ``dtype="mixed"`` (whose precision is chosen at upload, after the layout)."""
@@ -324,7 +335,7 @@ class CsrAdaptive(CsrFamily):
     def prepare_kernels(self) -> None:
         defines: dict[str, object] = {
             "CAP": self.params["block_entries"], "ALIGN": self.params["align"],
-            "PRELOAD": PRELOAD_PASSES if self.layout.lockstep else 1}
+            "PRELOAD": PRELOAD_PASSES if self.layout.lockstep else 1, "LANE_SUMS": LANE_SUMS}
         if self.params["split_rows"]:
             defines["SPLIT_ROWS"] = 1
             self._combine_short = self.kernel(self.adaptive_file, "csr_adaptive_combine_short",
