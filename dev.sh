@@ -7,96 +7,211 @@
 #                                              (what CI runs: .ci/run calls this)
 #
 # Setting up means: a virtual environment in .venv (Python >= 3.10), the package installed in it
-# with the extras the command needs, and an OpenCL device that builds kernels. For the device it
-# tries, in order: a driver already installed (a GPU's, or any PoCL); PoCL from PyPI (the `pocl`
-# extra, which works where its bundled LLVM knows the CPU); Debian's pocl-opencl-icd through
-# apt-get when this user may install system packages (root or password-less sudo). If none
+# with the extras the command needs, and an OpenCL device that builds and runs kernels. For the
+# device it tries, in order, and says in one line what each try found (the devices that work,
+# or each device's reason, e.g. "PoCL 3.0 from PyPI cannot compile for this CPU (LLVM: unknown
+# target CPU 'znver5')", from `python -m clspmv.doctor --require-device`): the drivers already
+# installed (a GPU's, or any PoCL); PoCL from PyPI (the `pocl` extra, which works where its
+# bundled LLVM knows the CPU); Debian's pocl-opencl-icd through apt-get when this user may
+# install system packages (root or password-less sudo), waiting up to APT_LOCK_WAIT_S seconds
+# for an apt or dpkg that holds the package lock (unattended upgrades at a first boot). If none
 # works it stops with one message saying what to install. A shell script rather than a Makefile
 # or tox: it needs nothing but bash and Python, and the device step is a sequence of tries that
-# make expresses badly.
+# make expresses badly. Sourced (`source dev.sh`), it defines its functions and runs nothing
+# (tests/test_dev_sh.py runs the device step with stand-ins for apt-get and python).
 set -euo pipefail
-cd "$(dirname "$0")"
-export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1
+
+APT_LOCK_WAIT_S=300  # seconds apt-get waits for the package lock another apt or dpkg holds
+APT_POLL_S=5         # seconds between tries of apt-get update while another holds its lock
+INSTALL_HINT="Install an OpenCL driver: a GPU vendor's (NVIDIA, AMD, Intel), or PoCL for the CPU\
+ (Debian/Ubuntu: 'sudo apt-get install pocl-opencl-icd'; conda: 'conda install pocl'), then run\
+ this command again"
 
 usage() { echo "usage: bash dev.sh bench|test [options passed on]" >&2; exit 2; }
-[ $# -ge 1 ] || usage
-command=$1
-shift
-case "$command" in
-    bench) extras="plot,mkl" ;;
-    # mpi: the distributed product's tests launch mpiexec (the mpich wheel); oclgrind: every
-    # kernel runs under the Oclgrind simulator's checks (the quick run), and must not skip.
-    test) extras="test,lint,plot,mkl,oclgrind,mpi" ;;
-    *) usage ;;
-esac
 
-start=$SECONDS
 step() { printf '\n=== %s (%ds)\n' "$*" $((SECONDS - start)); }
 
-step "Python environment: .venv"
-[ -x .venv/bin/python ] || "${PYTHON:-python3}" -m venv .venv
-# shellcheck disable=SC1091
-source .venv/bin/activate
-python --version
-python -m pip install -q -e ".[$extras]"
+# The last non-empty line of file $1 (a failed command's reason when it gives no other).
+last_line() { awk 'NF { line = $0 } END { print line }' "$1"; }
 
-step "OpenCL device"
-# Exit status 0 when some OpenCL device other than the Oclgrind simulator builds a kernel.
-opencl_compiles() { python -m clspmv.doctor --require-device; }
+# One line "  $1: <the doctor's verdict>"; status 0 when a device other than a simulator builds
+# and runs kernels, 1 when none does, 2 when the check itself failed (no verdict: the package
+# does not import, say), where installing a driver would not help.
+try_device() {
+    local verdict status=0
+    verdict=$(python -m clspmv.doctor --require-device 2>"$log") || status=$?
+    if [ -z "$verdict" ]; then
+        echo "  $1: the device check (python -m clspmv.doctor --require-device) failed:" \
+             "$(last_line "$log")"
+        return 2
+    fi
+    echo "  $1: $verdict"
+    return "$status"
+}
+
+try_pypi_pocl() {  # $1: the extras of the command; status as try_device's
+    local what="PoCL from PyPI (the pocl extra)" status=0
+    if ! python -m pip install -q -e ".[$1,pocl]" >"$log" 2>&1; then
+        echo "  $what: pip could not install it: $(last_line "$log")"
+        return 1
+    fi
+    try_device "$what" || status=$?
+    if [ "$status" -eq 1 ]; then
+        # A PoCL whose LLVM does not know this CPU (3.0 on AMD Zen 5, for one) would stay a
+        # platform whose every build fails: removed again.
+        python -m pip uninstall -q -y pocl-binary-distribution >/dev/null 2>&1 || true
+    fi
+    return "$status"
+}
+
+can_install_packages() {
+    [ "$(id -u)" -eq 0 ] || { command -v sudo >/dev/null && sudo -n true 2>/dev/null; }
+}
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then
         env DEBIAN_FRONTEND=noninteractive "$@"
-    elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-        sudo env DEBIAN_FRONTEND=noninteractive "$@"
     else
-        return 1
+        sudo env DEBIAN_FRONTEND=noninteractive "$@"
     fi
 }
 
-if ! opencl_compiles; then
-    echo "no OpenCL device builds a kernel: trying PoCL from PyPI (the pocl extra)"
-    python -m pip install -q -e ".[$extras,pocl]"
-    if ! opencl_compiles; then
-        # Its LLVM does not know this CPU (PoCL 3.0 on AMD Zen 5, for one): remove it, or it
-        # would stay a platform whose every build fails.
-        python -m pip uninstall -q -y pocl-binary-distribution
-        echo "PoCL from PyPI does not build kernels here: trying Debian's pocl-opencl-icd"
-        if command -v apt-get >/dev/null && as_root apt-get update -q \
-                && as_root apt-get install -y -q --no-install-recommends pocl-opencl-icd; then
-            :
-        fi
-        opencl_compiles || {
-            echo "no OpenCL device builds kernels. Install an OpenCL driver: a GPU vendor's" \
-                 "(NVIDIA, AMD, Intel), or PoCL for the CPU (Debian/Ubuntu:" \
-                 "'sudo apt-get install pocl-opencl-icd'; conda: 'conda install pocl')," \
-                 "then run this command again" >&2
-            exit 1
-        }
-    fi
-fi
+# apt-get with the package lock waited for up to APT_LOCK_WAIT_S; its output in $log.
+apt_get() { as_root apt-get -o DPkg::Lock::Timeout="$APT_LOCK_WAIT_S" -q "$@" >"$log" 2>&1; }
 
-case "$command" in
-    bench)
-        step "clspmv bench $*"
-        clspmv devices
-        clspmv bench "$@"
-        ;;
-    test)
-        export CLSPMV_REQUIRE_OCLGRIND=1
-        clspmv devices
-        step "ruff check clspmv tests tools"
-        ruff check clspmv tests tools
-        step "tests"
-        set +e
-        python -m pytest -q "$@"
-        status=$?
-        set -e
-        if [ "$status" -eq 5 ]; then
-            echo "pytest collected no tests: that is a failure" >&2
-            exit 1
+# apt-get update does not wait for the lock of its lists, whatever DPkg::Lock::Timeout says
+# (apt 2.6 fails at once): tried again every APT_POLL_S seconds, up to APT_LOCK_WAIT_S.
+apt_update() {
+    local waited=0
+    until apt_get update; do
+        if ! grep -q "Could not get lock" "$log" || [ "$waited" -ge "$APT_LOCK_WAIT_S" ]; then
+            return 1
         fi
-        [ "$status" -eq 0 ] || exit "$status"
-        step "tests passed"
-        ;;
-esac
+        if [ "$waited" -eq 0 ]; then
+            echo "  waiting up to ${APT_LOCK_WAIT_S} s for another apt: $(lock_holder)"
+        fi
+        sleep "$APT_POLL_S"
+        waited=$((waited + APT_POLL_S))
+    done
+}
+
+# Who holds the lock apt-get could not get, from its output in $log (empty when not said).
+lock_holder() {
+    local held='.*Could not get lock \([^ ]*\)\. It is held by \(process [0-9]* ([^)]*)\).*'
+    sed -n "s/$held/\\1 is held by \\2/p" "$log" | tail -n 1
+}
+
+# Why apt-get failed, in one line: the lock it could not get, else its first error.
+apt_reason() {
+    if grep -q "Could not get lock" "$log"; then
+        local holder
+        holder=$(lock_holder)
+        echo "${holder:-the package lock is held by another apt or dpkg} still after" \
+             "${APT_LOCK_WAIT_S} s; run this command again once that one is done"
+    else
+        local error
+        error=$(sed -n 's/^E: //p' "$log" | head -n 1)
+        echo "${error:-$(last_line "$log")}"
+    fi
+}
+
+try_debian_pocl() {
+    local what="Debian's pocl-opencl-icd (apt-get)"
+    if ! command -v apt-get >/dev/null; then
+        echo "  $what: not tried: no apt-get here"
+        return 1
+    fi
+    if ! can_install_packages; then
+        echo "  $what: not tried: installing a system package needs root or password-less sudo"
+        return 1
+    fi
+    echo "  $what: installing (apt-get waits up to ${APT_LOCK_WAIT_S} s for another apt or dpkg)"
+    if ! apt_update; then
+        echo "  $what: apt-get update failed: $(apt_reason)"
+        return 1
+    fi
+    if ! apt_get install -y --no-install-recommends pocl-opencl-icd; then
+        echo "  $what: apt-get install failed: $(apt_reason)"
+        return 1
+    fi
+    try_device "$what"
+}
+
+# The tries, each saying what it found, until one gives a device; status 1, with what to install,
+# when none did, or at once when the check itself fails.
+opencl_device() {  # $1: the extras of the command
+    local status=0
+    try_device "the drivers installed" || status=$?
+    if [ "$status" -eq 1 ]; then
+        status=0
+        try_pypi_pocl "$1" || status=$?
+    fi
+    if [ "$status" -eq 1 ]; then
+        status=0
+        try_debian_pocl || status=$?
+    fi
+    case "$status" in
+        0) return 0 ;;
+        2) echo "the device check itself fails: fix that first (its error is above)" >&2 ;;
+        *) echo "no OpenCL device builds and runs kernels (each try above says why)." \
+                "$INSTALL_HINT" >&2 ;;
+    esac
+    return 1
+}
+
+main() {
+    [ $# -ge 1 ] || usage
+    cd "$(dirname "${BASH_SOURCE[0]}")"
+    export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1
+    local command=$1 extras
+    shift
+    case "$command" in
+        bench) extras="plot,mkl" ;;
+        # mpi: the distributed product's tests launch mpiexec (the mpich wheel); oclgrind: every
+        # kernel runs under the Oclgrind simulator's checks (the quick run), and must not skip.
+        test) extras="test,lint,plot,mkl,oclgrind,mpi" ;;
+        *) usage ;;
+    esac
+
+    start=$SECONDS
+    step "Python environment: .venv"
+    [ -x .venv/bin/python ] || "${PYTHON:-python3}" -m venv .venv
+    # shellcheck disable=SC1091
+    source .venv/bin/activate
+    python --version
+    python -m pip install -q -e ".[$extras]"
+
+    step "OpenCL device"
+    log=$(mktemp)
+    trap 'rm -f "$log"' EXIT
+    opencl_device "$extras" || exit 1
+
+    case "$command" in
+        bench)
+            step "clspmv bench $*"
+            clspmv devices
+            clspmv bench "$@"
+            ;;
+        test)
+            export CLSPMV_REQUIRE_OCLGRIND=1
+            clspmv devices
+            step "ruff check clspmv tests tools"
+            ruff check clspmv tests tools
+            step "tests"
+            set +e
+            python -m pytest -q "$@"
+            local status=$?
+            set -e
+            if [ "$status" -eq 5 ]; then
+                echo "pytest collected no tests: that is a failure" >&2
+                exit 1
+            fi
+            [ "$status" -eq 0 ] || exit "$status"
+            step "tests passed"
+            ;;
+    esac
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    main "$@"
+fi

@@ -17,17 +17,12 @@ from dataclasses import dataclass, field
 import pyopencl as cl
 
 from . import device_probes as probes
+from .device_facts import driver_error, read_facts
 from .errors import DeviceError
 from .precision import Precision
 
-_TYPE_NAMES = (
-    (cl.device_type.GPU, "gpu"),
-    (cl.device_type.CPU, "cpu"),
-    (cl.device_type.ACCELERATOR, "accelerator"),
-)
-
 SIMULATOR = "Oclgrind"
-"""Platform name of the Oclgrind simulator: listed and selectable by name, never the default."""
+"""Platform name of the Oclgrind simulator (:attr:`Device.is_simulator`)."""
 
 _once_lock = threading.RLock()  # reentrant: the queue makes the context under it
 
@@ -69,6 +64,14 @@ class Device:
 
     def __str__(self) -> str:
         return f"[{self.index[0]}:{self.index[1]}] {self.name} ({self.platform}, {self.type})"
+
+    @property
+    def is_simulator(self) -> bool:
+        """True for the Oclgrind simulator, a "GPU" thousands of times slower than hardware, for
+        checking kernels: :func:`select_device` takes it only where it is named (its name or
+        index, or a PyOpenCL object of it), never for a type (``"gpu"``) or by default, and
+        nothing is measured on it (:mod:`clspmv.probing`)."""
+        return self.platform == SIMULATOR
 
     @property
     def context(self) -> cl.Context:
@@ -168,7 +171,7 @@ class Device:
             "P:D": f"{self.index[0]}:{self.index[1]}",
             "platform": self.platform,
             "device": self.name,
-            "type": self.type,
+            "type": f"{self.type} (simulator)" if self.is_simulator else self.type,
             "CUs": self.compute_units,
             "global MiB": self.global_memory >> 20,
             "max alloc MiB": self.max_allocation >> 20,
@@ -190,81 +193,21 @@ def events_ns(events: list[cl.Event]) -> int:
             - min(ev.profile.start for ev in events))
 
 
-def _device_type(d: cl.Device) -> str:
-    for flag, name in _TYPE_NAMES:
-        if d.type & flag:
-            return name
-    return "other"
-
-
-def _simd_width(d: cl.Device, kind: str) -> int:
-    """Warp/wavefront width on GPUs, float vector width on CPUs."""
-    ext = d.extensions
-    if "cl_nv_device_attribute_query" in ext:
-        return int(d.warp_size_nv)
-    if "cl_amd_device_attribute_query" in ext:
-        try:
-            return int(d.wavefront_width_amd)
-        except cl.Error:
-            pass
-    if kind == "cpu":
-        return max(1, int(d.preferred_vector_width_float))
-    # Other GPUs and accelerators: the preferred work-group size multiple of a trivial kernel.
-    ctx = cl.Context([d])
-    prg = cl.Program(ctx, "__kernel void probe(__global float *a) { a[0] = 0; }").build()
-    return int(
-        prg.probe.get_work_group_info(
-            cl.kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, d
-        )
-    )
-
-
-def _opencl_c_versions(d: cl.Device) -> set[tuple[int, int]]:
-    """(major, minor) of every OpenCL C version the device compiles."""
-    try:  # OpenCL 3.0 devices list them all
-        return {(v.version >> 22, (v.version >> 12) & 0x3FF) for v in d.opencl_c_all_versions}
-    except (cl.Error, AttributeError):
-        found = re.search(r"OpenCL C (\d+)\.(\d+)", d.opencl_c_version)
-        return {(int(found.group(1)), int(found.group(2)))} if found else set()
-
-
-def _float_atomics_std(d: cl.Device) -> str | None:
-    """The ``-cl-std`` that unlocks ``cl_ext_float_atomics`` (it needs OpenCL C 2.0 atomics)."""
-    if "cl_ext_float_atomics" not in d.extensions:
-        return None
-    versions = _opencl_c_versions(d)
-    return next((f"CL{major}.0" for major in (3, 2) if (major, 0) in versions), None)
-
-
 def _read_device(p_index: int, platform: cl.Platform, d_index: int, d: cl.Device) -> Device:
-    kind = _device_type(d)
-    ext = d.extensions
-    return Device(
-        index=(p_index, d_index),
-        platform=platform.name.strip(),
-        name=d.name.strip(),
-        type=kind,
-        compute_units=int(d.max_compute_units),
-        global_memory=int(d.global_mem_size),
-        max_allocation=int(d.max_mem_alloc_size),
-        local_memory=int(d.local_mem_size),
-        max_work_group_size=int(d.max_work_group_size),
-        fp64="cl_khr_fp64" in ext or d.double_fp_config != 0,
-        int64_atomics="cl_khr_int64_base_atomics" in ext,
-        float_atomics_std=_float_atomics_std(d),
-        simd_width=_simd_width(d, kind),
-        driver_version=d.driver_version.strip(),
-        cache_bytes=int(d.global_mem_cache_size),
-        cl_device=d,
-    )
+    return Device(index=(p_index, d_index), platform=platform.name.strip(), cl_device=d,
+                  **read_facts(d))  # type: ignore[arg-type]
+
 
 
 _lock = threading.Lock()
 _devices: list[Device] | None = None
+_unreadable: list[tuple[str, str]] = []
 
 
 def devices() -> list[Device]:
-    """Every OpenCL device on every platform, in platform order (read once, then cached)."""
+    """Every OpenCL device on every platform, in platform order (read once, then cached). A
+    platform or device whose driver fails to list or describe it is left out, not fatal
+    (:func:`unreadable` says which and why)."""
     global _devices
     with _lock:
         if _devices is None:
@@ -272,16 +215,42 @@ def devices() -> list[Device]:
                 platforms = cl.get_platforms()
             except cl.Error:  # the ICD loader reports "no platforms" as an error
                 platforms = []
-            _devices = [
-                _read_device(pi, p, di, d)
-                for pi, p in enumerate(platforms)
-                for di, d in enumerate(p.get_devices())
-            ]
+            _devices, _unreadable[:] = _enumerate(platforms)
         return list(_devices)
+
+
+def unreadable() -> list[tuple[str, str]]:
+    """(which, the driver's error) of each platform or device :func:`devices` left out."""
+    devices()
+    return list(_unreadable)
+
+
+def _enumerate(platforms: list[cl.Platform]) -> tuple[list[Device], list[tuple[str, str]]]:
+    """The devices of ``platforms``, and (which, why) of each platform or device that failed."""
+    found: list[Device] = []
+    failed: list[tuple[str, str]] = []
+    for pi, p in enumerate(platforms):
+        try:
+            listed = p.get_devices()
+        except Exception as err:  # any failure of a driver means: this platform cannot be used
+            failed.append((f"platform {pi} ({p.name.strip()})", driver_error(err)))
+            continue
+        for di, d in enumerate(listed):
+            try:
+                found.append(_read_device(pi, p, di, d))
+            except Exception as err:
+                failed.append((f"[{pi}:{di}] ({p.name.strip()})", driver_error(err)))
+    return found, failed
 
 
 def _listing(found: list[Device]) -> str:
     return "\n".join(f"  {d}" for d in found)
+
+
+def _naming(d: Device) -> str:
+    """How to name ``d``, the simulator, to use it."""
+    return (f"clspmv takes it only where it is named: device='oclgrind' or "
+            f"'{d.index[0]}:{d.index[1]}' (--device oclgrind, CLSPMV_DEVICE=oclgrind)")
 
 
 def select_device(spec: object = None) -> Device:
@@ -297,11 +266,12 @@ def select_device(spec: object = None) -> Device:
     :class:`Device` each time. Without a spec: the
     environment variable ``CLSPMV_DEVICE`` (same syntax), else ``PYOPENCL_CTX`` (PyOpenCL's
     ``"P:D"`` or ``"P"`` syntax), else the first GPU, else the first CPU, else the first device.
-    The Oclgrind simulator (a "GPU" thousands of times slower than a real one) is chosen only
-    when a spec names it.
+    The Oclgrind simulator (:attr:`Device.is_simulator`) is taken only where a spec or
+    ``CLSPMV_DEVICE`` names it: a name matching a real device too gives the real one, and a
+    type, the default and ``PYOPENCL_CTX`` (set for PyOpenCL, not for clspmv) never give it.
 
-    Raises :class:`DeviceError` when no OpenCL platform exists or nothing matches; the message
-    lists the devices that do exist.
+    Raises :class:`DeviceError` when no OpenCL platform exists, nothing matches, or only the
+    simulator would; the message lists the devices that do exist and how to name the simulator.
     """
     if isinstance(spec, Device):
         return spec
@@ -309,24 +279,38 @@ def select_device(spec: object = None) -> Device:
         return _from_pyopencl(spec)
     found = devices()
     if not found:
-        raise DeviceError(f"no OpenCL platform or device found; {_INSTALL_HINT}")
-    origin = "" if spec is not None else next(
-        (f" (from ${v})" for v in ("CLSPMV_DEVICE", "PYOPENCL_CTX") if os.environ.get(v)), "")
+        failed = "".join(f"; {which} could not be read: {why}" for which, why in unreadable())
+        raise DeviceError(f"no OpenCL platform or device found{failed}; {_INSTALL_HINT}")
+    variable = None
     if spec is None:
-        spec = os.environ.get("CLSPMV_DEVICE") or os.environ.get("PYOPENCL_CTX") or None
-    if spec is None:
-        real = [d for d in found if d.platform != SIMULATOR] or found
-        for kind in ("gpu", "cpu"):
-            for d in real:
-                if d.type == kind:
-                    return d
-        return real[0]
-    match = _match(str(spec).strip(), found)
+        variable = next((v for v in ("CLSPMV_DEVICE", "PYOPENCL_CTX") if os.environ.get(v)),
+                        None)
+        if variable is None:
+            return _default(found)
+        spec = os.environ[variable]
+    origin = f" (from ${variable})" if variable else ""
+    text = str(spec).strip()
+    match = _match(text, found)
     if match is None:
         raise DeviceError(
-            f"no OpenCL device matches {spec!r}{origin}; available devices:\n{_listing(found)}"
-        )
+            f"no OpenCL device matches {spec!r}{origin}; available devices:\n{_listing(found)}")
+    if match.is_simulator and (variable == "PYOPENCL_CTX" or text.lower() in _TYPES):
+        what = (f"no {text.upper()}{origin} besides" if variable != "PYOPENCL_CTX" else
+                f"$PYOPENCL_CTX={text!r} (set for PyOpenCL; unset it for clspmv's default) selects")
+        raise DeviceError(f"{what} the Oclgrind simulator {match}, thousands of times slower "
+                          f"than hardware; {_naming(match)}; available devices:\n"
+                          f"{_listing(found)}")
     return match
+
+
+def _default(found: list[Device]) -> Device:
+    """The first GPU, else the first CPU, else the first device, the simulator left out."""
+    real = [d for d in found if not d.is_simulator]
+    if not real:
+        raise DeviceError(f"the only OpenCL device is the Oclgrind simulator {found[0]}, "
+                          f"thousands of times slower than hardware; {_naming(found[0])}; "
+                          f"{_INSTALL_HINT}")
+    return next((d for kind in ("gpu", "cpu") for d in real if d.type == kind), real[0])
 
 
 _user_devices: dict[tuple[int, int], Device] = {}
@@ -377,15 +361,20 @@ def _known(cl_device: cl.Device) -> Device:
     return _read_device(p_index, platform, -1, cl_device)
 
 
+_TYPES = ("gpu", "cpu", "accelerator")
+
+
 def _match(spec: str, found: list[Device]) -> Device | None:
+    """The device ``spec`` names: by index; by type or name, a real device before the
+    simulator (:func:`select_device` refuses the simulator for a type)."""
     indices = re.fullmatch(r"(\d+)(?::(\d+))?", spec)
     if indices:
         p, d = int(indices.group(1)), int(indices.group(2) or 0)
         return next((x for x in found if x.index == (p, d)), None)
     low = spec.lower()
-    if low in ("gpu", "cpu", "accelerator"):
-        return next((x for x in found if x.type == low), None)
-    return next((x for x in found if low in _search_text(x)), None)
+    matches = [x for x in found
+               if (x.type == low if low in _TYPES else low in _search_text(x))]
+    return next((x for x in matches if not x.is_simulator), matches[0] if matches else None)
 
 
 def _search_text(d: Device) -> str:

@@ -1,15 +1,24 @@
 """``clspmv doctor``: what this machine offers clspmv, and the one-line fix for each problem.
 
-It lists every OpenCL platform and device, builds a small kernel on each (a driver can list a
-device whose compiler fails: PoCL 3.0's LLVM on AMD Zen 5, for one), and says whether it has
-fp64 and which device is the default; then the baselines the benchmark compares against and the
-format-selection calibration of each device. ``python -m clspmv.doctor --require-device`` exits
-0 only when some device other than the Oclgrind simulator builds a kernel: ``dev.sh`` asks it.
+It lists every OpenCL platform and device (and each one the driver could not list or describe),
+checks each device in a process of its own stopped after :data:`CHECK_LIMIT_S` (a driver can
+list a device whose compiler fails, PoCL 3.0's LLVM on AMD Zen 5 for one, or hangs, or crashes):
+small float32 and float64 kernels build and run, and the device probes of
+:mod:`clspmv.device_probes` answer. It says whether a device has fp64, which one is the default
+(and when there is none), and flags the Oclgrind simulator as not suitable for measurements;
+then the baselines the benchmark compares against and the format-selection calibration of each
+device. ``python -m clspmv.doctor --require-device`` prints one line, the devices that work or
+why none does, and exits 0 only when some device other than the simulator works: ``dev.sh``
+asks it after each way of getting a device it tries.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import multiprocessing
+import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,13 +26,21 @@ from typing import Any
 
 import pyopencl as cl
 
-from .device import SIMULATOR, Device, devices, select_device
+from .device import SIMULATOR, Device, devices, select_device, unreadable
+from .device_facts import driver_error
 from .errors import DeviceError
 
 PROBE_SOURCE = "__kernel void probe(__global float *a) { a[get_global_id(0)] = 1.0f; }"
+FP64_SOURCE = ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+               "__kernel void probe(__global double *a) { a[get_global_id(0)] = 1.0; }")
+
+CHECK_LIMIT_S = 60.0
+"""Seconds a device's check may take (a few on a 2-core CPU, the process's start included)."""
 
 NO_DEVICE_FIX = ("install an OpenCL driver: a GPU vendor's, or PoCL for the CPU "
                  "(bash dev.sh does it; Debian/Ubuntu: sudo apt-get install pocl-opencl-icd)")
+USABLE = "usable devices"
+"""The ``what`` of the finding that no device works."""
 
 
 @dataclass(frozen=True)
@@ -43,55 +60,172 @@ class Finding:
         return text + (f"\n{'':16}fix: {self.fix}" if self.fix and not self.ok else "")
 
 
-def build_error(device: Device) -> str | None:
-    """None when a small kernel builds and runs on ``device``, else the first line of the
-    error."""
+def device_error(device: Device) -> str | None:
+    """None when small kernels build and run on ``device`` (float32, and float64 where it
+    reports fp64) and its device probes answer; else what failed, the driver's error summarised
+    (:func:`reason`). In this process: :func:`checked_device_errors` runs it in others."""
+    stage = ""
     try:
         ctx = cl.Context([device.cl_device])
-        program = cl.Program(ctx, PROBE_SOURCE).build()
         queue = cl.CommandQueue(ctx)
-        buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, 4)
-        program.probe(queue, (1,), None, buf)
-        queue.finish()
+        buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, 8)
+        kernels = [("", PROBE_SOURCE)] + (
+            [("float64 kernels fail (it reports fp64): ", FP64_SOURCE)] if device.fp64 else [])
+        for what, source in kernels:
+            stage = what
+            cl.Program(ctx, source).build().probe(queue, (1,), None, buf)
+            queue.finish()
+        stage = "its device probes fail: "
+        _ = (device.shares_host_pointer, device.inline_ptx)  # each runs once, remembered
     except Exception as err:  # any failure of the driver means: this device does not work
-        return (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+        return stage + reason(device, err)
     return None
 
 
-def _build_fix(device: Device, error: str) -> str:
+def reason(device: Device, err: BaseException) -> str:
+    """A driver's error in one line: an LLVM that does not know the CPU said so, else the
+    compiler's first error, else the error's first line (pyopencl's thrice-repeated build
+    failure once)."""
+    text = str(err)
+    cpu = re.search(r"unknown target CPU '([^']*)'", text)
+    if cpu:
+        return (f"{_compiler(device)} cannot compile for this CPU "
+                f"(LLVM: unknown target CPU '{cpu.group(1)}')")
+    first = " - ".join(dict.fromkeys(driver_error(err).split(" - ")))
+    log = re.search(r"^\s*error: (?:\S+:\d+:\d+: )?(.+)$", text, re.MULTILINE)
+    return f"{first}: {log.group(1)}"[:200] if log else first
+
+
+def _pocl_version(device: Device) -> str | None:
+    found = re.search(r"PoCL (\d+\.\d+)", device.cl_device.platform.version)
+    return found.group(1) if found else None
+
+
+def _from_pypi(device: Device) -> bool:
+    """Whether ``device``'s PoCL is the ``pocl-binary-distribution`` of this environment."""
+    try:
+        wheel = importlib.metadata.version("pocl-binary-distribution")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    version = _pocl_version(device)
+    return version is not None and wheel.startswith(version)
+
+
+def _compiler(device: Device) -> str:
+    version = _pocl_version(device)
+    if version is None:
+        return f"the compiler of {device.platform}"
+    return f"PoCL {version}" + (" from PyPI" if _from_pypi(device) else "")
+
+
+def checked_device_errors(found: Sequence[Device]) -> list[str | None]:
+    """:func:`device_error` of each device, in another process (one for all: starting one
+    takes seconds) whose compilers' chatter on stderr is hidden, each check stopped after
+    :data:`CHECK_LIMIT_S`: a driver that hangs or crashes is a finding, not the doctor's end
+    (the process is ended and the devices after it checked in a new one)."""
+    out: list[str | None] = []
+    while len(out) < len(found):
+        out += _checked_in_child(found[len(out):])
+    return out
+
+
+def _checked_in_child(found: Sequence[Device]) -> list[str | None]:
+    """The answers of one child process checking ``found`` in order, up to the first device
+    whose check does not finish or crashes the child (included, as that finding)."""
+    spawn = multiprocessing.get_context("spawn")  # not fork: the driver's threads
+    receive, send = spawn.Pipe(duplex=False)
+    child = spawn.Process(target=_check, args=([d.index for d in found], send), daemon=True)
+    child.start()
+    send.close()
+    out: list[str | None] = []
+    try:
+        for _ in found:
+            if not receive.poll(CHECK_LIMIT_S):
+                out.append(f"its check did not finish within {CHECK_LIMIT_S:g} s (the driver "
+                           "hangs)")
+                break
+            out.append(receive.recv())
+    except EOFError:  # the child died without an answer
+        child.join(5)
+        out.append(f"its check crashed the process (exit code {child.exitcode})")
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receive.close()
+    return out
+
+
+def _check(indices: list[tuple[int, int]], send: Any) -> None:
+    """The child of :func:`_checked_in_child`: the device of each index checked, in order."""
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
+    listed = {d.index: d for d in devices()}
+    for index in indices:
+        found = listed.get(index)
+        send.send(device_error(found) if found else "not listed again in a new process")
+
+
+def _fix(device: Device, error: str) -> str:
     if "unknown target CPU" in error:
-        return ("this PoCL's LLVM does not know the CPU: pip uninstall pocl-binary-distribution "
-                "and install Debian's pocl-opencl-icd (bash dev.sh does it)")
-    return f"update or reinstall the OpenCL driver of {device.platform}"
+        if _from_pypi(device):
+            return ("pip uninstall pocl-binary-distribution, then install Debian's "
+                    "pocl-opencl-icd (bash dev.sh does both)")
+        return ("install a PoCL whose LLVM knows this CPU (Debian/Ubuntu: pocl-opencl-icd; "
+                "conda: pocl), or use another device")
+    return (f"update or reinstall the OpenCL driver of {device.platform}, or use another device "
+            "(clspmv devices lists them)")
 
 
 def device_findings(found: Sequence[Device] | None = None,
-                    probe: Callable[[Device], str | None] = build_error) -> list[Finding]:
-    """A finding per device (builds a kernel? fp64?) and one for the default device."""
+                    probe: Callable[[Device], str | None] | None = None) -> list[Finding]:
+    """A finding per device (works, by ``probe`` of each, default :func:`checked_device_errors`;
+    fp64? the default? a simulator?) and per platform or device the driver could not read;
+    then one when no device works, or when there is no default device or it is the
+    simulator."""
+    listed = found is None or list(found) == devices()
     found = devices() if found is None else list(found)
-    if not found:
+    out = [Finding("device", which, False, f"could not be read: {why}",
+                   "update or reinstall its OpenCL driver, or remove the driver's file in "
+                   "/etc/OpenCL/vendors if it is not used")
+           for which, why in (unreadable() if listed else [])]
+    if not found and not out:
         return [Finding("device", "OpenCL platforms", False, "none found", NO_DEVICE_FIX)]
-    try:
-        default: Device | None = select_device(None) if found == devices() else None
-    except DeviceError:
-        default = None
-    out = []
-    for d in found:
-        error = probe(d)
-        notes = [d.type, f"{d.compute_units} compute units",
+    default, no_default = None, ""
+    if listed:
+        try:
+            default = select_device(None)
+        except DeviceError as err:
+            no_default = str(err).splitlines()[0].removesuffix("; available devices:")
+    errors = [probe(d) for d in found] if probe else checked_device_errors(found)
+    for d, error in zip(found, errors, strict=True):
+        if error is not None:
+            out.append(Finding("device", str(d), False, f"does not work: {error}",
+                               _fix(d, error)))
+            continue
+        notes = [d.type, f"{d.compute_units} compute unit{'s' if d.compute_units != 1 else ''}",
                  "fp64" if d.fp64 else "no fp64 (float32 only)"]
         if d is default:
             notes.append("the default device")
-        if d.platform == SIMULATOR:
-            notes.append("simulator: never the default")
-        if error is None:
-            out.append(Finding("device", str(d), True, ", ".join(notes)))
-        else:
-            out.append(Finding("device", str(d), False, f"kernels do not build: {error}",
-                               _build_fix(d, error)))
+        if d.is_simulator:
+            notes.append("the Oclgrind simulator, for checking kernels: not suitable for "
+                         "measurements, taken only where named")
+        out.append(Finding("device", str(d), True, ", ".join(notes)))
     if not usable_device_exists(out):
-        out.append(Finding("device", "usable devices", False,
-                           "no device other than the simulator builds kernels", NO_DEVICE_FIX))
+        simulator = " other than the Oclgrind simulator" if any(
+            d.is_simulator for d in found) else ""
+        out.append(Finding("device", USABLE, False,
+                           f"no device{simulator} builds and runs kernels", NO_DEVICE_FIX))
+    elif no_default:
+        out.append(Finding("device", "default device", False, f"none: {no_default}",
+                           "set CLSPMV_DEVICE to a device above (clspmv devices), or unset it "
+                           "and PYOPENCL_CTX"))
+    elif default is not None and default.is_simulator:
+        out.append(Finding("device", "default device", False,
+                           f"$CLSPMV_DEVICE names the Oclgrind simulator {default}: products "
+                           "thousands of times slower than hardware, nothing measured",
+                           "unset CLSPMV_DEVICE, or set it to a real device (clspmv devices)"))
     return out
 
 
@@ -117,8 +251,6 @@ def baseline_findings(baselines: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-
-
 def calibration_findings(found: Sequence[Device] | None = None) -> list[Finding]:
     """The calibration state of each device for ``format="auto"``
     (:func:`clspmv.model.calibration_findings`)."""
@@ -133,9 +265,27 @@ def report(findings: Sequence[Finding]) -> str:
     return "\n".join(f.line() for f in findings)
 
 
+def _working(findings: Sequence[Finding]) -> list[str]:
+    """The devices, other than the Oclgrind simulator, that work (:func:`device_findings`)."""
+    return [f.what for f in findings
+            if f.topic == "device" and f.ok and f"({SIMULATOR}, " not in f.what]
+
+
 def usable_device_exists(findings: Sequence[Finding]) -> bool:
-    """True when a device other than the Oclgrind simulator builds kernels."""
-    return any(f.ok and f.topic == "device" and SIMULATOR not in f.what for f in findings)
+    """True when a device other than the Oclgrind simulator builds and runs kernels."""
+    return bool(_working(findings))
+
+
+def verdict(findings: Sequence[Finding]) -> str:
+    """The device findings in one line: the devices that work, else why none does (each
+    device's or platform's problem)."""
+    working = _working(findings)
+    if working:
+        return f"builds and runs kernels: {'; '.join(working)}"
+    problems = [f for f in findings if f.topic == "device" and not f.ok]
+    head = next((f.detail for f in problems if f.what == USABLE), "no OpenCL platform found")
+    return "; ".join([head] + [f"{f.what}: {f.detail}" for f in problems
+                               if f.what not in (USABLE, "OpenCL platforms")])
 
 
 def main(argv: Sequence[str] | None = None,
@@ -145,11 +295,12 @@ def main(argv: Sequence[str] | None = None,
     benchmark's registered ones) and the calibration."""
     parser = argparse.ArgumentParser(prog="python -m clspmv.doctor", description=__doc__)
     parser.add_argument("--require-device", action="store_true",
-                        help="only check the devices; exit 1 unless one builds kernels")
+                        help="only check the devices: one line, the devices that work or why "
+                             "none does; exit 1 unless one works")
     args = parser.parse_args(argv)
     findings = device_findings()
     if args.require_device:
-        print(report(findings))
+        print(verdict(findings))
         return 0 if usable_device_exists(findings) else 1
     if baselines is None:  # a command, like cli.py: it reports on the benchmark's baselines
         from .bench.registry import BASELINES as baselines

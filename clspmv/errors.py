@@ -25,3 +25,10 @@ class MatrixFormatError(ClspmvError, ValueError):
 
 class IndexOverflowError(ClspmvError, ValueError):
     """Dimensions or entry counts do not fit the 32-bit index type of the kernels."""
+
+
+class ClspmvWarning(RuntimeWarning):
+    """Base class of the warnings clspmv issues (a cache rebuilt, a device fallback, ...).
+
+    Filter them together with ``warnings.filterwarnings("ignore", category=ClspmvWarning)``.
+    """

@@ -5,19 +5,24 @@ from __future__ import annotations
 
 import dataclasses
 
+import pyopencl as cl
 import pytest
 from calibration_fixture import fixture_calibration
 
 import clspmv
+from clspmv import device as device_module
 from clspmv import doctor, ell_order
 from clspmv.device import SIMULATOR
 
 
 def test_real_devices_build(device) -> None:
+    """Checked in a process of its own: small kernels build and run, the device probes
+    answer."""
     findings = doctor.device_findings([device])
     assert [f.ok for f in findings] == [True], doctor.report(findings)
     assert str(device) in findings[0].what
     assert doctor.usable_device_exists(findings)
+    assert doctor.verdict(findings) == f"builds and runs kernels: {device}"
 
 
 def test_no_platform_says_what_to_install() -> None:
@@ -26,42 +31,153 @@ def test_no_platform_says_what_to_install() -> None:
     text = doctor.report(findings)
     assert "OpenCL platforms: none found" in text
     assert "fix: install an OpenCL driver" in text and "pocl-opencl-icd" in text
+    assert doctor.verdict(findings) == "no OpenCL platform found"
 
 
-def test_pocl_whose_llvm_lacks_the_cpu(device) -> None:
-    """A PoCL listed but unable to build (PoCL 3.0 on Zen 5): named, with its fix, and no usable
-    device unless another one builds."""
-    broken = dataclasses.replace(device, name="pthread-generic", platform="Portable Computing "
-                                 "Language")
-    error = "clBuildProgram failed: BUILD_PROGRAM_FAILURE - error: unknown target CPU 'generic'"
-    findings = doctor.device_findings([broken], probe=lambda d: error)
+UNKNOWN_CPU = ("clBuildProgram failed: BUILD_PROGRAM_FAILURE - clBuildProgram failed: "
+               "BUILD_PROGRAM_FAILURE - clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\n"
+               "Build on <pyopencl.Device 'pthread-znver5' on 'Portable Computing Language'>:"
+               "\n\nerror: unknown target CPU 'znver5'\nnote: valid target CPU values are: "
+               "nocona, core2, penryn\n")
+
+
+@pytest.mark.parametrize("pypi", [True, False])
+def test_pocl_whose_llvm_lacks_the_cpu(device, monkeypatch, pypi) -> None:
+    """A PoCL listed but unable to build (PoCL 3.0 from PyPI on Zen 5): its reason in one line
+    (the LLVM's, not pyopencl's thrice-repeated failure), its fix, and no usable device unless
+    another one works; no simulator is mentioned where none is listed."""
+    version = doctor._pocl_version(device)
+    if version is None:
+        pytest.skip(f"{device.platform} is not PoCL")
+    wheel = {True: f"{version}.0", False: None}[pypi]
+
+    def installed(name: str) -> str:
+        if wheel is None:
+            raise doctor.importlib.metadata.PackageNotFoundError(name)
+        return wheel
+
+    monkeypatch.setattr(doctor.importlib.metadata, "version", installed)
+    broken = dataclasses.replace(device, name="pthread-znver5",
+                                 platform="Portable Computing Language")
+    reason = doctor.reason(broken, RuntimeError(UNKNOWN_CPU))
+    from_pypi = " from PyPI" if pypi else ""
+    assert reason == (f"PoCL {version}{from_pypi} cannot compile for this CPU (LLVM: unknown "
+                      "target CPU 'znver5')")
+    findings = doctor.device_findings([broken], probe=lambda d: reason)
     assert not doctor.usable_device_exists(findings)
     text = doctor.report(findings)
-    assert "kernels do not build: clBuildProgram failed" in text
-    assert "pip uninstall pocl-binary-distribution" in text
-    assert "no device other than the simulator builds kernels" in text
+    assert f"{broken}: does not work: {reason}" in text
+    assert ("pip uninstall pocl-binary-distribution" in text) is pypi
+    assert doctor.verdict(findings) == f"no device builds and runs kernels; {broken}: does not " \
+                                       f"work: {reason}"
+    assert "simulator" not in text
 
     both = doctor.device_findings([broken, device],
-                                  probe=lambda d: error if d is broken else None)
+                                  probe=lambda d: reason if d is broken else None)
     assert doctor.usable_device_exists(both)
+    assert doctor.verdict(both) == f"builds and runs kernels: {device}"
+
+
+def test_compiler_error_in_one_line(device) -> None:
+    """A real build failure: pyopencl's first line once, then the compiler's first error
+    without its temporary file's name."""
+    with pytest.raises(cl.Error) as err:
+        cl.Program(device.context, "__kernel void k(__global float *a) { a[0] = b; }").build()
+    reason = doctor.reason(device, err.value)
+    assert reason.startswith("clBuildProgram failed: BUILD_PROGRAM_FAILURE")
+    assert reason.count("BUILD_PROGRAM_FAILURE") == 1 and "\n" not in reason
+    assert "undeclared identifier 'b'" in reason and ".cl:" not in reason
+
+
+def test_a_check_past_its_bound_is_flagged(device, monkeypatch) -> None:
+    """A device whose check does not finish in time (here: a bound too short to start the
+    process) is a failing finding with its fix, not a hang; the doctor goes on."""
+    monkeypatch.setattr(doctor, "CHECK_LIMIT_S", 0.01)
+    findings = doctor.device_findings([device])
+    assert [f.ok for f in findings] == [False, False]
+    assert findings[0].detail == ("does not work: its check did not finish within 0.01 s (the "
+                                  "driver hangs)")
+    assert findings[0].fix == (f"update or reinstall the OpenCL driver of {device.platform}, "
+                               "or use another device (clspmv devices lists them)")
+    assert findings[1].what == doctor.USABLE
+
+
+def test_a_device_gone_from_a_new_process(device) -> None:
+    ghost = dataclasses.replace(device, index=(97, 3))
+    assert doctor.checked_device_errors([ghost, device]) == [
+        "not listed again in a new process", None]
 
 
 def test_simulator_alone_is_not_usable(device) -> None:
     sim = dataclasses.replace(device, platform=SIMULATOR, name="Oclgrind Simulator")
     findings = doctor.device_findings([sim], probe=lambda d: None)
-    assert "simulator: never the default" in findings[0].detail
+    assert findings[0].ok and findings[0].detail.endswith(
+        "the Oclgrind simulator, for checking kernels: not suitable for measurements, taken "
+        "only where named")
     assert not doctor.usable_device_exists(findings)
+    assert doctor.verdict(findings) == ("no device other than the Oclgrind simulator builds and "
+                                        "runs kernels")
+
+
+@pytest.fixture
+def listed(device, monkeypatch):
+    """The simulator and ``device`` as the devices found (no variable set), every check
+    passing."""
+    monkeypatch.delenv("CLSPMV_DEVICE", raising=False)
+    monkeypatch.delenv("PYOPENCL_CTX", raising=False)
+    sim = dataclasses.replace(device, platform=SIMULATOR, name="Oclgrind Simulator", type="gpu",
+                              index=(0, 0))
+    real = dataclasses.replace(device, index=(1, 0))
+    monkeypatch.setattr(device_module, "_devices", [sim, real])
+    monkeypatch.setattr(device_module, "_unreadable", [])
+    monkeypatch.setattr(doctor, "checked_device_errors", lambda found: [None] * len(found))
+    return sim, real
+
+
+def test_default_device_problems(listed, monkeypatch) -> None:
+    """No default device (a bad $CLSPMV_DEVICE), or the simulator named by it: flagged."""
+    sim, real = listed
+    assert all(f.ok for f in doctor.device_findings())
+    monkeypatch.setenv("CLSPMV_DEVICE", "0:0")
+    last = doctor.device_findings()[-1]
+    assert (last.what, last.ok) == ("default device", False)
+    assert last.detail == (f"$CLSPMV_DEVICE names the Oclgrind simulator {sim}: products "
+                           "thousands of times slower than hardware, nothing measured")
+    monkeypatch.setenv("CLSPMV_DEVICE", "gpu")  # a type never gives the simulator
+    last = doctor.device_findings()[-1]
+    assert not last.ok and last.detail.startswith(
+        "none: no GPU (from $CLSPMV_DEVICE) besides the Oclgrind simulator")
+    assert "set CLSPMV_DEVICE to a device above" in last.fix
+
+
+def test_unreadable_platform_is_flagged(listed, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(device_module, "_unreadable",
+                        [("platform 2 (Broken CL)", "clGetDeviceIDs failed: DEVICE_NOT_FOUND")])
+    findings = doctor.device_findings()
+    assert findings[0] == doctor.Finding(
+        "device", "platform 2 (Broken CL)", False,
+        "could not be read: clGetDeviceIDs failed: DEVICE_NOT_FOUND",
+        "update or reinstall its OpenCL driver, or remove the driver's file in "
+        "/etc/OpenCL/vendors if it is not used")
+    assert doctor.main(["--require-device"]) == 0  # the other device works
+    monkeypatch.setattr(device_module, "_devices", [listed[0]])
+    assert doctor.main(["--require-device"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "no device other than the Oclgrind simulator builds and runs kernels; platform 2 "
+        "(Broken CL): could not be read: clGetDeviceIDs failed: DEVICE_NOT_FOUND")
 
 
 def test_require_device_exit_status(capsys, monkeypatch) -> None:
     assert doctor.main(["--require-device"]) == 0  # this machine has a device (the tests run)
+    assert capsys.readouterr().out.startswith("builds and runs kernels: [")
     monkeypatch.setattr(doctor, "devices", lambda: [])
+    monkeypatch.setattr(doctor, "unreadable", lambda: [])
     assert doctor.main(["--require-device"]) == 1
-    assert "none found" in capsys.readouterr().out
+    assert capsys.readouterr().out == "no OpenCL platform found\n"
 
 
 def test_default_device_is_marked() -> None:
-    findings = doctor.device_findings()
+    findings = doctor.device_findings(probe=lambda d: None)
     default = str(clspmv.select_device())
     marked = [f for f in findings if "the default device" in f.detail]
     assert [f.what for f in marked] == [default]

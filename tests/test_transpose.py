@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import clspmv
-from clspmv.device import _opencl_c_versions
+from clspmv.device_facts import opencl_c_versions
 from clspmv.formats import FORMAT_CLASSES
 from clspmv.formats.base import atomic_add_kind
 
@@ -145,7 +145,7 @@ def test_native_float_atomics_build(fmt_name: str, dtype: np.dtype, device) -> N
     -DNATIVE_ATOMICS (here the compiler's feature macro decides between the native add and the
     CAS loop); a -cl-std the compiler refuses falls back to the CAS loop with a warning."""
     case = next(s for s in SCENARIOS if s.name == "imbalanced")
-    if (3, 0) in _opencl_c_versions(device.cl_device):
+    if (3, 0) in opencl_c_versions(device.cl_device):
         native = dataclasses.replace(device, float_atomics_std="CL3.0")
         M = clspmv.DeviceMatrix.from_scipy(case.A, format=fmt_name, device=native, dtype=dtype)
         with warnings.catch_warnings():

@@ -10,6 +10,9 @@ in which random gathers from x of 8 MiB already miss (the probe's times rise fro
 The model needs what a random gather from x costs as x grows: on that VM a product of random
 columns over an x of 24 MB took 2-4 times the time predicted from the gathers of the
 calibration's random matrix (8 MB of x), and on the H100 1.9 times over an x of 48 MB.
+
+The x cache probe refuses a simulator and runs with progress within the probes' time bound
+(:mod:`clspmv.probing`); :func:`kernel_times` keeps to a caller's bound when given one.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from ..cover import covered_ns, spins
 from ..device import Device
 from ..formats import FORMAT_CLASSES, Format, convert
 from ..precision import Precision
+from ..probing import ProbeRun, refuse_simulator
 from .features import features
 from .sampling import LINE_BYTES
 
@@ -69,7 +73,7 @@ def planned_rounds(seconds: dict[str, float], repeat: int, device_type: str) -> 
 
 
 def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Array,
-                 repeat: int) -> dict[str, float]:
+                 repeat: int, run: ProbeRun | None = None) -> dict[str, float]:
     """The fastest of ``repeat`` products y = A x of each uploaded format (after one untimed
     warm-up each; more where the products are short: a format's rounds go on until its own
     products add up to :data:`STEADY_S`, at most :func:`max_rounds`, so that the short products
@@ -93,7 +97,9 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
     of it run: in rounds of one product per format, each found its matrix evicted by the
     others' (on the 2-core CPU, 14 formats of a 5-point stencil of 12 MB: ellr 0.46 ms in
     rounds, 0.27 ms in a row; csr-blocks 0.53 and 0.56 ms), and the calibration taught the
-    model that the ELLPACK formats gain nothing from the cache."""
+    model that the ELLPACK formats gain nothing from the cache. With ``run``, each round is a
+    step of its progress bar and its bound is checked after every product (DeviceError past
+    it)."""
     def enqueue(fmt: Format) -> list:
         """Enqueue y = A x; its events."""
         one, zero = fmt.dtype.type(1), fmt.dtype.type(0)
@@ -116,7 +122,11 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
         for name, fmt in timing.items():
             enqueue(fmt)  # the cache's share of this format's matrix back in place
             samples[name].append(seconds(fmt))
+            if run is not None:
+                run.check()
         rounds += 1
+        if run is not None:
+            run.step()
         if rounds >= repeat:  # each format's rounds end at its own STEADY_S
             timing = {name: fmt for name, fmt in timing.items()
                       if rounds < max_rounds(fmt.device.type)
@@ -233,21 +243,29 @@ def x_probe_matrices(sizes: list[int], itemsize: int) -> list[sp.csr_matrix]:
     return out
 
 
-def probe_x_cache(device: Device, precision: Precision) -> XCacheProbe:
+X_PROBE = "the x cache probe"
+"""The probe's name in its progress bar and errors."""
+
+
+def probe_x_cache(device: Device, precision: Precision, progress: bool = True) -> XCacheProbe:
     """Time :data:`X_PROBE_FORMAT` products on :func:`x_probe_matrices` over x of
-    :data:`X_PROBE_MIB` sizes, all uploaded first and timed in rounds
-    (:func:`kernel_times`)."""
+    :data:`X_PROBE_MIB` sizes, all uploaded first and timed in rounds (:func:`kernel_times`),
+    on a progress bar of the uploads and rounds. DeviceError on a simulator and past the
+    probes' time bound (:mod:`clspmv.probing`)."""
+    refuse_simulator(device, X_PROBE)
     itemsize = np.dtype(precision.value).itemsize
     sizes = [mib << 20 for mib in X_PROBE_MIB if mib << 20 <= device.max_allocation // 2]
     layout = FORMAT_CLASSES[X_PROBE_FORMAT].layout_for(device)
     uploaded: dict[str, Format] = {}
     csr = None
-    for size, A in zip(sizes, x_probe_matrices(sizes, itemsize), strict=True):
-        csr = canonical_csr(A, precision.value)
-        uploaded[str(size)] = convert(csr, X_PROBE_FORMAT, layout, precision)
-        uploaded[str(size)].upload(device)
-    x = cl_array.to_device(device.queue, np.ones(max(sizes) // itemsize, precision.value))
-    y = cl_array.zeros(device.queue, X_PROBE_ENTRIES // X_PROBE_ROW, precision.value)
-    times = kernel_times(uploaded, x, y, REPEATS)
+    with ProbeRun(device, X_PROBE, None, progress) as run:
+        for size, A in zip(sizes, x_probe_matrices(sizes, itemsize), strict=True):
+            csr = canonical_csr(A, precision.value)
+            uploaded[str(size)] = convert(csr, X_PROBE_FORMAT, layout, precision)
+            uploaded[str(size)].upload(device)
+            run.step()
+        x = cl_array.to_device(device.queue, np.ones(max(sizes) // itemsize, precision.value))
+        y = cl_array.zeros(device.queue, X_PROBE_ENTRIES // X_PROBE_ROW, precision.value)
+        times = kernel_times(uploaded, x, y, REPEATS, run)
     return XCacheProbe(sizes, [times[str(size)] for size in sizes],
                        features(csr, device.simd_width).x_scattered)
