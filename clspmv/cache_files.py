@@ -1,4 +1,5 @@
-"""Files clspmv keeps per device in the user cache directory: where they live and their key.
+"""Files clspmv keeps per device in the user cache directory: where they live, their key, and
+how they are read, written and measured when several threads and processes share them.
 
 A file is ``<cache>/<kind>-<device>-<driver><host>-<clspmv version>.json``: a new driver or
 clspmv version measures again; for a CPU device ``<host>`` is the host's processor
@@ -6,18 +7,76 @@ clspmv version measures again; for a CPU device ``<host>`` is the host's process
 processor generation to another kept the name while the fastest formats changed). ``<cache>``
 is ``platformdirs.user_cache_dir("clspmv")`` or the directory in ``CLSPMV_CACHE_DIR``. The
 calibration (:mod:`clspmv.model.store`) and the ELL order (:mod:`clspmv.ell_order`) live there.
+
+What the files promise, whatever else runs:
+
+- one measurement of a file's contents at a time, across the threads of a process (a lock per
+  file) and across processes (``filelock`` on ``<file>.lock``): :func:`measuring`; the waiting
+  side says so on stderr, naming the lock, and then reads what the other measured;
+- a reader sees a whole file or none: :func:`write_json` writes a temporary file of a unique
+  name made exclusively in the same folder, then renames it over the file, which replaces a
+  symbolic link there rather than writing through it; :func:`read_checked` follows none;
+- a file that is not what clspmv writes (not JSON, truncated, ``NaN``, ``1e400``, a string
+  where a number belongs, nested too deep, larger than :data:`MAX_FILE_BYTES`, a directory, a
+  link, unreadable) is reported by one warning per version of the file and taken as missing;
+- a folder where no file can be made (read-only, not a directory, not creatable) gives one
+  warning, and the callers keep what they measure in memory for the process.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
+import json
+import math
 import os
 import platform
 import re
+import stat
+import sys
+import tempfile
+import threading
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
+import filelock
+
+from .cache_schema import Check
 from .device import Device
+from .errors import ClspmvWarning
 from .version import __version__
+
+T = TypeVar("T")
+
+MAX_FILE_BYTES = 4 << 20
+"""Largest cache file read (a calibration with its measurements is about 30-60 kB)."""
+
+LOCK_WAIT_S = 900.0
+"""Longest wait for another thread or process measuring the same file (five times the longest
+calibration, 3 minutes on a 2-core CPU); after it this one measures too, with a warning."""
+
+_FOLDER_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR,
+                  errno.EEXIST, errno.ENOSPC, errno.EDQUOT}
+"""Errors of making a file that say the folder cannot hold any."""
+
+_state = threading.Lock()
+_thread_locks: dict[Path, threading.Lock] = {}
+_unusable_folders: set[Path] = set()
+_warned: set[tuple[object, ...]] = set()
+
+
+def _after_fork() -> None:
+    """A forked child starts with fresh locks: one that another thread of the parent held at
+    the fork would never be released in the child."""
+    global _state
+    _state = threading.Lock()
+    _thread_locks.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def cache_dir() -> Path:
@@ -49,11 +108,13 @@ def host_cpu() -> str:
     return platform.processor() or platform.machine()
 
 
-def measures_on_first_use() -> bool:
-    """Whether a device without a stored file may be measured on first use: not with
-    ``CLSPMV_CALIBRATE=0`` (then a stored file is still read, and what is missing takes its
-    documented default)."""
-    return os.environ.get("CLSPMV_CALIBRATE", "1") != "0"
+def measures_on_first_use(device: Device) -> bool:
+    """Whether ``device`` without a stored file may be measured on first use: not with
+    ``CLSPMV_CALIBRATE=0`` and never on a simulator (:attr:`clspmv.Device.is_simulator`,
+    :mod:`clspmv.probing`: its times say nothing about a device, and a calibration there takes
+    hours); then a stored file is still read, and what is missing takes its documented
+    default."""
+    return os.environ.get("CLSPMV_CALIBRATE", "1") != "0" and not device.is_simulator
 
 
 def device_file(device: Device, kind: str) -> Path:
@@ -61,3 +122,229 @@ def device_file(device: Device, kind: str) -> Path:
     host = f"-{host_cpu()}" if device.type == "cpu" else ""
     key = f"{device.name}-{device.driver_version}{host}-{__version__}"
     return cache_dir() / f"{kind}-{re.sub(r'[^A-Za-z0-9._-]+', '_', key)}.json"
+
+
+def forget() -> None:
+    """Forget the warnings given and the folders found unusable in this process (they are
+    tried, and warned about, again)."""
+    with _state:
+        _unusable_folders.clear()
+        _warned.clear()
+
+
+def _warn_once(key: tuple[object, ...], message: str) -> None:
+    """One :class:`~clspmv.errors.ClspmvWarning` per ``key`` and process."""
+    with _state:
+        if key in _warned:
+            return
+        _warned.add(key)
+    warnings.warn(message, ClspmvWarning, stacklevel=4)
+
+
+def _folder_unusable(folder: Path, err: OSError) -> None:
+    """Remember that ``folder`` cannot hold files and say so once."""
+    with _state:
+        _unusable_folders.add(folder)
+    _warn_once(("folder", folder), f"clspmv cache folder {folder} cannot hold files "
+               f"({err.strerror or err}); what clspmv measures is kept in memory for this "
+               "process only (CLSPMV_CACHE_DIR can name a writable folder)")
+
+
+def _usable(folder: Path) -> bool:
+    """Whether ``folder`` may hold files: made where missing; False (warned once) where it
+    cannot be made or a file could not be made in it before."""
+    with _state:
+        if folder in _unusable_folders:
+            return False
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        _folder_unusable(folder, err)
+        return False
+    return True
+
+
+def _strict_float(literal: str) -> float:
+    """A JSON number as a float; ValueError beyond the floats' range (``1e400``)."""
+    value = float(literal)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {literal:.40} is out of range")
+    return value
+
+
+def _no_constant(literal: str) -> object:
+    """ValueError for the ``NaN``, ``Infinity`` and ``-Infinity`` that Python's JSON takes."""
+    raise ValueError(f"{literal} is not a number")
+
+
+def parse_json(raw: bytes) -> object:
+    """The JSON of ``raw``, strictly: UTF-8, no ``NaN`` or ``Infinity``, no number beyond the
+    floats' range; ValueError naming the problem (a nesting too deep for the parser too)."""
+    try:
+        return json.loads(raw.decode("utf-8"), parse_float=_strict_float,
+                          parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("it is nested too deep") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not JSON ({err.msg} at line {err.lineno} column {err.colno})"
+                         ) from None
+
+
+def _read(path: Path) -> tuple[bytes, tuple[int, ...]] | None:
+    """The bytes of ``path`` and its version (inode, size, modification time); None where there
+    is no file (nor folder). Opened without following a symbolic link and without waiting on a
+    FIFO; OSError / ValueError where it cannot be read or is no regular file of a sane size."""
+    flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(path, flags)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise ValueError("it is a symbolic link, which clspmv does not follow") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("it is a directory" if stat.S_ISDIR(st.st_mode)
+                             else "it is no regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_FILE_BYTES:
+                raise ValueError(f"more than the {MAX_FILE_BYTES} bytes a cache file may have")
+    finally:
+        os.close(fd)
+    return b"".join(chunks), (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def read_checked(path: Path, what: str, check: Callable[[object], T],
+                 instead: str) -> T | None:
+    """What ``check`` makes of the JSON in ``path`` (:func:`parse_json`); None where there is no
+    file, and None with one warning per version of the file where it is unusable:
+    unreadable, no regular file, no strict JSON, or ``check`` raises ValueError, TypeError or
+    KeyError (the reason). The warning names ``what`` (``"calibration file"``), the file, the
+    reason and ``instead`` (what happens now)."""
+    version: tuple[int, ...] = ()
+    try:
+        found = _read(path)
+        if found is None:
+            return None
+        raw, version = found
+        return check(parse_json(raw))
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        reason = (f"it cannot be read ({err.strerror or err})" if isinstance(err, OSError)
+                  else f"no field {err}" if isinstance(err, KeyError) else str(err))
+        _warn_once(("read", path, version, reason),
+                   f"{what} {path} is unusable ({reason}); {instead}")
+        return None
+
+
+def write_json(path: Path, data: object, check: Check) -> bool:
+    """Store ``data`` as ``path``: into a temporary file of a unique name made exclusively in the
+    same folder (:func:`tempfile.mkstemp`), synced, then renamed over ``path`` (a reader sees
+    the old file or the new one, never a part; a symbolic link at ``path`` is replaced, not
+    written through). False where it is not stored, with one warning, and the caller keeps
+    ``data`` in memory for the process: where ``check`` (the shape the file is read back with)
+    rejects it, where the folder cannot hold files (one warning per folder), or where the file
+    cannot be written (a directory in the way, a full disk)."""
+    try:
+        check(data, "")
+        text = json.dumps(data, indent=1, allow_nan=False) + "\n"
+    except ValueError as err:
+        _warn_once(("invalid", path), f"what clspmv measured for {path} is invalid ({err}); "
+                   "it is kept in memory for this process, not stored")
+        return False
+    folder = path.parent
+    if not _usable(folder):
+        return False
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as err:
+        _folder_unusable(folder, err)
+        return False
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as err:  # also Ctrl-C: no temporary file is left behind
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if not isinstance(err, OSError):
+            raise
+        _warn_once(("write", path), f"cannot store {path} ({err.strerror or err}); what "
+                   "clspmv measured is kept in memory for this process only")
+        return False
+    return True
+
+
+def _lock_path(path: Path) -> Path:
+    """The lock file of ``path``: ``<path>.lock``."""
+    return path.with_name(path.name + ".lock")
+
+
+def _say_waiting(what: str, who: str, lock: Path) -> None:
+    """The one line a waiting thread or process writes on stderr."""
+    print(f"clspmv: waiting for {what}, which {who} is measuring (lock {lock})", file=sys.stderr)
+
+
+def _file_lock(path: Path, what: str) -> filelock.FileLock | None:
+    """``path``'s lock file ``<path>.lock`` held by this process (waiting for another that holds
+    it, at most :data:`LOCK_WAIT_S`); None where it cannot be taken (warned)."""
+    lock_path = _lock_path(path)
+    if not _usable(path.parent):
+        return None
+    lock = filelock.FileLock(str(lock_path))
+    try:
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            _say_waiting(what, "another process", lock_path)
+            lock.acquire(timeout=LOCK_WAIT_S)
+    except filelock.Timeout:
+        _warn_once(("wait", lock_path), f"waited {LOCK_WAIT_S:.0f} s for {lock_path}; "
+                   f"measuring {what} here too")
+        return None
+    except OSError as err:
+        if err.errno in _FOLDER_ERRNOS:
+            _folder_unusable(path.parent, err)
+        else:  # a link or another file planted at the lock's name: never followed
+            _warn_once(("lock", lock_path), f"cannot take the lock {lock_path} "
+                       f"({err.strerror or err}); measuring {what} without it, so another "
+                       "process may measure it at the same time")
+        return None
+    return lock
+
+
+@contextlib.contextmanager
+def measuring(path: Path, what: str) -> Iterator[None]:
+    """Hold the right to measure what ``path`` stores (``what``, e.g. ``"the calibration of
+    <device>"``): one thread of this process at a time (a lock per file: filelock's locks are
+    per thread, and one thread taking a second on the same file waits on itself) and one
+    process at a time (:func:`_file_lock`). A thread or process that has to wait says so on
+    stderr, naming ``what`` and the lock; inside, the caller reads the file again before
+    measuring, since the one it waited for has stored it. Not reentrant."""
+    with _state:
+        inner = _thread_locks.setdefault(path, threading.Lock())
+    held = inner.acquire(blocking=False)
+    if not held:
+        _say_waiting(what, "another thread of this process", _lock_path(path))
+        held = inner.acquire(timeout=LOCK_WAIT_S)
+        if not held:
+            _warn_once(("wait", path), f"waited {LOCK_WAIT_S:.0f} s for another thread; "
+                       f"measuring {what} here too")
+    outer = _file_lock(path, what)
+    try:
+        yield
+    finally:
+        if outer is not None:
+            outer.release()
+        if held:
+            inner.release()

@@ -9,20 +9,23 @@ column-major ``ellr`` rows of 4-8 slots took 0.85-0.92x the row-major time on a 
 (:func:`clspmv.model.order_probe.measure_ell_order`: by every calibration first, and by the first
 conversion to ``ell``, ``ellr`` or ``hyb`` on a device without one,
 :func:`clspmv.model.order_probe.ensure_ell_order`) and stored here beside the calibration
-(:func:`order_path`); until it is measured, and with ``CLSPMV_CALIBRATE=0``,
-:data:`ROW_MAJOR_WIDTH`.
+(:func:`order_path`, one measurement at a time across threads and processes:
+:func:`clspmv.cache_files.measuring`); until it is measured, with ``CLSPMV_CALIBRATE=0`` and on
+the Oclgrind simulator (never measured), :data:`ROW_MAJOR_WIDTH`. An unusable file (not
+:data:`ORDER_FILE`, made for another device, or a width its times do not give) counts as none,
+with one warning.
 """
 
 from __future__ import annotations
 
-import json
-import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .cache_files import device_file
+from .cache_files import device_file, read_checked, write_json
+from .cache_schema import integer_text, number, record, table, text
 from .device import Device
 
 ROW_MAJOR_WIDTH = 10
@@ -47,7 +50,7 @@ of 3 diagonals; ``ellr`` on the band 1.09x slower, and it ties at 2 slots:
 ``reports/2026-11-26-xeon-auto/narrow-zen5.txt``). An order stored without one of them (by an
 older clspmv) is measured again (:func:`stored`)."""
 
-_memory: dict[Path, int] = {}
+_memory: dict[Path, EllOrder] = {}
 
 
 @dataclass
@@ -95,50 +98,74 @@ def order_path(device: Device) -> Path:
     return device_file(device, "ell-order")
 
 
-def stored(device: Device) -> bool:
-    """Whether an order is stored for ``device`` (measured by a calibration or on first use) that
-    holds every width of :data:`MEASURED_WIDTHS`: one measured at fewer widths counts as none,
-    so that the next calibration or named conversion measures it again. A file that cannot be
-    read counts as stored (:func:`row_major_width` warns about it; the next calibration measures
-    it again)."""
+_TIME = number(high=1e6, positive=True)
+ORDER_FILE = record({
+    "device": text(), "row_major_width": number(1, 4096, integer=True),
+    "times": table(record({"column_major": _TIME, "row_major": _TIME}),
+                   keys=integer_text(1, 2048), max_len=64)})
+"""The shape of an ELL order file (:mod:`clspmv.cache_schema`)."""
+
+
+def _from_file(device: Device) -> Callable[[object], EllOrder]:
+    """The check of ``device``'s order file: :data:`ORDER_FILE`, made for ``device``, and a
+    ``row_major_width`` that its times give (:func:`row_major_width_from`)."""
+    def check(data: object) -> EllOrder:
+        ORDER_FILE(data, "")
+        assert isinstance(data, dict)
+        if data["device"] != device.name:
+            raise ValueError(f"it was made for {data['device']!r:.80}")
+        order = EllOrder({int(w): (t["column_major"], t["row_major"])
+                          for w, t in data["times"].items()})
+        if not order.times or order.row_major_width != data["row_major_width"]:
+            raise ValueError(f"row_major_width {data['row_major_width']} is not what its times "
+                             f"give ({order.row_major_width if order.times else 'none'})")
+        return order
+    return check
+
+
+def _order(device: Device) -> EllOrder | None:
+    """``device``'s order: remembered in this process (measured here, or read complete), else
+    read from its file (None where there is none or it is unusable: one warning per version of
+    the file, and it is measured again by the next calibration or named conversion)."""
     path = order_path(device)
-    if not path.exists():
-        return False
-    try:
-        times = json.loads(path.read_text())["times"]
-        return all(str(w) in times for w in MEASURED_WIDTHS)
-    except (OSError, ValueError, TypeError, KeyError):
-        return True
+    if path in _memory:
+        return _memory[path]
+    order = read_checked(path, "ELL order file", _from_file(device),
+                         f"rows of {ROW_MAJOR_WIDTH} slots or more are row-major until it is "
+                         "measured again (by the next calibration, or by a named ELL format "
+                         "where CLSPMV_CALIBRATE allows)")
+    if order is not None and _complete(order):
+        _memory[path] = order  # an incomplete one is read again: another may measure it
+    return order
+
+
+def _complete(order: EllOrder) -> bool:
+    """Whether ``order`` holds every width of :data:`MEASURED_WIDTHS`."""
+    return all(w in order.times for w in MEASURED_WIDTHS)
+
+
+def stored(device: Device) -> bool:
+    """Whether an order is known for ``device`` (measured by a calibration or on first use, in
+    its file or in this process where the file could not be written) that holds every width of
+    :data:`MEASURED_WIDTHS`: one measured at fewer widths, or an unusable file, counts as none,
+    so that the next calibration or named conversion measures it again."""
+    order = _order(device)
+    return order is not None and _complete(order)
 
 
 def row_major_width(device: Device) -> int:
     """The width from which ``device`` stores ELL rows row-major where its work-items run one after
-    another: the measured one stored for it, else :data:`ROW_MAJOR_WIDTH` (with a warning where the
-    file is unusable; the next calibration measures it again)."""
-    path = order_path(device)
-    if path not in _memory:
-        width = ROW_MAJOR_WIDTH
-        if path.exists():
-            try:
-                width = int(json.loads(path.read_text())["row_major_width"])
-                if width < 1:
-                    raise ValueError(f"row_major_width {width} is not a positive width")
-            except (OSError, ValueError, TypeError, KeyError) as err:
-                warnings.warn(f"ELL order file {path} is unusable ({err!r}); rows of "
-                              f"{ROW_MAJOR_WIDTH} slots or more are row-major until the next "
-                              "calibration measures it (clspmv calibrate --force)",
-                              RuntimeWarning, stacklevel=2)
-                width = ROW_MAJOR_WIDTH
-        _memory[path] = width
-    return _memory[path]
+    another: the measured one known for it, else :data:`ROW_MAJOR_WIDTH` (with one warning where
+    the file is unusable)."""
+    order = _order(device)
+    return ROW_MAJOR_WIDTH if order is None else order.row_major_width
 
 
-def save(device: Device, order: EllOrder) -> Path:
-    """Store ``order`` as ``device``'s (used from now on in this process too); returns the path."""
+def save(device: Device, order: EllOrder) -> Path | None:
+    """Store ``order`` as ``device``'s, used from now on in this process too; returns the path,
+    or None where it could not be written (:func:`clspmv.cache_files.write_json`: kept in
+    memory for the process, with a warning)."""
     path = order_path(device)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"device": device.name, **order.to_json()}, indent=1) + "\n")
-    tmp.replace(path)
-    _memory[path] = order.row_major_width
-    return path
+    data = {"device": device.name, **order.to_json()}
+    _memory[path] = order
+    return path if write_json(path, data, ORDER_FILE) else None

@@ -1,6 +1,7 @@
 """The ELL order measured per device (:mod:`clspmv.ell_order`, :mod:`clspmv.model.order_probe`):
 the rule from the probe's times, the stored width in the layouts and conversions, an unusable
-file, and a calibration timed with another order measured again."""
+file (damaged in each way the file's check names), and a calibration timed with another order
+measured again."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from calibration_fixture import fixture_calibration
 import clspmv
 from clspmv import ell_order
 from clspmv.ell_order import MEASURED_WIDTHS, ROW_MAJOR_WIDTH, EllOrder, row_major_width_from
+from clspmv.errors import ClspmvWarning
 from clspmv.formats import FORMAT_CLASSES, Layout, convert
 from clspmv.model import order_probe
 from clspmv.model.order_probe import measure_ell_order, probe_matrix
@@ -96,15 +98,76 @@ def test_the_stored_width_shapes_layouts_and_conversions(device, cache) -> None:
         assert convert(A, fmt, replace(cpu, simd_width=32), precision).params["row_major"] == 0
 
 
-@pytest.mark.parametrize("damage", ["not json", '{"row_major_width": 0}', '{"width": 4}'])
-def test_an_unusable_order_file_falls_back_with_a_warning(device, cache, damage) -> None:
-    ell_order.save(device, EllOrder({4: (2.0, 1.0)}))
-    path = next(cache.glob("ell-order-*.json"))
-    path.write_text(damage)
-    ell_order._memory.clear()
-    with pytest.warns(RuntimeWarning, match="ELL order file .* is unusable.*calibrat"):
+def order_file(of, **change) -> str:
+    """A complete order file of device ``of`` (row-major from 4 slots) with ``change`` made."""
+    data = {"device": of.name, **order_from(4).to_json(), **change}
+    return json.dumps(data, allow_nan=True)
+
+
+DAMAGES = {  # the file's text from the device, and what the warning says is wrong
+    "not json": (lambda d: "not json", "not JSON (Expecting value at line 1 column 1)"),
+    "no device": (lambda d: '{"row_major_width": 4, "times": {}}', "no field 'device'"),
+    "width 0": (lambda d: order_file(d, row_major_width=0),
+                "row_major_width: 0 is out of range (at least 1, at most 4096)"),
+    "width text": (lambda d: order_file(d, row_major_width="4"),
+                   "row_major_width: '4' is not a number"),
+    "1e400": (lambda d: order_file(d, times={"4": {"column_major": 1.0, "row_major": 0.5}})
+              .replace("0.5", "1e400"), "the number 1e400 is out of range"),
+    "nan": (lambda d: order_file(d, times={"4": {"column_major": float("nan"),
+                                                 "row_major": 0.5}}), "NaN is not a number"),
+    "zero time": (lambda d: order_file(d, times={"4": {"column_major": 0.0, "row_major": 0.5}}),
+                  "times.4.column_major: 0.0 is out of range (above 0"),
+    "width key": (lambda d: order_file(d, times={"four": {"column_major": 1.0,
+                                                          "row_major": 0.5}}),
+                  "times key: 'four' is not an integer from 1 to 2048"),
+    "deep": (lambda d: "{" + '"a":{' * 50_000 + "}" * 50_001, "it is nested too deep"),
+    "other device": (lambda d: order_file(d, device="another"), "it was made for 'another'"),
+    "width its times do not give": (lambda d: order_file(d, row_major_width=8),
+                                    "row_major_width 8 is not what its times give (4)"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_an_unusable_order_file_falls_back_with_one_warning(device, cache, damage) -> None:
+    """A damaged order file: the default width, with one warning naming the file and the
+    damage, however often the order is read."""
+    text, reason = DAMAGES[damage]
+    path = ell_order.order_path(device)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text(device))
+    with pytest.warns(ClspmvWarning) as got:
         assert ell_order.row_major_width(device) == ROW_MAJOR_WIDTH
-    assert Layout.for_device(device).row_major_width == ROW_MAJOR_WIDTH  # warned once
+        assert Layout.for_device(device).row_major_width == ROW_MAJOR_WIDTH
+        assert not ell_order.stored(device)
+    assert len(got) == 1
+    message = str(got[0].message)
+    assert message.startswith(f"ELL order file {path} is unusable (") and reason in message
+    assert message.endswith(f"rows of {ROW_MAJOR_WIDTH} slots or more are row-major until it is "
+                            "measured again (by the next calibration, or by a named ELL format "
+                            "where CLSPMV_CALIBRATE allows)")
+
+
+def test_an_unusable_order_file_is_measured_again(device, cache, monkeypatch, capsys) -> None:
+    """A named ELL format on a device whose order file is damaged measures the order again
+    (where work-items do not run in lockstep) after one warning, and stores it whole."""
+    monkeypatch.setattr(order_probe, "PROBE_ROWS", 256)
+    monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
+    path = ell_order.order_path(device)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(order_file(device, row_major_width=float("inf")))
+    A = sp.diags([1.0, 2.0, 3.0], [0, 1, 2], shape=(300, 300), format="csr")
+    with pytest.warns(ClspmvWarning, match="Infinity is not a number") as got:
+        M = clspmv.DeviceMatrix.from_scipy(A, format="ellr", device=device)
+    assert len(got) == 1
+    assert_matches(M @ np.ones(300), A, np.ones(300), np.float64)
+    lockstep = M._fmt.layout.lockstep
+    assert ("measuring the ELL order" in capsys.readouterr().err) != lockstep
+    assert ell_order.stored(device) != lockstep
+    if not lockstep:
+        ell_order._memory.clear()
+        data = json.loads(path.read_text())
+        assert data["row_major_width"] == ell_order.row_major_width(device)
+        assert sorted(int(w) for w in data["times"]) == list(MEASURED_WIDTHS)
 
 
 def test_a_calibration_timed_with_another_order_is_measured_again(device, cache) -> None:
@@ -115,7 +178,7 @@ def test_a_calibration_timed_with_another_order_is_measured_again(device, cache)
     store.save(replace(cal, ell_row_major_width=4), device)
     assert store.load(device) is not None
     ell_order.save(device, order_from(8))  # now from 8 slots
-    with pytest.warns(RuntimeWarning, match="timed with ELL rows of 4 slots .* now says 8"):
+    with pytest.warns(ClspmvWarning, match="timed with ELL rows of 4 slots .* now says 8"):
         assert store.load(device) is None
     store.save(replace(cal, ell_row_major_width=0), device)  # none recorded: any order
     assert store.load(device) is not None
@@ -155,7 +218,7 @@ def test_an_order_measured_at_fewer_widths_is_measured_again(device, cache, monk
     ell_order.save(device, EllOrder(older))
     assert ell_order.row_major_width(device) == 4 and not ell_order.stored(device)
     store.save(replace(fixture_calibration(device), ell_row_major_width=4), device)
-    with pytest.warns(RuntimeWarning, match="ELL order .* measured at fewer row widths"):
+    with pytest.warns(ClspmvWarning, match="ELL order .* measured at fewer row widths"):
         assert store.load(device) is None
     monkeypatch.setattr(order_probe, "PROBE_ROWS", 256)
     monkeypatch.setenv("CLSPMV_CALIBRATE", "1")

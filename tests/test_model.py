@@ -28,6 +28,7 @@ from clspmv import cache_files
 from clspmv.bench.generators import generate
 from clspmv.cli import main
 from clspmv.device import events_ns
+from clspmv.errors import ClspmvWarning
 from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS, convert
 from clspmv.matrix import canonical_csr
 from clspmv.model import Calibration, predict, select
@@ -332,7 +333,7 @@ def test_unusable_file_is_rebuilt_with_a_warning(device, stored, monkeypatch, no
             data["measurements"] = None
         path.write_text(json.dumps(data))
     store.forget()
-    with pytest.warns(RuntimeWarning, match="is unusable .* it will be rebuilt"):
+    with pytest.warns(ClspmvWarning, match="is unusable .* it will be rebuilt"):
         cal = store.calibration(device, progress=False)
     assert no_measuring == [device] and cal.kind == "measured"
     assert store.load(device) is not None  # the rebuilt file reads back
@@ -349,7 +350,7 @@ def test_a_file_of_an_earlier_model_form_is_fitted_again(device, stored, monkeyp
     data["kernel"] = {k: v[:-1] for k, v in data["kernel"].items()}
     path.write_text(json.dumps(data))
     store.forget()
-    with pytest.warns(RuntimeWarning, match="fitted in an earlier model form"):
+    with pytest.warns(ClspmvWarning, match="fitted in an earlier model form"):
         cal = store.calibration(device, progress=False)
     assert no_measuring == [] and cal.kind == "measured"
     assert json.loads(path.read_text())["terms"] == list(TERMS)
@@ -377,7 +378,7 @@ def test_a_calibration_measured_another_way_is_rebuilt(device, stored, monkeypat
         typed = replace(device, type=kind)
         store.calibration_path(typed).write_text(json.dumps(data))  # a CPU's key: the host too
         store.forget()
-        with pytest.warns(RuntimeWarning, match="measured with other kernels or timing"):
+        with pytest.warns(ClspmvWarning, match="measured with other kernels or timing"):
             store.calibration(typed, progress=False)
         assert no_measuring[-1] == typed and store.load(typed) is not None
     assert len(no_measuring) == 2

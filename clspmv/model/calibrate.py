@@ -17,21 +17,24 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pyopencl.array as cl_array
 from scipy.optimize import nnls
 
-from .. import bandwidth, ell_order
+from .. import bandwidth
+from ..cache_schema import items, nullable, number, record, rising, table, text
 from ..canonical import canonical_csr
 from ..device import Device
 from ..formats import FORMAT_CLASSES, SINGLE_FORMATS, Format, convert
-from ..precision import resolve
+from ..precision import Precision, resolve
+from ..probing import ProbeRun, refuse_simulator
 from ..version import __version__
 from .benchmarks import benchmark_matrices
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches
-from .order_probe import measure_ell_order
+from .order_probe import store_ell_order
 from .probes import REPEATS, XCacheProbe, kernel_times, probe_x_cache
 from .timemodel import (
     CONVERSION_TERMS,
@@ -114,6 +117,28 @@ def _fit(rows: np.ndarray, measured: np.ndarray, start: list[float],
     return [float(v) for v in out]
 
 
+_SECONDS = number(high=1e6)
+MEASUREMENTS = record({
+    "device": text(), "driver": text(), "cache_bytes": number(high=2.0**44, integer=True),
+    "stream_bw": number(high=1e15, positive=True), "seconds": _SECONDS,
+    "facts": record({"type": text("gpu", "cpu", "accelerator", "other"),
+                     "simd_width": number(1, 1024, integer=True),
+                     "compute_units": number(1, 1 << 14, integer=True),
+                     "cache_bytes": number(high=2.0**44, integer=True)},
+                    {"far_x_bytes": number(1, 2.0**40, integer=True),
+                     "ell_row_major_width": number(high=4096, integer=True)}),
+    "dtype": text("float32", "float64"),
+    "kernel_s": table(table(number(high=1e6, positive=True), max_len=256), max_len=256),
+    "conversion_s": table(table(_SECONDS, max_len=256), max_len=256),
+}, {"x_probe": nullable(record({
+    "x_bytes": rising(items(number(1, 2.0**40, integer=True), max_len=256)),
+    "seconds": items(number(high=1e6, positive=True), max_len=256),
+    "scattered_lines": number(high=2.0**40)}))})
+"""The shape of :meth:`Measurements.to_json` in a calibration file (:mod:`clspmv.cache_schema`):
+the device facts bounded as far as :func:`.benchmarks.benchmark_matrices` sizes its matrices
+from them sensibly, every time finite and the kernel times above 0 (the fit divides by them)."""
+
+
 @dataclass
 class Measurements:
     """What :func:`measure` times on a device, the input of :func:`fit`: per benchmark matrix its
@@ -181,21 +206,31 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
     clock, plus the streaming bandwidth (:func:`clspmv.bandwidth.copy_rate`) and the x cache probe
     (:func:`clspmv.model.probes.probe_x_cache`, first: its miss curve sizes the benchmark
     matrix of random gathers beyond the cache). ``dtype`` is the value type measured (float32
-    where the device has no fp64)."""
+    where the device has no fp64). DeviceError on a simulator, where nothing is measured
+    (:func:`clspmv.probing.refuse_simulator`)."""
     from tqdm import tqdm
+
+    refuse_simulator(device, "a calibration")
 
     start = time.perf_counter()
     names = tuple(formats or SINGLE_FORMATS)
     precision = resolve(dtype if device.fp64 else np.float32, np.float64)
-    bar = tqdm(desc=f"calibrating {device.name}", disable=not progress, unit="run")
-    probe = probe_x_cache(device, precision)
+    with tqdm(desc=f"calibrating {device.name}", disable=not progress, unit="run") as bar:
+        out = _measure(device, names, precision, bar, progress)
+    out.seconds = time.perf_counter() - start
+    return out
+
+
+def _measure(device: Device, names: tuple[str, ...], precision: Precision, bar: Any,
+             progress: bool) -> Measurements:
+    """:func:`measure`'s steps, on its progress bar ``bar``."""
+    probe = probe_x_cache(device, precision, progress)
     facts = {"type": device.type, "simd_width": device.simd_width,
              "compute_units": device.compute_units, "cache_bytes": device.cache_bytes,
              "far_x_bytes": probe.far_x_bytes}
     if not FORMAT_CLASSES["ellr"].layout_for(device).lockstep:
         # the device's ELL order first: the formats below are timed in the layouts it gives
-        order = measure_ell_order(device, precision)
-        ell_order.save(device, order)
+        order = store_ell_order(device, precision)
         facts["ell_row_major_width"] = order.row_major_width
     mats = {k: canonical_csr(v, precision.value)
             for k, v in benchmark_matrices(SimpleNamespace(**facts)).items()}
@@ -206,7 +241,7 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
     # the reports' yardstick: copy kernels over buffers beyond the cache (a single copy command
     # of a buffer the cache held gave PoCL 5.0 on a 16-core Xeon 12 GB/s, a seventh of what its
     # products stream: MEASUREMENT 10)
-    stream = bandwidth.copy_rate(device, REPEATS)
+    stream = bandwidth.copy_rate(device, REPEATS, progress)
     out = Measurements(device.name, device.driver_version, device.cache_bytes, stream, feats,
                        facts=facts, dtype=precision.value.name, x_probe=probe)
     for key, csr in mats.items():
@@ -229,11 +264,11 @@ def measure(device: Device, progress: bool = True, dtype: object = np.float64,
             uploaded[name].upload(device)
             device.queue.finish()
             out.conversion_s[(key, name)] = time.perf_counter() - t0
-        for name, seconds in kernel_times(uploaded, x, y, REPEATS).items():
-            out.kernel_s[(key, name)] = seconds
+        # each matrix's timing bounded like a probe (a device far slower than its facts)
+        with ProbeRun(device, f"calibration timing of {key}", None, progress=False) as run:
+            for name, seconds in kernel_times(uploaded, x, y, REPEATS, run).items():
+                out.kernel_s[(key, name)] = seconds
         del uploaded  # this matrix's device buffers, before the next matrix's
-    bar.close()
-    out.seconds = time.perf_counter() - start
     return out
 
 

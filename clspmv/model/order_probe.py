@@ -12,18 +12,20 @@ on a 16-core Xeon).
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager
 
 import numpy as np
 import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 from .. import ell_order
-from ..cache_files import measures_on_first_use
+from ..cache_files import measures_on_first_use, measuring
 from ..canonical import canonical_csr
 from ..device import Device
 from ..ell_order import MEASURED_WIDTHS, EllOrder
 from ..formats import FORMAT_CLASSES, Format, Layout, convert
 from ..precision import Precision, resolve
+from ..probing import refuse_simulator
 from .probes import REPEATS, kernel_times
 
 PROBE_ROWS = 200_000
@@ -43,7 +45,9 @@ def probe_matrix(width: int, rows: int = PROBE_ROWS, spread: int = PROBE_SPREAD)
 
 def measure_ell_order(device: Device, precision: Precision, rows: int = PROBE_ROWS) -> EllOrder:
     """``ellr``'s kernel seconds column-major and row-major on :func:`probe_matrix` of ``rows``
-    rows and every :data:`clspmv.ell_order.MEASURED_WIDTHS` width on ``device``."""
+    rows and every :data:`clspmv.ell_order.MEASURED_WIDTHS` width on ``device``; DeviceError on
+    a simulator, where nothing is measured (:func:`clspmv.probing.refuse_simulator`)."""
+    refuse_simulator(device, "the ELL order probe")
     layout: Layout = FORMAT_CLASSES["ellr"].layout_for(device)
     order = EllOrder()
     for width in MEASURED_WIDTHS:
@@ -64,20 +68,40 @@ ORDERED_FORMATS = ("ell", "ellr", "hyb")
 """The formats whose default layout follows the device's ELL order."""
 
 
+def _measuring_order(device: Device) -> AbstractContextManager[None]:
+    """The right to measure ``device``'s order (:func:`clspmv.cache_files.measuring`)."""
+    return measuring(ell_order.order_path(device), f"the ELL order of {device.name}")
+
+
+def store_ell_order(device: Device, precision: Precision) -> EllOrder:
+    """``device``'s order measured (:func:`measure_ell_order`) and stored, one measurement of it
+    at a time across threads and processes (:func:`clspmv.cache_files.measuring`): what a
+    calibration does first."""
+    with _measuring_order(device):
+        order = measure_ell_order(device, precision, PROBE_ROWS)
+        ell_order.save(device, order)
+    return order
+
+
 def ensure_ell_order(device: Device, fmt: str, params: dict[str, object]) -> None:
     """Before ``fmt`` is converted for ``device`` with ``params``: where its layout follows the
     ELL order (:data:`ORDERED_FORMATS`, no explicit ``row_major``), the device's work-items do
-    not run in lockstep and no order is stored for it (or one measured at fewer widths:
-    :func:`clspmv.ell_order.stored`), measure the order once and store it,
+    not run in lockstep and no order is stored for it (or one measured at fewer widths, or an
+    unusable file: :func:`clspmv.ell_order.stored`), measure the order once and store it,
     saying so on stderr (what a calibration does first; :meth:`clspmv.DeviceMatrix.from_scipy`
     with a named format calls this, so ``format="ellr"`` takes the measured order without a
-    calibration). ``CLSPMV_CALIBRATE=0`` measures nothing (the layouts keep
-    :data:`clspmv.ell_order.ROW_MAJOR_WIDTH`)."""
+    calibration). Threads and processes converting at once measure it once
+    (:func:`clspmv.cache_files.measuring`: the others wait and take it). ``CLSPMV_CALIBRATE=0``
+    and the Oclgrind simulator measure nothing (:func:`clspmv.cache_files.measures_on_first_use`:
+    the layouts keep :data:`clspmv.ell_order.ROW_MAJOR_WIDTH`)."""
     if (fmt not in ORDERED_FORMATS or params.get("row_major") is not None
-            or not measures_on_first_use()
+            or not measures_on_first_use(device)
             or FORMAT_CLASSES[fmt].layout_for(device).lockstep or ell_order.stored(device)):
         return
-    print(f"clspmv: measuring the ELL order of {device.name} once (about a second; stored in "
-          f"{ell_order.order_path(device)}; CLSPMV_CALIBRATE=0 skips it)", file=sys.stderr)
-    precision = resolve(np.float64 if device.fp64 else np.float32, np.float64)
-    ell_order.save(device, measure_ell_order(device, precision, PROBE_ROWS))
+    with _measuring_order(device):
+        if ell_order.stored(device):  # stored by the thread or process this one waited for
+            return
+        print(f"clspmv: measuring the ELL order of {device.name} once (about a second; stored "
+              f"in {ell_order.order_path(device)}; CLSPMV_CALIBRATE=0 skips it)", file=sys.stderr)
+        precision = resolve(np.float64 if device.fp64 else np.float32, np.float64)
+        ell_order.save(device, measure_ell_order(device, precision, PROBE_ROWS))

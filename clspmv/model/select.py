@@ -93,12 +93,15 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
     take the fastest (:mod:`.trial`; a strips plan predicted :data:`.strips.TRIAL_MARGIN`
     faster: every block's likeliest formats, the joined blocks against the single formats,
     :mod:`.strips_trial`; None: when ``expected_products`` is given and the trial's predicted
-    cost is at most :data:`.trial.SHARE` of their time). ``owned``: ``csr`` is the caller's
-    private copy (``from_scipy``'s canonical one), so a trial's conversions may keep its arrays
-    (:func:`clspmv.formats.convert`'s ``owned``: on a CPU, uploaded in place, as the calibration
-    timed them). Raises ValueError for ``expected_products < 1``."""
+    cost is at most :data:`.trial.SHARE` of their time; never on a simulator). ``owned``:
+    ``csr`` is the caller's private copy (``from_scipy``'s canonical one), so a trial's
+    conversions may keep its arrays (:func:`clspmv.formats.convert`'s ``owned``: on a CPU,
+    uploaded in place, as the calibration timed them). Raises ValueError for
+    ``expected_products < 1``."""
     if expected_products is not None and expected_products < 1:
         raise ValueError(f"expected_products must be at least 1, got {expected_products}")
+    if device.is_simulator:  # nothing is timed on a simulator: its times mean nothing
+        trial = False
     cal = calibration_ or calibration(device)
     t0 = time.perf_counter()
     wg = min(256, device.max_work_group_size)

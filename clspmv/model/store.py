@@ -2,32 +2,66 @@
 
 The file is ``<cache>/calibration-<device>-<driver><host>-<clspmv version>.json``
 (:func:`clspmv.cache_files.device_file`: a new driver, clspmv version or, for a CPU device, host
-processor calibrates again). A file that cannot be read, is malformed,
-or was made for another device, driver, clspmv version or way of measuring
+processor calibrates again). A file that cannot be read, is not :data:`CALIBRATION_FILE`, or was
+made for another device, driver, clspmv version or way of measuring
 (:data:`clspmv.model.calibrate.MEASUREMENT`), or on a CPU in another ELL order than the one
-stored now (:mod:`clspmv.ell_order`), is rebuilt with a warning; one of an earlier model form
+stored now (:mod:`clspmv.ell_order`), is rebuilt with one warning; one of an earlier model form
 that keeps its timings is fitted again to them (seconds) and saved, with a warning.
 
-``CLSPMV_CALIBRATE=0`` measures nothing: a calibration stored for the device is still used, else
-the quick default of :data:`clspmv.model.timemodel.QUICK_DEFAULT` (device facts only).
+Threads and processes that need a calibration at once measure it once: the others wait for it
+and read it (:func:`clspmv.cache_files.measuring`). Where the cache folder cannot hold files the
+calibration is kept in memory for the process (one warning).
+
+``CLSPMV_CALIBRATE=0``, and the Oclgrind simulator, measure nothing: a calibration stored for the
+device is still used, else the quick default of :data:`clspmv.model.timemodel.QUICK_DEFAULT`
+(device facts only).
 """
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
-from ..cache_files import device_file, measures_on_first_use
+from .. import cache_files
+from ..cache_files import (
+    device_file,
+    measures_on_first_use,
+    measuring,
+    read_checked,
+    write_json,
+)
+from ..cache_schema import items, nullable, number, record, rising, row, table, text
 from ..device import Device
 from ..ell_order import row_major_width, stored
+from ..errors import ClspmvWarning
 from ..formats import SINGLE_FORMATS
 from ..version import __version__
-from .calibrate import MEASUREMENT, calibrate, refit_stored
+from .calibrate import MEASUREMENT, MEASUREMENTS, calibrate, refit_stored
 from .timemodel import TERMS, Calibration, quick_default
 
 _memory: dict[Path, Calibration] = {}
+
+_COEFFICIENTS = table(items(number(high=1e6), max_len=64), max_len=256)
+_CURVE = rising(items(row(number(high=2.0**50, positive=True), number(high=1.0)), max_len=256))
+CALIBRATION_FILE = record({
+    "device": text(), "driver": text(), "clspmv": text(),
+    "kind": text("measured", "quick-default"),
+    "cache_bytes": number(high=2.0**44, integer=True), "launch_s": number(high=10.0),
+    "stream_bw": number(high=1e15, positive=True), "gather_bw": number(high=1e15, positive=True),
+    "kernel": _COEFFICIENTS, "conversion": _COEFFICIENTS,
+    "terms": items(text(), max_len=64), "conversion_terms": items(text(), max_len=64),
+}, {
+    "x_miss": _CURVE, "stream_miss": _CURVE, "seconds": number(high=1e6),
+    "fit": table(number(high=1e6), max_len=256), "measurements": nullable(MEASUREMENTS),
+    "measurement": number(high=1e6, integer=True),
+    "ell_row_major_width": number(high=4096, integer=True),
+})
+"""The shape of a calibration file (:meth:`clspmv.model.timemodel.Calibration.to_json`, checked
+by :mod:`clspmv.cache_schema`): every number finite, coefficients and times not negative, the
+bandwidths above 0; the fields added since the first files may be missing."""
 
 
 def calibration_path(device: Device) -> Path:
@@ -45,29 +79,26 @@ def _in_this_form(data: dict[str, object]) -> tuple[Calibration, bool]:
         return Calibration.from_json(data, SINGLE_FORMATS), False
     try:
         cal = refit_stored(data)
-    except (KeyError, TypeError) as err:
+    except (KeyError, TypeError, RuntimeError) as err:
         raise ValueError(f"its stored timings cannot be fitted again ({err!r})") from None
     # the file's identity, which load checked (the timings name the device as they saw it)
     cal.device, cal.driver, cal.clspmv = str(data["device"]), str(data["driver"]), __version__
+    CALIBRATION_FILE(cal.to_json(), "the fit of its stored timings")
     return cal, True
 
 
-def load(device: Device) -> Calibration | None:
-    """The stored calibration of ``device``; None when there is none, with a warning when a file
-    exists but is corrupt or stale (it will be rebuilt). A file of an earlier model form is
-    fitted again to the timings it keeps and saved, with a warning."""
-    path = calibration_path(device)
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text())
-        if not isinstance(data, dict):
-            raise ValueError("not a calibration")
-        made_for = (data.get("device"), data.get("driver"), data.get("clspmv"))
+def _checked_for(device: Device) -> Callable[[object], tuple[Calibration, bool]]:
+    """The check of ``device``'s calibration file: :data:`CALIBRATION_FILE`, made for this
+    device, driver, clspmv and way of measuring, in this model form (or fitted again:
+    :func:`_in_this_form`) and timed in the ELL order stored now."""
+    def check(data: object) -> tuple[Calibration, bool]:
+        CALIBRATION_FILE(data, "")
+        assert isinstance(data, dict)
+        made_for = (data["device"], data["driver"], data["clspmv"])
         if made_for != (device.name, device.driver_version, __version__):
             raise ValueError(f"it was made for {made_for[0]} (driver {made_for[1]}, clspmv "
                              f"{made_for[2]})")
-        if data.get("kind") == "measured" and data.get("measurement") != MEASUREMENT:
+        if data["kind"] == "measured" and data.get("measurement") != MEASUREMENT:
             raise ValueError(f"it was measured with other kernels or timing (measurement "
                              f"{data.get('measurement', 0)}, now {MEASUREMENT})")
         cal, refitted = _in_this_form(data)
@@ -78,13 +109,26 @@ def load(device: Device) -> Calibration | None:
             raise ValueError(f"its formats were timed with ELL rows of "
                              f"{cal.ell_row_major_width} slots or more row-major, the device's "
                              f"stored order now says {row_major_width(device)}")
-    except (OSError, ValueError, TypeError, AttributeError) as err:
-        warnings.warn(f"calibration file {path} is unusable ({err}); it will be rebuilt",
-                      RuntimeWarning, stacklevel=3)
+        return cal, refitted
+    return check
+
+
+def load(device: Device) -> Calibration | None:
+    """The stored calibration of ``device``; None when there is none, with one warning per
+    version of the file when it exists but is unusable (:func:`clspmv.cache_files.read_checked`:
+    it will be rebuilt). A file of an earlier model form is fitted again to the timings it keeps
+    and saved, with a warning."""
+    path = calibration_path(device)
+    instead = ("it will be rebuilt" if measures_on_first_use(device) else
+               "the quick default stands in (nothing is measured with CLSPMV_CALIBRATE=0 nor "
+               "on a simulator)")
+    found = read_checked(path, "calibration file", _checked_for(device), instead)
+    if found is None:
         return None
+    cal, refitted = found
     if refitted:
         warnings.warn(f"calibration file {path} was fitted in an earlier model form; fitted "
-                      "again to the timings it keeps and saved", RuntimeWarning, stacklevel=3)
+                      "again to the timings it keeps and saved", ClspmvWarning, stacklevel=3)
         save(cal, device)
     return cal
 
@@ -95,15 +139,19 @@ def calibration_findings(devices: list[Device]) -> list[dict[str, object]]:
     the first ``format="auto"`` measures one)."""
     out: list[dict[str, object]] = []
     for d in devices:
+        if d.is_simulator:
+            out.append({"what": str(d), "ok": True, "fix": "",
+                        "detail": "none: nothing is measured on a simulator (the quick default)"})
+            continue
         path = calibration_path(d)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", ClspmvWarning)
             cal = load(d)
         if cal is not None:
             detail = f"{cal.kind}, stored in {path}"
             if cal.ell_row_major_width:
                 detail += f"; ELL rows row-major from {cal.ell_row_major_width} slots (measured)"
-        elif path.exists():
+        elif os.path.lexists(path):
             detail = f"{path} is unusable and will be measured again on first use"
         else:
             detail = ("none yet: the first format='auto' measures it (under a minute on a GPU, "
@@ -113,38 +161,46 @@ def calibration_findings(devices: list[Device]) -> list[dict[str, object]]:
     return out
 
 
-def save(cal: Calibration, device: Device) -> Path:
-    """Write ``cal`` as ``device``'s calibration; returns the path."""
+def save(cal: Calibration, device: Device) -> Path | None:
+    """Store ``cal`` as ``device``'s calibration, used from now on in this process too; returns
+    the path, or None where it could not be written (:func:`clspmv.cache_files.write_json`:
+    kept in memory for the process, with a warning)."""
     path = calibration_path(device)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(cal.to_json(), indent=1, sort_keys=True) + "\n")
-    tmp.replace(path)
-    return path
+    _memory[path] = cal
+    return path if write_json(path, cal.to_json(), CALIBRATION_FILE) else None
 
 
 def calibration(device: Device, force: bool = False, progress: bool = True) -> Calibration:
     """``device``'s calibration: remembered in this process, else read from the cache, else
     measured (:func:`clspmv.model.calibrate`, saying so on stderr) and stored; the quick default
-    instead of a measurement when ``CLSPMV_CALIBRATE=0``. ``force`` measures again."""
+    instead of a measurement with ``CLSPMV_CALIBRATE=0`` and on the Oclgrind simulator
+    (:func:`clspmv.cache_files.measures_on_first_use`). ``force`` measures again (DeviceError
+    on the simulator). One thread or process measures at a time; one that waited for another
+    takes what that one stored (:func:`clspmv.cache_files.measuring`)."""
     key = calibration_path(device)
     if not force:
         cal = _memory.get(key) or load(device)
         if cal is not None:
             _memory[key] = cal
             return cal
-        if not measures_on_first_use():
+        if not measures_on_first_use(device):
             return quick_default(device.name, device.driver_version, __version__, device.type,
                                  SINGLE_FORMATS, device.cache_bytes)
-        print(f"clspmv: no usable calibration for {device.name}; measuring it once (under a "
-              f"minute on a GPU, up to 3 minutes on a 2-core CPU; stored in "
-              f"{calibration_path(device)}; CLSPMV_CALIBRATE=0 skips it)", file=sys.stderr)
-    cal = calibrate(device, progress=progress)
-    save(cal, device)
+    with measuring(key, f"the calibration of {device.name}"):
+        cal = None if force else _memory.get(key) or load(device)  # one this one waited for
+        if cal is None:
+            if not force:
+                print(f"clspmv: no usable calibration for {device.name}; measuring it once "
+                      f"(under a minute on a GPU, up to 3 minutes on a 2-core CPU; stored in "
+                      f"{key}; CLSPMV_CALIBRATE=0 skips it)", file=sys.stderr)
+            cal = calibrate(device, progress=progress)
+            save(cal, device)
     _memory[key] = cal
     return cal
 
 
 def forget() -> None:
-    """Drop the calibrations remembered in this process (the files stay)."""
+    """Drop the calibrations remembered in this process (the files stay), and what it
+    remembers of the cache folder (:func:`clspmv.cache_files.forget`)."""
     _memory.clear()
+    cache_files.forget()
