@@ -1,4 +1,5 @@
-"""The ``clspmv`` command: argument parsing only; the work is done by the library.
+"""The ``clspmv`` command: argument parsing only; the work is done by the library (above 400
+lines because it is one thing: every subcommand's options and the one error handler).
 
     clspmv devices                 the OpenCL devices found (* the default)
     clspmv doctor                  what works here: devices, baselines, calibration; the fixes
@@ -6,14 +7,18 @@
     clspmv bench [MATRIX...]       benchmark formats and baselines; results.json, report.md, plots
     clspmv report FILE.json...     rebuild report.md and plots from saved (and merged) results
 
-Exit codes: 0 success, 1 no device / a device error, 2 bad arguments or an unreadable matrix
-or results file, or a benchmark that made no record, 130 interrupted (results measured so far
-are kept).
+Every failure ends in one line ``clspmv: error: <the problem; the fix>`` on stderr, never a
+traceback. Exit codes: 0 success, 1 no device / a device error, 2 bad arguments, an unreadable
+matrix or results file, an output folder that holds another run or cannot be written, or a
+benchmark that made no record, 130 interrupted (one line ``clspmv: interrupted``; the results
+measured so far are kept), 141 the reader of the output went away (``clspmv ... | head``: quietly,
+as a program killed by SIGPIPE).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import socket
 import sys
@@ -27,7 +32,7 @@ from tabulate import tabulate
 from . import __version__
 from . import cli_values as values
 from .device import devices, select_device
-from .errors import DeviceError, MatrixFormatError
+from .errors import ClspmvError, DeviceError
 from .matrix import FORMATS
 from .stats import format_table, stats
 
@@ -56,7 +61,8 @@ def cmd_devices(args: argparse.Namespace) -> int:
         default, note = None, f"no default device: {err}".splitlines()[0]
     else:
         note = ("* the default device ($CLSPMV_DEVICE, else $PYOPENCL_CTX, else the first GPU, "
-                "else the first CPU); choose another with --device SPEC")
+                "else the first CPU; a simulator only when named); choose another with "
+                "--device SPEC")
     print(tabulate([{**d.as_row(), "default": "*" if d is default else ""} for d in found],
                    headers="keys"))
     print(f"\n{note}")
@@ -72,27 +78,33 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from .bench import sources
 
-    rows = []
-    try:
-        for source in sources.resolve_all(args.files, progress=False):
-            rows.append(stats(source.load()).as_row(source.name))
-    except sources.SourceError as err:
-        return _error(err, 2)
-    except OSError as err:
-        return _error(f"{err.filename}: {err.strerror or err}", 2)
+    rows = [stats(source.load()).as_row(source.name)
+            for source in sources.resolve_all(args.files, progress=False)]
     print(format_table(rows))
     return 0
 
 
 def default_out_dir() -> Path:
-    """``reports/<date>-<host>/`` below the current folder."""
+    """``reports/<date>-<host>/`` below the current folder: the first choice of a run's new
+    folder (then ``-2``, ``-3``, ...: :func:`clspmv.report.folder.new_folder`)."""
     return Path("reports") / f"{date.today().isoformat()}-{socket.gethostname()}"
+
+
+def bench_folder(out: str | None, force: bool) -> Path:
+    """The folder of a new run: ``out`` if it holds no other run (or ``force``: then their files
+    are removed first), else a new folder below :func:`default_out_dir`."""
+    from .report import folder
+
+    return folder.claim(Path(out), force) if out else folder.new_folder(default_out_dir())
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import report
     from .bench import metadata, plan, runner, sources, suites
 
+    if args.modes and not args.distributed:
+        return _error("--modes chooses the modes of --distributed; add --distributed or leave "
+                      "--modes out", 2)
     try:
         specs = list(suites.suite(args.suite)) if args.suite else []
     except ValueError as err:  # the real suite without the shared matrix folder
@@ -100,10 +112,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     specs += args.matrices
     if not specs:
         specs = list(suites.suite("demo"))
-    try:
-        plan_sources = sources.resolve_all(specs, progress=not args.quiet)
-    except sources.SourceError as err:
-        return _error(err, 2)
+    plan_sources = sources.resolve_all(specs, progress=not args.quiet)
     dist = None
     if args.distributed:  # one device per rank, only the distributed product, rank 0 writes
         from .bench import mpirun as dist
@@ -118,7 +127,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             return _error(err, 2)
         args.quiet = args.quiet or not dist.is_root()
     elif args.device and "all" in args.device:
-        chosen = devices()
+        chosen = [d for d in devices() if not d.is_simulator]  # a simulator only when named
         if not chosen:
             select_device()  # raises the DeviceError that says what to install
     else:
@@ -136,27 +145,31 @@ def cmd_bench(args: argparse.Namespace) -> int:
         distributed_formats=dist_formats if dist else None,
         selection=(args.formats == "all" and not dist) if args.selection is None
         else args.selection, trial=args.trial)
-    out = Path(args.out) if args.out else default_out_dir()
     command = shlex.join(["clspmv", *args.argv])
     meta = metadata.run_meta(todo, command)
+    # the folder last, once nothing else can refuse the run: no empty folder of a failed start
+    if dist:
+        out = dist.on_root("preparing the output folder",
+                           lambda: bench_folder(args.out, args.force))
+    else:
+        out = bench_folder(args.out, args.force)
     results = dist.results_for(out, meta) if dist else runner.Results(out, meta)
     if args.note:
         results.meta["note"] = args.note
     try:
         runner.Runner(todo, results).run()
+        if not getattr(results, "writes", True):  # --distributed: ranks other than 0
+            return 0
+        if not results.records:  # nothing was measured: no report, and a failure
+            return _error("no record was made, so no report was written; not run: "
+                          + "; ".join(results.meta["not_run"]), 2)
+        path = report.write(out, [results.meta], [r.as_dict() for r in results.records])
     except KeyboardInterrupt:
-        print(f"\nclspmv: interrupted; the {len(results.records)} records measured so far are "
+        _end_progress_bars()
+        print(f"clspmv: interrupted; the {len(results.records)} records measured so far are "
               f"in {results.json_path} (clspmv report {results.json_path} makes a report)",
               file=sys.stderr)
         return 130
-    except sources.SourceError as err:
-        return _error(err, 2)
-    if not getattr(results, "writes", True):  # --distributed: ranks other than 0
-        return 0
-    if not results.records:  # nothing was measured: no report, and a failure
-        reasons = "".join(f"\n  {what}" for what in results.meta["not_run"])
-        return _error(f"no record was made, so no report was written; not run:{reasons}", 2)
-    path = report.write(out, [results.meta], [r.as_dict() for r in results.records])
     counts: dict[str, int] = {}
     for r in results.records:
         counts[r.status] = counts.get(r.status, 0) + 1
@@ -168,17 +181,28 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from . import report
+    from .bench.records import results_path
+    from .report import folder
 
-    try:
-        metas, records = report.load(args.files)
-    except OSError as err:
-        return _error(f"{err.filename}: {err.strerror or err}", 2)
-    except ValueError as err:
-        return _error(err, 2)
-    out = Path(args.out) if args.out else Path(args.files[0]).parent
-    if len(args.files) > 1:  # the merged records beside the merged report
+    files = [Path(f) for f in args.files]
+    merging = len(files) > 1
+    if merging and not args.out:
+        return _error(f"merging {len(files)} results files makes a new results.json: name a "
+                      "folder for it with --out DIR", 2)
+    metas, records = report.load(files)
+    first = results_path(files[0]) if files[0].is_dir() else files[0]
+    out = Path(args.out) if args.out else first.parent
+    if merging or out.resolve() != first.parent.resolve():  # not the run's own folder
+        folder.claim(out, args.force)
+    if merging:  # the merged records beside the merged report
         report.save_merged(out, metas, records)
-    path = report.write(out, metas, records)
+    try:
+        path = report.write(out, metas, records)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        # what read_json checks leaves out: the fields of an operation, read where it is drawn
+        return _error(f"cannot make a report of {', '.join(args.files)}: a record or the meta "
+                      f"holds a field of another kind than clspmv writes ({type(err).__name__}: "
+                      f"{err}); rerun clspmv bench, or repair the file", 2)
     print(f"{len(records)} records from {len(metas)} run{'s' if len(metas) != 1 else ''}; "
           f"report: {path}")
     return 0
@@ -192,16 +216,18 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     device = select_device(args.device)
     path = store.calibration_path(device)
-    if args.force or store.load(device) is None:
+    cal = None if args.force else store.load(device)
+    if cal is None:
         cal = store.calibration(device, force=True, progress=not args.quiet)
-        print(f"calibrated {device.name} in {cal.seconds:.1f} s: {path}")
+        stored = path if path.is_file() else "kept in memory only (see the warning)"
+        print(f"calibrated {device.name} in {cal.seconds:.1f} s: {stored}")
         if cal.ell_row_major_width:
             print(f"ELL rows of {cal.ell_row_major_width} slots or more are row-major on it "
                   f"(measured first: {order_path(device)})")
-    if args.show:
-        print(json.dumps(json.loads(path.read_text()), indent=1, sort_keys=True))
-    elif not args.force:
+    elif not args.show:
         print(f"calibration of {device.name}: {path}")
+    if args.show:  # what this process uses (the file's content where it was stored)
+        print(json.dumps(cal.to_json(), indent=1, sort_keys=True))
     return 0
 
 
@@ -321,7 +347,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="modes of --distributed (default: all three)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random x (default: 0)")
     p.add_argument("--out", metavar="DIR", default=None,
-                   help="output folder (default: reports/<date>-<host>/)")
+                   help="output folder; refused if it holds another run, unless --force "
+                        "(default: a new folder reports/<date>-<host>/, then -2, -3, ...)")
+    p.add_argument("--force", action="store_true",
+                   help="with --out: replace the run in that folder (its results, report and "
+                        "plots are deleted before the new run starts)")
     p.add_argument("--note", default="", metavar="TEXT",
                    help="a remark on the conditions of the run, printed in the report's header")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -332,9 +362,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rebuild report.md and the plots from saved results; several files "
                     "(from different machines) merge into one cross-device comparison, saved "
                     "as results.json and results.csv beside the report.")
-    p.add_argument("files", nargs="+", metavar="RESULTS.json")
+    p.add_argument("files", nargs="+", metavar="RESULTS.json",
+                   help="results.json (or .json.gz) files of clspmv bench, or their folders")
     p.add_argument("--out", metavar="DIR", default=None,
-                   help="output folder (default: the folder of the first file)")
+                   help="output folder; refused if it holds another run, unless --force "
+                        "(default: the folder of the file; needed to merge several)")
+    p.add_argument("--force", action="store_true",
+                   help="with --out: replace the run or report in that folder (its files are "
+                        "deleted first)")
     p.set_defaults(run=cmd_report)
 
     p = sub.add_parser(
@@ -351,18 +386,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _end_progress_bars() -> None:
+    """Close the progress bars an interrupt left open (tqdm would draw them again at exit,
+    below the last line)."""
+    if "tqdm" in sys.modules:
+        from tqdm import tqdm
+
+        for bar in list(getattr(tqdm, "_instances", ())):  # tqdm's own list of open bars
+            bar.close()
+
+
+def _output_closed() -> int:
+    """The exit code when the reader of stdout or stderr went away (``clspmv ... | head``): 141,
+    quietly, as for a program killed by SIGPIPE. Both are pointed at /dev/null so that Python's
+    last flush at exit does not complain."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (AttributeError, OSError, ValueError):  # not a file (captured in tests)
+            pass
+    os.close(devnull)
+    return 141
+
+
+def _run(argv: list[str]) -> int:
+    """Parse and run ``argv``; every failure a user can cause as one line and its exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+        args.argv = argv
+        code = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in Python's flush at exit
+        return code
+    except KeyboardInterrupt:
+        _end_progress_bars()
+        print("clspmv: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        raise  # main's: before OSError's, whose message it would print into the closed pipe
+    except ClspmvError as err:  # a device (1); a matrix, a results file, a folder (2)
+        return _error(err, 1 if isinstance(err, DeviceError) else 2)
+    except OSError as err:  # a file or folder that cannot be read or written
+        where = f"{err.filename}: " if err.filename is not None else ""
+        return _error(f"{where}{err.strerror or err}; check the path and its permissions", 2)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
-    args.argv = argv
     try:
-        return args.run(args)
-    except MatrixFormatError as err:
-        return _error(err, 2)
-    except DeviceError as err:
-        return _error(err, 1)
+        return _run(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:
+        return _output_closed()
 
 
 if __name__ == "__main__":

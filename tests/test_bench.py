@@ -376,6 +376,143 @@ def test_report_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "not a clspmv results file" in capsys.readouterr().err
 
 
+# -- one run per folder, never two runs' files side by side (issue 46) ---------------------------
+SMALL = ("--formats", "csr-scalar", "--dtype", "float32", "--baselines", "none", "--repeat", "3",
+         "--warmup", "1", "--quiet")
+OLD_RUN = {"results.json": '{"meta": {}, "records": []}', "results.csv": "old\n",
+           "report.md": "old report\n", "gflops_float64.png": "old plot",
+           "summary.png": "old plot"}
+"""The files of an earlier run in a folder (its float64 plots are ones a float32 run never
+draws)."""
+
+
+def small_bench(device: clspmv.Device, *extra: str) -> int:
+    """``clspmv bench`` of one small matrix, one format, no baseline (a second or so)."""
+    return main(["bench", POISSON, *SMALL, "--device", spec(device), *extra])
+
+
+def old_run(folder: Path) -> None:
+    """The files of :data:`OLD_RUN` in ``folder``, and a file of the user's own."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in OLD_RUN.items():
+        (folder / name).write_text(text)
+    (folder / "notes.txt").write_text("mine")
+
+
+def assert_no_old_file(folder: Path) -> None:
+    """Only the new run's files (and the user's own) are in ``folder``: no old run's, no
+    temporary ones."""
+    for path in folder.iterdir():
+        assert not path.name.startswith("."), path
+        if path.name != "notes.txt":
+            assert not path.read_bytes().startswith(b"old"), path
+    assert (folder / "notes.txt").read_text() == "mine"
+
+
+def test_default_out_is_a_new_folder_each_run(device: clspmv.Device, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from clspmv.cli import default_out_dir
+
+    monkeypatch.chdir(tmp_path)
+    assert small_bench(device) == 0
+    assert small_bench(device, "--seed", "1") == 0
+    first = default_out_dir()
+    second = first.with_name(f"{first.name}-2")
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == [first.name, second.name]
+    for folder, seed in ((first, 0), (second, 1)):  # each run kept whole, in its own folder
+        meta, records = load(tmp_path / folder)
+        assert meta["settings"]["seed"] == seed and ("--seed 1" in meta["command"]) == seed
+        assert [r["format"] for r in records] == ["csr-scalar"]
+        assert meta["command"] in (tmp_path / folder / "report.md").read_text()
+    out = capsys.readouterr().out
+    assert f"report: {first / 'report.md'}" in out and f"report: {second / 'report.md'}" in out
+
+
+def test_concurrent_runs_get_folders_of_their_own(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from clspmv.report.folder import new_folder
+
+    base = tmp_path / "reports" / "day-host"
+    (tmp_path / "reports").mkdir()
+    base.with_name("day-host-3").mkdir()  # made by another run: skipped, not shared
+    with ThreadPoolExecutor(8) as pool:
+        made = list(pool.map(lambda _: new_folder(base), range(8)))
+    expected = [base] + [base.with_name(f"day-host-{n}") for n in (2, 4, 5, 6, 7, 8, 9)]
+    assert sorted(made) == sorted(expected)
+
+
+def test_out_holding_a_run_is_refused_without_force(device: clspmv.Device, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    old_run(out)
+    assert small_bench(device, "--out", str(out)) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"clspmv: error: {out} holds the files of another run (gflops_float64.png, report.md, "
+        "results.csv, ...); choose a new folder with --out DIR, or pass --force to replace "
+        "them\n")
+    assert {p.name: p.read_text() for p in out.iterdir()} == {**OLD_RUN, "notes.txt": "mine"}
+
+    assert small_bench(device, "--out", str(out), "--force") == 0
+    meta, records = load(out)
+    assert meta["command"].endswith("--force") and [r["format"] for r in records] == [
+        "csr-scalar"]
+    assert_no_old_file(out)  # the old plots gone too, not only the files the new run replaced
+    report = (out / "report.md").read_text()
+    assert all(f"({p.name})" in report for p in out.glob("*.png"))
+
+
+@pytest.mark.parametrize("where", ["measuring", "writing the report"])
+def test_interrupted_forced_run_leaves_only_its_own_files(
+        where: str, device: clspmv.Device, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from clspmv.report import tables
+
+    def interrupt(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(*((runner.Runner, "measure") if where == "measuring"
+                          else (tables, "render")), interrupt)
+    out = tmp_path / "run"
+    old_run(out)
+    assert small_bench(device, "--out", str(out), "--force") == 130
+    measured = 0 if where == "measuring" else 1
+    err = capsys.readouterr().err  # the one line, after what progress bars drew above it
+    assert err.endswith("\n") and "Traceback" not in err
+    assert err.splitlines()[-1] == (
+        f"clspmv: interrupted; the {measured} records measured so far are in "
+        f"{out / 'results.json'} (clspmv report {out / 'results.json'} makes a report)")
+    assert_no_old_file(out)
+    assert not (out / "report.md").exists()
+    meta, records = load(out)
+    assert meta["interrupted"] is (where == "measuring") and len(records) == measured
+
+
+def test_generator_values_it_refuses(device: clspmv.Device, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    bad = "gen:random:n=0,k=1"
+    assert main(["bench", bad, *SMALL, "--device", spec(device), "--out",
+                 str(tmp_path / "run")]) == 2
+    reason = f"{bad} ({bad}: n must be >= 1, got 0; choose other values (gen:NAME:key=val,...))"
+    assert capsys.readouterr().err.splitlines()[-2:] == [
+        f"clspmv: not run: {reason}",
+        f"clspmv: error: no record was made, so no report was written; not run: {reason}"]
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["a-file", "below-a-file"])
+def test_out_that_cannot_be_a_folder(inside: bool, device: clspmv.Device, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file.txt").write_text("x")
+    out = tmp_path / "file.txt" / "run" if inside else tmp_path / "file.txt"
+    assert small_bench(device, "--out", str(out)) == 2
+    problem = "Not a directory" if inside else "File exists"
+    assert capsys.readouterr().err == (f"clspmv: error: {out}: cannot make the folder "
+                                       f"({problem}); choose one you can write with --out DIR\n")
+    assert (tmp_path / "file.txt").read_text() == "x"
+
+
 # -- pieces ---------------------------------------------------------------------------------------
 def test_breakeven() -> None:
     assert speedups.breakeven(10.0, 1.0, 2.0, 2.0) == 8  # 10 + 8 = 18 <= 2 + 16

@@ -198,6 +198,19 @@ def test_refusals(extra: list[str], message: str, capsys: pytest.CaptureFixture[
     assert not (tmp_path / "results.json").exists()
 
 
+def test_folder_of_another_run_refused_on_every_rank(capsys: pytest.CaptureFixture[str],
+                                                     tmp_path: Path) -> None:
+    """Rank 0 chooses the folder and every rank learns its refusal (here the one rank of a
+    plain run: the error itself)."""
+    pytest.importorskip("mpi4py")
+    (tmp_path / "report.md").write_text("another run")
+    assert main(["bench", "--distributed", MATRIX, "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"clspmv: error: {tmp_path} holds the files of another run (report.md); choose a new "
+        "folder with --out DIR, or pass --force to replace them\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
+
+
 @pytest.mark.slow
 def test_scaling_script(tmp_path: Path) -> None:
     """reports/scaling.sh (issue 15's runs) with 1 and 2 ranks on the CPU: one merged report

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -254,3 +258,104 @@ def test_bench_suitesparse_offline_fails(tmp_path: Path, monkeypatch: pytest.Mon
     err = capsys.readouterr().err
     assert "no record was made" in err and "cannot download" in err
     assert not (out / "report.md").exists()
+
+
+# -- issue 46: every failure one line and an exit code, never a traceback ------------------------
+def _interrupt(*args: object, **kwargs: object) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("argv, target", [
+    (["devices"], "clspmv.cli.devices"),
+    (["doctor"], "clspmv.doctor.main"),
+    (["stats", "gen:poisson2d:k=3"], "clspmv.cli.stats"),
+    (["bench", "gen:poisson2d:k=3"], "clspmv.bench.sources.resolve_all"),
+    (["report", "results.json"], "clspmv.report.load"),
+    (["calibrate"], "clspmv.cli.select_device"),
+    (["devices"], "clspmv.cli.build_parser"),  # while the parser is built (imports)
+], ids=["devices", "doctor", "stats", "bench", "report", "calibrate", "parsing"])
+def test_interrupt_is_one_line_and_exit_130(argv: list[str], target: str,
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(target, _interrupt)
+    assert main(argv) == 130
+    assert capsys.readouterr() == ("", "clspmv: interrupted\n")
+
+
+def test_file_errors_are_one_line(monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    def unreadable(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", "/data/a.mtx")
+
+    monkeypatch.setattr("clspmv.bench.sources.resolve_all", unreadable)
+    assert main(["stats", "/data/a.mtx"]) == 2
+    assert capsys.readouterr() == ("", "clspmv: error: /data/a.mtx: Permission denied; check the "
+                                       "path and its permissions\n")
+
+
+def test_generator_values_it_refuses(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats", "gen:random:n=0,k=1"]) == 2
+    assert capsys.readouterr() == ("", "clspmv: error: gen:random:n=0,k=1: n must be >= 1, got 0; "
+                                       "choose other values (gen:NAME:key=val,...)\n")
+
+
+def test_modes_without_distributed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "gen:poisson2d:k=3", "--modes", "task"]) == 2
+    assert capsys.readouterr().err == ("clspmv: error: --modes chooses the modes of --distributed; "
+                                       "add --distributed or leave --modes out\n")
+
+
+def _clspmv(argv: list[str], cwd: Path, **options: object) -> subprocess.Popen:
+    env = {**os.environ, "CLSPMV_CACHE_DIR": str(cwd / "cache"), "CLSPMV_CACHE": str(cwd / "ss")}
+    return subprocess.Popen([sys.executable, "-m", "clspmv", *argv], cwd=cwd, env=env, **options)
+
+
+def _interrupted(argv: list[str], started: str, cwd: Path) -> tuple[int, str]:
+    """(exit code, stderr) of ``clspmv argv`` sent SIGINT once ``started`` is on its stderr."""
+    log = cwd / "stderr.txt"
+    with open(log, "wb") as err:
+        proc = _clspmv(argv, cwd, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            deadline = time.monotonic() + 120  # against a hang only
+            while started not in log.read_text(errors="replace"):
+                assert proc.poll() is None, f"ended before the interrupt: {log.read_text()}"
+                assert time.monotonic() < deadline, "never started"
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return code, log.read_text()
+
+
+def test_sigint_to_calibrate(device: clspmv.Device, tmp_path: Path) -> None:
+    code, err = _interrupted(["calibrate", "--force", "--device", spec(device)], "calibrating",
+                             tmp_path)
+    assert code == 130 and "Traceback" not in err, err
+    assert err.endswith("\nclspmv: interrupted\n"), err  # its own line, after the progress bar
+
+
+def test_sigint_to_bench(device: clspmv.Device, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    code, err = _interrupted(
+        ["bench", "gen:poisson2d:k=30", "--device", spec(device), "--formats", "csr-scalar,ell",
+         "--dtype", "float32", "--baselines", "none", "--out", str(out)], "clspmv bench",
+        tmp_path)
+    assert code == 130 and "Traceback" not in err, err
+    last = err.splitlines()[-1]
+    assert last.startswith("clspmv: interrupted; the ") and last.endswith(
+        f" records measured so far are in {out / 'results.json'} (clspmv report "
+        f"{out / 'results.json'} makes a report)"), err
+    data = json.loads((out / "results.json").read_text())
+    assert data["meta"]["interrupted"] is True
+    assert sorted(p.name for p in out.iterdir()) == ["results.csv", "results.json"]
+
+
+def test_output_closed_early(tmp_path: Path) -> None:
+    """``clspmv devices | head -0``: the reader has gone before the first line; no traceback."""
+    proc = _clspmv(["devices"], tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141 and err == b""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
 import re
@@ -144,6 +145,158 @@ def test_report_merges_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     again_metas, again = report.load([out / "results.json"])
     assert again_metas == metas and again == records
     assert (out / "results.csv").read_text().count("\n") == len(RECORDS) + 1
+
+
+# -- results files that are malformed, old or partial (issue 46) -------------------------------
+GOOD = rec("small", 1000, CPU, "csr-scalar", 0.01)
+FIX = "rerun clspmv bench, or repair the file"
+
+
+def results(records: object = (GOOD,), run: object = None) -> str:
+    return json.dumps({"meta": meta("c") if run is None else run, "records": list(records)
+                       if isinstance(records, tuple) else records})
+
+
+def without(record: dict, name: str) -> dict:
+    return {k: v for k, v in record.items() if k != name}
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("results.json", results((GOOD, without(GOOD, "device"))),
+     "{path}: record 2 of 2 has no 'device' (every record has matrix, rows, cols, nnz, device, "
+     f"device_type, format, dtype); {FIX}"),
+    ("results.json", results((dict(GOOD, nnz="many"),)),
+     f"{{path}}: record 1 of 1: 'nnz' is \"many\", expected a number; {FIX}"),
+    ("results.json", results((dict(GOOD, kernel_ms=True),)),
+     f"{{path}}: record 1 of 1: 'kernel_ms' is true, expected a number or null; {FIX}"),
+    ("results.json", results((dict(GOOD, speedups={"scipy": "fast"}),)),
+     f"{{path}}: record 1 of 1: 'speedups' is not an object of numbers; {FIX}"),
+    ("results.json", results(([GOOD],)), f"{{path}}: record 1 of 1 is not an object; {FIX}"),
+    ("results.json", results({"a": GOOD}), f"{{path}}: 'records' is not a list; {FIX}"),
+    ("results.json", results(run=[]), f"{{path}}: 'meta' is not an object; {FIX}"),
+    ("results.json", results(run=dict(meta("c"), devices=[{"label": 3}])),
+     f"{{path}}: meta device 1 has no 'label' and 'type' texts; {FIX}"),
+    ("results.json", results(run={"runs": [{"devices": "gpu"}]}),
+     f"{{path}}: meta field 'devices' is \"gpu\", expected a list; {FIX}"),
+    ("results.json", "", "{path}: not a JSON file (Expecting value: line 1 column 1 (char 0)); "
+     "pass a results.json written by clspmv bench"),
+    ("results.json", results()[:40], "{path}: not a JSON file (Unterminated string starting at"),
+    ("results.json", b"\xff\xfe{}", "{path}: not a JSON file ('utf-8' codec can't decode"),
+    ("results.json", '{"records": []}',
+     "{path}: not a clspmv results file (no 'meta' and 'records')"),
+    ("results.json.gz", results(), "{path}: Not a gzipped file"),
+    ("results.json.gz", gzip.compress(results().encode())[:-20],
+     "{path}: the file is cut short (Compressed file ended before the end-of-stream marker was "
+     f"reached); {FIX}"),
+], ids=["no-device", "nnz-text", "time-bool", "speedup-text", "record-list", "records-object",
+        "meta-list", "device-label", "merged-run", "empty", "cut-short", "not-utf8", "no-meta",
+        "not-gzip", "gzip-cut-short"])
+def test_report_on_a_bad_results_file(name: str, content: str | bytes, message: str,
+                                      tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    assert main(["report", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(f"clspmv: error: {message.format(path=path)}")
+    assert not (tmp_path / "report.md").exists()
+
+
+def test_report_of_a_field_the_checks_leave_to_the_report(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """An operation's own field of another kind: one line naming the error, no traceback."""
+    path = tmp_path / "results.json"
+    path.write_text(results((GOOD, dict(GOOD, operation="selection", chosen="ell",
+                                        vs_fastest="fast"))))
+    assert main(["report", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"clspmv: error: cannot make a report of {path}: a record or the meta holds a field of "
+        "another kind than clspmv writes (TypeError: unsupported operand type(s) for /: 'float' "
+        f"and 'str'); {FIX}\n")
+
+
+def test_report_on_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"clspmv: error: {tmp_path}: is a folder without results.json; pass a results.json "
+        "written by clspmv bench (or its folder)\n")
+    (tmp_path / "results.json").write_text(results())
+    assert main(["report", str(tmp_path)]) == 0  # a run's folder stands for its results
+    assert "1 records from 1 run" in capsys.readouterr().out
+    assert "| small" in (tmp_path / "report.md").read_text()
+
+
+def test_report_on_an_old_results_file(tmp_path: Path) -> None:
+    """A record of the first runs: no kind, operation or speedups, a ``speedup_vs_`` field."""
+    old = {k: GOOD[k] for k in ("matrix", "rows", "cols", "nnz", "device", "device_type",
+                                "format", "dtype", "status", "kernel_ms", "gflops")}
+    old["speedup_vs_scipy"] = 2.0
+    (tmp_path / "results.json").write_text(json.dumps({"meta": {"command": "clspmv bench old"},
+                                                       "records": [old]}))
+    assert main(["report", str(tmp_path / "results.json")]) == 0
+    text = (tmp_path / "report.md").read_text()
+    assert "clspmv bench old" in text
+    row = next(line for line in text.split(f"## {CPU} — float64")[1].splitlines()
+               if line.startswith("| small"))
+    assert "**0.20**" in row
+
+
+def test_report_replaces_only_its_own_report(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    run, other = tmp_path / "run", tmp_path / "other"
+    run.mkdir()
+    (run / "results.json").write_text(results())
+    (run / "report.md").write_text("old report")
+    (run / "matmat_float64.png").write_text("old plot")  # a plot this report does not draw
+    assert main(["report", str(run / "results.json")]) == 0
+    assert (run / "report.md").read_text().startswith("#")
+    assert not (run / "matmat_float64.png").exists()
+    assert main(["report", str(run), "--out", str(run)]) == 0  # its own folder, named
+    other.mkdir()
+    (other / "results.json").write_text("another run")
+    capsys.readouterr()
+    assert main(["report", str(run / "results.json"), "--out", str(other)]) == 2
+    assert capsys.readouterr().err == (
+        f"clspmv: error: {other} holds the files of another run (results.json); choose a new "
+        "folder with --out DIR, or pass --force to replace them\n")
+    assert [p.name for p in other.iterdir()] == ["results.json"]
+    assert main(["report", str(run / "results.json"), "--out", str(other), "--force"]) == 0
+    assert sorted(p.name for p in other.iterdir() if p.suffix != ".png") == ["report.md"]
+
+
+def test_merging_needs_a_folder_of_its_own(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a" / "results.json", tmp_path / "b" / "results.json"
+    for path, device in ((a, CPU), (b, GPU)):
+        path.parent.mkdir()
+        path.write_text(results((dict(GOOD, device=device),)))
+    kept = a.read_text()
+    assert main(["report", str(a), str(b)]) == 2
+    assert capsys.readouterr().err == (
+        "clspmv: error: merging 2 results files makes a new results.json: name a folder for it "
+        "with --out DIR\n")
+    assert main(["report", str(a), str(b), "--out", str(a.parent)]) == 2
+    assert capsys.readouterr().err == (
+        f"clspmv: error: {a.parent} holds the files of another run (results.json); choose a new "
+        "folder with --out DIR, or pass --force to replace them\n")
+    assert a.read_text() == kept
+    assert main(["report", str(a), str(b), "--out", str(a.parent), "--force"]) == 0
+    metas, records = report.load([a])  # a's folder holds the merge now, as asked
+    assert len(metas) == 2 and {r["device"] for r in records} == {CPU, GPU}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="no matplotlib")
+def test_a_report_knows_its_plots(tmp_path: Path) -> None:
+    """Every plot drawn matches the patterns that replacing a report removes."""
+    from clspmv.report.common import PLOTS, plot_name
+    from clspmv.report.folder import files_of
+
+    report.write(tmp_path, [meta("c")], RECORDS)
+    drawn = sorted(tmp_path.glob("*.png"))
+    assert drawn and files_of(tmp_path, PLOTS) == drawn
+    with pytest.raises(ValueError, match="unknown plot kind 'spy': add it to PLOT_KINDS"):
+        plot_name("spy", "float32")
 
 
 # -- the committed reference reports --------------------------------------------------------------

@@ -1,13 +1,15 @@
 """What ``clspmv bench --distributed`` needs before its run (:mod:`clspmv.bench.distributed`):
 the MPI world, this rank's device (``--device local-rank``), the modes and format pair from the
-command line, and results that only rank 0 writes. MPI is initialised on first use, never at
-import (``mpi4py`` is the optional ``mpi`` extra).
+command line, the output folder (chosen on rank 0: :func:`on_root`) and results that only rank 0
+writes. MPI is initialised on first use, never at import (``mpi4py`` is the optional ``mpi``
+extra).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..device import Device
 from .records import Results
@@ -73,6 +75,18 @@ def rank_device(specs: list[str] | None) -> Device:
     local_rank, local_size = node_rank(comm)
     return agree(comm, "choosing the device",
                  lambda: choose_device(specs[0] if specs else None, local_rank, local_size))
+
+
+T = TypeVar("T")
+
+
+def on_root(what: str, step: Callable[[], T]) -> T:
+    """``step()`` on rank 0 only, its result sent to every rank (collective); an error there is
+    raised on every rank (:func:`clspmv.distributed.collective.agree`), none waits for ever."""
+    from ..distributed.collective import agree
+
+    comm = world()
+    return comm.bcast(agree(comm, what, lambda: step() if comm.rank == 0 else None), root=0)
 
 
 class RankResults(Results):

@@ -1,4 +1,5 @@
-"""Benchmark records and the results files they are saved in.
+"""Benchmark records and the results files they are saved in (above 400 lines because the
+record, its schema check and its files are one thing).
 
 A :class:`Record` is one measurement: one matrix, one device, one format (or one baseline), one
 value type and one operation (``spmv`` A x, and those of :mod:`clspmv.bench.operation`'s
@@ -17,6 +18,8 @@ its operation's fields, then ``speedups``; it is rewritten atomically (a tempora
 Results of older runs (a flat union of every field, ``speedup_vs_<name>`` fields, no
 ``operation``) are read by :func:`read_json` through :func:`upgrade`; so are gzipped files
 (``results.json.gz``: the committed reference reports are kept that way, a tenth of the size).
+A file that is not such results (not JSON, a record without its device, a field of the wrong
+type) raises :class:`ResultsFileError` naming the file, the record and the field.
 """
 
 from __future__ import annotations
@@ -27,13 +30,16 @@ import json
 import math
 import os
 import tempfile
+import typing
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from ..device import Device
+from ..errors import ClspmvError
 from ..formats.base import round_up
 from ..stats import MatrixStats
 
@@ -42,6 +48,10 @@ STATUSES = ("ok", "skipped", "failed", "wrong", "absent")
 large, out of memory, no fp64, time budget spent); ``failed`` the driver reported an error;
 ``wrong`` the product exceeded the error bound (its times are kept, but it is never "best");
 ``absent`` a baseline that is not available here (``reason`` says why)."""
+
+RESULTS_FILES = ("results.json", "results.json.gz", "results.csv")
+"""The files a run's records are saved in (``.gz``: a committed reference run)."""
+
 
 @dataclass
 class Record:
@@ -209,13 +219,16 @@ def _umask() -> int:
     return mask
 
 
-def _atomic_write(path: Path, write) -> None:
+def atomic_write(path: Path, write: Callable[[IO[Any]], object], binary: bool = False) -> None:
+    """Write ``path`` through ``write(file)`` atomically: into a temporary file beside it, then
+    renamed over it, so that a reader (or an interrupt) never finds it half written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         if hasattr(os, "fchmod"):  # as open() would make it (mkstemp's is 0600)
             os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
+        with (os.fdopen(fd, "wb") if binary
+              else os.fdopen(fd, "w", newline="", encoding="utf-8")) as fh:
             write(fh)
         os.replace(tmp, path)
     except BaseException:
@@ -225,8 +238,8 @@ def _atomic_write(path: Path, write) -> None:
 
 def write_json(path: Path, meta: dict[str, Any], records: list[dict[str, Any]]) -> None:
     """Write ``{"meta": meta, "records": records}`` atomically."""
-    _atomic_write(path, lambda fh: json.dump({"meta": meta, "records": records}, fh, indent=1,
-                                             allow_nan=False))
+    atomic_write(path, lambda fh: json.dump({"meta": meta, "records": records}, fh, indent=1,
+                                            allow_nan=False))
 
 
 def csv_row(record: dict[str, Any]) -> dict[str, Any]:
@@ -251,7 +264,7 @@ def write_csv(path: Path, records: list[dict[str, Any]]) -> None:
         for r in rows:
             writer.writerow({k: "" if v is None else v for k, v in r.items()})
 
-    _atomic_write(path, write)
+    atomic_write(path, write)
 
 
 def results_path(folder: str | Path) -> Path:
@@ -271,16 +284,116 @@ def read_results(path: str | Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+class ResultsFileError(ClspmvError, ValueError):
+    """A results file that cannot be read back: missing, not JSON, not clspmv results, or with a
+    record or meta field of the wrong kind; the message names the file, the place and the fix."""
+
+
+_REWRITE = "rerun clspmv bench, or repair the file"
+
+_META_KINDS: dict[str, tuple[type, ...]] = {
+    "tool": (str,), "command": (str,), "note": (str,), "started": (str, type(None)),
+    "finished": (str, type(None)), "interrupted": (bool,), "host": (dict,),
+    "versions": (dict,), "git": (dict, type(None)), "devices": (list,), "settings": (dict,),
+    "method": (list,), "formulas": (dict,), "definitions": (dict,), "not_run": (list,),
+    "runs": (list,)}
+"""The JSON kinds of the meta fields the reports read (a field may be missing: older runs)."""
+
+
+def _json_kinds(hint: Any) -> tuple[type, ...]:
+    """The JSON values a field annotated ``hint`` takes (a float also as an integer)."""
+    kinds: list[type] = []
+    for part in typing.get_args(hint) or (hint,):
+        kinds += [int, float] if part is float else [part]
+    return tuple(kinds)
+
+
+_RECORD_KINDS = {name: _json_kinds(hint) for name, hint in typing.get_type_hints(Record).items()
+                 if name in FIELDS}
+"""The JSON kinds of each core field, from :class:`Record`'s annotations (the one schema of a
+record; the records of every older run have them, since no core field ever changed its type)."""
+
+REQUIRED = tuple(name for name in FIELDS if name not in DEFAULTS)
+"""The core fields without a default: what every record of every run has."""
+
+
+def _kind_problem(value: Any, kinds: tuple[type, ...]) -> str:
+    """Why ``value`` is not one of the JSON ``kinds`` ('' where it is)."""
+    if isinstance(value, kinds) and (not isinstance(value, bool) or bool in kinds):
+        return ""
+    names = " or ".join(dict.fromkeys(
+        {str: "text", int: "a number", float: "a number", bool: "true/false", dict: "an object",
+         list: "a list", type(None): "null"}[k] for k in kinds))
+    return f"is {json.dumps(value)[:40]}, expected {names}"
+
+
+def _check_meta(meta: Any, where: str) -> None:
+    """ResultsFileError unless ``meta`` is a run's meta (or merged runs'): an object whose
+    fields the reports read are of their kinds, every device with a ``label`` and ``type``."""
+    if not isinstance(meta, dict):
+        raise ResultsFileError(f"{where}: 'meta' is not an object; {_REWRITE}")
+    for name, kinds in _META_KINDS.items():
+        problem = _kind_problem(meta[name], kinds) if name in meta else ""
+        if problem:
+            raise ResultsFileError(f"{where}: meta field '{name}' {problem}; {_REWRITE}")
+    for i, device in enumerate(meta.get("devices", ())):
+        if not (isinstance(device, dict) and isinstance(device.get("label"), str)
+                and isinstance(device.get("type"), str)):
+            raise ResultsFileError(f"{where}: meta device {i + 1} has no 'label' and 'type' "
+                                   f"texts; {_REWRITE}")
+    for run in meta.get("runs", ()):
+        _check_meta(run, where)
+
+
+def _check_record(record: Any, where: str) -> None:
+    """ResultsFileError unless ``record`` (read from JSON, before :func:`upgrade`) has every
+    field of :data:`REQUIRED` and each core field it has is of its kind."""
+    if not isinstance(record, dict):
+        raise ResultsFileError(f"{where} is not an object; {_REWRITE}")
+    missing = [name for name in REQUIRED if name not in record]
+    if missing:
+        raise ResultsFileError(
+            f"{where} has no {', '.join(map(repr, missing))} (every record has "
+            f"{', '.join(REQUIRED)}); {_REWRITE}")
+    for name, kinds in _RECORD_KINDS.items():
+        problem = _kind_problem(record[name], kinds) if name in record else ""
+        if problem:
+            raise ResultsFileError(f"{where}: '{name}' {problem}; {_REWRITE}")
+    speedups = record.get("speedups", {})
+    if not isinstance(speedups, dict) or any(
+            _kind_problem(v, (int, float, type(None))) for v in speedups.values()):
+        raise ResultsFileError(f"{where}: 'speedups' is not an object of numbers; {_REWRITE}")
+
+
 def read_json(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(meta, records) of a results.json (or results.json.gz), every record read by
-    :func:`upgrade`; ValueError naming the file when it is not one."""
+    """(meta, records) of a results.json (or results.json.gz; a folder: the one in it, see
+    :func:`results_path`), every record read by :func:`upgrade`; :class:`ResultsFileError`
+    naming the file and the fix when it is not one."""
+    path = Path(path)
+    if path.is_dir():
+        if not results_path(path).is_file():
+            raise ResultsFileError(f"{path}: is a folder without results.json; pass a "
+                                   "results.json written by clspmv bench (or its folder)")
+        path = results_path(path)
     try:
         data = read_results(path)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not a JSON file ({err})") from None
+    except OSError as err:  # missing, unreadable, or a .gz file that is not gzip
+        raise ResultsFileError(f"{path}: {err.strerror or err}; pass a results.json written by "
+                               "clspmv bench (or its folder)") from None
+    except EOFError as err:  # a .gz file cut short
+        raise ResultsFileError(f"{path}: the file is cut short ({err}); {_REWRITE}") from None
+    except ValueError as err:  # not JSON (or cut short), or not UTF-8
+        raise ResultsFileError(f"{path}: not a JSON file ({err}); pass a results.json written "
+                               "by clspmv bench") from None
     if not isinstance(data, dict) or "records" not in data or "meta" not in data:
-        raise ValueError(f"{path}: not a clspmv results file (no 'meta' and 'records')")
-    return data["meta"], [upgrade(r) for r in data["records"]]
+        raise ResultsFileError(f"{path}: not a clspmv results file (no 'meta' and 'records')")
+    _check_meta(data["meta"], str(path))
+    records = data["records"]
+    if not isinstance(records, list):
+        raise ResultsFileError(f"{path}: 'records' is not a list; {_REWRITE}")
+    for i, record in enumerate(records):
+        _check_record(record, f"{path}: record {i + 1} of {len(records)}")
+    return data["meta"], [upgrade(r) for r in records]
 
 
 class Results:

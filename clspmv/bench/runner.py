@@ -92,8 +92,8 @@ class Runner:
     def run(self) -> Results:
         plan = self.plan
         total = len(plan.sources) * len(plan.dtypes) * self.per_dtype()
-        with self.bar.start(total):
-            try:
+        try:  # around the bar too: an interrupt while it is drawn is saved as one
+            with self.bar.start(total):
                 for i, source in enumerate(plan.sources):
                     if self.out_of_time():
                         self.results.meta["not_run"] += [
@@ -104,13 +104,13 @@ class Runner:
                     except (MatrixFormatError, SourceError) as err:  # unreadable: go on
                         self.not_run(f"{source.name} ({err})",
                                      len(plan.dtypes) * self.per_dtype())
-            except KeyboardInterrupt:
-                self.results.meta["interrupted"] = True
-                raise
-            finally:
-                self.results.meta["finished"] = datetime.now(timezone.utc).isoformat(
-                    timespec="seconds")
-                self.results.save()
+        except KeyboardInterrupt:
+            self.results.meta["interrupted"] = True
+            raise
+        finally:
+            self.results.meta["finished"] = datetime.now(timezone.utc).isoformat(
+                timespec="seconds")
+            self.results.save()
         return self.results
 
     def per_dtype(self) -> int:
@@ -195,7 +195,7 @@ class Runner:
     def bandwidth_of(self, device: Device) -> bandwidth.Bandwidth:
         label = device_label(device)
         if label not in self.bandwidths:
-            bw = bandwidth.measure(device)
+            bw = bandwidth.measure(device, progress=self.plan.progress)
             self.bandwidths[label] = bw
             for entry in self.results.meta["devices"]:
                 if entry["label"] == label:

@@ -28,6 +28,7 @@ from pathlib import Path
 import scipy.sparse as sp
 
 from .. import io
+from ..errors import ClspmvError
 from . import generators
 
 DEFAULT_URL = "https://suitesparse-collection-website.herokuapp.com/MM"
@@ -37,7 +38,7 @@ SS_PREFIX = "ss:"
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 
 
-class SourceError(ValueError):
+class SourceError(ClspmvError, ValueError):
     """A MATRIX argument that names no readable matrix; the message says what to do."""
 
 
@@ -152,7 +153,7 @@ def resolve(argument: str, *, progress: bool = True) -> Source:
         except ValueError as err:
             raise SourceError(str(err)) from None
         spec = generators.canonical_spec(name, params)
-        return Source(spec, "generator", argument, lambda: generators.generate(spec))
+        return Source(spec, "generator", argument, lambda: _generate(spec))
     if argument.startswith(SS_PREFIX):
         group, name = parse_suitesparse(argument)
         return Source(f"{group}/{name}", "suitesparse", argument,
@@ -166,6 +167,16 @@ def resolve(argument: str, *, progress: bool = True) -> Source:
         raise SourceError(f"{argument}: no such file; a MATRIX is a .mtx/.mtx.gz file, "
                           "gen:NAME:key=val,... or ss:GROUP/NAME")
     return Source(file_name(argument), "file", argument, lambda: io.read(path))
+
+
+def _generate(spec: str) -> sp.csr_matrix:
+    """The matrix of a ``gen:`` spec; SourceError for values the generator refuses (``n=0``)
+    or that do not fit in memory (the spec parses, so only generating finds them)."""
+    try:
+        return generators.generate(spec)
+    except (ValueError, MemoryError) as err:
+        raise SourceError(f"{spec}: {err or 'out of memory'}; choose other values "
+                          "(gen:NAME:key=val,...)") from None
 
 
 MATRIX_SUFFIXES = (".mtx", ".mtx.gz")

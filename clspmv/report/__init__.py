@@ -3,7 +3,8 @@
 :func:`load` merges several results.json files (records keyed by matrix, device, format and
 value type: a later file replaces an earlier one's record; every run's meta is kept),
 :func:`save_merged` saves such a merge as one results.json / results.csv, and :func:`write`
-turns records into report.md and plots in a folder.
+turns records into report.md and plots in a folder, replacing the report there as a whole
+(:mod:`.folder`: which folder a run writes into).
 """
 
 from __future__ import annotations
@@ -12,15 +13,17 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from ..bench.records import key_of, read_json, upgrade, write_csv, write_json
+from ..bench.records import atomic_write, key_of, read_json, upgrade, write_csv, write_json
 from . import tables
 from .common import Definitions
+from .folder import REPORT, REPORT_FILES, files_of, remove
 
 PLOT_HINT = 'matplotlib is not installed, so no plots were drawn: pip install "clspmv[plot]"'
 
 
 def load(paths: list[str | Path]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(metas, records) of several results.json files merged into one comparison.
+    """(metas, records) of several results.json files (or their folders) merged into one
+    comparison; :class:`~clspmv.bench.records.ResultsFileError` naming a file that is not one.
 
     A file written by :func:`save_merged` contributes the meta of every run it was made from.
     """
@@ -43,8 +46,11 @@ def save_merged(out_dir: str | Path, metas: list[dict[str, Any]],
 
 def write(out_dir: str | Path, metas: list[dict[str, Any]],
           records: list[dict[str, Any]]) -> Path:
-    """Write report.md and the plots into ``out_dir``; returns the path of report.md."""
+    """Write report.md and the plots into ``out_dir``; returns the path of report.md. A report
+    already there is removed first, so that an interrupted write leaves no old report.md or plot
+    beside the new ones (each file is written atomically: none is left half written)."""
     out = Path(out_dir)
+    remove(files_of(out, REPORT_FILES))
     out.mkdir(parents=True, exist_ok=True)
     records = [upgrade(r) for r in records]
     drawn: list[str] | str = PLOT_HINT
@@ -52,6 +58,7 @@ def write(out_dir: str | Path, metas: list[dict[str, Any]],
         from . import plots
 
         drawn = plots.draw(records, out, Definitions.of(metas))
-    path = out / "report.md"
-    path.write_text(tables.render(metas, records, drawn), encoding="utf-8")
+    path = out / REPORT
+    text = tables.render(metas, records, drawn)
+    atomic_write(path, lambda fh: fh.write(text))
     return path

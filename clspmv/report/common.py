@@ -5,14 +5,38 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
+from ..bench.records import atomic_write
 from .compat import LEGACY_SWEEP_DEFAULTS, upgrade_meta
 
 Rec = dict[str, Any]
 DASH = "—"
+
+SUMMARY_PLOT = "summary.png"
+PLOT_KINDS = ("gflops", "speedup", "bandwidth", "matmat", "selection", "distributed")
+"""The plots drawn per value type, each as :func:`plot_name` names it."""
+PLOTS = (SUMMARY_PLOT, *(f"{kind}_*.png" for kind in PLOT_KINDS))
+"""Glob patterns of every plot a report draws (what replacing a report removes)."""
+
+
+def plot_name(kind: str, dtype: str) -> str:
+    """The file of the ``kind`` plot (one of :data:`PLOT_KINDS`) of value type ``dtype``."""
+    if kind not in PLOT_KINDS:
+        raise ValueError(f"unknown plot kind {kind!r}: add it to PLOT_KINDS")
+    return f"{kind}_{dtype}.png"
+
+
+def save_figure(plt: Any, fig: Any, path: Path) -> None:
+    """Save ``fig`` as the PNG ``path`` atomically (an interrupt leaves no half-written plot)
+    and close it."""
+    try:
+        atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=110), binary=True)
+    finally:
+        plt.close(fig)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .common import DASH, Rec, matrices_by_size, num, of, short_device, table, unique
+from .common import (
+    DASH,
+    Rec,
+    matrices_by_size,
+    num,
+    of,
+    plot_name,
+    save_figure,
+    short_device,
+    table,
+    unique,
+)
 
 OPERATION = "distributed"
 
@@ -244,8 +255,7 @@ def draw(plt: Any, records: list[Rec], out_dir: Path) -> list[str]:
         fig.suptitle(f"Distributed product: efficiency against one rank, {dtype}\n"
                      f"{', '.join(devices)}; dashed: the model", fontsize=8)
         fig.tight_layout()
-        name = f"distributed_{dtype}.png"
-        fig.savefig(Path(out_dir) / name, dpi=110)
-        plt.close(fig)
+        name = plot_name("distributed", dtype)
+        save_figure(plt, fig, Path(out_dir) / name)
         names.append(name)
     return names

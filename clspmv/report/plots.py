@@ -21,17 +21,20 @@ from typing import Any
 import numpy as np
 
 from .common import (
+    SUMMARY_PLOT,
     Definitions,
     Rec,
     baseline_records,
     best,
     format_records,
     matrices_by_size,
+    plot_name,
+    save_figure,
     short_device,
     unique,
 )
 from .common import speedup as speedup_of
-from .summary import SUMMARY_PLOT, baseline_index, ran, wall_speedup
+from .summary import baseline_index, ran, wall_speedup
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf")
@@ -162,8 +165,7 @@ def gflops(plt, records: list[Rec], dtype: str, path: Path, formats: list[str],
                      "wrong: no bar, report.md says why", fontsize=8)
         _legend_right(ax, ncol=2 if len(series) > 12 else 1)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, path)
 
 
 def _speedup_series(recs: list[Rec], records: list[Rec], defs: Definitions, dtype: str,
@@ -238,8 +240,7 @@ def speedup(plt, records: list[Rec], dtype: str, path: Path, defs: Definitions) 
                  "solid: kernel time, hatched: wall time of M @ x", fontsize=8)
     _legend_right(ax)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, path)
     return True
 
 
@@ -268,8 +269,7 @@ def summary(plt, records: list[Rec], path: Path, defs: Definitions) -> bool:
                      fontsize=8)
         _legend_right(ax)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, path)
     return True
 
 
@@ -308,8 +308,7 @@ def bandwidth(plt, records: list[Rec], dtype: str, path: Path) -> None:
                              label="fits in the device's cache"))
     _legend_right(ax, handles)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, path)
 
 
 def matmat(plt, records: list[Rec], dtype: str, path: Path) -> None:
@@ -366,8 +365,7 @@ def matmat(plt, records: list[Rec], dtype: str, path: Path) -> None:
     fig.legend(list(handles.values()), list(handles), loc="lower center", fontsize=6,
                ncol=min(6, max(len(handles), 1)), frameon=False)
     fig.tight_layout(rect=(0, 0.04 + 0.018 * -(-len(handles) // 6), 1, 0.94))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, path)
 
 
 def draw(records: list[Rec], out_dir: Path, defs: Definitions | None = None) -> list[str]:
@@ -380,18 +378,18 @@ def draw(records: list[Rec], out_dir: Path, defs: Definitions | None = None) -> 
     if summary(plt, records, Path(out_dir) / SUMMARY_PLOT, defs):
         names.append(SUMMARY_PLOT)
     for dtype in unique(r["dtype"] for r in format_records(records)):
-        name = f"gflops_{dtype}.png"
+        name = plot_name("gflops", dtype)
         gflops(plt, records, dtype, Path(out_dir) / name, formats, defs.baseline_dtype(dtype))
         names.append(name)
-        name = f"speedup_{dtype}.png"
+        name = plot_name("speedup", dtype)
         if speedup(plt, records, dtype, Path(out_dir) / name, defs):
             names.append(name)
-        name = f"bandwidth_{dtype}.png"
+        name = plot_name("bandwidth", dtype)
         bandwidth(plt, records, dtype, Path(out_dir) / name)
         names.append(name)
     for dtype in unique(r["dtype"] for r in records if r.get("operation") == "matmat"
                          and r["status"] == "ok" and r.get("gflops")):
-        name = f"matmat_{dtype}.png"
+        name = plot_name("matmat", dtype)
         matmat(plt, records, dtype, Path(out_dir) / name)
         names.append(name)
     from . import distributed, selection  # efficiency per mode; predicted against measured

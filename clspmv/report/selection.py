@@ -19,7 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from ..formats import FORMAT_CLASSES
-from .common import Definitions, Rec, num, of, short_device, table, unique
+from .common import (
+    Definitions,
+    Rec,
+    num,
+    of,
+    plot_name,
+    save_figure,
+    short_device,
+    table,
+    unique,
+)
 
 FORMATS = tuple(FORMAT_CLASSES)
 
@@ -250,8 +260,7 @@ def plot(plt: Any, records: list[Rec], dtype: str, path: Path) -> bool:
     fig.legend(list(handles.values()), list(handles), loc="lower center", fontsize=6,
                ncol=min(7, max(len(handles), 1)), frameon=False)
     fig.tight_layout(rect=(0, 0.04 + 0.02 * -(-len(handles) // 7), 1, 0.92))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, path)
     return True
 
 
@@ -259,7 +268,7 @@ def draw(plt: Any, records: list[Rec], out_dir: Path) -> list[str]:
     """``selection_<dtype>.png`` per value type with selection records; their file names."""
     names = []
     for dtype in unique(r["dtype"] for r in records if r.get("operation") == OPERATION):
-        name = f"selection_{dtype}.png"
+        name = plot_name("selection", dtype)
         if plot(plt, records, dtype, out_dir / name):
             names.append(name)
     return names

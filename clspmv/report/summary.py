@@ -11,6 +11,7 @@ baseline X's wall time over the format's ``wall_ms`` (:func:`wall_speedup`; its 
 from __future__ import annotations
 
 from .common import (
+    SUMMARY_PLOT,
     Definitions,
     Rec,
     baseline_records,
@@ -22,8 +23,6 @@ from .common import (
     table,
     unique,
 )
-
-SUMMARY_PLOT = "summary.png"
 
 INTRO = (
     "Columns: the fastest format of each matrix (smallest kernel time among "
