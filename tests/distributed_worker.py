@@ -468,8 +468,8 @@ def check_format_failure(comm) -> None:
     bad = comm.size - 1
     fmt = "no-such-format" if comm.rank == bad else None
     _expect_failure(comm, lambda: _build(comm, uneven(), format=fmt),
-                    f"rank {bad}: ValueError: unknown format 'no-such-format'",
-                    "building the local and non-local parts failed on 1 of")
+                    "checking the arguments: the ranks disagree on format",
+                    f"('no-such-format', 'no-such-format') on rank {bad}")
 
 
 def check_device_failure(comm) -> None:

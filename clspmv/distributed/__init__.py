@@ -7,7 +7,9 @@
 >>> y = D.matvec_global(x)                                            # all of A x, every rank
 >>> x_local, info = clspmv.solvers.cg(D, b[slice(*D.row_range)])
 
-Run under ``mpiexec -n N python script.py``. Modules: :mod:`.partition` (row blocks),
+Run under ``mpiexec -n N python -m mpi4py script.py`` (an uncaught error on one rank then
+aborts every rank). Modules: :mod:`.agreement` (the arguments every rank must share),
+:mod:`.collective` (agreed steps, bounded waits), :mod:`.partition` (row blocks),
 :mod:`.source` (each rank's rows), :mod:`.plan` (the exchange pattern), :mod:`.modes` (vector,
 overlap and task schedules), :mod:`.staging` (host buffers), :mod:`.placement` (device per rank),
 :mod:`.matrix` (:class:`DistributedMatrix`), :mod:`.model` (predicted time per product and mode).
@@ -22,8 +24,9 @@ except ImportError as err:  # pragma: no cover - depends on the environment
                       '"clspmv[mpi]"') from err
 
 from . import model
-from .collective import DistributedError, MPISpace
-from .matrix import DEFAULT_FORMATS, DistributedMatrix
+from .agreement import DEFAULT_FORMATS
+from .collective import CollectiveTimeout, DistributedError, MPISpace
+from .matrix import DistributedMatrix
 from .modes import MODES
 from .partition import PARTITIONS, balanced_offsets, row_offsets
 
@@ -31,6 +34,7 @@ __all__ = [
     "DEFAULT_FORMATS",
     "MODES",
     "PARTITIONS",
+    "CollectiveTimeout",
     "DistributedError",
     "DistributedMatrix",
     "MPISpace",

@@ -1,37 +1,131 @@
-"""Collective agreement: a step that may fail on some ranks ends with every rank knowing.
+"""Collective agreement: a step that may fail (or come out differently) on some ranks ends with
+every rank knowing, and no rank waits for ever.
 
 Without it a rank that raises during construction leaves the others waiting in the next
-collective call forever. :func:`agree` runs the step, then every rank learns (one ``allgather``)
-which ranks failed and why, and all raise.
+collective call forever. :func:`agree` runs the step, then every rank learns (one bounded
+``allgather``) which ranks failed and why, or where their results disagree, and all raise.
+
+The waits of :func:`agree`, :func:`allgather` and :func:`complete` are bounded: a collective
+that not every rank of the communicator enters within :func:`timeout` seconds (a rank raised
+outside an agreed step, skipped the call, or passed another communicator) raises
+:class:`CollectiveTimeout` on the ranks that wait, instead of hanging. The communicator is
+unusable afterwards (the collective stays pending). Not bounded: :func:`barrier_asleep` (what
+it waits for may take minutes) and :class:`MPISpace`'s sums (one per dot product of a solver,
+where polling would add latency).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import pickle
+import time
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ..errors import ClspmvError
 
 T = TypeVar("T")
 
+TIMEOUT_ENV = "CLSPMV_MPI_TIMEOUT"
+"""Seconds a rank waits in a collective of construction (and the other bounded collectives of
+:mod:`clspmv.distributed`) for the other ranks; ``0``: for ever."""
+DEFAULT_TIMEOUT = 300.0
+"""The bound without :data:`TIMEOUT_ENV`: long enough for a root rank converting a matrix of
+hundreds of millions of entries while the others wait (the same bound as the shared-memory
+exchange's waits for a peer)."""
+LONGEST_PAUSE = 5e-3
+"""Longest sleep between two tests of a pending collective: a waiting rank leaves its core to
+the ranks still working (on a shared node), at the cost of up to this delay."""
+
 
 class DistributedError(ClspmvError):
-    """A step of a distributed operation failed on at least one rank; raised on every rank, the
-    message names the failing ranks and their errors (the local one is the ``__cause__``)."""
+    """A step of a distributed operation failed on at least one rank, the ranks disagree on
+    something they must share, or not every rank arrived in time; raised on every rank that
+    knows, the message names the ranks and what each had (a local error is the ``__cause__``)."""
 
 
-def agree(comm: Any, what: str, step: Callable[[], T]) -> T:
+class CollectiveTimeout(DistributedError):
+    """Not every rank of a communicator entered a collective in time (:func:`complete`); the
+    collective stays pending, so the communicator is unusable and nothing is freed
+    collectively."""
+
+
+def timeout() -> float | None:
+    """Seconds a bounded collective waits (:data:`TIMEOUT_ENV`, default
+    :data:`DEFAULT_TIMEOUT`); None for no bound."""
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise ValueError(f"{TIMEOUT_ENV} must be a number of seconds >= 0 (0: no bound), got "
+                         f"{text!r}")
+    return seconds or None
+
+
+def complete(requests: list, what: str, comm: Any, limit: float | None = None) -> None:
+    """Wait for non-blocking ``requests`` on ``comm``, testing them with growing sleeps
+    (up to :data:`LONGEST_PAUSE`); :class:`CollectiveTimeout` after ``limit`` seconds (None:
+    :func:`timeout`; 0: no bound)."""
+    from mpi4py import MPI
+
+    limit = timeout() if limit is None else limit
+    started = time.monotonic()
+    pause = 1e-5
+    while not MPI.Request.Testall(requests):
+        if limit and time.monotonic() - started > limit:
+            raise CollectiveTimeout(
+                f"{what}: not every rank of the communicator ({comm.size} ranks) arrived within "
+                f"{limit:g} s ({TIMEOUT_ENV}): a rank failed outside a collective step, skipped "
+                "this collective call, or passed another communicator; the communicator is "
+                "unusable now (run under `mpiexec ... python -m mpi4py` so that an uncaught "
+                "error aborts every rank)")
+        time.sleep(pause)
+        pause = min(2 * pause, LONGEST_PAUSE)
+
+
+def allgather(comm: Any, value: object, what: str) -> list:
+    """``comm.allgather(value)`` bounded in time (:func:`complete`): the sizes of the pickled
+    values, then the values (two non-blocking collectives: mpi4py has none for objects)."""
+    import numpy as np
+
+    data = np.frombuffer(pickle.dumps(value), np.uint8)
+    sizes = np.empty(comm.size, np.int64)
+    complete([comm.Iallgather(np.array([data.size], np.int64), sizes)], what, comm)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    every = np.empty(int(sizes.sum()), np.uint8)
+    complete([comm.Iallgatherv(data, [every, (sizes, starts)])], what, comm)
+    return [pickle.loads(every[s: s + n].tobytes())
+            for s, n in zip(starts.tolist(), sizes.tolist(), strict=True)]
+
+
+def agree(comm: Any, what: str, step: Callable[[], T], *,
+          facts: Callable[[T], Mapping[str, object]] | None = None) -> T:
     """``step()`` on every rank of ``comm``; its result, or, if it raised anywhere, an error on
     every rank: the original one where every rank raised the same (a bad argument, say), else
-    :class:`DistributedError` naming each failing rank and its error."""
+    :class:`DistributedError` naming each failing rank and its error.
+
+    ``facts(result)``: what the ranks must share about the result (name -> a value compared with
+    ``==`` and shown with ``repr``); where they differ every rank raises
+    :class:`DistributedError` naming each differing fact and its value per rank. One bounded
+    :func:`allgather` (:class:`CollectiveTimeout` where not every rank enters it in time)."""
     error: BaseException | None = None
     result = None
+    shared = None
     try:
         result = step()
+        shared = None if facts is None else dict(facts(result))
     except Exception as exc:  # every failure must be reported to the other ranks
         error = exc
     message = None if error is None else f"{type(error).__name__}: {error}"
-    messages = comm.allgather(message)
+    try:
+        gathered = allgather(comm, (message, shared), what)
+    except CollectiveTimeout as late:
+        raise late from error
+    messages = [m for m, _ in gathered]
     failed = [(rank, m) for rank, m in enumerate(messages) if m is not None]
     if len(failed) == comm.size and len(set(messages)) == 1:
         raise error  # the same error everywhere (a bad argument): as it is, on every rank
@@ -39,18 +133,42 @@ def agree(comm: Any, what: str, step: Callable[[], T]) -> T:
         lines = "; ".join(f"rank {rank}: {m}" for rank, m in failed)
         raise DistributedError(f"{what} failed on {len(failed)} of {comm.size} ranks: "
                                f"{lines}") from error
+    differing = _disagreements([s for _, s in gathered])
+    if differing:
+        raise DistributedError(f"{what}: the ranks disagree on {differing}; make them the same "
+                               "on every rank")
     return result
 
 
-def barrier_asleep(comm: Any, poll_seconds: float = 0.005) -> None:
-    """A barrier whose waiting ranks sleep (an ``Ibarrier`` polled with sleeps) instead of
-    spinning in MPI: they take no CPU from a rank still working on a shared node (a calibration,
-    a measurement)."""
-    import time
+def _disagreements(every: list[dict[str, object] | None]) -> str:
+    """The facts whose values differ between ranks, each with its values and their ranks
+    (``name: 'a' on ranks 0, 2; 'b' on rank 1``), joined; empty where all agree."""
+    if every[0] is None:
+        return ""
+    parts = []
+    for name in every[0]:
+        values = [facts.get(name) for facts in every]
+        if all(v == values[0] for v in values):
+            continue
+        groups: list[tuple[object, list[int]]] = []
+        for rank, value in enumerate(values):
+            for seen, ranks in groups:
+                if seen == value:
+                    ranks.append(rank)
+                    break
+            else:
+                groups.append((value, [rank]))
+        shown = "; ".join(f"{value!r} on rank{'s' if len(ranks) > 1 else ''} "
+                          f"{', '.join(map(str, ranks))}" for value, ranks in groups)
+        parts.append(f"{name} ({shown})")
+    return ", ".join(parts)
 
-    request = comm.Ibarrier()
-    while not request.Test():
-        time.sleep(poll_seconds)
+
+def barrier_asleep(comm: Any) -> None:
+    """A barrier whose waiting ranks sleep (an ``Ibarrier`` tested with sleeps) instead of
+    spinning in MPI: they take no CPU from a rank still working on a shared node (a calibration,
+    a measurement). Not bounded in time: what the others wait for may take minutes."""
+    complete([comm.Ibarrier()], "a barrier", comm, limit=0.0)
 
 
 class MPISpace:

@@ -40,6 +40,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -50,18 +51,14 @@ from ..device import Device
 from ..matrix import DeviceMatrix
 from ..vectors import DeviceVectors
 from . import model, modes, staging
-from .collective import agree
-from .partition import balanced_offsets, non_local_span
+from .agreement import check_arguments
+from .collective import CollectiveTimeout, DistributedError, agree, allgather, complete
+from .partition import balanced_offsets
 from .placement import choose_device, node_rank
 from .plan import ExchangePlan
-from .predicted import calibrate_in_turn, check_partition, weigher
+from .predicted import calibrate_in_turn, weigher
 from .product import Product
-from .source import row_block, split_columns
-
-DEFAULT_FORMATS = ("auto", "auto")
-"""(local, non-local) formats when none is given: each chosen per rank by
-:func:`clspmv.model.select` (the non-local part is usually very sparse, and may take another
-format than the local part)."""
+from .source import row_block, split_block
 
 Array = np.ndarray | cl_array.Array
 
@@ -73,6 +70,16 @@ class DistributedMatrix:
     ``y_local`` its slice ``row_range`` of y (for a square matrix both are the row block).
     Every product is collective: all ranks call it together. Call :meth:`close` (or use the
     matrix as a context manager) to free its communicator, requests and thread.
+
+    What the ranks must share: :meth:`from_scipy` compares every rank's arguments before it
+    builds anything (:mod:`.agreement`), and every step that may fail on one rank is agreed
+    before the next collective call (:func:`.collective.agree`). A product is not compared
+    between ranks: that would add a collective, a latency the exchange is meant to hide, to
+    every product. Each rank checks its own arguments before any communication; a rank that
+    raises there, or skips the product, leaves the others waiting in the exchange. ``alpha`` and
+    ``beta`` are each rank's own: it applies them to its ``y_local``, and in :meth:`rmatvec` also
+    to the contributions it sends (different values per rank give ``A.T (alpha_k x_k)``, not
+    ``alpha A.T x``). The :attr:`mode` is each rank's own too.
     """
 
     def __init__(self, comm: Any, shape: tuple[int, int], row_offsets: np.ndarray,
@@ -106,7 +113,6 @@ class DistributedMatrix:
         self._lock = threading.Lock()
         self._worker: modes.CommThread | None = None
         self._mode = "vector"
-        self.mode = mode
         queue = device.queue
         dtype = local.dtype
         m, n = self.local_shape
@@ -148,6 +154,7 @@ class DistributedMatrix:
         self._vectors = DeviceVectors(device, dtype)
         self._events: dict[str, list] = {"local": [], "non_local": [], "staging": []}
         self._seconds = {"gather": 0.0, "communication": 0.0, "total": 0.0}
+        self.mode = mode  # last: its thread is started once nothing else can fail
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -182,41 +189,41 @@ class DistributedMatrix:
         less than :data:`.model.HELPS` times one rank's speed (numpy vectors: their staging
         counted).
 
-        Raises ValueError for an unknown mode or a bad partition (on every rank alike), the
-        error itself where every rank fails alike (e.g. an unknown format), and
-        :class:`DistributedError` on every rank when some ranks fail to read, convert or upload
-        their part (the message names the ranks and their errors).
+        Every rank must pass the same ``A`` (or give it on ``root`` only), ``dtype``,
+        ``format``, ``mode``, ``partition``, ``row_offsets``, ``root`` and kind of ``machine``
+        (:data:`.agreement.FACTS`; ``device``, ``pinned`` and ``params`` may differ): one
+        ``allgather`` compares them first, a matrix on every rank by shape, entries and a
+        checksum of its arrays. Raises the error itself where every rank fails alike (an
+        unknown mode, partition or format, say), and :class:`DistributedError` on every rank
+        where the ranks disagree (naming each differing argument and its value per rank) or some
+        ranks fail to check, read, convert or upload their part or to set up the exchange
+        (naming the ranks and their errors). Each collective step waits at most
+        :func:`.collective.timeout` seconds for the other ranks (``CLSPMV_MPI_TIMEOUT``), then
+        raises :class:`.collective.CollectiveTimeout` (a rank on another communicator, say).
         """
         from mpi4py import MPI
 
         comm = MPI.COMM_WORLD if comm is None else comm
-        modes.check_mode(mode)
-        if isinstance(machine, str) and machine != "probe":
-            raise ValueError(f"machine must be a clspmv.distributed.model.Machine or 'probe', "
-                             f"got {machine!r}")
-        formats = _formats(format)
-        timed = check_partition(partition)
+        args, source = check_arguments(comm, A, dtype, format, mode, partition, row_offsets,
+                                       root, machine)
+        formats = args.formats
         local_rank, local_size = node_rank(comm)
         dev = agree(comm, "choosing the device",
                     lambda: choose_device(device, local_rank, local_size))
-        calibrate_in_turn(comm, dev, "auto" in formats or (timed and partition == "time"))
-        weigh = (weigher(comm, dev, partition, formats[0]) if timed and row_offsets is None
+        calibrate_in_turn(comm, dev, "auto" in formats or (args.timed and partition == "time"))
+        weigh = (weigher(comm, dev, partition, formats[0]) if args.timed and row_offsets is None
                  else None)
-        block = row_block(comm, A, dtype, "nnz" if timed else partition, row_offsets, root,
-                          weigh)
+        block = row_block(comm, source, dtype, "nnz" if args.timed else partition,
+                          row_offsets, root, weigh)
+        del source  # the converted matrix: only this rank's rows are kept
         m, n = block.shape
         offsets = block.offsets
         cols = offsets if m == n else balanced_offsets(np.ones(n), comm.size)
         rank = comm.rank
-        c0, c1 = int(cols[rank]), int(cols[rank + 1])
-        local_csr, nl_csr, halo = split_columns(block.rows, c0, c1)
+        local_csr, nl_csr, halo, nl_rows = agree(
+            comm, "splitting the row block",
+            partial(split_block, block.rows, int(cols[rank]), int(cols[rank + 1])))
         del block
-        nl_rows = np.flatnonzero(np.diff(nl_csr.indptr))
-        span = non_local_span(nl_rows)
-        if span is not None:
-            nl_rows = np.arange(*span)
-        if nl_rows.size < nl_csr.shape[0]:
-            nl_csr = nl_csr[nl_rows]
         value_dtype = local_csr.dtype if dtype is None else dtype
 
         def upload() -> tuple[DeviceMatrix, DeviceMatrix | None]:
@@ -229,25 +236,48 @@ class DistributedMatrix:
             return loc, nl
 
         local, non_local = agree(comm, "building the local and non-local parts", upload)
-        own = comm.Dup()
-        use_pinned = dev.type == "gpu" if pinned is None else bool(pinned)
-        plan = ExchangePlan(own, halo, cols, staging.HostBuffers(dev, local.dtype, use_pinned))
         counts = (local_csr.nnz, nl_csr.nnz, int(nl_rows.size))
-        D = cls(comm, (m, n), offsets, cols, local, non_local, plan, dev, mode, own, counts,
-                None if non_local is None else nl_rows)
-        D.partition = ("offsets" if row_offsets is not None else "time" if weigh is not None
-                       else "nnz" if timed else partition if isinstance(partition, str)
-                       else "weights")
-        if machine == "probe":
-            machine = model.probe(comm, dev)
-        if machine is not None:
-            helps, message = model.more_ranks_help(D.all_costs(), machine)
-            if not helps and comm.rank == 0:
-                warnings.warn(message, RuntimeWarning, stacklevel=2)
+        use_pinned = dev.type == "gpu" if pinned is None else bool(pinned)
+
+        own = comm.Dup()
+        built: dict[str, Any] = {}
+
+        def setup() -> DistributedMatrix:
+            built["plan"] = ExchangePlan(own, halo, cols,
+                                         staging.HostBuffers(dev, local.dtype, use_pinned))
+            built["matrix"] = cls(comm, (m, n), offsets, cols, local, non_local, built["plan"],
+                                  dev, args.mode, own, counts,
+                                  None if non_local is None else nl_rows)
+            return built["matrix"]
+
+        try:
+            D = agree(comm, "setting up the exchange", setup)
+            D.partition = ("offsets" if row_offsets is not None else "time" if weigh is not None
+                           else "nnz" if args.timed else partition if isinstance(partition, str)
+                           else "weights")
+            if machine == "probe":
+                machine = agree(comm, "probing the machine", lambda: model.probe(comm, dev))
+            if machine is not None:
+                helps, message = model.more_ranks_help(D.all_costs(), machine)
+                if not helps and comm.rank == 0:
+                    warnings.warn(message, RuntimeWarning, stacklevel=2)
+        except BaseException as err:
+            # every rank frees what it built, together (freeing the plan is collective), after
+            # the agreement; not after a timeout: the late ranks are not there to free with
+            if not isinstance(err, CollectiveTimeout):
+                if "matrix" in built:
+                    built["matrix"].close()
+                else:
+                    if "plan" in built:
+                        built["plan"].free()
+                    own.Free()
+            raise
         return D
 
     def close(self) -> None:
-        """Free the communicator, the persistent requests and the task-mode thread (collective)."""
+        """Free the communicator, the persistent requests and the task-mode thread (collective:
+        every rank closes together; afterwards a product on this rank raises
+        :class:`DistributedError`, and one on a rank that did not close waits for the others)."""
         if self._worker is not None:
             self._worker.close()
             self._worker = None
@@ -289,6 +319,14 @@ class DistributedMatrix:
     def _comm_rank(self) -> int:
         return self._user_comm.rank
 
+    def _live(self) -> Any:
+        """The matrix's own communicator; :class:`DistributedError` after :meth:`close` (whose
+        freed requests would leave a product reading a stale halo)."""
+        if self._comm is None:
+            raise DistributedError("this DistributedMatrix is closed on this rank (close() freed "
+                                   "its communicator and requests): build a new one")
+        return self._comm
+
     @property
     def comm(self) -> Any:
         """The communicator the matrix was built on."""
@@ -319,7 +357,9 @@ class DistributedMatrix:
 
     @property
     def mode(self) -> str:
-        """``"vector"``, ``"overlap"`` or ``"task"``; may be changed at any time."""
+        """``"vector"``, ``"overlap"`` or ``"task"``: this rank's schedule of a product; may be
+        changed at any time, on any rank (not collective: every mode starts and completes the
+        same exchange, so ranks in different modes still exchange correctly)."""
         return self._mode
 
     @mode.setter
@@ -362,8 +402,8 @@ class DistributedMatrix:
             value_bytes=self.dtype.itemsize, scattered=self._rows_dev is not None)
 
     def all_costs(self) -> list[model.RankCosts]:
-        """Every rank's :meth:`costs` (collective)."""
-        return self._comm.allgather(self.costs())
+        """Every rank's :meth:`costs` (collective, bounded in time)."""
+        return allgather(self._live(), self.costs(), "gathering every rank's costs")
 
     def predict(self, machine: model.Machine, resident: bool = False) -> dict[str, float]:
         """Predicted seconds per product for each mode (collective; ``resident``: x and y are
@@ -391,7 +431,7 @@ class DistributedMatrix:
         if empty.size:
             raise ValueError(f"the solvers need at least one row on every rank; rank(s) "
                              f"{empty.tolist()} have none: use fewer ranks or other row_offsets")
-        return MPISpace(self._comm, self.local_shape[0])
+        return MPISpace(self._live(), self.local_shape[0])
 
     def __repr__(self) -> str:
         m, n = self.shape
@@ -424,6 +464,7 @@ class DistributedMatrix:
 
     def _run(self, product: Product, schedule: Callable[[Product], object]) -> Array:
         """``schedule(product)``, then its result, keeping the timings of :attr:`timings`."""
+        self._live()
         with self._lock:
             started = time.perf_counter()
             schedule(product)
@@ -452,7 +493,9 @@ class DistributedMatrix:
         y_local = np.ascontiguousarray(product(x[int(in_offsets[r]): int(in_offsets[r + 1])]))
         counts = np.diff(out_offsets)
         y = np.empty(int(out_offsets[-1]), self.dtype)
-        self._comm.Allgatherv(y_local, [y, (counts, out_offsets[:-1])])
+        comm = self._live()
+        complete([comm.Iallgatherv(y_local, [y, (counts, out_offsets[:-1])])],
+                 "gathering the result of every rank", comm)
         return y
 
 
@@ -465,15 +508,4 @@ def _consecutive_from(values: np.ndarray) -> int | None:
     return first if np.array_equal(values, np.arange(first, first + len(values))) else None
 
 
-def _formats(format: str | tuple[str, str] | None) -> tuple[str, str]:
-    if format is None:
-        return DEFAULT_FORMATS
-    if isinstance(format, str):
-        return format, format
-    pair = tuple(format)
-    if len(pair) != 2 or not all(isinstance(f, str) for f in pair):
-        raise ValueError(f"format must be a name or a pair (local, non-local), got {format!r}")
-    return pair
-
-
-__all__ = ["DEFAULT_FORMATS", "DistributedMatrix"]
+__all__ = ["DistributedMatrix"]

@@ -2,7 +2,9 @@
 rank, the whole matrix on one root rank (scattered from there), or a Matrix Market file each
 rank reads only its own rows of (:func:`clspmv.io.read_rows`).
 
-Every step that can fail on one rank runs under :func:`.collective.agree`, so the others raise too.
+Every step that can fail on one rank runs under :func:`.collective.agree`, so the others raise too;
+the ranks reading a file also agree on the shape in its header (the same path may name different
+files on different nodes).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import scipy.sparse as sp
 from .. import io
 from ..matrix import canonical_csr
 from .collective import agree
-from .partition import balanced_offsets, check_offsets, row_offsets
+from .partition import balanced_offsets, check_offsets, non_local_span, row_offsets
 
 
 @dataclass
@@ -36,34 +38,33 @@ Weigh = Callable[[sp.csr_matrix], np.ndarray]
 
 
 def is_path(A: object) -> bool:
+    """True where ``A`` is the path of a Matrix Market file."""
     return isinstance(A, (str, os.PathLike))
 
 
 def row_block(comm: Any, A: object, dtype: object, partition: object, offsets: object,
               root: int | None, weigh: Weigh | None = None) -> Block:
-    """This rank's :class:`Block` (collective over ``comm``). ``weigh``: rows are balanced by
-    its weights instead of ``partition``, weighed in equal shares of the rows (one per rank; all
-    of them on the ``root`` where there is one), so that every source gives the same blocks."""
+    """This rank's :class:`Block` (collective over ``comm``), from ``A`` as
+    :func:`.agreement.check_arguments` left it: the canonical CSR matrix on every rank, the
+    path, or the matrix on the ``root`` rank (None on the others). ``weigh``: rows are balanced
+    by its weights instead of ``partition``, weighed in equal shares of the rows (one per rank;
+    all of them on the ``root`` where there is one), so that every source gives the same
+    blocks."""
     if weigh is not None and offsets is None:
         partition = weigh
     if is_path(A):
         return _from_file(comm, os.fspath(A), dtype, partition, offsets)
     if root is None:
-        csr = agree(comm, "converting the matrix", lambda: canonical_csr(A, dtype))
+        csr = A
         if callable(partition):
             partition = _shared_weights(comm, partition, lambda lo, hi: csr[lo:hi], csr.shape[0])
         o = agree(comm, "partitioning the rows",
                   lambda: _offsets(np.diff(csr.indptr), comm.size, partition, offsets))
         return Block(csr.shape, o, csr[int(o[comm.rank]): int(o[comm.rank + 1])])
-    if not 0 <= root < comm.size:
-        raise ValueError(f"root must be a rank of the communicator (0..{comm.size - 1}), "
-                         f"got {root}")
 
     def prepare() -> tuple:
         if comm.rank != root:
             return None
-        if A is None:
-            raise ValueError(f"the root rank {root} was given no matrix")
         csr = canonical_csr(A, dtype)
         weights = partition
         if callable(partition):  # the shares the ranks weigh without a root, one by one
@@ -107,7 +108,8 @@ def _from_file(comm: Any, path: str, dtype: object, partition: object,
     def header() -> tuple[int, int]:
         return io.read_header(path).shape
 
-    shape = agree(comm, f"reading the header of {path}", header)
+    shape = agree(comm, f"reading the header of {path}", header,
+                  facts=lambda shape: {"shape": shape})
     m = shape[0]
     row_nnz = np.zeros(m, np.int64)
     if offsets is None and callable(partition):
@@ -145,3 +147,19 @@ def split_columns(rows: sp.csr_matrix, lo: int, hi: int
     local = part(mine, cols[mine] - lo, hi - lo)
     non_local = part(~mine, np.searchsorted(halo, cols[~mine]), halo.size)
     return local, non_local, halo
+
+
+def split_block(rows: sp.csr_matrix, lo: int, hi: int
+                ) -> tuple[sp.csr_matrix, sp.csr_matrix, np.ndarray, np.ndarray]:
+    """:func:`split_columns`, with the non-local part cut down to the rows it stores: (local
+    part, non-local part, halo, the block's rows that the non-local part's rows are: a range
+    around the rows with non-local entries where :func:`.partition.non_local_span` takes one,
+    else those rows)."""
+    local, non_local, halo = split_columns(rows, lo, hi)
+    nl_rows = np.flatnonzero(np.diff(non_local.indptr))
+    span = non_local_span(nl_rows)
+    if span is not None:
+        nl_rows = np.arange(*span)
+    if nl_rows.size < non_local.shape[0]:
+        non_local = non_local[nl_rows]
+    return local, non_local, halo, nl_rows

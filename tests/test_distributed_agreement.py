@@ -1,0 +1,117 @@
+"""Ranks that disagree, or fail on their own, fail together with one clear error: the suite
+launches ``mpiexec -n 2`` and ``-n 3`` itself, each running every case of
+``distributed_agreement_worker.py`` once (PoCL limited to one thread per rank), with a timeout
+so that a rank left waiting fails the launch instead of hanging it. Each case is reported as its
+own test.
+
+Cases: every rank raising the same DistributedError naming the differing argument and its value
+per rank (an invalid mode on one rank; the mode, dtype, partition by name and by weights,
+row_offsets, format, shape, entries by checksum, A missing, a path against a matrix, the root,
+machine="probe" on one rank, a file whose header differs), or the rank that failed and its
+error (conversion, a DeviceError on upload, format selection, an allocation after the exchange
+plan); after each, a matrix built on the same communicator matches scipy (the ranks are still in
+step). Besides: ranks on different communicators (the waiting ones give up after
+CLSPMV_MPI_TIMEOUT seconds), a different mode per rank set after construction (products still
+right), and a closed matrix refusing products.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+from distributed_agreement_worker import CASES
+
+from mpi_launch import mpiexec
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+RANKS = (2, 3)
+LAUNCH_TIMEOUT = 300
+"""Seconds one mpiexec launch may take (all its cases: 6-8 s on the 2-core CI machine once the
+kernels are built; the first launch also builds them)."""
+
+
+@cache
+def _launch(ranks: int) -> dict[str, object]:
+    """The results of ``mpiexec -n ranks distributed_agreement_worker.py``."""
+    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), env.get("PYTHONPATH", "")])
+    env.pop("CLSPMV_MPI_TIMEOUT", None)  # the default bound: one case sets its own
+    spec = env.get("CLSPMV_TEST_DEVICES", "all").strip()
+    if spec not in ("", "all"):
+        env["CLSPMV_DEVICE"] = spec
+    command = [mpiexec(), "-n", str(ranks), sys.executable,
+               str(TESTS / "distributed_agreement_worker.py")]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env,
+                              timeout=LAUNCH_TIMEOUT, cwd=TESTS)
+    except subprocess.TimeoutExpired as err:
+        progress = err.stderr.decode() if isinstance(err.stderr, bytes) else err.stderr or ""
+        pytest.fail(f"mpiexec -n {ranks} did not finish in {LAUNCH_TIMEOUT} s (a rank left "
+                    f"waiting?); its progress:\n{progress[-3000:]}")
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULTS "):
+            return json.loads(line[len("RESULTS "):])
+    pytest.fail(f"mpiexec -n {ranks} exited with {done.returncode} without results:\n"
+                f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+
+
+@pytest.mark.parametrize("ranks,case", [(n, c) for n in RANKS for c in CASES],
+                         ids=[f"n{n}-{c}" for n in RANKS for c in CASES])
+def test_agreement_case(ranks: int, case: str) -> None:
+    results = _launch(ranks)
+    assert case in results, f"the worker did not run {case!r}"
+    failed = results[case]
+    if failed:
+        report = "\n".join(f"rank {rank}:\n{error}" for rank, error in failed.items())
+        pytest.fail(f"{case} failed on {len(failed)} of {ranks} ranks:\n{report}")
+
+
+# -- no MPI launch needed ------------------------------------------------------------------
+def test_timeout_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("mpi4py")
+    from clspmv.distributed.collective import DEFAULT_TIMEOUT, TIMEOUT_ENV, timeout
+
+    monkeypatch.delenv(TIMEOUT_ENV, raising=False)
+    assert timeout() == DEFAULT_TIMEOUT
+    for text, seconds in (("2.5", 2.5), (" 30 ", 30.0), ("0", None), ("", DEFAULT_TIMEOUT)):
+        monkeypatch.setenv(TIMEOUT_ENV, text)
+        assert timeout() == seconds, text
+    for text in ("soon", "-1", "nan"):
+        monkeypatch.setenv(TIMEOUT_ENV, text)
+        with pytest.raises(ValueError, match=f"{TIMEOUT_ENV} must be a number of seconds >= 0 "
+                                             f"\\(0: no bound\\), got '{text}'"):
+            timeout()
+
+
+def test_checksum_sees_every_array() -> None:
+    """The checksum of a matrix differs when one value, one column index or the row pointers
+    change, and when the bytes move between arrays."""
+    pytest.importorskip("mpi4py")
+    import numpy as np
+    from distributed_agreement_worker import uneven
+
+    from clspmv.canonical import canonical_csr
+    from clspmv.distributed.agreement import digest
+
+    A = canonical_csr(uneven())
+    base = digest(A.indptr, A.indices, A.data)
+    assert base == digest(A.indptr.copy(), A.indices.copy(), A.data.copy())
+    assert len(base) == 16
+    changed = []
+    for name, index in (("data", 3), ("indices", 3), ("indptr", 5)):
+        arrays = {k: getattr(A, k).copy() for k in ("indptr", "indices", "data")}
+        arrays[name][index] += 1
+        changed.append(digest(arrays["indptr"], arrays["indices"], arrays["data"]))
+    data = A.data.copy()
+    data[0] = np.nextafter(data[0], np.inf)  # one bit
+    changed.append(digest(A.indptr, A.indices, data))
+    changed.append(digest(A.indptr, np.concatenate([A.indices, A.data.view(np.int32)]),
+                          np.zeros(0)))
+    assert base not in changed and len(set(changed)) == len(changed), changed
