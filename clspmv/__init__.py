@@ -18,6 +18,7 @@ from .errors import (
     DeviceError,
     IndexOverflowError,
     MatrixFormatError,
+    StoredMatrixError,
     UnsuitableFormatError,
 )
 from .matrix import FORMATS, DeviceMatrix
@@ -33,6 +34,7 @@ __all__ = [
     "DeviceMatrix",
     "IndexOverflowError",
     "MatrixFormatError",
+    "StoredMatrixError",
     "MatrixStats",
     "UnsuitableFormatError",
     "devices",

@@ -6,26 +6,61 @@ hold no state of their own.
 
 from __future__ import annotations
 
+import decimal
+import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
+import pyopencl as cl
 import pyopencl.array as cl_array
 
 from . import host_buffers
 from .device import Device
-from .errors import IndexOverflowError
+from .errors import DeviceError, IndexOverflowError
 from .formats.base import INDEX_LIMIT
+from .precision import check_real
 
 Array = np.ndarray | cl_array.Array
 
 
-def check_real(dtype: np.dtype, what: str, ndim: int = 1) -> None:
-    """TypeError unless ``dtype`` holds real numbers (bool, integers, floats)."""
-    if dtype.kind == "c":
-        kind = "matrices" if ndim == 2 else "vectors"
-        raise TypeError(f"complex {kind} are not supported ({what} has dtype {dtype})")
-    if dtype.kind not in "biuf":
-        raise TypeError(f"{what} has dtype {dtype}; expected real numbers")
+def check_unmasked(a: object, what: str) -> None:
+    """TypeError for a numpy masked array with masked entries: numpy's conversions drop the mask,
+    so the values under it would be used as if they were not masked."""
+    if isinstance(a, np.ma.MaskedArray) and np.ma.is_masked(a):
+        raise TypeError(f"{what} is a masked array with masked entries, whose values clspmv "
+                        f"would use as they are: fill them first ({what}.filled(0))")
+
+
+def real_array(a: object, what: str) -> np.ndarray:
+    """``a`` as a numpy array of real numbers (a view where numpy makes one): TypeError for masked
+    entries, complex or non-numeric values and objects numpy cannot read as an array, ValueError
+    for ragged nested sequences."""
+    check_unmasked(a, what)
+    try:
+        arr = np.asarray(a)
+    except ValueError as err:  # numpy's words for ragged nested lists
+        raise ValueError(f"{what} is not a rectangular array of numbers ({err})") from err
+    except (TypeError, RuntimeError) as err:  # e.g. a sparse array of another library
+        raise TypeError(f"{what} ({type(a).__name__}) does not convert to a numpy array: {err}"
+                        ) from err
+    if arr.ndim == 0 and arr.dtype == object:
+        raise TypeError(f"{what} ({type(a).__name__}) is neither an array nor a sequence of "
+                        "numbers: pass a numpy array (for a matrix also a scipy.sparse one)")
+    check_real(arr.dtype, what, arr.ndim)
+    return arr
+
+
+def buffer_bytes(shape: tuple[int, ...], dtype: np.dtype, what: str, device: Device) -> int:
+    """The bytes of a device buffer of ``shape`` and ``dtype`` for operand ``what``;
+    :class:`DeviceError` above the device's largest allocation."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > device.max_allocation:
+        raise DeviceError(
+            f"{what} needs a buffer of {nbytes} bytes, above the {device.max_allocation} bytes "
+            f"{device.name} allows in one allocation; multiply in parts (fewer columns of X at a "
+            "time, or blocks of the matrix: row_offset, column_map)")
+    return nbytes
 
 
 def shape_of(a: object) -> tuple[int, ...]:
@@ -80,21 +115,40 @@ def row_block(row_offset: object, rows: int, side: object, what: str) -> RowBloc
     return RowBlock(int(row_offset), length)
 
 
-def scalar_arg(value: object, what: str, dtype: np.dtype) -> np.generic:
-    """``alpha`` or ``beta`` as a scalar of ``dtype``; TypeError for anything but a real number."""
-    arr = np.asarray(value)
-    if arr.ndim != 0 or arr.dtype.kind not in "biuf":
-        raise TypeError(f"{what} must be a real number, got {value!r}")
-    return dtype.type(arr)
+def scalar_arg(value: object, what: str, dtype: np.dtype, finite: bool = False) -> np.generic:
+    """``alpha`` or ``beta`` as a scalar of ``dtype``, rounded to nearest as numpy casts (beyond
+    float32's range: ±Inf with numpy's overflow warning): any real number (a Python int of any
+    size, float, Fraction or Decimal, a numpy real scalar or 0-d array). TypeError for anything
+    else, ValueError beyond float64's range and, where ``finite``, for NaN and ±Inf (also once
+    rounded to ``dtype``)."""
+    if isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, np.generic):
+        try:
+            number = float(value)  # exact for floats; ints beyond int64 and Fractions rounded
+        except (OverflowError, ValueError) as err:  # 10**400, Decimal("sNaN")
+            raise ValueError(f"{what} = {value!r} is not a float64 number ({err})") from err
+        scalar = dtype.type(number)
+    else:
+        arr = np.asarray(value)
+        if arr.ndim != 0 or arr.dtype.kind not in "biuf":
+            raise TypeError(f"{what} must be a real number, got {value!r}")
+        scalar = dtype.type(arr)
+    if finite and not math.isfinite(scalar):
+        beyond = f"beyond the range of {dtype} (the matrix's dtype)" if math.isfinite(
+            float(np.asarray(value, np.float64))) else "not finite"
+        raise ValueError(
+            f"{what} = {value!r} is {beyond}: the kernels scale each row's sum by {what}, the "
+            f"transpose kernels each term, which NaN and Inf tell apart; scale the result "
+            f"yourself ({what} * (M @ x)) or x")
+    return scalar
 
 
 def host_input(x: object, shape: tuple[int, ...], what: str, dtype: np.dtype) -> np.ndarray:
     """``x`` as a contiguous numpy array of ``dtype`` (a copy when it is another type, strided,
-    reversed or Fortran-ordered: column-major 2-D arrays stay column-major)."""
-    arr = np.asarray(x)
+    reversed or Fortran-ordered: column-major 2-D arrays stay column-major); see
+    :func:`real_array` for what is refused."""
+    arr = real_array(x, what)
     if arr.shape != shape:
         raise ValueError(f"{what} has shape {arr.shape}, expected {shape}")
-    check_real(arr.dtype, what, arr.ndim)
     if arr.ndim == 2 and is_fortran(arr):
         return np.asfortranarray(arr, dtype=dtype)
     return np.ascontiguousarray(arr, dtype=dtype)
@@ -109,6 +163,7 @@ def host_output(y: object, shape: tuple[int, ...], what: str, dtype: np.dtype
     if not isinstance(y, np.ndarray):
         raise TypeError(f"{what} must be a numpy array when the input is one, got "
                         f"{type(y).__name__}")
+    check_unmasked(y, what)
     check_output(y, shape, what, dtype)
     if not y.flags.writeable:
         raise ValueError(f"{what} is read-only; it is updated in place")
@@ -143,6 +198,8 @@ def device_input(x: cl_array.Array, shape: tuple[int, ...], what: str, device: D
         return None
     queue = device.queue
     wait_for_other_queue(x, queue)
+    if x.offset or x.dtype != dtype:
+        buffer_bytes(shape, dtype, what, device)  # the copy or conversion is a new buffer
     if x.offset:
         if x.ndim == 2:
             raise ValueError(f"{what} must be a C- or F-contiguous array without offset")
@@ -161,6 +218,7 @@ def device_output(y: object, shape: tuple[int, ...], what: str, x: cl_array.Arra
     as they are)."""
     queue = device.queue
     if y is None:
+        buffer_bytes(shape, dtype, what, device)
         order = "F" if x is not None and len(shape) == 2 and is_fortran(x) else "C"
         new = cl_array.zeros if zeros else cl_array.empty
         return new(queue, shape, dtype, order=order)
@@ -227,19 +285,28 @@ class Operands:
         self.transfers: dict[str, str] = {}
         """How x and y reached the kernels: ``"in place"``, ``"copied"`` or ``"device"``
         (:mod:`clspmv.host_buffers`)."""
+        self.in_bytes = math.prod(in_shape) * dtype.itemsize
         if self.on_device:
-            self.x_dev = device_input(x, in_shape, names[0], device, dtype)
-            self.y_dev = device_output(y, self.out_shape, names[1], self.x_dev, device, dtype,
-                                       keep_y)
-            if self.x_dev is not None and self.x_dev is x and x.base_data == self.y_dev.base_data:
-                # x and y in one buffer: the kernels would read x while writing y
-                self.x_dev = x.copy(queue=device.queue)
+            try:
+                self.x_dev = device_input(x, in_shape, names[0], device, dtype)
+                self.y_dev = device_output(y, self.out_shape, names[1], self.x_dev, device,
+                                           dtype, keep_y)
+                if self.x_dev is not None and self.x_dev is x \
+                        and x.base_data == self.y_dev.base_data:
+                    # x and y in one buffer: the kernels would read x while writing y
+                    self.x_dev = x.copy(queue=device.queue)
+            except cl.Error as err:  # a copy, conversion or new y the driver refuses
+                raise self._refused(err) from err
             self.transfers = {"x": host_buffers.DEVICE, "y": host_buffers.DEVICE}
         else:
             self.x_host = host_input(x, in_shape, names[0], dtype)
             self.y_host = host_output(y, self.out_shape, names[1], dtype)
             if self.y_host is not None and np.may_share_memory(self.x_host, self.y_host):
                 self.x_host = self.x_host.copy(order="K")  # the kernels read x while writing y
+            if self.x_host.size:
+                buffer_bytes(in_shape, dtype, names[0], device)
+            if not self.empty:
+                buffer_bytes(self.out_shape, dtype, names[1], device)
             self.x_in_place = host_buffers.usable(self.x_host, dtype, device)
             own = isinstance(x, np.ndarray) and np.may_share_memory(self.x_host, x)
             self.transfers["x"] = (host_buffers.IN_PLACE if self.x_in_place and own
@@ -253,9 +320,23 @@ class Operands:
     def to_device(self, beta: np.generic, pool: host_buffers.OutputPool | None = None) -> None:
         """Bring numpy operands to the device: buffers on their memory where they can be used in
         place, else copies (y only where the product reads it). A new y takes its memory from
-        ``pool`` (:class:`clspmv.host_buffers.OutputPool`) where one is given."""
+        ``pool`` (:class:`clspmv.host_buffers.OutputPool`) where one is given.
+        :class:`DeviceError` where the driver refuses a buffer (out of device memory)."""
         if self.on_device:
             return
+        try:
+            self._transfer(beta, pool)
+        except cl.Error as err:  # MemoryError, or LogicError for a size the driver refuses
+            raise self._refused(err) from err
+
+    def _refused(self, err: cl.Error) -> DeviceError:
+        return DeviceError(
+            f"the OpenCL driver of {self.device.name} refused the buffers of the product "
+            f"({self.in_bytes} bytes for the input, "
+            f"{math.prod(self.out_shape) * self.dtype.itemsize} bytes for the output): {err}; "
+            "free device memory or multiply in parts")
+
+    def _transfer(self, beta: np.generic, pool: host_buffers.OutputPool | None) -> None:
         device, queue, x = self.device, self.device.queue, self.x_host
         if not x.size:
             self.x_dev = None

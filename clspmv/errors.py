@@ -23,6 +23,10 @@ class MatrixFormatError(ClspmvError, ValueError):
     """A Matrix Market file is malformed; the message names the line."""
 
 
+class StoredMatrixError(ClspmvError, ValueError):
+    """A pickled device matrix is damaged, or was stored by an incompatible clspmv."""
+
+
 class IndexOverflowError(ClspmvError, ValueError):
     """Dimensions or entry counts do not fit the 32-bit index type of the kernels."""
 

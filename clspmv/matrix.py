@@ -39,10 +39,13 @@ from .dispatch import (
 from .errors import DeviceError
 from .formats import FORMAT_CLASSES, Format, convert
 from .formats.base import Triplets
+from .formats.conversion import check_int
+from .formats.layout import check_work_group_size
+from .matrix_state import host_state, rebuild, restore
 from .model import select
 from .model.order_probe import ensure_ell_order
 from .precision import Precision, resolve
-from .sparse_api import ScipyOperators, TransposedMatrix, host_state, rebuild, restore
+from .sparse_api import ScipyOperators, TransposedMatrix
 from .vectors import DeviceVectors
 
 FORMATS: tuple[str, ...] = tuple(FORMAT_CLASSES)
@@ -158,18 +161,28 @@ class DeviceMatrix(ScipyOperators):
         applies beta to) the entries ``y[column_map[j]]`` only, leaving the others as they are
         (zero in a new y). :meth:`matvec`'s ``row_offset`` places the rows in a longer y.
 
-        Raises ValueError for an unknown format, TypeError for another ``dtype``,
-        :class:`UnsuitableFormatError` when the format would pad absurdly, :class:`DeviceError`
-        for float64 or ``"mixed"`` on a device without fp64 or data the device cannot hold,
-        :class:`IndexOverflowError` beyond 32-bit indices.
+        Raises ValueError for an unknown format or parameter value, TypeError for another
+        ``dtype``, a parameter the format lacks or of the wrong type, and for an ``A`` that is
+        not real numbers (complex whatever ``dtype``, objects, strings, dates) or has masked
+        entries; ValueError for an ``A`` that is not 2-D, a scipy matrix with corrupt index
+        arrays, or (default ``dtype`` only) values float64 would round
+        (:func:`clspmv.canonical.canonical_csr`); :class:`UnsuitableFormatError` when the format
+        would pad absurdly, :class:`DeviceError` for float64 or ``"mixed"`` on a device without
+        fp64 or data the device cannot hold, :class:`IndexOverflowError` beyond 32-bit indices.
         """
-        if format not in FORMAT_CLASSES and format != "auto":
+        if not isinstance(format, str) or (format not in FORMAT_CLASSES and format != "auto"):
             raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)} "
                              "or 'auto'")
+        if trial is not None and not isinstance(trial, (bool, np.bool_)):
+            raise TypeError(f"trial must be True, False or None, got {trial!r}")
+        if expected_products is not None:
+            check_int("expected_products", expected_products)
         if format == "auto" and params:
             raise ValueError(f"format parameters ({', '.join(params)}) belong to a named format; "
                              "name one (format=...) or leave them out with format='auto'")
         dev = select_device(device)
+        if work_group_size is not None:  # 0 is not "the default"
+            check_work_group_size(work_group_size, dev.max_work_group_size)
         transposed = sp.issparse(A) and A.format == "csc"
         if column_map is not None and transposed:
             raise ValueError("column_map needs a CSR (or COO, dense) matrix: convert the CSC "
@@ -340,7 +353,11 @@ class DeviceMatrix(ScipyOperators):
         returned. With a ``pyopencl.array.Array`` ``x`` (same context) the result stays on the
         device: a given ``y`` array is updated in place, else a new one is returned. ``method``
         matters only for CSC input, whose product is a transpose product (see
-        :data:`TRANSPOSE_METHODS`).
+        :data:`TRANSPOSE_METHODS`). ``alpha`` and ``beta`` are any real numbers
+        (:func:`clspmv.arguments.scalar_arg`); ``alpha`` must be finite (the kernels scale
+        sums, the transpose kernels terms: NaN and Inf tell them apart), a NaN or infinite
+        ``beta`` scales y as IEEE says. An operand beyond the device's largest allocation, or
+        one its driver refuses, raises :class:`DeviceError` naming it and its bytes.
 
         ``row_offset``: the matrix is a row block of a larger one, and ``y`` (required) is the
         larger one's output: rows ``[row_offset, row_offset + m)`` of ``y`` get
@@ -417,7 +434,8 @@ class DeviceMatrix(ScipyOperators):
         elif block is not None:
             out_shape = (block.length, *out_shape[1:])
         dtype = self.dtype
-        alpha_v, beta_v = scalar_arg(alpha, "alpha", dtype), scalar_arg(beta, "beta", dtype)
+        alpha_v = scalar_arg(alpha, "alpha", dtype, finite=True)
+        beta_v = scalar_arg(beta, "beta", dtype)
         ops = Operands(x, y, (in_shape, out_shape), names, self._device, dtype, keep_y)
         if ops.empty:
             return ops.result()
@@ -517,20 +535,33 @@ class DeviceMatrix(ScipyOperators):
 
     def astype(self, dtype: object) -> DeviceMatrix:
         """A new device matrix of ``dtype`` (float32, float64 or ``"mixed"``) in the same format,
-        with the same parameters, on the same device: the stored arrays are read back, converted
-        and uploaded again (this matrix is unchanged)."""
+        on the same device: the stored arrays are read back, converted and uploaded again with
+        the parameters this matrix was converted with (those given to :meth:`from_scipy`, and
+        :meth:`retuned`'s), the others derived for ``dtype`` as :meth:`from_scipy` derives them
+        (this matrix is unchanged). ValueError (or TypeError) where a given parameter does not
+        suit ``dtype``, e.g. ``csr-merge``'s ``items`` beyond what float64 fits in local
+        memory."""
         return rebuild(DeviceMatrix, self._state(), self._device, dtype)
 
     def copy(self) -> DeviceMatrix:
         """A new device matrix equal to this one (same format, parameters, precision and
-        device), made like :meth:`astype`."""
+        device), made like :meth:`astype`; ``copy.copy(M)`` and ``copy.deepcopy(M)`` are this
+        too (the device is kept, a user's context and queue included)."""
         return rebuild(DeviceMatrix, self._state(), self._device)
+
+    def __copy__(self) -> DeviceMatrix:
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict) -> DeviceMatrix:
+        return self.copy()
 
     def __reduce__(self) -> tuple:
         """Pickling stores the matrix read back (CSR arrays of the stored matrix), its format,
-        parameters, precision, column map and the device's platform and name; unpickling
-        uploads it again to that device if present, else to the default device with a
-        RuntimeWarning. A user's context or queue is not stored (clspmv's own is used)."""
+        the parameters it was converted with, precision, column map and the device's platform
+        and name (:mod:`clspmv.matrix_state`); unpickling uploads it again to that device if
+        present, else to the default device with a RuntimeWarning (the parameters not given are
+        derived for the device it lands on). A user's context or queue is not stored (clspmv's
+        own is used). A state that clspmv did not write raises :class:`ClspmvError`."""
         return restore, (DeviceMatrix, self._state())
 
     def _state(self) -> dict[str, object]:

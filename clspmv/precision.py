@@ -63,12 +63,27 @@ class Precision:
         return cls(value, value)
 
 
+def check_real(dtype: np.dtype, what: str, ndim: int = 2) -> None:
+    """TypeError unless ``dtype`` holds real numbers (bool, integers, floats): complex values
+    would lose their imaginary parts, objects (None among them) and strings would be guessed.
+    ``what`` names the array, ``ndim`` its dimensions (a vector or a matrix)."""
+    if dtype.kind == "c":
+        kind = "vectors" if ndim == 1 else "matrices"
+        raise TypeError(f"complex {kind} are not supported ({what} has dtype {dtype}): clspmv "
+                        f"has no complex kernels; take {what}.real explicitly if the imaginary "
+                        "parts are zero, or multiply the real and imaginary parts separately")
+    if dtype.kind not in "biuf":
+        hidden = " (None would become NaN)" if dtype.kind == "O" else ""
+        raise TypeError(f"{what} has dtype {dtype}; expected real numbers (bool, integers or "
+                        f"floats): convert it explicitly{hidden}, e.g. {what}.astype(np.float64), "
+                        "once its values are numbers")
+
+
 def resolve(requested: object, source: np.dtype) -> Precision:
     """The precision for ``dtype=requested`` of a matrix whose values are of type ``source``:
-    None keeps a float32/float64 source and turns anything else into float64."""
+    None keeps a float32/float64 source and turns any other real type into float64. TypeError
+    for a ``source`` that is not real (:func:`check_real`), whatever is requested."""
+    check_real(np.dtype(source), "A")
     if requested is None:
-        if np.issubdtype(source, np.complexfloating):
-            raise TypeError("complex matrices are not supported; pass dtype=float32, float64 or "
-                            "'mixed'")
         return Precision.of(source if source in VALUE_DTYPES else np.float64)
     return Precision.of(requested)

@@ -3,9 +3,8 @@
 :class:`ScipyOperators` holds what :class:`clspmv.DeviceMatrix` and its transposed view
 (:class:`TransposedMatrix`, ``M.T``) share: ``@`` on either side, ``dot``, ``ndim``, ``todense``,
 and the clear errors of what scipy has and clspmv has not (``len(M)``, ``np.asarray(M)``,
-element-wise arithmetic). The pieces of pickling, :meth:`DeviceMatrix.astype` and
-:meth:`DeviceMatrix.copy` live here too: :func:`host_state` reads a matrix back into plain numpy
-arrays and names, :func:`rebuild` converts and uploads them again.
+element-wise arithmetic). Pickling, :meth:`DeviceMatrix.astype` and :meth:`DeviceMatrix.copy`
+go through the plain-data state of :mod:`clspmv.matrix_state`.
 
 Semantics follow scipy's sparse *arrays* (``csr_array``): ``todense()`` returns an ``ndarray``
 like ``toarray()`` (not ``np.matrix``), ``M * x`` would be element-wise (refused here: use
@@ -15,20 +14,11 @@ by dense vectors and matrices; ``M.to_scipy() @ B`` computes it on the host).
 
 from __future__ import annotations
 
-import inspect
-import warnings
-
 import numpy as np
 import pyopencl.array as cl_array
 import scipy.sparse as sp
 
-from .canonical import canonical_csr
-from .device import Device, devices, select_device
-from .formats import FORMAT_CLASSES, Format, convert
-from .precision import Precision
-
-STATE_VERSION = 1
-"""Version of the pickled state (:func:`host_state`)."""
+from .arguments import real_array
 
 _ELEMENTWISE = ("element-wise arithmetic on a device matrix is not supported: {op} needs "
                 "scipy.sparse on the host (M.to_scipy() {op} ...), then "
@@ -43,7 +33,7 @@ def _ndim(other: object) -> int:
             f"clspmv multiplies a device matrix by dense vectors and matrices (numpy or "
             f"pyopencl arrays), not by a sparse {type(other).__name__}: use "
             "M.to_scipy() @ B for a sparse product on the host, or B.toarray()")
-    return int(np.ndim(other))
+    return real_array(other, "x").ndim
 
 
 class ScipyOperators:
@@ -213,78 +203,3 @@ class TransposedMatrix(ScipyOperators):
 
     def __repr__(self) -> str:
         return f"<transposed view of {self._matrix!r}>"
-
-
-# -- host state: pickling, astype, copy ---------------------------------------------------------
-def conversion_params(fmt: Format) -> dict[str, object]:
-    """The parameters of ``fmt`` that its conversion takes (the others are derived)."""
-    accepted = inspect.signature(type(fmt).from_csr).parameters
-    return {key: value for key, value in fmt.params.items() if key in accepted}
-
-
-def device_spec(device: Device) -> dict[str, str]:
-    """What identifies a device across processes: platform and device names, type."""
-    return {"platform": device.platform, "name": device.name, "type": device.type}
-
-
-def find_device(spec: dict[str, str]) -> Device:
-    """The device of a :func:`device_spec` if present (same platform and name), else the default
-    device with a RuntimeWarning naming both."""
-    for dev in devices():
-        if dev.platform == spec["platform"] and dev.name == spec["name"]:
-            return dev
-    dev = select_device()
-    warnings.warn(f"the matrix was stored from {spec['name']} ({spec['platform']}), which is not "
-                  f"present here; it goes to the default device {dev.name} ({dev.platform})",
-                  RuntimeWarning, stacklevel=3)
-    return dev
-
-
-def host_state(fmt: Format, transposed_storage: bool, n_cols: int | None, nnz: int,
-               device: Device) -> dict[str, object]:
-    """A matrix's stored arrays read back into plain numpy arrays, with the names and numbers
-    that :func:`rebuild` needs (no clspmv class appears in it: it is what a pickle holds)."""
-    rows, cols, vals = fmt.to_coo(fmt.download())
-    stored = sp.csr_matrix((vals, (rows, cols)), shape=fmt.shape, dtype=fmt.dtype)
-    stored.sum_duplicates()
-    return {
-        "version": STATE_VERSION,
-        "shape": tuple(fmt.shape),
-        "data": stored.data, "indices": stored.indices, "indptr": stored.indptr,
-        "format": fmt.name,
-        "params": conversion_params(fmt),
-        "work_group_size": fmt.layout.work_group_size,
-        "precision": Precision(fmt.dtype, fmt.accumulate).name,
-        "transposed_storage": transposed_storage,
-        "column_map": fmt.column_map,
-        "n_cols": n_cols,
-        "nnz": nnz,
-        "device": device_spec(device),
-    }
-
-
-def rebuild(cls: type, state: dict[str, object], device: Device | None = None,
-            precision: object = None) -> object:
-    """Convert and upload a :func:`host_state` again, to ``device`` (None: the device the state
-    names if present, else the default with a warning), in ``precision`` (None: the state's)."""
-    if state.get("version") != STATE_VERSION:
-        raise ValueError(f"a device matrix stored by another clspmv (state version "
-                         f"{state.get('version')!r}, this one reads {STATE_VERSION})")
-    dev = find_device(state["device"]) if device is None else device
-    prec = Precision.of(state["precision"] if precision is None else precision)
-    dev.require(prec)
-    stored = sp.csr_matrix((state["data"], state["indices"], state["indptr"]),
-                           shape=state["shape"])
-    csr = canonical_csr(stored, prec.name)
-    wg = state["work_group_size"]
-    fmt_cls = FORMAT_CLASSES[state["format"]]
-    layout = fmt_cls.layout_for(dev, wg if wg <= dev.max_work_group_size else None)
-    fmt = convert(csr, state["format"], layout, prec, column_map=state["column_map"],
-                  owned=True, **state["params"])
-    return cls.upload(fmt, dev, transposed_storage=state["transposed_storage"],
-                      n_cols=state["n_cols"], nnz=state["nnz"])
-
-
-def restore(cls: type, state: dict[str, object]) -> object:
-    """Unpickle a device matrix (the function its ``__reduce__`` names)."""
-    return rebuild(cls, state)

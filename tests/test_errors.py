@@ -49,7 +49,8 @@ def test_wrong_y(small) -> None:
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="y is read-only"):
         small.matvec(x, ro)
-    with pytest.raises(TypeError, match="complex"):
+    with pytest.raises(TypeError, match=r"complex vectors are not supported \(x has dtype "
+                                        r"complex128\): clspmv has no complex"):
         small.matvec(np.ones(20, complex))
 
 
@@ -78,8 +79,11 @@ def test_unknown_format_and_params(device) -> None:
 def test_bad_dtypes(device) -> None:
     with pytest.raises(TypeError, match="dtype must be float32, float64 or .mixed., got int32"):
         clspmv.DeviceMatrix.from_scipy(sp.eye(3), device=device, dtype=np.int32)
-    with pytest.raises(TypeError, match="complex matrices are not supported"):
-        clspmv.DeviceMatrix.from_scipy(sp.eye(3, dtype=complex), device=device)
+    for dtype in (None, np.float64):  # a named real dtype would drop the imaginary parts
+        with pytest.raises(TypeError, match=r"complex matrices are not supported \(A has dtype "
+                                            r"complex128\): clspmv has no complex kernels; "
+                                            r"take A.real explicitly"):
+            clspmv.DeviceMatrix.from_scipy(sp.eye(3, dtype=complex), device=device, dtype=dtype)
     with pytest.raises(ValueError, match="expected a 2-D matrix"):
         clspmv.DeviceMatrix.from_scipy(np.ones(4), device=device)
     # integer and boolean input become float64
@@ -166,9 +170,12 @@ def test_host_x_of_any_real_dtype_and_layout_is_converted(square) -> None:
 
 def test_non_numeric_x_and_scalars_are_type_errors(square) -> None:
     _, M = square
-    with pytest.raises(TypeError, match=r"x has dtype <U1; expected real numbers"):
+    with pytest.raises(TypeError, match=r"x has dtype <U1; expected real numbers \(bool, "
+                                        r"integers or floats\): convert it explicitly"):
         M.matvec(np.array(["a"] * 25))
-    with pytest.raises(TypeError, match=r"complex vectors are not supported \(x has dtype"):
+    with pytest.raises(TypeError, match=r"complex vectors are not supported \(x has dtype "
+                                        r"complex64\): clspmv has no complex kernels; take "
+                                        r"x.real explicitly"):
         M.matvec(np.ones(25, np.complex64))
     with pytest.raises(TypeError, match=r"alpha must be a real number, got 1j"):
         M.matvec(np.ones(25), alpha=1j)
@@ -210,7 +217,8 @@ def test_device_vectors(square, device) -> None:
                    np.float32)
     with pytest.raises(ValueError, match=r"x is a non-contiguous pyopencl array \(strides"):
         M.matvec(big[::2])
-    with pytest.raises(TypeError, match="complex vectors are not supported"):
+    with pytest.raises(TypeError, match=r"complex vectors are not supported \(x has dtype "
+                                        r"complex64\)"):
         M.matvec(cl_array.to_device(q, np.ones(25, np.complex64)))
     # y in the same buffer as x: x is copied first, or the kernels would read what they write
     v = cl_array.to_device(q, x[:25].copy())

@@ -124,6 +124,48 @@ def test_driver_refusal_is_a_device_error_and_leaks_nothing() -> None:
     assert out["error"] < 1e-4
 
 
+# Also in a subprocess with a small PoCL memory limit: a vector the driver refuses (it is above the
+# real largest allocation; the faked facts let it past clspmv's own guard: pyopencl's LogicError
+# before). The copy path (a GPU's) is the same guard around every buffer of the product.
+VECTOR_REFUSAL = r"""
+import dataclasses, json
+import numpy as np, scipy.sparse as sp
+import clspmv
+
+dev = next(d for d in clspmv.devices() if d.platform == "Portable Computing Language")
+liar = dataclasses.replace(dev, max_allocation=1 << 40, global_memory=1 << 41)
+n = dev.max_allocation // 4 + 1024
+A = sp.csr_matrix((np.ones(2, np.float32), ([0, 1], [0, n - 1])), shape=(2, n))
+M = clspmv.DeviceMatrix.from_scipy(A, format="csr-scalar", device=liar, dtype=np.float32)
+messages = []
+try:
+    M @ np.ones(n, np.float32)  # a buffer on the array's own memory
+except clspmv.DeviceError as err:
+    messages.append(str(err))
+small = np.ones(5, np.float32)
+B = clspmv.DeviceMatrix.from_scipy(sp.eye(5, format="csr"), device=liar, dtype=np.float32)
+print(json.dumps({"messages": messages, "n": n, "after": (B @ small).tolist()}))
+"""
+
+
+def test_driver_refusal_of_a_vector_is_a_device_error() -> None:
+    if not any(d.platform == "Portable Computing Language" for d in clspmv.devices()):
+        pytest.skip("needs PoCL, whose memory limit (POCL_MEMORY_LIMIT) can be made small")
+    env = {**os.environ, "POCL_MEMORY_LIMIT": "1"}  # 1 GiB: largest allocation 256 MiB
+    run = subprocess.run([sys.executable, "-c", VECTOR_REFUSAL], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.splitlines()[-1])
+    name = clspmv.select_device("cpu").name
+    assert len(out["messages"]) == 1, out
+    for message in out["messages"]:
+        assert message.startswith(
+            f"the OpenCL driver of {name} refused the buffers of the product ({out['n'] * 4} "
+            "bytes for the input, 8 bytes for the output): "), message
+        assert message.endswith("; free device memory or multiply in parts"), message
+    assert out["after"] == [1.0] * 5  # the device still works
+
+
 # -- builds ----------------------------------------------------------------------------------------
 def test_build_failure_carries_the_compiler_log(device, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:

@@ -629,8 +629,8 @@ def test_calibrate_end_to_end_on_small_matrices(device, monkeypatch) -> None:
     monkeypatch.setattr(probes, "X_PROBE_MIB", (1, 2, 4))
     streams, copy_rate = [], bandwidth_mod.copy_rate
 
-    def recorded(dev, repeat):  # the reports' copy kernels, on 1 MiB buffers
-        streams.append(copy_rate(dev, repeat))
+    def recorded(dev, repeat, progress=True):  # the reports' copy kernels, on 1 MiB buffers
+        streams.append(copy_rate(dev, repeat, progress))
         return streams[-1]
     monkeypatch.setattr(bandwidth_mod, "buffer_bytes", lambda dev: 1 << 20)
     monkeypatch.setattr(bandwidth_mod, "copy_rate", recorded)

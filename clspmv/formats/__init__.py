@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -31,6 +33,11 @@ are in these): the ones a time model describes and a strips plan chooses from.""
 Strips.block_formats = {name: FORMAT_CLASSES[name] for name in SINGLE_FORMATS}
 
 
+def parameter_names(format: str) -> tuple[str, ...]:
+    """The parameters of a format (those its ``from_csr`` takes after the matrix and layout)."""
+    return tuple(inspect.signature(FORMAT_CLASSES[format].from_csr).parameters)[2:]
+
+
 def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precision,
             column_map: object = None, owned: bool = False, **params: object) -> Format:
     """Lay out a canonical CSR matrix (:func:`clspmv.matrix.canonical_csr`, values of
@@ -46,14 +53,24 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
     (:func:`clspmv.host_buffers.matrix_buffer`). By default the upload copies, so that a
     matrix whose arrays the caller changes later keeps the values it was uploaded with.
 
-    Raises ValueError for an unknown format or parameter values the format refuses,
+    The format records ``params`` (:attr:`Format.requested`): converting again with them makes
+    the same layout.
+
+    Raises ValueError for an unknown format or parameter values the format refuses, TypeError
+    for a parameter the format does not have or a value of the wrong type,
     :class:`~clspmv.errors.UnsuitableFormatError` when the format would pad absurdly,
     :class:`~clspmv.errors.IndexOverflowError` beyond 32-bit indices.
     """
-    cls = FORMAT_CLASSES.get(format)
+    cls = FORMAT_CLASSES.get(format) if isinstance(format, str) else None
     if cls is None:
         raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMAT_CLASSES)}")
+    unknown = sorted(set(params) - set(parameter_names(format)))
+    if unknown:
+        raise TypeError(f"format {format!r} got an unexpected keyword argument "
+                        f"{', '.join(map(repr, unknown))}; its parameters: "
+                        f"{', '.join(parameter_names(format)) or 'none'}")
     fmt = cls.from_csr(csr, layout, **params)
+    fmt.requested = dict(params)
     fmt.accumulate = precision.accumulate
     fmt.owned_arrays = owned
     if column_map is not None:
@@ -61,4 +78,4 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
     return fmt
 
 
-__all__ = ["FORMAT_CLASSES", "SINGLE_FORMATS", "Format", "Layout", "convert"]
+__all__ = ["FORMAT_CLASSES", "SINGLE_FORMATS", "Format", "Layout", "convert", "parameter_names"]

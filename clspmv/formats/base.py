@@ -98,14 +98,8 @@ class Format(ABC):
     DIA): it refuses a matrix (:class:`UnsuitableFormatError`, :func:`check_padding`) whose padded
     layout would exceed :data:`MAX_PADDING_RATIO` times CSR's bytes (and :data:`PADDING_FLOOR`)."""
 
-    def __init__(
-        self,
-        shape: tuple[int, int],
-        dtype: np.dtype,
-        layout: Layout,
-        arrays: dict[str, np.ndarray],
-        **params: int,
-    ) -> None:
+    def __init__(self, shape: tuple[int, int], dtype: np.dtype, layout: Layout,
+                 arrays: dict[str, np.ndarray], **params: int) -> None:
         self.shape = shape
         self.params = params
         """Layout parameters chosen for this matrix (threads per row, widths, sigma, ...)."""
@@ -116,6 +110,8 @@ class Format(ABC):
         self.layout = layout
         self.owned_arrays = False
         """True when the host arrays are clspmv's own (``convert(..., owned=True)``)."""
+        self.requested: dict[str, object] = {}
+        """The parameters given to :func:`~clspmv.formats.convert` and :meth:`retuned`."""
         self.host: dict[str, np.ndarray] | None = arrays
         self.buffers: dict[str, cl.Buffer] = {}
         self.device: Device | None = None
@@ -391,6 +387,7 @@ class Format(ABC):
         new.layout = Layout.for_device(self.device, work_group_size
                                        or self.layout.work_group_size)
         new.params = {**self.params, **options}
+        new.requested = {**self.requested, **options}
         new._lazy_kernels = {}
         new.check_params()
         new.prepare_kernels()

@@ -119,6 +119,14 @@ def check_flag(name: str, value: object, default: bool) -> bool:
     raise TypeError(f"{name} must be True or False, got {value!r}")
 
 
+def check_int(name: str, value: object) -> int:
+    """``value`` as an int: a Python or numpy integer, not a bool; TypeError for anything else (a
+    float would be truncated, a bool taken for 0 or 1)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    return int(value)
+
+
 def check_unroll(unroll: object) -> int:
     """``unroll`` as an int, or ValueError unless it is one of :data:`UNROLL_FACTORS`."""
     if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)) \
@@ -128,14 +136,15 @@ def check_unroll(unroll: object) -> int:
 
 
 def check_threads(threads: object, choices: tuple[int, ...], layout: Layout) -> int:
-    """ValueError unless ``threads`` (work-items per row) is one of ``choices`` and at most the
-    layout's work-group size."""
-    if threads not in choices or threads > layout.work_group_size:  # type: ignore[operator]
+    """``threads`` (work-items per row) as an int; ValueError unless it is one of ``choices``
+    and at most the layout's work-group size (TypeError unless an int)."""
+    count = check_int("threads_per_row", threads)
+    if count not in choices or count > layout.work_group_size:
         raise ValueError(
             f"threads_per_row must be one of {choices} and at most the work-group "
             f"size {layout.work_group_size}, got {threads}"
         )
-    return int(threads)  # type: ignore[call-overload]
+    return count
 
 
 def check_column_map(column_map: object, columns: int) -> np.ndarray:
@@ -144,8 +153,9 @@ def check_column_map(column_map: object, columns: int) -> np.ndarray:
     cmap = np.asarray(column_map)
     if cmap.ndim != 1 or cmap.size != columns or (cmap.size and (
             cmap.dtype.kind not in "iu" or cmap.min() < 0)):
-        raise ValueError(f"column_map must hold {columns} non-negative column indices "
-                         f"(one per column of the block), got shape {cmap.shape}")
+        raise ValueError(f"column_map must hold {columns} non-negative integer column indices "
+                         f"(one per column of the block), got shape {cmap.shape} and dtype "
+                         f"{cmap.dtype}")
     if cmap.size and cmap.max() > INDEX_LIMIT:
         raise IndexOverflowError("column_map holds indices beyond the kernels' 32-bit range")
     if np.unique(cmap).size != cmap.size:

@@ -44,6 +44,7 @@ import scipy.sparse as sp
 
 from ..device import Device
 from .base import INDEX_DTYPE, Format, Layout, Triplets, entry_rows, row_lengths, scalar
+from .conversion import check_flag, check_int
 from .layout import LOCKSTEP_SIMD
 
 MAX_CHUNK = 64
@@ -90,7 +91,7 @@ def chunk_size(nnz: int, layout: Layout) -> int:
 def check_items(items: int, staged: bool) -> int:
     """``items`` as an int; ValueError unless at least 1 and, staged, a power of two up to
     :data:`MAX_STAGED_ITEMS`."""
-    items = int(items)
+    items = check_int("items", items)
     if not staged:
         if items < 1:
             raise ValueError(f"items must be at least 1, got {items}")
@@ -165,7 +166,7 @@ class CooPart:
                itemsize: int) -> dict[str, int]:
         """The parameters of ``nnz`` triplets of values of ``itemsize`` bytes (defaults: see
         the module docstring)."""
-        staged = layout.lockstep if staged is None else bool(staged)
+        staged = check_flag("staged", staged, layout.lockstep)
         if items is None:
             items = staged_items(itemsize) if staged else SERIAL_ITEMS
         p = self.prefix

@@ -116,7 +116,7 @@ class CsrVector(LongRowSplit, CsrFamily):
         main, tail = split_long_rows(csr, layout, long_rows)
         if threads_per_row is None:
             threads_per_row = mean_row_threads(main)
-        check_threads(threads_per_row, VECTOR_WIDTHS, layout)
+        threads_per_row = check_threads(threads_per_row, VECTOR_WIDTHS, layout)
         return cls._plain(main, layout, threads_per_row, unroll).attach_tail(tail)
 
     def check_params(self) -> None:

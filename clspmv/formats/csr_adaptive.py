@@ -51,7 +51,7 @@ import scipy.sparse as sp
 from ..device import Device
 from .adaptive_split import split_partition
 from .base import INDEX_DTYPE, Layout, scalar
-from .conversion import check_flag
+from .conversion import check_flag, check_int
 from .csr import CsrFamily, csr_arrays, mean_row_threads
 
 MAX_LOAD_BYTES = 128
@@ -287,7 +287,7 @@ class CsrAdaptive(CsrFamily):
         (:mod:`.adaptive_split`) instead of greedy blocks of whole rows; True or False, or None
         for off."""
         limit = max_block_entries(layout, csr.dtype.itemsize)
-        cap = limit if block_entries is None else int(block_entries)
+        cap = limit if block_entries is None else check_int("block_entries", block_entries)
         if not 2 <= cap <= limit:
             raise ValueError(
                 f"block_entries must be between 2 and {limit} (the products of a row block must "

@@ -24,6 +24,7 @@ import pyopencl as cl
 import scipy.sparse as sp
 
 from .base import INDEX_DTYPE, Layout, check_unroll, scalar
+from .conversion import check_int
 from .csr import CsrFamily, csr_arrays
 from .long_rows import AUTO, LongRowSplit, split_long_rows
 
@@ -79,7 +80,7 @@ class CsrBlocks(LongRowSplit, CsrFamily):
             unroll = DEFAULT_UNROLL
         if blocks is None:
             blocks = block_count(rows, csr.nnz, layout.compute_units)
-        elif blocks < 1:
+        elif check_int("blocks", blocks) < 1:
             raise ValueError(f"blocks must be at least 1, got {blocks}")
         unroll = check_unroll(unroll)
         blocks = min(blocks, rows)  # at most one block per row

@@ -61,6 +61,7 @@ import scipy.sparse as sp
 
 from ..device import Device
 from .base import INDEX_DTYPE, Layout, scalar
+from .conversion import check_flag, check_int
 from .csr import CsrFamily, csr_arrays, mean_row_threads
 from .csr_adaptive import MAX_LOAD_BYTES, SUM_BYTES
 from .csr_blocks import BLOCKS_PER_UNIT, MIN_BLOCK_ENTRIES
@@ -156,9 +157,7 @@ class CsrMerge(CsrFamily):
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, staged: bool | None = None,
                  items: int | None = None, shares: int | None = None) -> CsrMerge:
-        if staged is None:
-            staged = layout.lockstep
-        staged = bool(staged)
+        staged = check_flag("staged", staged, layout.lockstep)
         rows, nnz = csr.shape[0], csr.nnz
         path = rows + nnz
         wg = layout.work_group_size
@@ -167,7 +166,7 @@ class CsrMerge(CsrFamily):
                 raise ValueError("shares applies to staged=False only (the staged kernel's "
                                  "shares are tiles of work_group_size * items path steps)")
             limit = tile_items(layout, csr.dtype.itemsize)
-            items = limit if items is None else int(items)
+            items = limit if items is None else check_int("items", items)
             if not 1 <= items <= limit:
                 raise ValueError(
                     f"items must be between 1 and {limit} (a tile of {wg} work-items must fit "
@@ -178,7 +177,8 @@ class CsrMerge(CsrFamily):
         else:
             if items is not None:
                 raise ValueError("items applies to staged=True only")
-            count = chunk_count(path, layout.compute_units) if shares is None else int(shares)
+            count = (chunk_count(path, layout.compute_units) if shares is None
+                     else check_int("shares", shares))
             if count < 1:
                 raise ValueError(f"shares must be at least 1, got {shares}")
             count = min(count, max(path, 1))

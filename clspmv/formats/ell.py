@@ -187,5 +187,5 @@ class EllRT(EllFamily):
     ) -> EllRT:
         if threads_per_row is None:
             threads_per_row = ellr_t_threads(csr.nnz / csr.shape[0] if csr.shape[0] else 0.0)
-        check_threads(threads_per_row, ELLR_T_WIDTHS, layout)
+        threads_per_row = check_threads(threads_per_row, ELLR_T_WIDTHS, layout)
         return cls._build(csr, layout, threads_per_row, unroll, row_major)

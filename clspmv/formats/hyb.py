@@ -31,6 +31,7 @@ from .base import (
     row_lengths,
     scalar,
 )
+from .conversion import check_int
 from .coo import CooPart
 from .ell import ell_arrays, ell_triplets, ell_where, row_major_layout
 
@@ -67,7 +68,7 @@ class Hyb(Format):
         (:func:`~clspmv.formats.ell.row_major_layout`)."""
         lengths = row_lengths(csr)
         k = (hyb_width(lengths, ell_share(layout.lockstep, csr.dtype.itemsize)) if width is None
-             else int(width))
+             else check_int("width", width))
         if k < 0:
             raise ValueError(f"width must be >= 0, got {k}")
         row_major = row_major_layout(row_major, layout, k)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..device import Device
 from ..ell_order import ROW_MAJOR_WIDTH, row_major_width
 
@@ -15,6 +17,17 @@ LOCKSTEP_SIMD = 32
 """Smallest SIMD width of a device that runs a work-group's work-items side by side in lockstep
 groups (warps, wavefronts: GPUs). CPUs report their float vector width, at most 16, and PoCL
 runs a work-group's work-items one after another, a loop per stretch between barriers."""
+
+
+def check_work_group_size(wg: object, maximum: int | None = None) -> int:
+    """``wg`` as an int: a power of two (at most ``maximum`` where given), else ValueError
+    (TypeError for anything but an int)."""
+    if isinstance(wg, (bool, np.bool_)) or not isinstance(wg, (int, np.integer)):
+        raise TypeError(f"work_group_size must be an int, got {wg!r}")
+    if wg < 1 or wg & (wg - 1) or (maximum is not None and wg > maximum):
+        bound = "" if maximum is None else f" <= {maximum}"
+        raise ValueError(f"work_group_size must be a power of two{bound}, got {wg}")
+    return int(wg)
 
 
 @dataclass(frozen=True)
@@ -35,11 +48,8 @@ class Layout:
         """The layout clspmv uses on ``device``: work-groups of ``work_group_size``, else of
         :data:`DEFAULT_WORK_GROUP` or the device's maximum if smaller; the ELL order stored for
         the device (:func:`clspmv.ell_order.row_major_width`)."""
-        wg = work_group_size or min(DEFAULT_WORK_GROUP, device.max_work_group_size)
-        if wg < 1 or wg & (wg - 1) or wg > device.max_work_group_size:
-            raise ValueError(
-                f"work_group_size must be a power of two <= {device.max_work_group_size}, got {wg}"
-            )
+        wg = (min(DEFAULT_WORK_GROUP, device.max_work_group_size) if work_group_size is None
+              else check_work_group_size(work_group_size, device.max_work_group_size))
         return cls(device.simd_width, wg, device.compute_units, device.local_memory,
                    row_major_width(device))
 

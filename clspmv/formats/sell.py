@@ -19,7 +19,7 @@ from .base import (
     row_lengths,
     scalar,
 )
-from .conversion import check_flag
+from .conversion import check_flag, check_int
 from .long_rows import AUTO, LongRowSplit, split_long_rows
 from .row_kernels import RowKernels
 
@@ -141,6 +141,7 @@ class Sell(LongRowSplit, RowKernels):
         c = layout.simd_width
         if sigma is None:
             sigma = choose_sigma(row_lengths(csr), c)
+        sigma = check_int("sigma", sigma)
         if sigma < 1 or (sigma != 1 and sigma % c):
             raise ValueError(f"sigma must be 1 or a positive multiple of C={c}, got {sigma}")
         return cls._build(csr, layout, sigma, spread).attach_tail(tail)

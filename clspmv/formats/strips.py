@@ -36,6 +36,8 @@ import scipy.sparse as sp
 
 from ..device import Device
 from .base import Format, Layout, Triplets, check_column_map
+from .conversion import check_int
+from .layout import check_work_group_size
 
 DEFAULT_PLAN_FORMAT = "csr-vector"
 """The format of the one block of a ``strips`` matrix converted without a plan."""
@@ -100,6 +102,7 @@ class Strips(Format):
         # params hold the plan as given (conversion parameters: from_csr(**params) rebuilds it)
         super().__init__(shape, dtype, layout, {}, blocks=[list(b) for b in plan],
                          strip_rows=strip_rows)
+        self.requested = dict(self.params)  # the plan: all a conversion again needs
         self.nbytes = sum(f.nbytes for _, _, f in blocks)
         self.zeros_absent = any(f.zeros_absent for _, _, f in blocks)
         self.forward_atomics = any(f.forward_atomics for _, _, f in blocks)
@@ -134,11 +137,13 @@ class Strips(Format):
         for r0, r1, fmt, given in plan:
             params = dict(given)
             wg = params.pop("work_group_size", None)
-            block_layout = layout if wg is None else replace(layout, work_group_size=int(wg))
+            block_layout = layout if wg is None else replace(
+                layout, work_group_size=check_work_group_size(wg))
             part = row_slice(csr, r0, r1)
             converted.append((r0, r1, cls.block_formats[fmt].from_csr(part, block_layout,
                                                                   **params)))
-        return cls(csr.shape, csr.dtype, layout, converted, plan, int(strip_rows))
+        return cls(csr.shape, csr.dtype, layout, converted, plan,
+                   check_int("strip_rows", strip_rows))
 
     @classmethod
     def of_uploaded(cls, shape: tuple[int, int], layout: Layout,
