@@ -1,5 +1,5 @@
-"""The ``clspmv`` command: argument parsing only; the work is done by the library (above 400
-lines because it is one thing: every subcommand's options and the one error handler).
+"""The ``clspmv`` command: argument parsing only; the work is done by the library (above
+400 lines because it is one thing: every subcommand's options and the one error handler).
 
     clspmv devices                 the OpenCL devices found (* the default)
     clspmv doctor                  what works here: devices, baselines, calibration; the fixes
