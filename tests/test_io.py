@@ -5,11 +5,13 @@ from __future__ import annotations
 import csv
 import gzip
 import re
+import tempfile
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.io
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -368,3 +370,135 @@ def test_corrupt_gzip(tmp_path: Path) -> None:
     path = put(tmp_path, bytes(data), "c.mtx.gz")
     with pytest.raises(MatrixFormatError, match=r"line \d+: truncated or corrupt gzip"):
         mmio.read(path)
+
+
+# --------------------------------------------------------------------------- issue 46: bounds
+
+ARRAY_NO_ROWS = b"%%MatrixMarket matrix array real general\n0 3\n"
+
+
+def traced_peak(fn) -> tuple[object, int]:
+    """``fn()`` and the peak of Python and numpy memory it allocated (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        result = fn()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_array_file_without_rows(tmp_path: Path) -> None:
+    # 45 bytes that crash fast_matrix_market with SIGFPE: read without it.
+    assert len(ARRAY_NO_ROWS) == 45
+    path = put(tmp_path, ARRAY_NO_ROWS)
+    assert mmio.read(path).shape == (0, 3)
+    assert mmio.read_coo(path).shape == (0, 3)
+    assert mmio.read(put(tmp_path, b"%%MatrixMarket matrix array real general\n0 0\n")).shape \
+        == (0, 0)
+
+
+def refused(read, path: Path, pattern: str = "") -> str:
+    """The message of the MatrixFormatError ``read(path)`` raises, which matches ``pattern``."""
+    with pytest.raises(MatrixFormatError, match=pattern) as info:
+        read(path)
+    return str(info.value)
+
+
+def _gzip_stream(path: Path, head: bytes, filler: bytes, size: int) -> None:
+    """``head`` then ``size`` bytes of ``filler``, gzip-compressed without holding them."""
+    with gzip.open(path, "wb", compresslevel=9) as fh:
+        fh.write(head)
+        block = filler * (1 << 20)
+        for _ in range(size // len(block)):
+            fh.write(block)
+
+
+def test_gzip_of_newlines_stays_small(tmp_path: Path) -> None:
+    # A valid header and then blank lines: memory bounded by a piece, not the body (the issue's
+    # 209 KB file held 0.2 GiB; 64 MiB of them here).
+    path = tmp_path / "nl.mtx.gz"
+    _gzip_stream(path, BANNER.encode() + b"2 2 1\n", b"\n", 64 << 20)
+    assert path.stat().st_size < 200_000
+    _, peak = traced_peak(lambda: refused(mmio.read, path,
+                                          r"line 67108866: too few entries: .* 0 entries"))
+    assert peak < 32 << 20, peak
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_body_without_newlines(tmp_path: Path, gz: bool) -> None:
+    # No line end in 8 MiB: refused after LINE_LIMIT bytes, in linear time and bounded memory.
+    path = tmp_path / ("x.mtx.gz" if gz else "x.mtx")
+    head = BANNER.encode() + b"2 2 1\n"
+    if gz:
+        _gzip_stream(path, head, b"1", 8 << 20)
+    else:
+        path.write_bytes(head + b"1" * (8 << 20))
+    for read in (mmio.read, lambda p: mmio.read_rows(p, 0, 1), mmio.read_coo):
+        _, peak = traced_peak(lambda read=read: refused(
+            read, path, r"line 3: line longer than 1048576 bytes"))
+        assert peak < 24 << 20, peak
+
+
+def test_line_limit_is_exact(tmp_path: Path) -> None:
+    comment = b"%" * (1 << 20)  # a line of exactly LINE_LIMIT bytes is fine, one more is not
+    path = put(tmp_path, BANNER.encode() + comment + b"\n1 1 1\n1 1 5\n")
+    assert mmio.read(path)[0, 0] == 5.0
+    path = put(tmp_path, BANNER.encode() + b"1 1 1\n" + comment + b"%\n1 1 5\n")
+    with pytest.raises(MatrixFormatError, match="line 3: line longer than 1048576 bytes"):
+        mmio.read(path)
+
+
+def test_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    A = random_csr(300, 200, 5000)
+    path = mmio.write(tmp_path / "a.mtx.gz", A)
+    assert_same_csr(mmio.read(path), A)
+    assert_same_csr(mmio.read_rows(path, 10, 20), A[10:20])
+    assert list(private.iterdir()) == []
+
+
+def test_tall_header_allocates_nothing_before_the_entries(tmp_path: Path) -> None:
+    # 76 bytes declaring 2 * 10**8 rows and one entry: read_coo holds the entry only; read's
+    # CSR row pointer (4 bytes a row) is allocated once, after the body was read and checked.
+    text = b"%%MatrixMarket matrix coordinate real general\n200000000 200000000 1\n1 1 1.0\n"
+    assert len(text) == 76
+    path = put(tmp_path, text)
+    coo, peak = traced_peak(lambda: mmio.read_coo(path))
+    assert coo.shape == (200_000_000, 200_000_000) and coo.nnz == 1
+    assert peak < 8 << 20, peak  # a read of one piece (4 MiB), not a row pointer of 800 MB
+    lying = put(tmp_path, text.replace(b"1 1 1.0\n", b""), "lying.mtx")
+    _, peak = traced_peak(lambda: refused(mmio.read, lying, "too few entries"))
+    assert peak < 8 << 20, peak
+    tall = put(tmp_path, text.replace(b"200000000", b"20000000"), "tall.mtx")
+    A, peak = traced_peak(lambda: mmio.read(tall))
+    returned = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes
+    assert A.shape == (20_000_000, 20_000_000) and A.nnz == 1
+    assert peak <= 2 * returned + (64 << 20), (peak, returned)
+
+
+def test_validating_path_memory(tmp_path: Path) -> None:
+    # CRLF sends every piece to the validating reader: its memory is bounded by a piece, not
+    # the file (it used to need about 13 times the file).
+    A = random_csr(20_000, 20_000, 300_000, seed=4)
+    plain = mmio.write(tmp_path / "a.mtx", A).read_bytes()
+    path = put(tmp_path, plain.replace(b"\n", b"\r\n"), "crlf.mtx")
+    assert path.stat().st_size > 10 << 20
+    B, peak = traced_peak(lambda: mmio.read(path))
+    assert_same_csr(B, A)
+    returned = B.data.nbytes + B.indices.nbytes + B.indptr.nbytes
+    assert peak <= 2 * returned + (64 << 20), (peak, returned)
+    assert peak < path.stat().st_size * 2
+
+
+def test_read_coo_is_scipys_order(tmp_path: Path) -> None:
+    text = ("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 3\n2 1 1.5\n3 1 -2\n"
+            "3 2 4\n")
+    path = put(tmp_path, text)
+    coo = mmio.read_coo(path)
+    theirs = scipy.io.mmread(path)
+    assert np.array_equal(coo.row, theirs.row) and np.array_equal(coo.col, theirs.col)
+    assert np.array_equal(coo.data, theirs.data)
+    assert_same_csr(mmio.read(path), theirs.tocsr())

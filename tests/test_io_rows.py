@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from clspmv import io as mmio
 from clspmv.errors import MatrixFormatError
-from clspmv.io import rows as rows_module
+from clspmv.io import reader
 
 from shared_data import MATRICES
 
@@ -107,14 +107,14 @@ def test_generated_with_duplicates(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fast", [True, False], ids=["fast", "validating"])
 def test_both_chunk_parsers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
     used = []
-    parse = rows_module.parse_lines
+    parse = reader.parse_canonical
 
     def spy(*args):
         result = parse(*args) if fast else None
         used.append(result is not None)
         return result
 
-    monkeypatch.setattr(rows_module, "parse_lines", spy)
+    monkeypatch.setattr(reader, "parse_canonical", spy)
     rng = np.random.default_rng(9)
     n = 5000
     r, c = rng.integers(1, 201, n), rng.integers(1, 201, n)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
+import re
 
 import numpy as np
 import pytest
@@ -240,3 +241,23 @@ def test_stats_match_manifest(entry: dict[str, str]) -> None:
     assert round(s.max_minus_av + s.av) == int(entry["max_nnz_per_row"])
     assert s.sigma == pytest.approx(float(entry["std_nnz_per_row"]), abs=5e-4 + 1e-12)
     assert (A != A.T).nnz == 0 or entry["symmetric"] == "false"
+
+
+def test_cli_stats_on_broken_files(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The files: a clean error (exit 2), or the statistics of a valid empty matrix.
+    from clspmv.cli import main
+
+    no_rows = tmp_path / "norows.mtx"
+    no_rows.write_bytes(b"%%MatrixMarket matrix array real general\n0 3\n")
+    assert main(["stats", str(no_rows)]) == 0
+    assert "norows" in capsys.readouterr().out
+    for name, data, reason in (
+            ("point.mtx", b"1 1 1.2.3\n", r"line 3: value '1\.2\.3' is not a number"),
+            ("nul.mtx", b"1 1 1\x00\n", r"line 3: invalid control byte 0x00"),
+            ("long.mtx", b"1" * (2 << 20), r"line 3: line longer than 1048576 bytes")):
+        path = tmp_path / name
+        path.write_bytes(b"%%MatrixMarket matrix coordinate real general\n2 2 1\n" + data)
+        assert main(["stats", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert re.search(rf"{re.escape(str(path))}: {reason}", err), err
+        assert "Traceback" not in err

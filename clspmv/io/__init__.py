@@ -2,21 +2,29 @@
 
 :func:`read` reads ``coordinate`` files (fields ``real``, ``integer`` and ``pattern``;
 symmetries ``general``, ``symmetric`` and ``skew-symmetric``) and ``array`` files (fields
-``real`` and ``integer``, symmetry ``general``) into a float64 :class:`scipy.sparse.csr_matrix`.
-Gzip compression is recognised by its magic bytes, whatever the file is called.
-:func:`read_rows` reads a range of rows only, streaming the file; :func:`read_header` reads
-the shape and kind; :func:`write` writes ``coordinate real general`` or ``symmetric`` files
-that :func:`read` turns back into the same matrix, bit for bit.
+``real`` and ``integer``, symmetry ``general``) into a float64 :class:`scipy.sparse.csr_matrix`;
+:func:`read_coo` into a COO matrix without any per-row array, as ``scipy.io.mmread`` does.
+Gzip compression is recognised by its magic bytes, whatever the file is called, and
+decompressed as the file is read (nothing is written to disk). :func:`read_rows` reads a range
+of rows only; :func:`read_header` reads the shape and kind; :func:`write` writes
+``coordinate real general`` or ``symmetric`` files that :func:`read` turns back into the same
+matrix, bit for bit.
 
-Every problem with a file raises :class:`~clspmv.errors.MatrixFormatError` with a message of
-the form ``"<file>: line <N>: <what is wrong>"``, ``N`` being the 1-based number of the
-offending line of the (decompressed) file. Declared sizes are checked before anything is
-allocated: more than 2**31 - 1 rows or columns (the kernels' 32-bit indices) is an error, and a
-declared entry count is only compared with the entries actually found.
+Every reader accepts exactly the language of :mod:`clspmv.io.grammar`, and every problem with a
+file raises :class:`~clspmv.errors.MatrixFormatError` with a message of the form
+``"<file>: line <N>: <what is wrong>"``, ``N`` being the 1-based number of the offending line of
+the (decompressed) file (an unreadable file raises :class:`OSError`). Resources are bounded by
+what the file holds, never by what its header declares: the body is read in pieces of
+:data:`~clspmv.io.source.CHUNK` bytes of whole lines, a line is at most
+:data:`~clspmv.io.source.LINE_LIMIT` bytes, the entries are held as they are read (16 bytes
+each) and the result is assembled after the whole body was read and checked; time is linear in
+the file's size (plus the row pointer's for :func:`read`). More than 2**31 - 1 rows or columns
+(the kernels' 32-bit indices) is an error.
 
-Modules: ``source`` (the opened file), ``header`` (banner and size line), ``validating`` (the
-reader that names the bad line), ``fast`` (fast_matrix_market behind cheap checks), ``rows``
-(row ranges), ``writing``.
+Modules: ``grammar`` (the language), ``source`` (the opened file, in pieces), ``header`` (banner
+and size line), ``fast`` (fast_matrix_market behind cheap checks), ``validating`` (the reader
+that names the bad line), ``entries`` (entries and their assembly), ``reader`` (the loop over
+the pieces), ``rows`` (row ranges), ``writing``.
 """
 
 from __future__ import annotations
@@ -25,48 +33,57 @@ import os
 
 import scipy.sparse as sp
 
-from clspmv.io.fast import body_could_hold, read_fast
-from clspmv.io.header import Header, parse_header, read_header
+from clspmv.io.header import Header, read_header
+from clspmv.io.reader import collect
 from clspmv.io.rows import read_rows
-from clspmv.io.source import Source
-from clspmv.io.validating import read_validating
 from clspmv.io.writing import write
 
-__all__ = ["Header", "read", "read_header", "read_rows", "write"]
+__all__ = ["Header", "read", "read_coo", "read_header", "read_rows", "write"]
 
 
 def read(path: str | os.PathLike[str]) -> sp.csr_matrix:
     """Read a Matrix Market file into a float64 CSR matrix.
 
-    The header is checked first; the body is then parsed by fast_matrix_market (through
-    ``scipy.io.mmread``, with its threads) where a scan shows the canonical layout, else by
-    the validating reader, which reads the file or names the line that is wrong (see
-    :mod:`clspmv.io.fast`). Both give the same matrix, bit for bit. A gzip file is
-    decompressed to a temporary file for the fast parser (as large as the plain file).
+    The header is checked first; the body is then read piece by piece, each parsed by
+    fast_matrix_market (through ``scipy.io.mmread``, with its threads) where cheap scans show
+    the canonical layout, else by the validating reader, which reads it or names the line that
+    is wrong (see :mod:`clspmv.io.fast`). Both give the same entries, bit for bit.
+
+    Memory: the entries read (16 bytes each, mirrors of a symmetric file included), then the
+    CSR arrays made from them: 12 bytes an entry and 4 a row. The row pointer is the one array
+    sized by the declared shape rather than by the entries read; it is allocated last, once the
+    body has been read and checked, so a header that lies about its entries fails before it. A
+    tall file with few entries (a valid file may declare up to 2**31 - 1 rows, and scipy reads
+    it) therefore costs 4 bytes a row here: :func:`read_coo` reads it without that array.
 
     Args:
         path: a ``.mtx`` file, gzip-compressed or not (recognised by its magic bytes).
 
     Returns:
-        A :class:`scipy.sparse.csr_matrix` of dtype float64 with sorted column indices.
-        Duplicate coordinate entries are summed; explicitly stored zeros are kept as
-        entries. ``symmetric`` files are mirrored, ``skew-symmetric`` ones mirrored with
-        negated values, and ``pattern`` entries get the value 1.0. Zeros of an ``array``
-        (dense) file are not stored.
+        A :class:`scipy.sparse.csr_matrix` of dtype float64 with sorted column indices,
+        equal to ``read_coo(path).tocsr()``: duplicate coordinate entries summed (in scipy's
+        order), explicitly stored zeros kept as entries, ``symmetric`` files mirrored,
+        ``skew-symmetric`` ones mirrored with negated values, ``pattern`` entries 1.0, zeros of
+        an ``array`` (dense) file not stored.
 
     Raises:
         MatrixFormatError: the file is malformed or of an unsupported kind (complex,
             Hermitian, vector); the message names the file and the line.
-        OSError: the file cannot be opened.
+        OSError: the file cannot be opened or read.
     """
-    src = Source(path)
-    try:
-        header = parse_header(src)
-        gzipped = src.gzipped
-    finally:
-        src.close()
-    if body_could_hold(path, gzipped, header):
-        A = read_fast(path, gzipped, header)
-        if A is not None:
-            return A
-    return read_validating(path)
+    return collect(path).csr()
+
+
+def read_coo(path: str | os.PathLike[str]) -> sp.coo_matrix:
+    """Read a Matrix Market file into a float64 COO matrix, without any per-row array.
+
+    The entries as ``scipy.io.mmread`` returns them (for the files both accept): the file's
+    own entries in file order, then the mirrored off-diagonal entries of a symmetric or
+    skew-symmetric file; duplicates not summed. Memory: the entries (16 bytes each) and, while
+    they are joined, one more array of them.
+
+    Raises:
+        MatrixFormatError: as :func:`read`.
+        OSError: the file cannot be opened or read.
+    """
+    return collect(path).coo()

@@ -1,252 +1,159 @@
 """The fast Matrix Market path: scipy's fast_matrix_market parser behind cheap checks.
 
-``scipy.io.mmread`` (fast_matrix_market underneath since scipy 1.12, multithreaded) parses
-the body. It is lenient where clspmv's validating reader is not: it ignores whatever follows
-the last number of a line (``1 1 2.5 junk``, ``1.5D-03`` read as 1.5) and reads the longest
-number at the start of a token. So its result is only taken when a scan of the body with
-C-speed ``bytes`` methods shows the canonical layout that leaves no
-room for that: exactly one data line per declared entry (no blank or comment lines), one or
-two spaces between the tokens of a line (SuiteSparse pads non-negative values with one; no
-leading or trailing blanks, no tabs or CRs), and only the characters numbers are written with
-(digits, ``+-.eE``; no ``inf``/``nan``). A line holding more tokens than it should then shows
-in the count of separators, since the parser refuses a line with fewer.
-Anything else, and every error of the parser, returns ``None``: the caller then runs the
-validating reader, which either reads the file or names the line that is wrong. The scan is a
-second pass over the file, before the parse (the parser holds the GIL, so a scan beside it
-would not overlap): it costs about a tenth to a third of the parse. Files written
-by :func:`clspmv.io.write`, ``scipy.io.mmwrite`` and SuiteSparse take the fast path.
+``scipy.io.mmread`` (fast_matrix_market underneath since scipy 1.12, multithreaded) parses a
+piece of the body, given a size line of its own. It is lenient where the grammar
+(:mod:`clspmv.io.grammar`) is not: it reads the longest number at the start of a value and
+ignores the rest of the line (``1.2.3`` is 1.2, ``1e`` is 1, ``2-3`` is 2, ``1 2-3 1`` is the
+entry (1, 2) = -3), and a NUL byte crashes it. So a piece goes to it only where cheap scans
+with C-speed ``bytes`` methods and numpy show the canonical layout, in which every token the
+parser reads whole is a token of the grammar and nothing is left over:
 
-What the scan cannot see is a malformed token made of number characters inside that layout
-(``1e``, ``1.2.3``, ``2-3`` glued to its neighbour); such a file is read as fast_matrix_market
-reads it.
+- exactly one data line per entry (no blank or comment line), one or two spaces between its
+  tokens (SuiteSparse pads non-negative values with one), no leading or trailing blank, no tab
+  or CR, and only the bytes numbers are written with (digits, ``+-.eE`` as the field allows:
+  no ``inf``/``nan``, no ``_``, no control byte);
+- a sign only at the start of a token or right after ``e``/``E``;
+- with the digits and signs taken out, no ``..``, ``e.``, ``ee``, ``e`` at the end of a token,
+  and no ``.``/``e`` in a token other than the last of its line: what is left of a real is
+  ``[.][e]``, so it has one point at most, before its exponent, and the exponent has digits.
+
+What that leaves (a value with no digit, such as ``.`` or ``-.e5``, a ``+`` sign, an index out
+of range, a token too large for its type) the parser refuses; every refusal, and every piece
+that fails a scan, goes to the validating reader, which reads it or names the line that is
+wrong. So both paths accept the same pieces and give the same entries (the differential tests
+and the fuzz harness feed both the same files). The scans cost about half the parse.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import gzip
-import os
-import tempfile
-import zlib
-from typing import IO
+import io
 
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
+from clspmv.io.entries import Entries, array_positions
 from clspmv.io.header import Header
-from clspmv.io.source import CHUNK
 
 _DIGITS = b"0123456789"
-_NUMBERS = {  # the bytes of a canonical body, spaces and newlines aside
+_NUMBER_BYTES = {  # the bytes of a canonical token, by field
     "pattern": _DIGITS,
     "integer": _DIGITS + b"+-",
     "real": _DIGITS + b"+-.eE",
 }
-_GZIP_RATIO = 1100  # deflate never expands more than 1032:1
 
 
-class _Scan:
-    """Counts over the body bytes (after ``skip`` header bytes) of a stream.
+def _skeleton_table(field: str) -> bytes:
+    """Maps a byte to what the skeleton keeps of it: space, newline, ``.``, ``e`` (for ``E``
+    too) or ``!`` (a byte no canonical piece holds); digits and signs are deleted."""
+    table = bytearray(b"!" * 256)
+    table[ord(" ")], table[ord("\n")] = ord(" "), ord("\n")
+    if field == "real":
+        table[ord(".")] = ord(".")
+        table[ord("e")] = table[ord("E")] = ord("e")
+    return bytes(table)
 
-    ``sink``, when given, receives every byte read (header included): the decompressed copy
-    of a gzip file that the parser then reads.
+
+_SKELETON = {field: _skeleton_table(field) for field in _NUMBER_BYTES}
+_DELETED = _DIGITS + b"+-"
+
+
+def _pairs(roles: dict[str, str], bad: list[str]) -> bytes:
+    """A translation of bytes for :func:`_holds_bad_pair`: the low four bits flag the byte's
+    class among the four ``roles`` (the bytes of each), the high four the classes that must not
+    follow it (``bad``: two-letter strings naming a class by one of its bytes; the first byte
+    of a pair may be of any class, named in ``roles`` or by itself)."""
+    def bit(b: int) -> int:
+        return next((1 << k for k, cls in enumerate(roles.values()) if chr(b) in cls), 0)
+
+    def not_after(b: int) -> int:
+        same = [first for first, _ in bad if chr(b) == first or (bit(b) and bit(ord(first))
+                                                                 == bit(b))]
+        return sum({bit(ord(second)) for first, second in bad if first in same})
+
+    return bytes(bit(b) | not_after(b) << 4 for b in range(256))
+
+
+# In the piece: a sign follows a blank or an exponent mark and precedes a digit or a point;
+# an exponent mark precedes a digit or a sign.
+_TOKENS = _pairs({"sign": "+-", "point": ".", "exponent": "eE", "blank": " \n"},
+                 [*(f"{d}+" for d in "0123456789"), ".+", "++", "+e", "+ ", "ee", "e.", "e "])
+# In the skeleton (digits and signs taken out): one point at most, before the exponent, and
+# neither in an index (a token followed by a space).
+_SKELETON_PAIRS = _pairs({"point": ".", "exponent": "e", "space": " ", "newline": "\n"},
+                         ["..", "e.", "ee", ". ", "e "])
+
+
+def _holds_bad_pair(data: bytes, pairs: bytes) -> bool:
+    """Whether ``data`` followed by a newline holds one of the pairs of :func:`_pairs`."""
+    flags = np.frombuffer(data.translate(pairs), dtype=np.uint8)
+    if not flags.size:
+        return False
+    if flags[-1] >> 4 & pairs[ord("\n")]:
+        return True
+    return bool(np.bitwise_and(flags[:-1] >> 4, flags[1:]).any())
+
+
+def _lines(skeleton: bytes, data: bytes, gaps: int) -> int:
+    """The number of lines of ``data`` if it has ``gaps`` separators a line, else -1.
+
+    A separator is a run of one or two spaces: the spaces of the skeleton less the double
+    spaces (counted only where the spaces are not exactly as many as the separators). A line
+    with a leading, trailing or extra blank then shows in the count, unless a line with fewer
+    tokens makes up for it, which the parser refuses; it refuses a blank line too (one entry
+    short).
     """
-
-    def __init__(self, fh: IO[bytes] | None, header: Header, sink: IO[bytes] | None = None):
-        self.newlines = self.separators = self.bad = self.size = 0
-        self.last = b"\n"
-        self.error: BaseException | None = None
-        self._fh, self._skip, self._sink = fh, header.body_offset, sink
-        self._numbers = _NUMBERS[header.field]
-        self._gaps = header.tokens_per_entry - 1  # separators on a data line
-
-    def run(self) -> None:
-        """Scan the stream to its end."""
-        assert self._fh is not None
-        carry = b""  # the start of a line that the previous chunk ends with
-        try:
-            skip = self._skip
-            # bytes, not a reused bytearray: bytes.translate is twice as fast.
-            while data := self._fh.read(CHUNK):
-                if self._sink is not None:
-                    self._sink.write(data)
-                if skip >= len(data):
-                    skip -= len(data)
-                    continue
-                if skip:
-                    data, skip = data[skip:], 0
-                carry = self.add(data, carry)
-            self.add(b"", carry)
-        except (EOFError, OSError, zlib.error) as exc:  # truncated or corrupt gzip data
-            self.error = exc
-
-    def add(self, data: bytes, carry: bytes = b"") -> bytes:
-        """Count ``data``, the next piece of the body after ``carry`` (the start of a line,
-        already counted but for its spaces); return the start of a line ``data`` ends with.
-        ``data`` empty: the body ends, ``carry`` is its last line."""
-        if not data:
-            self._separators(carry, 0, len(carry), 1)
-            return b""
-        self.size += len(data)
-        # What is left once the number characters are gone: spaces, newlines and bad bytes
-        # (a tenth of the data, counted quickly).
-        rest = data.translate(None, self._numbers)
-        newlines = rest.count(b"\n")
-        spaces = rest.count(b" ")
-        self.newlines += newlines
-        self.bad += len(rest) - newlines - spaces
-        self.last = data[-1:]
-        first = data.find(b"\n") + 1
-        if not first:
-            return carry + data
-        head = carry + data[:first]
-        self._separators(head, 0, len(head), 1)
-        cut = data.rfind(b"\n") + 1
-        spaces -= data.count(b" ", 0, first) + data.count(b" ", cut)
-        self._separators(data, first, cut, newlines - 1, spaces)
-        return data[cut:]
-
-    def _separators(
-        self, data: bytes, start: int, end: int, lines: int, spaces: int | None = None
-    ) -> None:
-        """Count the separators of the ``lines`` whole lines ``data[start:end]`` (the last may
-        lack its newline; ``spaces``: their spaces, if known): spaces less non-overlapping
-        double spaces, so that a run of one or two spaces counts one and a longer run more.
-        Where the spaces are just as many as the lines need, no run is longer than one: the
-        double spaces are not counted."""
-        if end <= start:
-            return
-        if spaces is None:
-            spaces = data.count(b" ", start, end)
-        if spaces != self._gaps * lines:
-            spaces -= data.count(b"  ", start, end)
-        self.separators += spaces
-
-    def canonical(self, header: Header) -> bool:
-        """Whether the body has exactly the canonical layout for ``header``."""
-        if self.error is not None or self.bad:
-            return False
-        lines = self.newlines + (1 if self.size and self.last != b"\n" else 0)
-        want = header.tokens_per_entry
-        return lines == header.entries and self.separators == (want - 1) * header.entries
+    lines = skeleton.count(b"\n") + (data[-1:] != b"\n")
+    spaces = skeleton.count(b" ")
+    if spaces != gaps * lines:
+        spaces -= data.count(b"  ")
+    return lines if spaces == gaps * lines else -1
 
 
-def body_could_hold(path: str | os.PathLike[str], gzipped: bool, header: Header) -> bool:
-    """Whether the file is large enough for the declared entries (else the parser would
-    allocate arrays for entries that are not there: the validating reader says so instead)."""
-    size = os.path.getsize(path)
-    room = size * _GZIP_RATIO if gzipped else size - header.body_offset
-    # Each data line has ``want`` tokens of at least one byte and a separator after each.
-    return header.entries * 2 * header.tokens_per_entry <= room + 1
+def canonical_lines(data: bytes, header: Header) -> int:
+    """The number of data lines of ``data`` (whole lines of a body) if they have the canonical
+    layout described in the module's docstring, else -1."""
+    field = header.field
+    skeleton = data.translate(_SKELETON[field], _DELETED)
+    if b"!" in skeleton:
+        return -1
+    lines = _lines(skeleton, data, header.tokens_per_entry - 1)
+    if lines < 0:
+        return -1
+    if field == "real" and _holds_bad_pair(skeleton, _SKELETON_PAIRS):
+        return -1
+    if field != "pattern" and _holds_bad_pair(data, _TOKENS):
+        return -1
+    return lines
 
 
-def _parse(name: str) -> np.ndarray | sp.coo_matrix | None:
+def parse_canonical(data: bytes, header: Header, found: int) -> Entries | None:
+    """The entries of ``data`` (whole data lines of a body, the file's ``found`` onwards) as
+    fast_matrix_market reads them, or ``None`` where the validating reader must decide: the
+    piece is not canonical, holds more lines than the entries still declared, or the parser
+    refuses it (see the module's docstring)."""
+    count = canonical_lines(data, header)
+    if count < 0 or count > header.entries - found:
+        return None
+    if count == 0:
+        return Entries.empty()
+    if header.format == "array":
+        size = f"{count} 1"
+    else:
+        size = f"{header.rows} {header.cols} {count}"
+    banner = f"%%MatrixMarket matrix {header.format} {header.field} general\n{size}\n"
     try:
-        return scipy.io.mmread(name)
+        result = scipy.io.mmread(io.BytesIO(banner.encode() + data))
     except (ValueError, OverflowError, RuntimeError):
         return None
-
-
-def read_fast(path: str | os.PathLike[str], gzipped: bool, header: Header) -> sp.csr_matrix | None:
-    """``path`` read by fast_matrix_market as a float64 CSR matrix, or ``None`` where the
-    validating reader must decide (see the module's docstring)."""
-    name = os.fspath(path)
-    if gzipped:
-        # fast_matrix_market reads Python streams 1 KiB per call: decompress to a file first.
-        with tempfile.NamedTemporaryFile(suffix=".mtx") as tmp:
-            with open(name, "rb") as raw, gzip.GzipFile(fileobj=raw) as fh:
-                scan = _Scan(fh, header, sink=tmp)
-                scan.run()
-            tmp.flush()
-            if not scan.canonical(header):
-                return None
-            result = _parse(tmp.name)
-    elif name.endswith((".gz", ".bz2")):
-        # scipy would decompress by the name: give it the plain file under a plain name.
-        with tempfile.TemporaryDirectory() as tmp:
-            link = os.path.join(tmp, "plain.mtx")
-            try:
-                os.symlink(os.path.abspath(name), link)
-            except OSError:
-                return None
-            return read_fast(link, gzipped, header)
-    else:
-        # The scan goes first: the parser holds the GIL, so a scan beside it would not overlap.
-        with open(name, "rb") as fh:
-            scan = _Scan(fh, header)
-            scan.run()
-        if not scan.canonical(header):
-            return None
-        result = _parse(name)
-    if result is None:
-        return None
-    return _to_csr(result, header)
-
-
-def _to_csr(result: np.ndarray | sp.coo_matrix, header: Header) -> sp.csr_matrix | None:
-    if result.shape != header.shape:
-        return None
     if header.format == "array":
-        if not isinstance(result, np.ndarray):
+        if not isinstance(result, np.ndarray) or result.shape != (count, 1):
             return None
-        return sp.csr_matrix(result.astype(np.float64, copy=False))
-    if not sp.issparse(result):
+        return array_positions(header, found, result[:, 0].astype(np.float64, copy=False))
+    if not sp.issparse(result) or result.nnz != count:
         return None
-    coo = result.tocoo() if result.format != "coo" else result
-    n = header.entries
-    # scipy appends the mirrored off-diagonal entries after the file's own, in file order:
-    # the order of the validating reader, so duplicates are summed alike.
-    row, col = coo.row, coo.col
-    if header.symmetry == "general":
-        expected = n
-    else:
-        diagonal = np.count_nonzero(row[:n] == col[:n])
-        if header.symmetry == "skew-symmetric" and diagonal:
-            return None  # the validating reader names the line
-        expected = 2 * n - diagonal
-    if coo.nnz != expected:
-        return None
-    if coo.nnz and (
-        row.min() < 0 or col.min() < 0 or row.max() >= header.rows or col.max() >= header.cols
-    ):
-        return None
-    A = sp.coo_matrix(
-        (coo.data.astype(np.float64, copy=False), (row, col)), shape=header.shape
-    ).tocsr()
-    A.sum_duplicates()
-    return A
-
-
-def parse_lines(
-    piece: bytes, header: Header, room: int, scratch: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Whole data lines ``piece`` of a coordinate file parsed by fast_matrix_market.
-
-    Returns the 1-based rows and columns (int64) and the float64 values of the lines, in
-    file order and not mirrored, or ``None`` where the validating reader must decide: the
-    lines are not canonical, more than ``room`` (the entries still declared), or wrong.
-    ``scratch`` is a file the lines are copied to, under a header of their own.
-    """
-    scan = _Scan(None, header)
-    scan.add(b"", scan.add(piece))
-    count = scan.newlines + (1 if piece[-1:] not in (b"", b"\n") else 0)
-    if count > room or not scan.canonical(dataclasses.replace(header, entries=count)):
-        return None
-    with open(scratch, "wb") as fh:
-        fh.write(f"%%MatrixMarket matrix coordinate {header.field} general\n"
-                 f"{header.rows} {header.cols} {count}\n".encode())
-        fh.write(piece)
-    result = _parse(scratch)
-    if result is None or not sp.issparse(result) or result.shape != header.shape:
-        return None
-    coo = result.tocoo()
-    if coo.nnz != count:
-        return None
-    r = coo.row.astype(np.int64) + 1
-    c = coo.col.astype(np.int64) + 1
-    if count and (r.min() < 1 or c.min() < 1 or r.max() > header.rows or c.max() > header.cols):
-        return None
+    r, c = result.row, result.col
     if header.symmetry == "skew-symmetric" and np.any(r == c):
         return None  # the validating reader names the line
-    return r, c, coo.data.astype(np.float64, copy=False)
+    return Entries(r.astype(np.int32, copy=False), c.astype(np.int32, copy=False),
+                   result.data.astype(np.float64, copy=False), count)

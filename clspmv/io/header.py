@@ -8,13 +8,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from clspmv.formats.base import INDEX_LIMIT
+from clspmv.io.grammar import is_skipped, words
 from clspmv.io.source import Source, show
 
 _BANNER = "%%matrixmarket"
 _FORMATS = ("coordinate", "array")
 _FIELDS = ("real", "integer", "pattern")
 _SYMMETRIES = ("general", "symmetric", "skew-symmetric")
-_BANNER_LIMIT = 4096  # longest banner line accepted, in bytes
+_BOM = b"\xef\xbb\xbf"
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
 
@@ -31,7 +32,6 @@ class Header:
         field: ``"real"``, ``"integer"`` or ``"pattern"``.
         symmetry: ``"general"``, ``"symmetric"`` or ``"skew-symmetric"``.
         body_line: the 1-based line number of the first line after the size line.
-        body_offset: the (decompressed) byte offset where that line starts.
     """
 
     rows: int
@@ -41,7 +41,6 @@ class Header:
     field: str
     symmetry: str
     body_line: int
-    body_offset: int
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -65,7 +64,7 @@ def parse_header(src: Source) -> Header:
     """Read and check the banner, the comments and the size line of ``src``."""
     fmt, field, symmetry = _parse_banner(src)
     rows, cols, entries = _parse_size(src, fmt, symmetry)
-    return Header(rows, cols, entries, fmt, field, symmetry, src.lineno + 1, src.offset)
+    return Header(rows, cols, entries, fmt, field, symmetry, src.lineno + 1)
 
 
 def read_header(path: str | os.PathLike[str]) -> Header:
@@ -85,51 +84,47 @@ def read_header(path: str | os.PathLike[str]) -> Header:
             unsupported kind (complex, Hermitian) or impossible sizes.
         OSError: the file cannot be opened.
     """
-    src = Source(path)
-    try:
+    with Source(path) as src, src.blaming_corruption():
         return parse_header(src)
-    finally:
-        src.close()
 
 
 def _parse_banner(src: Source) -> tuple[str, str, str]:
     """Read and check the banner line; return ``(format, field, symmetry)``."""
-    # A banner is short: limit the read so that a binary file without newlines is not slurped.
-    line = src.readline(_BANNER_LIMIT)
+    line = src.readline()
     if not line:
         raise src.error(1, "missing Matrix Market banner: the file is empty")
-    if len(line) == _BANNER_LIMIT and not line.endswith(b"\n"):
-        raise src.error(
-            1, f"missing Matrix Market banner: the first line is longer than {_BANNER_LIMIT} bytes"
-        )
-    words = line.decode("latin-1").split()
-    if not words or words[0].lower() != _BANNER:
+    if line.startswith(_BOM):
+        raise src.error(1, "the file starts with a UTF-8 byte order mark: remove it (a Matrix "
+                           "Market file starts with '%%MatrixMarket')")
+    tokens = words(line)
+    if not tokens or tokens[0].lower() != _BANNER.encode():
         raise src.error(
             1,
             "missing Matrix Market banner: expected '%%MatrixMarket matrix <format> <field> "
             f"<symmetry>', found {show(line)}",
         )
-    if len(words) != 5:
+    if len(tokens) != 5:
         raise src.error(
             1,
             "bad banner: expected 5 words '%%MatrixMarket matrix <format> <field> <symmetry>', "
-            f"found {len(words)}: {show(line)}",
+            f"found {len(tokens)}: {show(line)}",
         )
-    obj, fmt, field, symmetry = (w.lower() for w in words[1:])
+    names = [w.decode("latin-1") for w in tokens]
+    obj, fmt, field, symmetry = (w.lower() for w in names[1:])
     if obj != "matrix":
         raise src.error(
-            1, f"unknown object {show(words[1])} in banner (only 'matrix' is supported)"
+            1, f"unknown object {show(names[1])} in banner (only 'matrix' is supported)"
         )
     if fmt not in _FORMATS:
         raise src.error(
-            1, f"unknown format {show(words[2])} in banner (expected 'coordinate' or 'array')"
+            1, f"unknown format {show(names[2])} in banner (expected 'coordinate' or 'array')"
         )
     if field == "complex":
         raise src.error(1, "field 'complex' is not supported: complex matrices are not supported")
     if field not in _FIELDS:
         raise src.error(
             1,
-            f"unknown field {show(words[3])} in banner (expected 'real', 'integer' or 'pattern')",
+            f"unknown field {show(names[3])} in banner (expected 'real', 'integer' or 'pattern')",
         )
     if symmetry == "hermitian":
         raise src.error(
@@ -139,7 +134,7 @@ def _parse_banner(src: Source) -> tuple[str, str, str]:
     if symmetry not in _SYMMETRIES:
         raise src.error(
             1,
-            f"unknown symmetry {show(words[4])} in banner "
+            f"unknown symmetry {show(names[4])} in banner "
             "(expected 'general', 'symmetric' or 'skew-symmetric')",
         )
     if fmt == "array" and field == "pattern":
@@ -161,11 +156,10 @@ def _parse_size(src: Source, fmt: str, symmetry: str) -> tuple[int, int, int]:
         line = src.readline()
         if not line:
             raise src.error(max(src.lineno, 1), "missing size line: the file ends after the header")
-        stripped = line.strip()
-        if stripped and not stripped.startswith(b"%"):
+        if not is_skipped(line):
             break
     n = src.lineno
-    tokens = stripped.split()
+    tokens = words(line)
     want = 3 if fmt == "coordinate" else 2
     layout = "'rows cols entries'" if fmt == "coordinate" else "'rows cols'"
     if len(tokens) != want:
@@ -176,15 +170,13 @@ def _parse_size(src: Source, fmt: str, symmetry: str) -> tuple[int, int, int]:
         )
     sizes: list[int] = []
     for tok in tokens:
-        try:
-            value = int(tok)
-        except ValueError:
-            raise src.error(n, f"bad size line: {show(tok)} is not an integer") from None
-        if value < 0:
-            raise src.error(n, f"bad size line: negative size {value}")
-        if value > _INT64_MAX:
-            raise src.error(n, f"bad size line: size {value} is too large")
-        sizes.append(value)
+        if tok.startswith(b"-") and tok[1:].isdigit():
+            raise src.error(n, f"bad size line: negative size {tok.decode()}")
+        if not tok.isdigit():  # bytes.isdigit: ASCII digits only
+            raise src.error(n, f"bad size line: {show(tok)} is not an integer")
+        if len(tok.lstrip(b"0")) > 19 or int(tok) > _INT64_MAX:
+            raise src.error(n, f"bad size line: size {show(tok)[1:-1]} is too large")
+        sizes.append(int(tok))
     rows, cols = sizes[0], sizes[1]
     for size, what in ((rows, "rows"), (cols, "columns")):
         # Checked before anything is allocated: scipy would make a row pointer of that size.
