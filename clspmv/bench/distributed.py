@@ -233,6 +233,10 @@ class Distributed(Operation):
         "bytes_sent": "bytes one rank sends per product, the largest rank's",
         "bytes_received": "bytes one rank receives per product, the largest rank's",
         "bytes_exchanged": "bytes sent per product, summed over the ranks",
+        "exchange": "how halo values moved: the ranks' distinct paths (window: a node's "
+                    "shared-memory window; messages: MPI; $CLSPMV_EXCHANGE chooses)",
+        "window_bytes": "bytes sent per product through shared-memory windows, summed over "
+                        "the ranks",
         "reference": "where the 1-rank time comes from",
         "reference_ms": "time per product of the same mode, format and device on one rank",
         "speedup_over_one": "reference_ms / kernel_ms",
@@ -350,10 +354,14 @@ def _case(mode: str, ranks: int) -> Case:
 def _facts(D: Any) -> dict[str, Any]:
     """What every rank knows of its part, gathered on every rank (collective)."""
     sent, received = D.bytes_exchanged
+    paths = D.plan.bytes_by_path
+    used = "+".join(p for p in ("window", "messages") if sum(paths[p])) or "none"
     mine = (sent, received, "/".join(f or "none" for f in D.formats), device_label(D.device),
-            D.partition)
+            D.partition, used, paths["window"][0])
     every = D.comm.allgather(mine)
     return {"partition": every[0][4],
+            "exchange": list(dict.fromkeys(e[5] for e in every)),
+            "window_bytes": sum(e[6] for e in every),
             "bytes_sent": max(e[0] for e in every),
             "bytes_received": max(e[1] for e in every),
             "bytes_exchanged": sum(e[0] for e in every),

@@ -48,6 +48,7 @@ import pyopencl as cl
 import pyopencl.array as cl_array
 
 from ..device import Device
+from ..errors import ClspmvWarning
 from ..matrix import DeviceMatrix
 from ..vectors import DeviceVectors
 from . import model, modes, staging
@@ -59,6 +60,7 @@ from .plan import ExchangePlan
 from .predicted import calibrate_in_turn, weigher
 from .product import Product
 from .source import row_block, split_block
+from .timeline import Timeline
 
 Array = np.ndarray | cl_array.Array
 
@@ -154,6 +156,9 @@ class DistributedMatrix:
         self._vectors = DeviceVectors(device, dtype)
         self._events: dict[str, list] = {"local": [], "non_local": [], "staging": []}
         self._seconds = {"gather": 0.0, "communication": 0.0, "total": 0.0}
+        self.last_timeline: Timeline | None = None
+        """The host steps and OpenCL events of the latest product (:mod:`.timeline`), None
+        before the first."""
         self.mode = mode  # last: its thread is started once nothing else can fail
 
     # -- construction ---------------------------------------------------------------------
@@ -163,7 +168,7 @@ class DistributedMatrix:
                    device: Device | str | None = None, dtype: object = None,
                    root: int | None = None, row_offsets: object = None,
                    pinned: bool | None = None, machine: model.Machine | str | None = None,
-                   **params: object) -> DistributedMatrix:
+                   exchange: str | None = None, **params: object) -> DistributedMatrix:
         """Distribute ``A`` over the ranks of ``comm`` (default ``MPI.COMM_WORLD``); collective.
 
         ``A``: a scipy.sparse matrix (or dense 2-D array) given on every rank; or given on rank
@@ -187,7 +192,10 @@ class DistributedMatrix:
         :class:`.model.Machine` (e.g. from :func:`.model.probe`) or ``"probe"`` (measure one
         now, collective, a fraction of a second); when given, rank 0 warns if the model predicts
         less than :data:`.model.HELPS` times one rank's speed (numpy vectors: their staging
-        counted).
+        counted). ``exchange``: how halo values move between ranks, ``"auto"`` (ranks of one
+        node through a shared-memory window, others by MPI messages), ``"window"`` or
+        ``"messages"`` (default: ``$CLSPMV_EXCHANGE``, else ``"auto"``;
+        :mod:`.node_exchange`); every rank must pass the same.
 
         Every rank must pass the same ``A`` (or give it on ``root`` only), ``dtype``,
         ``format``, ``mode``, ``partition``, ``row_offsets``, ``root`` and kind of ``machine``
@@ -244,7 +252,8 @@ class DistributedMatrix:
 
         def setup() -> DistributedMatrix:
             built["plan"] = ExchangePlan(own, halo, cols,
-                                         staging.HostBuffers(dev, local.dtype, use_pinned))
+                                         staging.HostBuffers(dev, local.dtype, use_pinned),
+                                         exchange=exchange)
             built["matrix"] = cls(comm, (m, n), offsets, cols, local, non_local, built["plan"],
                                   dev, args.mode, own, counts,
                                   None if non_local is None else nl_rows)
@@ -260,7 +269,7 @@ class DistributedMatrix:
             if machine is not None:
                 helps, message = model.more_ranks_help(D.all_costs(), machine)
                 if not helps and comm.rank == 0:
-                    warnings.warn(message, RuntimeWarning, stacklevel=2)
+                    warnings.warn(message, ClspmvWarning, stacklevel=2)
         except BaseException as err:
             # every rank frees what it built, together (freeing the plan is collective), after
             # the agreement; not after a timeout: the late ranks are not there to free with
@@ -473,6 +482,7 @@ class DistributedMatrix:
                              "communication": self.plan.seconds,
                              "total": time.perf_counter() - started}
             self._events = product.events
+            self.last_timeline = product.timeline
             return result
 
     def matvec_global(self, x: np.ndarray) -> np.ndarray:

@@ -2,17 +2,19 @@
 
 * ``"vector"``: exchange the halo, then the whole product (local and non-local parts).
 * ``"overlap"``: enqueue the local part, then, while the device computes it, copy the values to
-  send down, exchange them with non-blocking messages and copy the halo up (on a second queue);
-  then the non-local part ("naive overlap": the host thread waits in ``MPI_Waitall``, where the
-  MPI library progresses the messages).
+  send down, exchange them (through the node's shared-memory window or non-blocking messages,
+  see :mod:`.plan`) and copy the halo up (on a second queue); then the non-local part ("naive
+  overlap": the host thread waits for the window's flags, and in ``MPI_Waitall``, where the MPI
+  library progresses the messages).
 * ``"task"``: as ``"overlap"``, but a dedicated host thread drives the exchange (copy down,
-  messages, halo up) while the main thread drives the device, so the exchange progresses even
-  when the main thread is busy; the non-local part follows both. MPI must allow calls from that
-  thread (``MPI_THREAD_SERIALIZED`` or better): where it does not, ``"task"`` falls back to
-  ``"overlap"`` with a warning.
+  window and messages, halo up) while the main thread drives the device, so the exchange
+  progresses even when the main thread is busy; the non-local part follows both. MPI must allow
+  calls from that thread (``MPI_THREAD_SERIALIZED`` or better): where it does not, ``"task"``
+  falls back to ``"overlap"`` with a warning.
 
-In every mode the values to send are gathered first (on the device for pyopencl vectors: a
-kernel, or nothing where they are consecutive in x), ahead of the local kernel.
+For pyopencl vectors the values to send are gathered first in every mode (a kernel, or nothing
+where they are consecutive in x), ahead of the local kernel; numpy x is read on the host as
+the values are sent.
 """
 
 from __future__ import annotations
@@ -23,15 +25,17 @@ import warnings
 from collections.abc import Callable
 from typing import Protocol
 
+from ..errors import ClspmvWarning
+
 MODES = ("vector", "overlap", "task")
 
 
 class Steps(Protocol):
     """The steps of one product, as the matrix provides them."""
 
-    def gather(self) -> None: ...  # fill the send buffer (or enqueue the device gather)
-    def start(self) -> None: ...  # copy the send buffer down (device), start the messages
-    def wait(self) -> None: ...  # complete the messages, enqueue the halo upload
+    def gather(self) -> None: ...  # enqueue the device gather (pyopencl x)
+    def start(self) -> None: ...  # send values down / from x to buffer and window, start
+    def wait(self) -> None: ...  # complete the exchange, the halo uploaded
     def local(self) -> None: ...  # enqueue x upload and the local part
     def non_local(self) -> None: ...  # enqueue the non-local part (after the halo upload)
 
@@ -42,7 +46,7 @@ def check_mode(mode: str) -> str:
         raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
     if mode == "task" and not threads_allowed():
         warnings.warn("MPI was initialised without thread support (MPI_THREAD_SERIALIZED or "
-                      "better), which task mode needs; using mode='overlap'", RuntimeWarning,
+                      "better), which task mode needs; using mode='overlap'", ClspmvWarning,
                       stacklevel=3)
         return "overlap"
     return mode

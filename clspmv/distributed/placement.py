@@ -13,6 +13,7 @@ import warnings
 from typing import Any
 
 from ..device import SIMULATOR, Device, devices, select_device
+from ..errors import ClspmvWarning
 
 LOCAL_RANK = "local-rank"
 
@@ -45,7 +46,7 @@ def choose_device(spec: Device | str | None, local_rank: int, local_size: int) -
             return select_device(None)
         if local_size > len(found) and local_rank == 0:
             warnings.warn(f"{local_size} ranks on this node share {len(found)} GPU(s); start at "
-                          f"most {len(found)} ranks per node for one GPU each", RuntimeWarning,
+                          f"most {len(found)} ranks per node for one GPU each", ClspmvWarning,
                           stacklevel=3)
         return found[local_rank % len(found)]
     return select_device(spec)

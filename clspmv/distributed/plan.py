@@ -2,38 +2,73 @@
 
 Each rank knows the columns its non-local part reads (its *halo*, sorted global indices). The
 plan asks their owners for them: one ``Alltoall`` of counts, one ``Alltoallv`` of the requested
-indices. Afterwards every product only moves values, through persistent buffers and persistent
-point-to-point requests (``Send_init``/``Recv_init``): the forward exchange fills the halo buffer
+indices. Afterwards every product only moves values. The forward exchange fills the halo
 (owners send ``x_local[send_index]``); the reverse exchange of the transposed product sends halo
 contributions back to the owners, which add them at ``send_index``.
+
+Each peer is reached by one of two paths (:attr:`ExchangePlan.window_peers`,
+:attr:`ExchangePlan.message_peers`):
+
+* peers of the same node: through the node's MPI shared-memory window (:mod:`.shared_window`,
+  laid out by :mod:`.node_exchange`), written and read straight from and to the devices;
+* the others: persistent point-to-point requests (``Send_init``/``Recv_init``) between the host
+  buffers :attr:`ExchangePlan.send_buffer` and :attr:`ExchangePlan.halo_buffer`.
+
+The choice: the ``exchange`` argument, else the environment variable ``CLSPMV_EXCHANGE``:
+``auto`` (default: the window for peers of the same node where one can be allocated),
+``messages`` or ``window`` (an error where the window cannot be allocated). For tests,
+``CLSPMV_NODE_SPLIT=k`` makes each group of ``k`` consecutive ranks a node of its own, so that
+one machine exercises both paths. ``CLSPMV_EXCHANGE_CHUNK`` sets the bytes of a piece of the
+window's pipeline (default 4 MiB).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .node_exchange import Copy, Route, node_comm, plan_routes, read_setting
 from .partition import owners
+from .shared_window import open_window
+from .timeline import Timeline
 
 FORWARD_TAG = 12
 REVERSE_TAG = 13
 
 
+@dataclass
+class _Direction:
+    """The traffic of one direction: values sent from ``send`` (host, per peer at
+    ``send_displs``) and received into ``recv``; the message peers' runs of consecutive
+    values, their requests, and the window's route."""
+
+    send: np.ndarray
+    recv: np.ndarray
+    send_runs: list[tuple[int, int]]
+    recv_runs: list[tuple[int, int]]
+    route: Route | None
+    requests: list = field(default_factory=list)
+
+
 class ExchangePlan:
-    """Who sends which x entries to whom, with the buffers and requests that move them.
+    """Who sends which x entries to whom, with the buffers, requests and window that move them.
 
     ``halo_columns``: sorted global columns this rank's non-local part reads; ``col_offsets``: the
     column blocks (rank k owns columns ``col_offsets[k]:col_offsets[k + 1]``); ``alloc(n)`` returns
-    a host array of ``n`` values (pinned memory for GPUs, see :mod:`.staging`). Collective over
-    ``comm``: every rank must build its plan at the same point.
+    a host array of ``n`` values (pinned memory for GPUs, see :mod:`.staging`); ``exchange``:
+    ``"auto"``, ``"messages"`` or ``"window"`` (None: ``CLSPMV_EXCHANGE``, see the module).
+    Collective over ``comm``: every rank must build its plan at the same point.
     """
 
     def __init__(self, comm: Any, halo_columns: np.ndarray, col_offsets: np.ndarray,
-                 alloc: Callable[[int], np.ndarray]) -> None:
+                 alloc: Callable[[int], np.ndarray], exchange: str | None = None) -> None:
         from mpi4py import MPI
+
+        from .collective import agree
 
         self._MPI = MPI
         rank, size = comm.rank, comm.size
@@ -56,13 +91,58 @@ class ExchangePlan:
                                      self.send_index.max() >= n_local):
             raise ValueError("a rank asked for columns this rank does not own")
         self.send_buffer = alloc(self.send_index.size)
+        """Host values sent to the message peers (forward) or received from every peer
+        (reverse, before :meth:`scatter_add`)."""
         self.halo_buffer = alloc(halo.size)
+        """Host values received from the message peers (forward) or sent to them (reverse)."""
         self.seconds = 0.0
         """Wall seconds of the latest exchange (start to completion)."""
         self._started = 0.0
-        self._forward = self._requests(comm, FORWARD_TAG, self.send_buffer, self.halo_buffer)
-        self._reverse = self._requests(comm, REVERSE_TAG, self.halo_buffer, self.send_buffer,
-                                       reverse=True)
+        self._seq = 0
+        """Exchanges started so far (the window's sequence number, alike on every rank)."""
+        setting = agree(comm, "reading the exchange setting", lambda: read_setting(exchange))
+        if len(set(comm.allgather(setting))) > 1:
+            raise ValueError("CLSPMV_EXCHANGE, CLSPMV_NODE_SPLIT and CLSPMV_EXCHANGE_CHUNK (or "
+                             "the exchange argument) differ between ranks; give every rank the "
+                             "same")
+        self.exchange = setting.exchange
+        """``"auto"``, ``"messages"`` or ``"window"``: how the plan was asked to exchange."""
+        self._node = self._window = None
+        node_ranks: dict[int, int] = {}
+        directions = [(self.send_counts, self.send_displs, self.recv_counts, self.recv_displs),
+                      (self.recv_counts, self.recv_displs, self.send_counts, self.send_displs)]
+        routes: list[Route | None] = [None, None]
+        if setting.exchange != "messages":  # the same on every rank: collective calls follow
+            self._node = node_comm(comm, setting.node_split)
+            try:
+                node_ranks = {r: k for k, r in enumerate(self._node.allgather(rank))
+                              if r != rank}
+                itemsize = self.send_buffer.dtype.itemsize
+                planned = plan_routes(comm, node_ranks, directions, itemsize, setting.chunk)
+                values = max(route.slot_values for route in planned)
+                self._window = open_window(comm, self._node, values, self.send_buffer.dtype,
+                                           required=setting.exchange == "window")
+            finally:
+                if self._window is None:  # no window (or an error): the node's group unused
+                    self._node.Free()
+                    self._node = None
+            if self._window is not None:
+                routes = planned
+                if getattr(alloc, "pinned", False):  # a GPU: copies at pinned speed
+                    self._window.register(alloc.device.context)
+        window = set(node_ranks) if self._window is not None else set()
+        self.window_peers = np.array(
+            sorted(p for p in window if self.send_counts[p] or self.recv_counts[p]), np.int64)
+        """Ranks this rank exchanges values with through the node's shared-memory window."""
+        self.message_peers = np.flatnonzero(
+            (self.send_counts > 0) | (self.recv_counts > 0)).astype(np.int64)
+        """Ranks this rank exchanges values with through MPI messages."""
+        self.message_peers = np.setdiff1d(self.message_peers, self.window_peers)
+        self._directions = (
+            self._direction(comm, FORWARD_TAG, self.send_buffer, self.halo_buffer,
+                            directions[0], window, routes[0]),
+            self._direction(comm, REVERSE_TAG, self.halo_buffer, self.send_buffer,
+                            directions[1], window, routes[1]))
 
     # -- facts ------------------------------------------------------------------------------
     @property
@@ -77,44 +157,101 @@ class ExchangePlan:
 
     @property
     def messages(self) -> int:
-        """Messages this rank sends per product."""
+        """Peers this rank sends values to per product, through either path (the messages of a
+        plan without window)."""
         return int(np.count_nonzero(self.send_counts))
 
-    # -- requests ---------------------------------------------------------------------------
-    def _requests(self, comm: Any, tag: int, send: np.ndarray, recv: np.ndarray,
-                  reverse: bool = False) -> list:
-        """Persistent requests: receives first (so that a matching send finds them posted)."""
-        send_counts, send_displs = self.send_counts, self.send_displs
-        recv_counts, recv_displs = self.recv_counts, self.recv_displs
-        if reverse:  # the halo goes back to its owners; they receive what they once sent
-            send_counts, send_displs, recv_counts, recv_displs = (
-                recv_counts, recv_displs, send_counts, send_displs)
-        requests = []
-        for peer in np.flatnonzero(recv_counts):
+    @property
+    def bytes_by_path(self) -> dict[str, tuple[int, int]]:
+        """(bytes sent, bytes received) per product A x through each path, ``"window"`` and
+        ``"messages"`` (the transposed product's are the same, sent and received swapped)."""
+        itemsize = self.send_buffer.dtype.itemsize
+        out = {}
+        for path, peers in (("window", self.window_peers), ("messages", self.message_peers)):
+            out[path] = (int(self.send_counts[peers].sum()) * itemsize,
+                         int(self.recv_counts[peers].sum()) * itemsize)
+        return out
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds a wait for a peer of the window may take before it raises
+        :class:`.collective.DistributedError` (None without window)."""
+        return None if self._window is None else self._window.timeout
+
+    @timeout.setter
+    def timeout(self, seconds: float) -> None:
+        if self._window is not None:
+            self._window.timeout = float(seconds)
+
+    # -- construction -------------------------------------------------------------------------
+    def _direction(self, comm: Any, tag: int, send: np.ndarray, recv: np.ndarray,
+                   counts: tuple[np.ndarray, ...], window: set[int],
+                   route: Route | None) -> _Direction:
+        """The messages of one direction (persistent requests, receives first so that a matching
+        send finds them posted) for the peers outside ``window``."""
+        send_counts, send_displs, recv_counts, recv_displs = counts
+        by_message = np.array([p not in window for p in range(comm.size)], bool)
+        d = _Direction(send, recv, _runs(send_counts, send_displs, by_message),
+                       _runs(recv_counts, recv_displs, by_message), route)
+        for peer in np.flatnonzero(recv_counts * by_message):
             lo = int(recv_displs[peer])
-            requests.append(comm.Recv_init(recv[lo: lo + int(recv_counts[peer])], int(peer), tag))
-        for peer in np.flatnonzero(send_counts):
+            d.requests.append(comm.Recv_init(recv[lo: lo + int(recv_counts[peer])], int(peer),
+                                             tag))
+        for peer in np.flatnonzero(send_counts * by_message):
             lo = int(send_displs[peer])
-            requests.append(comm.Send_init(send[lo: lo + int(send_counts[peer])], int(peer), tag))
-        return requests
+            d.requests.append(comm.Send_init(send[lo: lo + int(send_counts[peer])], int(peer),
+                                             tag))
+        return d
 
-    def gather(self, x_local: np.ndarray) -> None:
-        """Fill the send buffer from the rank's slice of x (on the host)."""
-        if self.send_index.size:
-            np.take(x_local, self.send_index, out=self.send_buffer)
+    # -- exchanges --------------------------------------------------------------------------
+    def start(self, put: Copy | None = None, reverse: bool = False,
+              timeline: Timeline | None = None) -> None:
+        """Start the forward (x values -> halo) or reverse (halo -> owners) exchange.
 
-    def start(self, reverse: bool = False) -> None:
-        """Start the forward (send buffer -> halo) or reverse (halo -> send buffer) exchange."""
+        ``put(host_view, start, stop)`` fills ``host_view`` with the values ``start:stop`` of
+        what this rank sends (forward: ``x_local[send_index]``; reverse: the halo contributions)
+        and returns the OpenCL event of its copy, or None when done; it is called for the
+        message peers' runs (views of the host send buffer, before the messages start) and for
+        the window's pieces (views of the window). None: the values are in the plan's host
+        buffer already (:attr:`send_buffer` forward, :attr:`halo_buffer` reverse). Every rank
+        starts one exchange per product, in the same order, and completes it with :meth:`wait`.
+        """
+        timeline = Timeline() if timeline is None else timeline
         self._started = time.perf_counter()
-        requests = self._reverse if reverse else self._forward
-        if requests:
-            self._MPI.Prequest.Startall(requests)
+        self._seq += 1
+        d = self._directions[reverse]
+        if d.requests:
+            if put is not None:
+                with timeline.span("copy down"):
+                    for event in [put(d.send[a:b], a, b) for a, b in d.send_runs]:
+                        if event is not None:
+                            event.wait()
+            with timeline.span("messages start"):
+                self._MPI.Prequest.Startall(d.requests)
+        if d.route is not None and d.route.writes:
+            self._window.write(self._seq, d.route, put or _from_host(d.send), timeline)
 
-    def wait(self, reverse: bool = False) -> None:
-        """Complete the exchange started by :meth:`start`."""
-        requests = self._reverse if reverse else self._forward
-        if requests:
-            self._MPI.Request.Waitall(requests)
+    def wait(self, get: Copy | None = None, reverse: bool = False,
+             timeline: Timeline | None = None) -> None:
+        """Complete the exchange started by :meth:`start`: ``get(host_view, start, stop)`` moves
+        the received values ``start:stop`` (forward: of the halo; reverse: of the contributions,
+        at the send buffer's positions) out of ``host_view`` (the window, or the host receive
+        buffer for the message peers) and returns the event of its copy or None; the plan waits
+        for every copy before it returns. None: into the plan's host buffer (:attr:`halo_buffer`
+        forward, :attr:`send_buffer` reverse)."""
+        timeline = Timeline() if timeline is None else timeline
+        d = self._directions[reverse]
+        if d.route is not None and d.route.reads:
+            poll = (lambda: self._MPI.Request.Testall(d.requests)) if d.requests else None
+            self._window.read(self._seq, d.route, get or _to_host(d.recv), poll, timeline)
+        if d.requests:
+            with timeline.span("messages wait"):
+                self._MPI.Request.Waitall(d.requests)
+            if get is not None:
+                with timeline.span("copy up"):
+                    for event in [get(d.recv[a:b], a, b) for a, b in d.recv_runs]:
+                        if event is not None:
+                            event.wait()
         self.seconds = time.perf_counter() - self._started
 
     def scatter_add(self, y_local: np.ndarray) -> None:
@@ -124,10 +261,42 @@ class ExchangePlan:
                                    minlength=y_local.size).astype(y_local.dtype)
 
     def free(self) -> None:
-        """Free the persistent requests (the plan cannot exchange afterwards)."""
-        for request in self._forward + self._reverse:
-            request.Free()
-        self._forward, self._reverse = [], []
+        """Free the persistent requests and the window (collective; the plan cannot exchange
+        afterwards)."""
+        for d in self._directions:
+            for request in d.requests:
+                request.Free()
+            d.requests.clear()
+        if self._window is not None:
+            self._window.free()
+            self._window = None
+        if self._node is not None:
+            self._node.Free()
+            self._node = None
+
+
+def _from_host(values: np.ndarray) -> Copy:
+    def put(view: np.ndarray, a: int, b: int) -> None:
+        view[...] = values[a:b]
+    return put
+
+
+def _to_host(values: np.ndarray) -> Copy:
+    def get(view: np.ndarray, a: int, b: int) -> None:
+        values[a:b] = view
+    return get
+
+
+def _runs(counts: np.ndarray, displs: np.ndarray, chosen: np.ndarray) -> list[tuple[int, int]]:
+    """The ranges of values of the ``chosen`` peers with values, consecutive ones merged."""
+    runs: list[tuple[int, int]] = []
+    for peer in np.flatnonzero((counts > 0) & chosen):
+        a, b = int(displs[peer]), int(displs[peer] + counts[peer])
+        if runs and runs[-1][1] == a:
+            runs[-1] = (runs[-1][0], b)
+        else:
+            runs.append((a, b))
+    return runs
 
 
 def _displacements(counts: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..device import Device
+from ..errors import ClspmvWarning
 from ..model.store import calibration, load
 from ..model.strip_summaries import DIAGONAL_CAP, StripSummaries
 from ..model.strips import calibration_predictor, strip_rows
@@ -134,7 +135,7 @@ def weigher(comm: Any, device: Device, partition: str, local_format: str) -> Wei
     if partition == "time" and comm.rank == 0:
         warnings.warn("partition='time' needs a measured calibration of every rank's device "
                       "(clspmv calibrate; CLSPMV_CALIBRATE=0 keeps the quick default): the rows "
-                      "are balanced by entries instead", RuntimeWarning, stacklevel=3)
+                      "are balanced by entries instead", ClspmvWarning, stacklevel=3)
     return None
 
 

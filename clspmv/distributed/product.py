@@ -1,15 +1,18 @@
 """The steps of one product of a :class:`.matrix.DistributedMatrix` (the :class:`.modes.Steps`
 of :func:`.modes.run`), with its explicit host staging: x up and y down when the caller's vectors
-are numpy, the values to send gathered (on the device for pyopencl input, then copied down to the
-send buffer), the halo up from the receive buffer. Every copy and kernel event is kept per part
-for :attr:`DistributedMatrix.timings`.
+are numpy, the values to send gathered (on the device for pyopencl input, then copied down; taken
+from x on the host for numpy input) into the plan's host send buffer (message peers) or straight
+into the node's shared-memory window (peers of the same node), the halo copied up from the host
+receive buffer or straight from the peers' window segments (:mod:`.plan`). Every copy and kernel
+event is kept per part for :attr:`DistributedMatrix.timings`, and every step in
+:attr:`Product.timeline`.
 
-Two queues: the kernels run on the device's queue, the exchange's copies (send buffer down, halo
+Two queues: the kernels run on the device's queue, the exchange's copies (send values down, halo
 up) on the matrix's ``copy_queue``, so that they proceed while the local kernel runs. The host
-orders the two by waiting for events: the copy down is enqueued once a marker (or the gather
-kernel) enqueued before the local kernel has completed, the non-local kernel once the halo's
-copy up has. In ``overlap`` and ``task`` mode those waits fall while the device computes the
-local kernel.
+orders the two by waiting for events: the copies down are enqueued once a marker (or the gather
+kernel) enqueued before the local kernel has completed, the non-local kernel once the exchange
+(which waits for the halo's copies up) has returned. In ``overlap`` and ``task`` mode those waits
+fall while the device computes the local kernel.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import pyopencl.array as cl_array
 
 from ..device import Device
 from . import staging
+from .timeline import Timeline
 
 Array = np.ndarray | cl_array.Array
 
@@ -41,10 +45,16 @@ class Product:
         self.on_device = isinstance(x, cl_array.Array)
         self.x_ready: cl.Event | None = None
         """What the copy down of the values to send waits for (pyopencl input)."""
-        self.halo_ready: cl.Event | None = None
-        """The copy of the received halo up to the device, which the non-local part waits for."""
         self.gather_seconds = 0.0
-        """Host seconds filling the send buffer (enqueueing the device gather for pyopencl x)."""
+        """Host seconds gathering the values to send: taking them from x into the send buffer
+        and the window (numpy x), enqueueing the device gather (pyopencl x)."""
+        self.timeline = Timeline()
+        """The steps of this product: host spans of each step (``gather``, ``start``, ``wait``,
+        ``local``, ``non_local``, ``finish``, ...) and of the exchange's own (``copy down``,
+        ``messages start``, ``window copy in``, ``window publish``, ``window wait and copy out``,
+        ``window consumed``, ``messages wait``, ``copy up``), and every OpenCL command with its
+        profiling times (``timeline.device_spans()``: ``x up``, ``gather``, ``copy down``,
+        ``local``, ``copy up``, ``non_local``, ``y down``, ...); see :mod:`.timeline`."""
         dtype = D.dtype
         if self.on_device:
             self.x_dev = _device_vector(x, n_in, dtype, D.device, "x_local")
@@ -75,16 +85,28 @@ class Product:
         self.done = False
 
     # -- staging ----------------------------------------------------------------------------
+    def _copy(self, name: str, queue: cl.CommandQueue, dest: object, src: object,
+              **options: object) -> cl.Event:
+        """A staging copy, kept for the timings and in the timeline as ``name``."""
+        return self.timeline.event(name, staging.copy(queue, dest, src, self.events["staging"],
+                                                      **options))
+
+    def _kernels(self, part: str, events: list, name: str | None = None) -> None:
+        """Keep a part's kernel events for the timings and in the timeline (as ``name``, by
+        default the part)."""
+        self.events[part] += events
+        for event in events:
+            self.timeline.event(name or part, event)
+
     def _stage_in(self) -> None:
         """Upload x (and y where beta reads it) to the persistent device vectors."""
         if self.on_device or self.staged_in:
             return
         self.staged_in = True
-        log = self.events["staging"]
         if self.x_host.size:
-            staging.copy(self.queue, self.x_dev.data, self.x_host, log)
+            self._copy("x up", self.queue, self.x_dev.data, self.x_host)
         if self.beta != 0 and self.y_host.size:
-            staging.copy(self.queue, self.y_dev.data, np.ascontiguousarray(self.y_host), log)
+            self._copy("y up", self.queue, self.y_dev.data, np.ascontiguousarray(self.y_host))
 
     def finish(self) -> Array:
         """The result: the device vector, or y downloaded into the caller's numpy array."""
@@ -92,123 +114,156 @@ class Product:
             return self.y_dev
         if self.y_host.size and not self.done:
             self.done = True
-            if self.y_host.flags.c_contiguous:
-                staging.copy(self.queue, self.y_host, self.y_dev.data, self.events["staging"],
-                             wait=True)
-            else:
-                self.y_host[...] = self.y_dev.get(self.queue)
+            with self.timeline.span("finish"):
+                if self.y_host.flags.c_contiguous:
+                    self._copy("y down", self.queue, self.y_host, self.y_dev.data, wait=True)
+                else:
+                    self.y_host[...] = self.y_dev.get(self.queue)
         return self.y_host
 
     # -- the steps of modes.run ---------------------------------------------------------------
     def gather(self) -> None:
-        plan = self.D.plan
-        if not plan.send_size:
+        """Pyopencl x: enqueue what must precede the local kernel on the device's queue (a
+        marker when the values to send are consecutive in x, else the kernel gathering them);
+        numpy x: nothing yet (:meth:`start` takes the values from x where they go)."""
+        D = self.D
+        if not self.on_device or not D.plan.send_size:
             return
         started = time.perf_counter()
-        try:
-            self._gather(plan)
-        finally:
-            self.gather_seconds = time.perf_counter() - started
-
-    def _gather(self, plan: Any) -> None:
-        """Pyopencl x: what must precede the local kernel on the device's queue (a marker when
-        the values to send are consecutive in x, else the kernel gathering them); numpy x: the
-        send buffer filled on the host."""
-        D = self.D
-        if not self.on_device:
-            plan.gather(self.x_host)
-        else:
+        with self.timeline.span("gather"):
             if D._send_first is not None:
                 self.x_ready = cl.enqueue_marker(self.queue)
             else:
                 self.x_ready = D._vectors.take(D._send_index_dev, self.x_dev, D._send_dev)
-                self.events["staging"].append(self.x_ready)
-            self.queue.flush()  # the copy down, on the other queue, follows it
+                self._kernels("staging", [self.x_ready], "gather")
+            self.queue.flush()  # the copies down, on the other queue, follow it
+        self.gather_seconds = time.perf_counter() - started
 
     def start(self) -> None:
-        """Copy the values to send down (pyopencl x), then start the messages."""
+        """Send the values: copied down (pyopencl x) or taken from x (numpy x) into the host
+        send buffer and the window, the messages started."""
         D = self.D
-        if self.x_ready is not None:
-            if D._send_first is not None:
-                src = self.x_dev.data
-                offset = D._send_first * self.x_dev.dtype.itemsize
-            else:
-                src, offset = D._send_dev.data, 0
-            self.x_ready.wait()
-            staging.copy(D.copy_queue, D.plan.send_buffer, src, self.events["staging"],
-                         src_offset=offset).wait()
-        D.plan.start()
+        with self.timeline.span("start"):
+            if self.x_ready is not None:
+                self.x_ready.wait()
+            D.plan.start(self._copy_down if self.on_device else self._take,
+                         timeline=self.timeline)
+
+    def _take(self, view: np.ndarray, a: int, b: int) -> None:
+        """Values ``a:b`` to send, taken from numpy x into ``view``."""
+        started = time.perf_counter()
+        np.take(self.x_host, self.D.plan.send_index[a:b], out=view, mode="clip")
+        self.gather_seconds += time.perf_counter() - started
+
+    def _copy_down(self, view: np.ndarray, a: int, b: int) -> cl.Event:
+        """Values ``a:b`` to send, copied from the device (x, or the gathered values) into
+        ``view``."""
+        D = self.D
+        if D._send_first is not None:
+            src, first = self.x_dev.data, D._send_first
+        else:
+            src, first = D._send_dev.data, 0
+        event = self._copy("copy down", D.copy_queue, view, src,
+                           src_offset=(first + a) * self.x_dev.dtype.itemsize)
+        D.copy_queue.flush()
+        return event
 
     def wait(self) -> None:
-        """Complete the messages, then copy the halo up (without waiting for it)."""
+        """Complete the exchange, the received halo copied up to the device."""
         D = self.D
-        D.plan.wait()
-        if D._halo_dev is not None:
-            self.halo_ready = staging.copy(D.copy_queue, D._halo_dev.data, D.plan.halo_buffer,
-                                           self.events["staging"])
-            D.copy_queue.flush()
+        with self.timeline.span("wait"):
+            D.plan.wait(self._copy_up if D._halo_dev is not None else None,
+                        timeline=self.timeline)
+
+    def _copy_up(self, view: np.ndarray, a: int, b: int) -> cl.Event:
+        """Halo values ``a:b`` from ``view`` to the device's halo vector."""
+        D = self.D
+        event = self._copy("copy up", D.copy_queue, D._halo_dev.data, view,
+                           dst_offset=a * D._halo_dev.dtype.itemsize)
+        D.copy_queue.flush()
+        return event
 
     def local(self) -> None:
         self._stage_in()
         if self.y_dev is None or self.y_dev.size == 0:
             return
         x = self.x_dev if self.x_dev is not None and self.x_dev.size else _empty(self)
-        self.D.local.matvec(x, self.y_dev, self.alpha, self.beta)
-        self.events["local"] += self.D.local.last_events
-        self.queue.flush()
+        with self.timeline.span("local"):
+            self.D.local.matvec(x, self.y_dev, self.alpha, self.beta)
+            self._kernels("local", self.D.local.last_events)
+            self.queue.flush()
 
     def non_local(self) -> None:
         D = self.D
         if D.non_local is None or self.y_dev is None or self.y_dev.size == 0:
             return
-        if self.halo_ready is not None:
-            self.halo_ready.wait()
-        log = self.events["non_local"]
-        if D._rows_dev is None:  # the part covers a range of rows: straight into y
-            D.non_local.matvec(D._halo_dev, self.y_dev, self.alpha, 1.0,
-                               row_offset=D._row_offset)
-            log += D.non_local.last_events
-            return
-        D.non_local.matvec(D._halo_dev, D._scratch_dev, 1.0, 0.0)
-        log += D.non_local.last_events
-        log.append(D._vectors.scatter_add(D._rows_dev, self.alpha, D._scratch_dev, self.y_dev))
+        with self.timeline.span("non_local"):
+            if D._rows_dev is None:  # the part covers a range of rows: straight into y
+                D.non_local.matvec(D._halo_dev, self.y_dev, self.alpha, 1.0,
+                                   row_offset=D._row_offset)
+                self._kernels("non_local", D.non_local.last_events)
+                return
+            D.non_local.matvec(D._halo_dev, D._scratch_dev, 1.0, 0.0)
+            self._kernels("non_local", D.non_local.last_events)
+            self._kernels("non_local", [D._vectors.scatter_add(D._rows_dev, self.alpha,
+                                                               D._scratch_dev, self.y_dev)])
 
     # -- the transposed product ---------------------------------------------------------------
     def transposed(self) -> None:
-        """Non-local contributions first (they travel), then the local part during the exchange,
-        then the received contributions added."""
-        D, plan = self.D, self.D.plan
+        """Non-local contributions first (they travel: copied down from the device into the
+        host send buffer and the window), then the local part during the exchange, then the
+        received contributions added."""
+        D, plan, timeline = self.D, self.D.plan, self.timeline
         self._stage_in()
+        put = _zeros
         if D.non_local is not None and self.x_dev is not None and self.x_dev.size:
-            x = self.x_dev
-            if D._rows_dev is not None:  # x at the rows the compacted part has
-                x = D._scratch_dev
-                self.events["non_local"].append(D._vectors.take(D._rows_dev, self.x_dev, x))
-            elif D._row_offset is not None:  # x at the range of rows the part has
-                x = D._scratch_dev
-                self.events["non_local"].append(cl.enqueue_copy(
-                    self.queue, x.data, self.x_dev.data, byte_count=x.nbytes,
-                    src_offset=D._row_offset * x.dtype.itemsize))
-            D.non_local.rmatvec(x, D._halo_dev, self.alpha, 0.0)
-            self.events["non_local"] += D.non_local.last_events
-            staging.copy(self.queue, plan.halo_buffer, D._halo_dev.data,
-                         self.events["staging"]).wait()
-        elif plan.halo_size:
-            plan.halo_buffer[:] = 0
-        plan.start(reverse=True)
+            with timeline.span("non_local"):
+                x = self.x_dev
+                if D._rows_dev is not None:  # x at the rows the compacted part has
+                    x = D._scratch_dev
+                    self._kernels("non_local", [D._vectors.take(D._rows_dev, self.x_dev, x)])
+                elif D._row_offset is not None:  # x at the range of rows the part has
+                    x = D._scratch_dev
+                    self._kernels("non_local", [cl.enqueue_copy(
+                        self.queue, x.data, self.x_dev.data, byte_count=x.nbytes,
+                        src_offset=D._row_offset * x.dtype.itemsize)])
+                D.non_local.rmatvec(x, D._halo_dev, self.alpha, 0.0)
+                self._kernels("non_local", D.non_local.last_events)
+            put = self._contributions_down
+        with timeline.span("start"):
+            plan.start(put, reverse=True, timeline=timeline)
         if self.y_dev is not None and self.y_dev.size:
             x = self.x_dev if self.x_dev is not None and self.x_dev.size else _empty(self)
-            D.local.rmatvec(x, self.y_dev, self.alpha, self.beta)
-            self.events["local"] += D.local.last_events
-            self.queue.flush()
-        plan.wait(reverse=True)
+            with timeline.span("local"):
+                D.local.rmatvec(x, self.y_dev, self.alpha, self.beta)
+                self._kernels("local", D.local.last_events)
+                self.queue.flush()
+        with timeline.span("wait"):
+            plan.wait(reverse=True, timeline=timeline)
         if plan.send_size:
             if self.on_device:
-                host = self.y_dev.get(self.queue)
-                plan.scatter_add(host)
-                self.y_dev.set(host, queue=self.queue)
+                with timeline.span("scatter add"):
+                    host = self.y_dev.get(self.queue)
+                    plan.scatter_add(host)
+                    self.y_dev.set(host, queue=self.queue)
             else:
-                plan.scatter_add(self.finish())
+                result = self.finish()
+                with timeline.span("scatter add"):
+                    plan.scatter_add(result)
+
+    def _contributions_down(self, view: np.ndarray, a: int, b: int) -> cl.Event:
+        """Halo contributions ``a:b`` from the device into ``view`` (on the kernels' queue:
+        after the non-local product that computes them)."""
+        D = self.D
+        event = self._copy("copy down", self.queue, view, D._halo_dev.data,
+                           src_offset=a * D._halo_dev.dtype.itemsize)
+        self.queue.flush()
+        return event
+
+
+def _zeros(view: np.ndarray, a: int, b: int) -> None:
+    """Halo contributions of a rank without non-local products: zeros."""
+    view.fill(0)
 
 
 def _empty(product: Product) -> cl_array.Array:

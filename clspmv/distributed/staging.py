@@ -15,6 +15,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device
+from ..errors import ClspmvWarning
 
 
 class HostBuffers:
@@ -38,7 +39,7 @@ class HostBuffers:
                 self.dtype, is_blocking=True)
         except cl.Error as err:
             warnings.warn(f"pinned host memory unavailable on {self.device.name} ({err}); the "
-                          "exchange uses ordinary host memory", RuntimeWarning, stacklevel=2)
+                          "exchange uses ordinary host memory", ClspmvWarning, stacklevel=2)
             self.pinned = False
             return np.zeros(n, self.dtype)
         array[:] = 0

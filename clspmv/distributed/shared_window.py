@@ -1,0 +1,301 @@
+"""The node's MPI shared-memory window and the protocol of the halo exchange through it.
+
+The ranks of a node (``comm.Split_type(MPI.COMM_TYPE_SHARED)``) allocate one window
+(``MPI.Win.Allocate_shared``): host memory that every rank of the node maps
+(``mmap(MAP_SHARED)``), which OpenCL drivers copy to and from at pinned-memory speed (NVIDIA's on
+an H100 node: 53 GB/s, against 3.6-4.3 GB/s for MPI's own shared-memory transport). A *writer*
+copies the values its peers need from its device straight into its own segment; each *reader*
+copies its values from the writer's segment straight to its device. No value passes through MPI.
+
+Segment of each rank: ``flags | slot 0 | slot 1``. Flags are int64, one per 128 bytes (no two in
+a cache line): ``progress`` (written by the segment's rank alone) and ``consumed[j]`` for every
+rank j of the node (written by j alone). A slot holds what the rank writes in one exchange, in
+the pieces :func:`.node_exchange.plan_routes` cut.
+
+Protocol of exchange number ``s`` (every rank numbers its exchanges alike: products are
+collective, and each starts exactly one exchange):
+
+* writer k: slot ``s % 2``; wait until every reader of the exchange s' that last used the slot
+  has ``consumed[j] >= s'``; then per piece i: copy it in, wait for the copy to complete,
+  ``Win.Sync``, ``progress = s << 24 | i + 1``.
+* reader j, for each writer k and each of its pieces i: wait for ``progress_k >= s << 24 | i + 1``,
+  ``Win.Sync``, copy the piece out; once its copies from k completed, ``Win.Sync``,
+  ``consumed_k[j] = s``.
+
+Why this is correct: a reader copies a piece only after the writer published it, which it did
+after its copy in completed (and a later exchange's larger ``progress`` implies that all of
+``s`` was written); the slot still holds exchange ``s``: the writer puts exchange ``s + 2``
+there only after ``consumed[j] >= s``, which j stores after its copies out completed, and
+exchange ``s + 1`` goes to the other slot. Every flag has a single writer, and is an aligned
+8-byte word (loads and stores of it are atomic); ``Win.Sync`` (a memory barrier in MPICH and
+Open MPI, inside the one passive-target epoch ``Lock_all`` opens) orders the accesses to values
+and flags. Nobody waits for a rank it does not exchange with: no barrier per product, and a
+writer waits only for a reader two exchanges behind. Every wait spins for
+:data:`SPIN_SECONDS`, then sleeps with a growing pause (from 20 us to 1 ms), and gives up after
+``timeout`` seconds with a :class:`.collective.DistributedError` naming the peer.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import ClspmvWarning
+from .collective import DistributedError, agree, timeout
+from .node_exchange import EXCHANGE_ENV, PIECE_BITS, Copy, Route
+from .timeline import Timeline
+
+SPIN_SECONDS = 50e-6
+SLOTS = 2
+FLAG_STRIDE = 16
+"""int64 per flag: 128 bytes, so that no two flags share a cache line (nor its pair)."""
+PAGE = 4096
+MADV_POPULATE_WRITE = 23
+"""Linux (5.14 and later): back the pages now, failing with an error where a SIGBUS would come."""
+
+
+def open_window(comm: Any, node: Any, slot_values: int, dtype: np.dtype,
+                required: bool) -> NodeWindow | None:
+    """The node's window with slots of ``slot_values`` values for this rank, or None where no
+    rank of the node writes any or (``required`` false) where it cannot be allocated, with a
+    warning on the node's first rank; collective over ``comm``. Where ``required`` and the
+    allocation fails on any rank of a node, every rank raises (:class:`DistributedError`)."""
+    from mpi4py import MPI
+
+    dtype = np.dtype(dtype)
+    flag_bytes = _round_up(FLAG_STRIDE * 8 * (1 + node.size), PAGE)
+    nbytes = flag_bytes + SLOTS * _round_up(slot_values * dtype.itemsize, PAGE)
+
+    def step() -> NodeWindow | None:
+        if not node.allreduce(slot_values > 0, op=MPI.LOR):
+            return None
+        win = error = None
+        try:
+            win = MPI.Win.Allocate_shared(nbytes, 1, comm=node)
+            prefault(_segment(win, node.rank))
+        except (MPI.Exception, OSError) as exc:
+            error = f"rank {comm.rank} ({nbytes} bytes): {type(exc).__name__}: {exc}"
+        outcomes = node.allgather((win is not None, error))
+        failed = [e for _, e in outcomes if e is not None]
+        if not failed:
+            return NodeWindow(node, win, dtype, flag_bytes, node.allgather(comm.rank))
+        if all(allocated for allocated, _ in outcomes):
+            win.Free()
+        why = ("the shared-memory window of the halo exchange could not be allocated: "
+               + "; ".join(failed))
+        if required:
+            raise DistributedError(f"{why}; is the shared-memory file system (/dev/shm) large "
+                                   f"enough? Or set {EXCHANGE_ENV}=messages or auto")
+        if node.rank == 0:
+            warnings.warn(f"{why}; ranks of this node exchange MPI messages instead",
+                          ClspmvWarning, stacklevel=5)
+        return None
+
+    return agree(comm, "opening the shared-memory window of the halo exchange", step)
+
+
+def prefault(memory: np.ndarray) -> None:
+    """Back every page of ``memory`` now (``MADV_POPULATE_WRITE``) so that a shared-memory file
+    system too small for it fails here with OSError, not later with a SIGBUS at first touch;
+    where the kernel lacks it, the pages are written once (the best other check there is)."""
+    if not memory.size:
+        return
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+        if libc.madvise(memory.ctypes.data, memory.nbytes, MADV_POPULATE_WRITE) == 0:
+            return
+        code = ctypes.get_errno()
+        if code != errno.EINVAL:  # EINVAL: a kernel before 5.14
+            raise OSError(code, f"cannot back {memory.nbytes} bytes of shared memory: "
+                                f"{os.strerror(code)}")
+    memory.fill(0)
+
+
+def _segment(win: Any, rank: int) -> np.ndarray:
+    buffer, _unit = win.Shared_query(rank)
+    return np.frombuffer(buffer, np.uint8)
+
+
+def _round_up(n: int, multiple: int) -> int:
+    return -(-n // multiple) * multiple
+
+
+class NodeWindow:
+    """The window of one node's ranks and the protocol of the module (build it with
+    :func:`open_window`). ``ranks[k]``: the rank in the plan's communicator of node rank k, for
+    error messages. Waits give up after :attr:`timeout` seconds."""
+
+    def __init__(self, node: Any, win: Any, dtype: np.dtype, flag_bytes: int,
+                 ranks: list[int]) -> None:
+        from mpi4py import MPI
+
+        self.win = win
+        self.me = node.rank
+        self.ranks = ranks
+        self.timeout = timeout() or float("inf")
+        """Seconds a wait for a peer may take before it raises :class:`DistributedError`
+        (``CLSPMV_MPI_TIMEOUT``, as every bounded collective: :func:`.collective.timeout`)."""
+        self._flags, self._slots = [], []
+        self._registered: list[Any] = []
+        """OpenCL buffers over the slots (:meth:`register`), released before the window."""
+        for k in range(node.size):
+            segment = _segment(win, k)
+            slot_bytes = (segment.size - flag_bytes) // SLOTS // PAGE * PAGE  # as allocated
+            self._flags.append(segment[:flag_bytes].view(np.int64))
+            self._slots.append([segment[flag_bytes + i * slot_bytes:
+                                        flag_bytes + (i + 1) * slot_bytes].view(dtype)
+                                for i in range(SLOTS)])
+        self._flags[self.me][:] = 0
+        self._last_write: list[tuple[int, tuple[int, ...]] | None] = [None] * SLOTS
+        """Per slot: (exchange, readers) of its latest content."""
+        node.Barrier()  # every flag zeroed before anyone reads one
+        win.Lock_all(MPI.MODE_NOCHECK)
+
+    def write(self, seq: int, route: Route, put: Copy, timeline: Timeline) -> None:
+        """Writer side of exchange ``seq``: the pieces of ``route`` in, each published once
+        its copy completed."""
+        slot = seq % SLOTS
+        last = self._last_write[slot]
+        if last is not None:
+            used, readers = last
+            with timeline.span("window wait consumed"):
+                for j in readers:
+                    self._wait(lambda j=j: self._flags[self.me][_consumed(j)] >= used, j,
+                               f"to finish reading exchange {used}")
+            self.win.Sync()
+        area = self._slots[self.me][slot]
+        base = seq << PIECE_BITS
+        pending = []
+        with timeline.span("window copy in"):
+            for piece in route.writes:
+                event = put(area[piece.offset: piece.offset + piece.stop - piece.start],
+                            piece.start, piece.stop)
+                if event is None and not pending:
+                    self._publish(base | piece.count, timeline)
+                else:
+                    pending.append((piece.count, event))
+        with timeline.span("window publish"):
+            for count, event in pending:
+                if event is not None:
+                    event.wait()
+                self._publish(base | count, timeline)
+        self._last_write[slot] = (seq, route.readers)
+
+    def _publish(self, progress: int, timeline: Timeline) -> None:
+        self.win.Sync()
+        self._flags[self.me][0] = progress
+        timeline.mark("window piece published")
+
+    def read(self, seq: int, route: Route, get: Copy, poll: Callable[[], object] | None,
+             timeline: Timeline) -> None:
+        """Reader side of exchange ``seq``: every piece of ``route`` out as soon as its writer
+        published it (``poll`` is called while waiting: MPI progress for the messages in
+        flight), then, once the copies completed, each writer told."""
+        slot = seq % SLOTS
+        base = seq << PIECE_BITS
+        done = dict.fromkeys(route.reads, 0)
+        events: dict[int, list] = {k: [] for k in route.reads}
+        backoff = _Backoff(self.timeout)
+        with timeline.span("window wait and copy out"):
+            while any(done[k] < len(route.reads[k]) for k in done):
+                moved = False
+                for k, pieces in route.reads.items():
+                    i = done[k]
+                    if i == len(pieces):
+                        continue
+                    published = int(self._flags[k][0]) - base
+                    if published < pieces[i].count:
+                        continue
+                    self.win.Sync()
+                    area = self._slots[k][slot]
+                    while i < len(pieces) and pieces[i].count <= published:
+                        p = pieces[i]
+                        event = get(area[p.offset: p.offset + p.stop - p.start], p.start, p.stop)
+                        if event is not None:
+                            events[k].append(event)
+                        i += 1
+                    done[k] = i
+                    moved = True
+                if moved:
+                    backoff.reset()
+                    continue
+                if poll is not None:
+                    poll()
+                if not backoff.pause():
+                    late = [k for k in done if done[k] < len(route.reads[k])]
+                    raise self._late(late[0], f"to publish its values of exchange {seq}")
+        with timeline.span("window consumed"):
+            for k, waiting in events.items():
+                for event in waiting:
+                    event.wait()
+                self.win.Sync()
+                self._flags[k][_consumed(self.me)] = seq
+
+    def _wait(self, ready: Callable[[], bool], k: int, what: str) -> None:
+        backoff = _Backoff(self.timeout)
+        while not ready():
+            if not backoff.pause():
+                raise self._late(k, what)
+
+    def _late(self, k: int, what: str) -> DistributedError:
+        return DistributedError(
+            f"the halo exchange waited {self.timeout:g} s for rank {self.ranks[k]} {what} "
+            "through the shared-memory window; every product is collective: a rank that "
+            "skipped one or failed in it leaves the others waiting")
+
+    def register(self, context: Any) -> None:
+        """Keep a ``USE_HOST_PTR`` buffer of ``context`` over every slot of the window for as
+        long as the window lives: NVIDIA's OpenCL then pins the slots, and its copies between
+        them and the GPU run at pinned speed (an H100: 53 GB/s, against 4-10 GB/s from shared
+        memory it has not seen; 31-39 GB/s with four ranks copying at once:
+        ``reports/2026-11-28-h100x4-exchange``). The copies still name the numpy views."""
+        import pyopencl as cl
+
+        flags = cl.mem_flags.USE_HOST_PTR | cl.mem_flags.READ_WRITE
+        self._registered = [cl.Buffer(context, flags, hostbuf=slot)
+                            for slots in self._slots for slot in slots if slot.nbytes]
+
+    def free(self) -> None:
+        """End the epoch and free the window (collective over the node)."""
+        for buffer in self._registered:
+            buffer.release()  # before the memory it covers goes
+        self._registered = []
+        self.win.Unlock_all()
+        self.win.Free()
+
+
+def _consumed(j: int) -> int:
+    """Index of ``consumed[j]`` in the flags."""
+    return FLAG_STRIDE * (1 + j)
+
+
+class _Backoff:
+    """Pauses of a waiting loop: none for :data:`SPIN_SECONDS`, then sleeps doubling from 20 us
+    to 1 ms (a waiting rank leaves its core to others, at the cost of up to about a pause's
+    delay); :meth:`pause` returns False once ``timeout`` seconds have passed."""
+
+    def __init__(self, timeout: float) -> None:
+        self.deadline = time.perf_counter() + timeout
+        self.reset()
+
+    def reset(self) -> None:
+        self.spin_until = time.perf_counter() + SPIN_SECONDS
+        self.sleep = 20e-6
+
+    def pause(self) -> bool:
+        now = time.perf_counter()
+        if now > self.deadline:
+            return False
+        if now >= self.spin_until:
+            time.sleep(self.sleep)
+            self.sleep = min(2 * self.sleep, 1e-3)
+        return True

@@ -1,0 +1,93 @@
+"""The host timeline of one distributed product: when each step ran, on which thread, and when
+its OpenCL commands ran on the device.
+
+:class:`.product.Product` keeps one per product (its ``timeline``); the exchange plan adds its
+own steps to it (copies of the values, messages started and waited for, window pieces published
+and waited for). Host times are ``time.perf_counter`` seconds since the product began; a device
+command's start and end are placed on the same clock by adding its profiling delays (start and
+end after its ``queued`` time) to the host time at which it was enqueued: an estimate within
+the delay between the host's enqueue call and the driver's ``queued`` stamp.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pyopencl as cl
+
+
+@dataclass(frozen=True)
+class Span:
+    """One host step: ``name``, ``start`` and ``stop`` (seconds since the product began) and the
+    host thread that ran it (``"MainThread"``, ``"clspmv-mpi"`` in task mode)."""
+
+    name: str
+    start: float
+    stop: float
+    thread: str
+
+
+@dataclass(frozen=True)
+class DeviceSpan:
+    """One OpenCL command: ``enqueued`` (host time of the enqueue call), ``start`` and ``stop``
+    (its profiling times placed on the host clock, see the module), seconds since the product
+    began."""
+
+    name: str
+    enqueued: float
+    start: float
+    stop: float
+
+
+class Timeline:
+    """Host spans and OpenCL events of one product, in the order they were recorded."""
+
+    def __init__(self) -> None:
+        self.origin = time.perf_counter()
+        """``time.perf_counter()`` when the product began."""
+        self.spans: list[Span] = []
+        """The host steps (appended from every thread; list appends are atomic)."""
+        self._events: list[tuple[str, float, cl.Event]] = []
+
+    def now(self) -> float:
+        """Seconds since the product began."""
+        return time.perf_counter() - self.origin
+
+    @contextmanager
+    def span(self, name: str) -> Iterator[None]:
+        """Record the enclosed host step as ``name`` (also when it raises)."""
+        start = self.now()
+        try:
+            yield
+        finally:
+            self.spans.append(Span(name, start, self.now(), threading.current_thread().name))
+
+    def mark(self, name: str) -> None:
+        """Record an instant (e.g. a window piece published) as a span of no length."""
+        at = self.now()
+        self.spans.append(Span(name, at, at, threading.current_thread().name))
+
+    def event(self, name: str, event: cl.Event | None) -> cl.Event | None:
+        """Record an OpenCL command enqueued just now; returns ``event``."""
+        if event is not None:
+            self._events.append((name, self.now(), event))
+        return event
+
+    def device_spans(self) -> list[DeviceSpan]:
+        """The OpenCL commands (waiting for each to complete); commands without profiling
+        information (a queue without profiling, a user event) are left out."""
+        out = []
+        for name, enqueued, event in self._events:
+            event.wait()
+            try:
+                queued, start, end = (event.profile.queued, event.profile.start,
+                                      event.profile.end)
+            except cl.Error:
+                continue
+            out.append(DeviceSpan(name, enqueued, enqueued + (start - queued) * 1e-9,
+                                  enqueued + (end - queued) * 1e-9))
+        return out

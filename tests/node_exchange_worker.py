@@ -1,0 +1,365 @@
+"""Cases of the halo exchange's paths (the node's shared-memory window, MPI messages, both),
+run under ``mpiexec -n N python node_exchange_worker.py [case substrings]``.
+
+Every rank runs the same cases in the same order; a case passes when it passes on every rank
+(each ends with an ``allgather`` of the outcome, so the ranks stay in step). Rank 0 prints one
+line ``RESULTS <json>`` mapping case names to None (passed) or the errors per rank.
+tests/test_node_exchange.py launches this script and imports :func:`case_names`.
+
+The paths are chosen by the environment the plan reads (set here around each matrix's
+construction, alike on every rank): ``window`` (pieces of 64 bytes: many per peer),
+``messages``, and ``mixed`` (``auto`` with ``CLSPMV_NODE_SPLIT``: nodes of 2 ranks, so that with
+3 and 4 ranks some peers share a node and others do not; with 2 ranks each is a node of its own).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import scipy.sparse as sp
+
+MODES = ("vector", "overlap", "task")
+EXCHANGES = ("window", "messages", "mixed")
+REPEATS = 50
+
+
+def split(size: int) -> int:
+    """Ranks per simulated node of the ``mixed`` exchange."""
+    return 2 if size > 2 else 1
+
+
+def settings(exchange: str, size: int) -> dict[str, str]:
+    """The environment of one exchange."""
+    return {"window": {"CLSPMV_EXCHANGE": "window", "CLSPMV_EXCHANGE_CHUNK": "64"},
+            "messages": {"CLSPMV_EXCHANGE": "messages"},
+            "mixed": {"CLSPMV_EXCHANGE": "auto", "CLSPMV_NODE_SPLIT": str(split(size)),
+                      "CLSPMV_EXCHANGE_CHUNK": "0"}}[exchange]
+
+
+@contextmanager
+def environment(**values: str) -> Iterator[None]:
+    """``os.environ`` with ``values`` set, the variables of the exchange unset otherwise."""
+    names = ("CLSPMV_EXCHANGE", "CLSPMV_NODE_SPLIT", "CLSPMV_EXCHANGE_CHUNK")
+    old = {name: os.environ.pop(name, None) for name in names}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name in names:
+            os.environ.pop(name, None)
+            if old[name] is not None:
+                os.environ[name] = old[name]
+
+
+def random_square(n: int = 240, seed: int = 1) -> sp.csr_matrix:
+    """Random entries plus the diagonal: every rank exchanges with every other."""
+    A = sp.random(n, n, density=0.04, random_state=seed, format="csr") + sp.identity(n)
+    return sp.csr_matrix(A)
+
+
+def empty_rows(n: int = 90) -> sp.csr_matrix:
+    """Every third row and every fifth column empty."""
+    A = random_square(n, 2).tolil()
+    A[::3, :] = 0
+    A[:, ::5] = 0
+    A = A.tocsr()
+    A.eliminate_zeros()
+    return A
+
+
+def matrices(size: int) -> dict[str, tuple[sp.csr_matrix, dict]]:
+    """name -> (matrix, from_scipy arguments)."""
+    rng = np.random.default_rng(5)
+    zero_rows = [0, 0] + list(np.linspace(0, 90, size).round().astype(int)[1:])
+    return {
+        "square": (random_square(), {}),
+        "tall": (sp.random(45, 31, density=0.15, random_state=4, format="csr"), {}),
+        "wide": (sp.random(13, 50, density=0.2, random_state=5, format="csr"), {}),
+        "empty-rows": (empty_rows(), {}),
+        "zero-row-rank": (empty_rows(), {"row_offsets": zero_rows}),
+        "one-row-per-rank": (sp.csr_matrix(rng.standard_normal((size, size))),
+                             {"partition": "rows"}),
+    }
+
+
+def cases(size: int) -> dict[str, Callable[[object], None]]:
+    """Every case for ``size`` ranks: name -> function(comm)."""
+    out: dict[str, Callable] = {}
+    for exchange in EXCHANGES:
+        for label, (A, kwargs) in matrices(size).items():
+            out[f"{exchange}-{label}"] = _bind(check_exchange, exchange, A, **kwargs)
+        out[f"{exchange}-repeated"] = _bind(check_repeated, exchange)
+    # pinned staging, as on GPUs: the window's slots registered with the device (USE_HOST_PTR)
+    out["window-pinned"] = _bind(check_exchange, "window", random_square(), pinned=True)
+    out["timeline"] = check_timeline
+    out["bad-settings"] = check_bad_settings
+    out["settings-differ"] = check_settings_differ
+    out["window-unavailable"] = check_window_unavailable
+    out["peer-late"] = check_peer_late
+    return out
+
+
+def case_names(size: int) -> list[str]:
+    return list(cases(size))
+
+
+def _bind(fn: Callable, *args: object, **kwargs: object) -> Callable:
+    return lambda comm: fn(comm, *args, **kwargs)
+
+
+def _build(comm, A, **kwargs):
+    from clspmv.distributed import DistributedMatrix
+
+    return DistributedMatrix.from_scipy(A, comm, **kwargs)
+
+
+# -- checks --------------------------------------------------------------------------------
+def check_paths(comm, D, exchange: str) -> None:
+    """The plan reaches the expected peers through the window (same node, simulated nodes
+    of ``split`` ranks for ``mixed``), the others through messages; bytes per path add up."""
+    plan = D.plan
+    peers = set(np.flatnonzero((plan.send_counts > 0) | (plan.recv_counts > 0)).tolist())
+    if exchange == "messages":
+        window = set()
+    elif exchange == "window":
+        window = peers
+    else:
+        k = split(comm.size)
+        window = {p for p in peers if p // k == comm.rank // k}
+    assert set(plan.window_peers.tolist()) == window, (plan.window_peers, window)
+    assert set(plan.message_peers.tolist()) == peers - window, (plan.message_peers, window)
+    size = D.dtype.itemsize
+    by_path = plan.bytes_by_path
+    for path, chosen in (("window", sorted(window)), ("messages", sorted(peers - window))):
+        expected = (int(plan.send_counts[chosen].sum()) * size,
+                    int(plan.recv_counts[chosen].sum()) * size)
+        assert by_path[path] == expected, (path, by_path, expected)
+    sent, received = D.bytes_exchanged
+    assert by_path["window"][0] + by_path["messages"][0] == sent
+    assert by_path["window"][1] + by_path["messages"][1] == received
+
+
+def check_products(D, A, rng) -> None:
+    """matvec and rmatvec with beta 0 and with alpha/beta, numpy and pyopencl vectors, against
+    scipy per row (every product first, then the checks: a wrong result on one rank must not
+    leave the others waiting in the next product)."""
+    import pyopencl.array as cl_array
+
+    from oracle import assert_matches
+
+    m, n = A.shape
+    r0, r1 = D.row_range
+    c0, c1 = D.col_range
+    rows, cols = sp.csr_matrix(A)[r0:r1], sp.csr_matrix(A.T)[c0:c1]
+    x, xt = rng.standard_normal(n), rng.standard_normal(m)  # alike on every rank
+    y0, z0 = rng.standard_normal(m)[r0:r1], rng.standard_normal(n)[c0:c1]
+    q = D.device.queue
+    y, z, y_dev = y0.copy(), z0.copy(), cl_array.to_device(q, y0)
+    results = [
+        (D.matvec(x[c0:c1]), rows, x, {}),
+        (D.matvec(x[c0:c1], y, alpha=-1.5, beta=0.5), rows, x,
+         {"alpha": -1.5, "beta": 0.5, "y0": y0}),
+        (D.rmatvec(xt[r0:r1]), cols, xt, {}),
+        (D.rmatvec(xt[r0:r1], z, alpha=2.0, beta=-1.0), cols, xt,
+         {"alpha": 2.0, "beta": -1.0, "y0": z0}),
+        (D.matvec(cl_array.to_device(q, x[c0:c1]), y_dev, alpha=3.0, beta=-2.0), rows, x,
+         {"alpha": 3.0, "beta": -2.0, "y0": y0}),
+        (D.rmatvec(cl_array.to_device(q, xt[r0:r1]), alpha=0.5), cols, xt, {"alpha": 0.5})]
+    assert results[1][0] is y and results[3][0] is z and results[4][0] is y_dev
+    for result, block, vector, scalars in results:
+        if isinstance(result, cl_array.Array):
+            result = result.get()
+        assert_matches(result, block, vector, np.float64, **scalars)
+
+
+def check_exchange(comm, exchange: str, A, **kwargs) -> None:
+    """One matrix over one exchange's paths, every mode."""
+    rng = np.random.default_rng(comm.size)
+    with environment(**settings(exchange, comm.size)), _build(comm, A, **kwargs) as D:
+        check_paths(comm, D, exchange)
+        for mode in MODES:
+            D.mode = mode
+            check_products(D, A, rng)
+
+
+def check_repeated(comm, exchange: str) -> None:
+    """REPEATS products in a row with changing x, cycling modes, directions and vector kinds,
+    each rank pausing at its own random moments (ranks out of step: a writer reuses a slot
+    while a reader lags), every result against scipy."""
+    import pyopencl.array as cl_array
+
+    from oracle import assert_matches
+
+    A = random_square()
+    rng = np.random.default_rng(11)  # the same x on every rank
+    pauses = np.random.default_rng(100 + comm.rank).uniform(0, 2e-3, REPEATS)
+    with environment(**settings(exchange, comm.size)), _build(comm, A) as D:
+        r0, r1 = D.row_range
+        q = D.device.queue
+        results = []
+        for i in range(REPEATS):
+            D.mode = MODES[i % 3]
+            x = rng.standard_normal(A.shape[0])
+            if i % 4 == comm.rank % 4:
+                time.sleep(pauses[i])
+            transposed, on_device = i % 2 == 1, (i // 2) % 2 == 1
+            product = D.rmatvec if transposed else D.matvec
+            if on_device:
+                y = product(cl_array.to_device(q, x[r0:r1])).get()
+            else:
+                y = product(x[r0:r1])
+            results.append((y, sp.csr_matrix(A.T if transposed else A)[r0:r1], x))
+        for y, reference, x in results:  # after every product: the ranks stay in step
+            assert_matches(y, reference, x, np.float64)
+
+
+def check_timeline(comm) -> None:
+    """A product's timeline on the window: its steps on the host (the exchange's own among
+    them, one publication per piece) and its OpenCL commands with profiling times."""
+    from clspmv.distributed import modes
+    from clspmv.distributed.product import Product
+
+    A = random_square()
+    with environment(**settings("window", comm.size)), _build(comm, A, mode="task") as D:
+        x = np.ones(D.local_shape[1])
+        for on_device in (False, True):
+            if on_device:
+                import pyopencl.array as cl_array
+
+                x = cl_array.to_device(D.device.queue, x)
+            product = Product(D, x, None, 1.0, 0.0)
+            D._run(product, lambda p: modes.run(D.mode, p, D._worker))
+            timeline = product.timeline
+            names = [s.name for s in timeline.spans]
+            for name in ("start", "wait", "local", "non_local", "window copy in",
+                         "window publish", "window wait and copy out", "window consumed"):
+                assert name in names, (name, names)
+            assert "finish" in names or on_device
+            threads = {s.thread for s in timeline.spans if s.name == "window copy in"}
+            assert threads == {"clspmv-mpi"}, threads  # task mode: the exchange's thread
+            pieces = -(-D.plan.send_size * 8 // 64)  # 64-byte pieces, each peer's cut alone
+            published = names.count("window piece published")
+            assert pieces <= published <= pieces + comm.size, (published, pieces)
+            assert all(0 <= s.start <= s.stop for s in timeline.spans)
+            device = {s.name for s in timeline.device_spans()}
+            expected = {"local", "non_local", "copy up"} | (
+                {"copy down"} if on_device else {"x up", "y down"})
+            assert expected <= device, (expected, device)
+            assert all(s.enqueued <= s.start <= s.stop for s in timeline.device_spans())
+
+
+def _expect(error: type, build: Callable, *needles: str) -> None:
+    try:
+        build()
+    except error as err:
+        for needle in needles:
+            assert needle in str(err), f"{needle!r} not in {err}"
+    else:
+        raise AssertionError(f"no {error.__name__}: {needles}")
+
+
+def check_bad_settings(comm) -> None:
+    """A bad value: the same ValueError on every rank, naming the variable."""
+    A = random_square()
+    for values, needle in (
+            ({"CLSPMV_EXCHANGE": "shm"}, "must be one of 'auto', 'messages', 'window', got "
+                                         "'shm'"),
+            ({"CLSPMV_NODE_SPLIT": "0"}, "CLSPMV_NODE_SPLIT must be an integer >= 1, got '0'"),
+            ({"CLSPMV_EXCHANGE_CHUNK": "4k"}, "CLSPMV_EXCHANGE_CHUNK must be an integer >= 0, "
+                                              "got '4k'")):
+        with environment(**values):
+            _expect(ValueError, lambda: _build(comm, A), needle)
+
+
+def check_settings_differ(comm) -> None:
+    exchange = "messages" if comm.rank == 0 else "window"
+    with environment(CLSPMV_EXCHANGE=exchange):
+        _expect(ValueError, lambda: _build(comm, random_square()), "differ between ranks")
+
+
+def check_window_unavailable(comm) -> None:
+    """The last rank cannot back its segment (a full /dev/shm): ``window`` fails on every rank
+    naming it; ``auto`` warns on the node's first rank and exchanges messages, correctly."""
+    from clspmv.distributed import DistributedError, shared_window
+
+    from oracle import assert_matches
+
+    real = shared_window.prefault
+
+    def full(memory: np.ndarray) -> None:
+        raise OSError(28, "No space left on device")
+
+    if comm.rank == comm.size - 1:
+        shared_window.prefault = full
+    A = random_square()
+    try:
+        with environment(CLSPMV_EXCHANGE="window"):
+            _expect(DistributedError, lambda: _build(comm, A), "could not be allocated",
+                    f"rank {comm.size - 1} (", "bytes): OSError: [Errno 28] No space left",
+                    "/dev/shm")
+        with environment(CLSPMV_EXCHANGE="auto"), warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            with _build(comm, A, mode="overlap") as D:
+                assert D.plan.window_peers.size == 0 and D.plan.message_peers.size > 0
+                x = np.random.default_rng(3).standard_normal(A.shape[0])
+                r0, r1 = D.row_range
+                assert_matches(D.matvec(x[r0:r1]), A[r0:r1], x, np.float64)
+        told = [str(w.message) for w in said if "exchange MPI messages instead" in
+                str(w.message)]
+        assert len(told) == (1 if comm.rank == 0 else 0), told
+    finally:
+        shared_window.prefault = real
+
+
+def check_peer_late(comm) -> None:
+    """Rank 1 skips a product: every other rank gives up after the plan's timeout with a
+    DistributedError naming rank 1 (not a hang)."""
+    from clspmv.distributed import DistributedError
+
+    with environment(CLSPMV_EXCHANGE="window"), _build(comm, random_square(),
+                                                       mode="vector") as D:
+        D.plan.timeout = 0.5
+        assert D.plan.timeout == 0.5
+        if comm.rank != 1:
+            _expect(DistributedError, lambda: D.matvec(np.ones(D.local_shape[1])),
+                    "waited 0.5 s for rank 1 to publish its values of exchange 1")
+
+
+# -- driver --------------------------------------------------------------------------------
+def main() -> int:
+    from mpi4py import MPI
+
+    from clspmv.distributed import shared_window
+
+    shared_window.TIMEOUT = 30.0  # a rank left waiting by another's failure gives up sooner
+    comm = MPI.COMM_WORLD
+    wanted = sys.argv[1:]
+    results: dict[str, object] = {}
+    for name, case in cases(comm.size).items():
+        if wanted and not any(w in name for w in wanted):
+            continue
+        error = None
+        try:
+            case(comm)
+        except Exception:  # reported, then the next case
+            error = traceback.format_exc(limit=8)
+        errors = comm.allgather(error)
+        failed = {rank: e for rank, e in enumerate(errors) if e is not None}
+        results[name] = failed or None
+        if comm.rank == 0:
+            print(f"{name}: {'FAILED' if failed else 'ok'}", file=sys.stderr, flush=True)
+    if comm.rank == 0:
+        print("RESULTS " + json.dumps(results), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

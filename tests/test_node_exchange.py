@@ -1,0 +1,145 @@
+"""The halo exchange's paths (clspmv.distributed: node_exchange, shared_window, plan): the suite
+launches ``mpiexec -n 2``, ``-n 3`` and ``-n 4`` itself, each running every case of
+``node_exchange_worker.py`` once (PoCL limited to one thread per rank), with a timeout so that a
+deadlock fails instead of hanging. Each case is reported as its own test.
+
+Cases (per rank count), each on the node's shared-memory window (64-byte pieces), on MPI
+messages, and mixed (ranks split into simulated nodes of 2 by ``CLSPMV_NODE_SPLIT``): A x and
+A^T x, with beta 0 and alpha/beta, numpy and pyopencl vectors, in every mode, against scipy under
+the per-row bound of oracle.py, on a square matrix (every rank exchanging with every other),
+tall and wide rectangles, empty rows and columns, a rank without rows and one row per rank; the
+paths the plan chose and the bytes per path; 50 products in a row with changing x, ranks pausing
+at random (slots reused while a reader lags). Besides: a product's timeline; bad and differing
+settings; a window that cannot be allocated (``window``: DistributedError everywhere;
+``auto``: messages and a warning); a rank that skips a product (a DistributedError naming it
+after the plan's timeout, not a hang).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+from node_exchange_worker import case_names
+
+from mpi_launch import mpiexec
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+RANKS = (2, 3, 4)
+LAUNCH_TIMEOUT = 300
+"""Seconds one mpiexec launch may take (all its cases)."""
+
+
+@cache
+def _launch(ranks: int) -> dict[str, object]:
+    """Results of ``mpiexec -n ranks node_exchange_worker.py``."""
+    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1", CLSPMV_CALIBRATE="0")
+    for name in ("CLSPMV_EXCHANGE", "CLSPMV_NODE_SPLIT", "CLSPMV_EXCHANGE_CHUNK"):
+        env.pop(name, None)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), env.get("PYTHONPATH", "")])
+    spec = env.get("CLSPMV_TEST_DEVICES", "all").strip()
+    if spec not in ("", "all"):
+        env["CLSPMV_DEVICE"] = spec
+    command = [mpiexec(), "-n", str(ranks), sys.executable,
+               str(TESTS / "node_exchange_worker.py")]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env,
+                              timeout=LAUNCH_TIMEOUT, cwd=TESTS)
+    except subprocess.TimeoutExpired as err:
+        progress = err.stderr or b""
+        progress = progress.decode() if isinstance(progress, bytes) else progress
+        pytest.fail(f"mpiexec -n {ranks} did not finish in {LAUNCH_TIMEOUT} s (a deadlock?); "
+                    f"its progress:\n{progress[-3000:]}")
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULTS "):
+            return json.loads(line[len("RESULTS "):])
+    pytest.fail(f"mpiexec -n {ranks} exited with {done.returncode} without results:\n"
+                f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ranks,case", [(n, c) for n in RANKS for c in case_names(n)],
+                         ids=[f"n{n}-{c}" for n in RANKS for c in case_names(n)])
+def test_node_exchange_case(ranks: int, case: str) -> None:
+    results = _launch(ranks)
+    assert case in results, f"the worker did not run {case!r}"
+    failed = results[case]
+    if failed:
+        report = "\n".join(f"rank {rank}:\n{error}" for rank, error in failed.items())
+        pytest.fail(f"{case} failed on {len(failed)} of {ranks} ranks:\n{report}")
+
+
+# -- no MPI launch needed ------------------------------------------------------------------
+def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from clspmv.distributed.node_exchange import DEFAULT_CHUNK, Setting, read_setting
+
+    for name in ("CLSPMV_EXCHANGE", "CLSPMV_NODE_SPLIT", "CLSPMV_EXCHANGE_CHUNK"):
+        monkeypatch.delenv(name, raising=False)
+    assert read_setting() == Setting("auto", None, DEFAULT_CHUNK)
+    assert read_setting("messages").exchange == "messages"
+    monkeypatch.setenv("CLSPMV_EXCHANGE", "window")
+    monkeypatch.setenv("CLSPMV_NODE_SPLIT", "2")
+    monkeypatch.setenv("CLSPMV_EXCHANGE_CHUNK", "0")
+    assert read_setting() == Setting("window", 2, 0)
+    assert read_setting("auto").exchange == "auto"  # the argument wins
+    with pytest.raises(ValueError, match="must be one of 'auto', 'messages', 'window', got "
+                                         "'Window'"):
+        read_setting("Window")
+    monkeypatch.setenv("CLSPMV_NODE_SPLIT", "-1")
+    with pytest.raises(ValueError, match="CLSPMV_NODE_SPLIT must be an integer >= 1"):
+        read_setting()
+
+
+def test_pieces_cut_each_peer_and_fit_the_progress_word() -> None:
+    from clspmv.distributed.node_exchange import PIECE_BITS, _cut, _piece_values
+
+    assert _piece_values(1000, 8, 64) == 8
+    assert _piece_values(1000, 8, 0) == 1000
+    assert _piece_values(0, 8, 0) == 1
+    assert _piece_values(1 << 30, 4, 4) == -(-(1 << 30) // ((1 << PIECE_BITS) - 1))
+    assert _cut(20, 8) == [(0, 8), (8, 16), (16, 20)]
+    assert _cut(0, 8) == []
+
+
+def _kernel_populates() -> bool:
+    """Linux 5.14 or later (MADV_POPULATE_WRITE)."""
+    import platform
+
+    if not sys.platform.startswith("linux"):
+        return False
+    major, minor = (int(v) for v in platform.release().split(".")[:2])
+    return (major, minor) >= (5, 14)
+
+
+@pytest.mark.skipif(not _kernel_populates(), reason="needs MADV_POPULATE_WRITE (Linux 5.14)")
+def test_prefault_raises_where_memory_cannot_be_backed() -> None:
+    """A shared mapping whose second page lies past the end of its file (as a full /dev/shm
+    leaves one): prefault raises OSError instead of the SIGBUS a first touch would bring; a
+    mapping that can be backed keeps its values."""
+    import mmap
+
+    import numpy as np
+
+    from clspmv.distributed.shared_window import PAGE, prefault
+
+    fd = os.memfd_create("clspmv-prefault-test")
+    try:
+        os.ftruncate(fd, 2 * PAGE)
+        shared = mmap.mmap(fd, 2 * PAGE, flags=mmap.MAP_SHARED)
+        memory = np.frombuffer(shared, np.uint8)
+        memory[:] = 7
+        prefault(memory)
+        assert (memory == 7).all()
+        os.ftruncate(fd, PAGE)  # the second page now has nothing behind it
+        with pytest.raises(OSError, match="cannot back 8192 bytes of shared memory"):
+            prefault(memory)
+        del memory
+        shared.close()
+    finally:
+        os.close(fd)
