@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from .canonical import canonical_csr, check_compressed
 from .device import Device, devices, select_device
-from .errors import ClspmvError, StoredMatrixError
+from .errors import ClspmvError, ClspmvWarning, StoredMatrixError
 from .formats import FORMAT_CLASSES, Format, convert, parameter_names
 from .model.order_probe import ensure_ell_order
 from .precision import NAMES, Precision, check_real
@@ -41,14 +41,14 @@ def device_spec(device: Device) -> dict[str, str]:
 
 def find_device(spec: dict[str, str]) -> Device:
     """The device of a :func:`device_spec` if present (same platform and name), else the default
-    device with a RuntimeWarning naming both."""
+    device with a :class:`~clspmv.errors.ClspmvWarning` naming both."""
     for dev in devices():
         if dev.platform == spec["platform"] and dev.name == spec["name"]:
             return dev
     dev = select_device()
     warnings.warn(f"the matrix was stored from {spec['name']} ({spec['platform']}), which is not "
                   f"present here; it goes to the default device {dev.name} ({dev.platform})",
-                  RuntimeWarning, stacklevel=4)
+                  ClspmvWarning, stacklevel=4)
     return dev
 
 
@@ -86,9 +86,10 @@ def _is_int(value: object, least: int = 0) -> bool:
 
 
 def check_state(state: object) -> None:
-    """:class:`StoredMatrixError` naming what is wrong unless ``state`` is a state :func:`host_state`
-    could have written: every key of :data:`STATE_KEYS` and no other, of the types it writes, a
-    known format and precision, parameters the format has, consistent CSR arrays of real values.
+    """:class:`StoredMatrixError` naming what is wrong unless ``state`` is a state
+    :func:`host_state` could have written: every key of :data:`STATE_KEYS` and no other, of
+    the types it writes, a known format and precision, parameters the format has, consistent
+    CSR arrays of real values.
     Parameter values are checked by the conversion itself (:func:`rebuild`)."""
     if not isinstance(state, dict):
         raise _damaged(f"its state is a {type(state).__name__}, not a dict")

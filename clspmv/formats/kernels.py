@@ -13,7 +13,7 @@ import pyopencl as cl
 
 from .. import build
 from ..device import Device
-from ..errors import BuildError
+from ..errors import BuildError, ClspmvWarning
 
 INDEX_DTYPE = np.dtype(np.int32)
 INDEX_LIMIT = 2**31 - 1
@@ -72,7 +72,7 @@ def atomic_kernel(device: Device, file: str, name: str, dtype: np.dtype,
                 _native_atomics_refused.add(key)
             warnings.warn(f"{file} does not build with native float atomics on {device.name} "
                           f"({str(err).splitlines()[0]}); using compare-and-swap atomics",
-                          RuntimeWarning, stacklevel=3)
+                          ClspmvWarning, stacklevel=3)
     return build.kernel(device, file, name, dtype, accumulate=accumulate, **defines)
 
 
