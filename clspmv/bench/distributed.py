@@ -1,6 +1,7 @@
 """``mpiexec -n N clspmv bench --distributed [--modes vector,overlap,task] MATRIX...``: the
 distributed product of :class:`clspmv.distributed.DistributedMatrix` per mode, against the same
-code on one rank and against the paper's model (pjds-multigpu.txt, sections 2.2 and 3).
+code on one rank and against the paper's model (pjds-multigpu.txt, sections 2.2 and 3); above
+400 lines because the operation, its fields and its measurement are one thing.
 
 Every rank runs ``clspmv bench`` with the same arguments; the runner's loop is the same on every
 rank (same matrices, value types, one device each), the per-format loop and the baselines are
