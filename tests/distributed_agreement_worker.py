@@ -1,8 +1,9 @@
 """Ranks that disagree or fail on their own, under ``mpiexec -n N python
 distributed_agreement_worker.py``: every case runs on every rank, in the same order, each on a
 communicator of its own (a case that leaves a collective pending there cannot touch the next);
-a case passes when it passes on every rank (the outcomes are gathered on ``COMM_WORLD``). Rank
-0 prints one line ``RESULTS <json>`` mapping case names to None (passed) or the errors per rank.
+a case passes when it passes on every rank (the outcomes are gathered on ``COMM_WORLD``,
+:func:`mpi_cases.run_cases`). Rank 0 prints one line ``RESULTS <json>`` mapping case names to
+None (passed) or the errors per rank.
 tests/test_distributed_agreement.py launches this script and imports :data:`CASES`.
 
 The construction cases assert that every rank raises the same :class:`DistributedError`, whose
@@ -13,17 +14,17 @@ are still in step: a matrix built on the same communicator right after gives sci
 from __future__ import annotations
 
 import inspect
-import json
 import os
 import sys
 import tempfile
-import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
 from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
+
+from mpi_cases import expect_error, run_cases
 
 TIMEOUT_CASE_SECONDS = "3"
 """CLSPMV_MPI_TIMEOUT of the case whose ranks pass different communicators (the others keep
@@ -128,24 +129,28 @@ def check_invalid_mode(comm) -> None:
                    "got 'bogus'")
 
 
+def _rank_1_differs(comm, argument: str, usual: object, odd: object,
+                    shown: tuple[str, str] | None = None) -> None:
+    """Rank 1 passes ``argument=odd``, the others ``argument=usual``: the refusal names the
+    argument and each value as the ranks compare it (``shown``: usual's and odd's, where that is
+    not their repr)."""
+    shown_usual, shown_odd = shown or (repr(usual), repr(odd))
+    value = odd if comm.rank == 1 else usual
+    expect_refusal(comm, lambda: _build(comm, uneven(), **{argument: value}),
+                   f"the ranks disagree on {argument} ({shown_usual} on {_ranks(comm.size, 1)}; "
+                   f"{shown_odd} on rank 1)")
+
+
 def check_mode(comm) -> None:
-    mode = "vector" if comm.rank == 1 else "task"
-    expect_refusal(comm, lambda: _build(comm, uneven(), mode=mode),
-                   f"the ranks disagree on mode ('task' on {_ranks(comm.size, 1)}; 'vector' on "
-                   "rank 1)")
+    _rank_1_differs(comm, "mode", "task", "vector")
 
 
 def check_dtype(comm) -> None:
-    dtype = np.float32 if comm.rank == 1 else np.float64
-    expect_refusal(comm, lambda: _build(comm, uneven(), dtype=dtype),
-                   f"dtype ('float64' on {_ranks(comm.size, 1)}; 'float32' on rank 1)")
+    _rank_1_differs(comm, "dtype", np.float64, np.float32, ("'float64'", "'float32'"))
 
 
 def check_partition(comm) -> None:
-    partition = "rows" if comm.rank == 1 else "nnz"
-    expect_refusal(comm, lambda: _build(comm, uneven(), partition=partition),
-                   f"the ranks disagree on partition ('nnz' on {_ranks(comm.size, 1)}; 'rows' "
-                   "on rank 1)")
+    _rank_1_differs(comm, "partition", "nnz", "rows")
 
 
 def check_weights(comm) -> None:
@@ -164,10 +169,8 @@ def check_offsets(comm) -> None:
 
 
 def check_format(comm) -> None:
-    fmt = ("ell", "coo") if comm.rank == 1 else "csr-scalar"
-    expect_refusal(comm, lambda: _build(comm, uneven(), format=fmt),
-                   f"the ranks disagree on format (('csr-scalar', 'csr-scalar') on "
-                   f"{_ranks(comm.size, 1)}; ('ell', 'coo') on rank 1)")
+    _rank_1_differs(comm, "format", "csr-scalar", ("ell", "coo"),
+                    ("('csr-scalar', 'csr-scalar')", "('ell', 'coo')"))
 
 
 def check_shape(comm) -> None:
@@ -287,13 +290,9 @@ def check_other_communicator(comm) -> None:
             with _build(MPI.COMM_SELF, uneven()) as D:
                 assert D.row_range == (0, 61)
             return
-        try:
-            _build(comm, uneven())
-        except CollectiveTimeout as err:
-            assert (f"checking the arguments: not every rank of the communicator ({comm.size} "
-                    f"ranks) arrived within {TIMEOUT_CASE_SECONDS} s") in str(err), str(err)
-        else:
-            raise AssertionError("built a matrix with a rank missing")
+        expect_error(CollectiveTimeout, lambda: _build(comm, uneven()),
+                     f"checking the arguments: not every rank of the communicator ({comm.size} "
+                     f"ranks) arrived within {TIMEOUT_CASE_SECONDS} s")
     finally:
         if old is None:
             del os.environ["CLSPMV_MPI_TIMEOUT"]
@@ -317,12 +316,7 @@ def check_modes_per_rank(comm) -> None:
             assert_matches(D.matvec(x[r0:r1]), A[r0:r1], x, np.float64)
             assert_matches(D.rmatvec(x[r0:r1]), sp.csr_matrix(A.T)[r0:r1], x, np.float64)
         if comm.rank == 1:  # an unknown mode on one rank: refused there, nothing changed
-            try:
-                D.mode = "bogus"
-            except ValueError as err:
-                assert "mode must be one of" in str(err), str(err)
-            else:
-                raise AssertionError("an unknown mode was accepted")
+            expect_error(ValueError, lambda: setattr(D, "mode", "bogus"), "mode must be one of")
         assert_matches(D.matvec(x[r0:r1]), A[r0:r1], x, np.float64)
 
 
@@ -336,12 +330,7 @@ def check_closed(comm) -> None:
     D.close()
     for call in (lambda: D.matvec(np.ones(n)), D.all_costs, lambda: D.vector_space,
                  lambda: D.matvec_global(np.ones(61))):
-        try:
-            call()
-        except DistributedError as err:
-            assert "this DistributedMatrix is closed on this rank" in str(err), str(err)
-        else:
-            raise AssertionError("a closed matrix ran")
+        expect_error(DistributedError, call, "this DistributedMatrix is closed on this rank")
 
 
 LEFT_PENDING = {"other-communicator"}
@@ -372,33 +361,18 @@ CASES: dict[str, Callable[[object], None]] = {
 }
 
 
+def _in_step(name: str, comm) -> None:
+    """After a case that passed: the ranks are still in step on its communicator."""
+    if name not in LEFT_PENDING:
+        _products_match(comm, uneven())
+
+
 def main() -> int:
     from mpi4py import MPI
 
-    world = MPI.COMM_WORLD
     wanted = sys.argv[1:]
-    results: dict[str, object] = {}
-    for name, case in CASES.items():
-        if wanted and name not in wanted:
-            continue
-        comm = world.Dup()  # not freed: a case may leave a collective pending on it
-        error = None
-        try:
-            case(comm)
-        except Exception:  # reported, then the next case
-            error = traceback.format_exc(limit=8)
-        if not any(world.allgather(error)) and name not in LEFT_PENDING:
-            try:  # the ranks are still in step on the case's communicator
-                _products_match(comm, uneven())
-            except Exception:
-                error = "after the case: " + traceback.format_exc(limit=8)
-        errors = world.allgather(error)
-        failed = {rank: e for rank, e in enumerate(errors) if e is not None}
-        results[name] = failed or None
-        if world.rank == 0:
-            print(f"{name}: {'FAILED' if failed else 'ok'}", file=sys.stderr, flush=True)
-    if world.rank == 0:
-        print("RESULTS " + json.dumps(results), flush=True)
+    run_cases(MPI.COMM_WORLD, {name: case for name, case in CASES.items()
+                               if not wanted or name in wanted}, own_comm=True, after=_in_step)
     return 0
 
 

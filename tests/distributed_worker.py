@@ -1,7 +1,6 @@
 """Cases of the distributed product, run under ``mpiexec -n N python distributed_worker.py N``.
 
-Every rank runs the same cases in the same order; a case passes when it passes on every rank
-(each case ends with an ``allgather`` of the outcome, so the ranks stay in step). Rank 0 prints
+Every rank runs the same cases in the same order (:func:`mpi_cases.run_cases`); rank 0 prints
 one line ``RESULTS <json>`` mapping case names to None (passed) or the errors per rank.
 tests/test_distributed.py launches this script and imports :func:`case_names` to list the cases.
 (Above 400 lines: every case must sit in the one script mpiexec runs.)
@@ -9,13 +8,14 @@ tests/test_distributed.py launches this script and imports :func:`case_names` to
 
 from __future__ import annotations
 
-import json
 import sys
-import traceback
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
+
+from mpi_cases import expect_error, run_cases, selected
 
 MODES = ("vector", "overlap", "task")
 PARTITIONS = ("nnz", "rows")
@@ -252,12 +252,7 @@ def check_mode_change(comm) -> None:
             D.mode = mode
             assert D.mode == mode
             assert_matches(D.matvec(x[slice(*D.col_range)]), A[r0:r1], x, np.float64)
-        try:
-            D.mode = "bogus"
-        except ValueError as err:
-            assert "mode must be one of" in str(err)
-        else:
-            raise AssertionError("an unknown mode was accepted")
+        expect_error(ValueError, lambda: setattr(D, "mode", "bogus"), "mode must be one of")
 
 
 def check_device_arrays(comm) -> None:
@@ -334,12 +329,8 @@ def check_solver_refuses_empty_rank(comm) -> None:
     A = poisson(6)
     offsets = [0, 0] + list(np.linspace(0, 36, comm.size).round().astype(int)[1:])
     with _build(comm, A, row_offsets=offsets) as D:
-        try:
-            solvers.cg(D, np.ones(D.local_shape[0]))
-        except ValueError as err:
-            assert "rank(s) [0] have none" in str(err), str(err)
-        else:
-            raise AssertionError("CG ran with a rank without rows")
+        expect_error(ValueError, lambda: solvers.cg(D, np.ones(D.local_shape[0])),
+                     "rank(s) [0] have none")
 
 
 def check_bicgstab(comm) -> None:
@@ -444,42 +435,33 @@ def check_probe(comm) -> None:
             assert D.shape == (64, 64)
     verdicts = [w for w in caught if "ranks are predicted" in str(w.message)]
     assert len(verdicts) <= (1 if comm.rank == 0 else 0), verdicts
-    try:
-        _build(comm, poisson(8), machine="guess")
-    except ValueError as err:
-        assert "machine must be a clspmv.distributed.model.Machine or 'probe'" in str(err)
-    else:
-        raise AssertionError("machine='guess' was accepted")
+    expect_error(ValueError, lambda: _build(comm, poisson(8), machine="guess"),
+                 "machine must be a clspmv.distributed.model.Machine or 'probe'")
 
 
-def _expect_failure(comm, build: Callable, *needles: str) -> None:
+def _expect_failure(build: Callable[[], object], *needles: str) -> None:
+    """``build()`` raises a DistributedError holding every needle."""
     from clspmv.distributed import DistributedError
 
-    try:
-        build()
-    except DistributedError as err:
-        for needle in needles:
-            assert needle in str(err), f"{needle!r} not in {err}"
-    else:
-        raise AssertionError("construction succeeded where one rank should fail")
+    expect_error(DistributedError, build, *needles)
 
 
 def check_format_failure(comm) -> None:
     bad = comm.size - 1
     fmt = "no-such-format" if comm.rank == bad else None
-    _expect_failure(comm, lambda: _build(comm, uneven(), format=fmt),
+    _expect_failure(lambda: _build(comm, uneven(), format=fmt),
                     "checking the arguments: the ranks disagree on format",
                     f"('no-such-format', 'no-such-format') on rank {bad}")
 
 
 def check_device_failure(comm) -> None:
     spec = "no-such-device" if comm.rank == 1 else None
-    _expect_failure(comm, lambda: _build(comm, uneven(), device=spec),
+    _expect_failure(lambda: _build(comm, uneven(), device=spec),
                     "rank 1: DeviceError: no OpenCL device matches 'no-such-device'")
 
 
 def check_root_failure(comm) -> None:
-    _expect_failure(comm, lambda: _build(comm, None, root=0),
+    _expect_failure(lambda: _build(comm, None, root=0),
                     "rank 0: ValueError: the root rank 0 was given no matrix")
 
 
@@ -493,23 +475,13 @@ def check_bad_arguments(comm) -> None:
                  TypeError, "y_local has dtype float32"),
                 (lambda: D.matvec(np.ones(n), [0.0] * D.local_shape[0]), TypeError, "y_local"),
                 (lambda: D.matvec_global(np.ones(3)), ValueError, "x has shape")]:
-            try:
-                call()
-            except error as err:
-                assert needle in str(err), f"{needle!r} not in {err}"
-            else:
-                raise AssertionError(f"no {error.__name__} for {needle}")
+            expect_error(error, call, needle)
     for kwargs, needle in [({"mode": "async"}, "mode must be one of"),
                            ({"partition": "cols"}, "partition must be one of"),
                            ({"format": ("csr-vector",)}, "format must be a name or a pair"),
                            ({"row_offsets": [0, 61]}, "row_offsets must be"),
                            ({"format": "no-such-format"}, "unknown format 'no-such-format'")]:
-        try:
-            _build(comm, uneven(), **kwargs)
-        except ValueError as err:
-            assert needle in str(err), f"{needle!r} not in {err}"
-        else:
-            raise AssertionError(f"{kwargs} accepted")
+        expect_error(ValueError, partial(_build, comm, uneven(), **kwargs), needle)
 
 
 def check_timings(comm) -> None:
@@ -691,28 +663,12 @@ def main() -> int:
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
-    size = comm.size
     wanted = sys.argv[1:]
     simulator = "--oclgrind" in wanted
     if simulator:  # Oclgrind reports on stderr: progress goes to stdout
         wanted.remove("--oclgrind")
-    progress = sys.stdout if simulator else sys.stderr
-    results: dict[str, object] = {}
-    for name, case in (oclgrind_cases() if simulator else cases(size)).items():
-        if wanted and not any(w in name for w in wanted):
-            continue
-        error = None
-        try:
-            case(comm)
-        except Exception:  # reported, then the next case
-            error = traceback.format_exc(limit=6)
-        errors = comm.allgather(error)
-        failed = {rank: e for rank, e in enumerate(errors) if e is not None}
-        results[name] = failed or None
-        if comm.rank == 0:
-            print(f"{name}: {'FAILED' if failed else 'ok'}", file=progress, flush=True)
-    if comm.rank == 0:
-        print("RESULTS " + json.dumps(results), flush=True)
+    run_cases(comm, selected(oclgrind_cases() if simulator else cases(comm.size), wanted),
+              limit=6, progress=sys.stdout if simulator else sys.stderr)
     return 0
 
 

@@ -1,9 +1,8 @@
 """Cases of the halo exchange's paths (the node's shared-memory window, MPI messages, both),
 run under ``mpiexec -n N python node_exchange_worker.py [case substrings]``.
 
-Every rank runs the same cases in the same order; a case passes when it passes on every rank
-(each ends with an ``allgather`` of the outcome, so the ranks stay in step). Rank 0 prints one
-line ``RESULTS <json>`` mapping case names to None (passed) or the errors per rank.
+Every rank runs the same cases in the same order (:func:`mpi_cases.run_cases`); rank 0 prints
+one line ``RESULTS <json>`` mapping case names to None (passed) or the errors per rank.
 tests/test_node_exchange.py launches this script and imports :func:`case_names`.
 
 The paths are chosen by the environment the plan reads (set here around each matrix's
@@ -14,17 +13,17 @@ construction, alike on every rank): ``window`` (pieces of 64 bytes: many per pee
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
-import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
+
+from mpi_cases import expect_error, run_cases, selected
 
 MODES = ("vector", "overlap", "task")
 EXCHANGES = ("window", "messages", "mixed")
@@ -256,16 +255,6 @@ def check_timeline(comm) -> None:
             assert all(s.enqueued <= s.start <= s.stop for s in timeline.device_spans())
 
 
-def _expect(error: type, build: Callable, *needles: str) -> None:
-    try:
-        build()
-    except error as err:
-        for needle in needles:
-            assert needle in str(err), f"{needle!r} not in {err}"
-    else:
-        raise AssertionError(f"no {error.__name__}: {needles}")
-
-
 def check_bad_settings(comm) -> None:
     """A bad value: the same ValueError on every rank, naming the variable."""
     A = random_square()
@@ -276,13 +265,13 @@ def check_bad_settings(comm) -> None:
             ({"CLSPMV_EXCHANGE_CHUNK": "4k"}, "CLSPMV_EXCHANGE_CHUNK must be an integer >= 0, "
                                               "got '4k'")):
         with environment(**values):
-            _expect(ValueError, lambda: _build(comm, A), needle)
+            expect_error(ValueError, lambda: _build(comm, A), needle)
 
 
 def check_settings_differ(comm) -> None:
     exchange = "messages" if comm.rank == 0 else "window"
     with environment(CLSPMV_EXCHANGE=exchange):
-        _expect(ValueError, lambda: _build(comm, random_square()), "differ between ranks")
+        expect_error(ValueError, lambda: _build(comm, random_square()), "differ between ranks")
 
 
 def check_window_unavailable(comm) -> None:
@@ -302,9 +291,9 @@ def check_window_unavailable(comm) -> None:
     A = random_square()
     try:
         with environment(CLSPMV_EXCHANGE="window"):
-            _expect(DistributedError, lambda: _build(comm, A), "could not be allocated",
-                    f"rank {comm.size - 1} (", "bytes): OSError: [Errno 28] No space left",
-                    "/dev/shm")
+            expect_error(DistributedError, lambda: _build(comm, A), "could not be allocated",
+                         f"rank {comm.size - 1} (", "bytes): OSError: [Errno 28] No space "
+                         "left", "/dev/shm")
         with environment(CLSPMV_EXCHANGE="auto"), warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             with _build(comm, A, mode="overlap") as D:
@@ -329,8 +318,8 @@ def check_peer_late(comm) -> None:
         D.plan.timeout = 0.5
         assert D.plan.timeout == 0.5
         if comm.rank != 1:
-            _expect(DistributedError, lambda: D.matvec(np.ones(D.local_shape[1])),
-                    "waited 0.5 s for rank 1 to publish its values of exchange 1")
+            expect_error(DistributedError, lambda: D.matvec(np.ones(D.local_shape[1])),
+                         "waited 0.5 s for rank 1 to publish its values of exchange 1")
 
 
 # -- driver --------------------------------------------------------------------------------
@@ -341,23 +330,7 @@ def main() -> int:
 
     shared_window.TIMEOUT = 30.0  # a rank left waiting by another's failure gives up sooner
     comm = MPI.COMM_WORLD
-    wanted = sys.argv[1:]
-    results: dict[str, object] = {}
-    for name, case in cases(comm.size).items():
-        if wanted and not any(w in name for w in wanted):
-            continue
-        error = None
-        try:
-            case(comm)
-        except Exception:  # reported, then the next case
-            error = traceback.format_exc(limit=8)
-        errors = comm.allgather(error)
-        failed = {rank: e for rank, e in enumerate(errors) if e is not None}
-        results[name] = failed or None
-        if comm.rank == 0:
-            print(f"{name}: {'FAILED' if failed else 'ok'}", file=sys.stderr, flush=True)
-    if comm.rank == 0:
-        print("RESULTS " + json.dumps(results), flush=True)
+    run_cases(comm, selected(cases(comm.size), sys.argv[1:]))
     return 0
 
 

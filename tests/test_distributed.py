@@ -20,12 +20,8 @@ per local rank (no MPI); task mode's fallback without thread support.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,10 +35,8 @@ from distributed_worker import (
     time_offsets,
     uneven,
 )
-from mpi_launch import mpiexec
+from mpi_launch import Launched, assert_case_passed, launch
 
-TESTS = Path(__file__).resolve().parent
-ROOT = TESTS.parent
 RANKS = (2, 3, 4)
 LAUNCH_TIMEOUT = 420
 """Seconds one mpiexec launch may take (all its cases; the first launch also builds kernels)."""
@@ -50,43 +44,19 @@ LAUNCH_TIMEOUT = 420
 
 @cache
 def _launch(ranks: int) -> dict[str, object]:
-    return _run_worker(ranks)[0]
+    return _run_worker(ranks).results
 
 
-def _run_worker(ranks: int, *args: str, **extra_env: str) -> tuple[dict[str, object], str]:
-    """(results, stderr) of ``mpiexec -n ranks distributed_worker.py args``."""
-    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1", **extra_env)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), env.get("PYTHONPATH", "")])
-    spec = env.get("CLSPMV_TEST_DEVICES", "all").strip()
-    if spec not in ("", "all"):
-        env["CLSPMV_DEVICE"] = spec
-    command = [mpiexec(), "-n", str(ranks), sys.executable, str(TESTS / "distributed_worker.py"),
-               *args]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, env=env,
-                              timeout=LAUNCH_TIMEOUT, cwd=TESTS)
-    except subprocess.TimeoutExpired as err:
-        progress = (err.stderr or b"")
-        progress = progress.decode() if isinstance(progress, bytes) else progress
-        pytest.fail(f"mpiexec -n {ranks} did not finish in {LAUNCH_TIMEOUT} s (a deadlock?); "
-                    f"its progress:\n{progress[-3000:]}")
-    for line in done.stdout.splitlines():
-        if line.startswith("RESULTS "):
-            return json.loads(line[len("RESULTS "):]), done.stderr
-    pytest.fail(f"mpiexec -n {ranks} exited with {done.returncode} without results:\n"
-                f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+def _run_worker(ranks: int, *args: str, **extra_env: str) -> Launched:
+    """``mpiexec -n ranks distributed_worker.py args``."""
+    return launch("distributed_worker.py", ranks, LAUNCH_TIMEOUT, *args, env_updates=extra_env)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ranks,case", [(n, c) for n in RANKS for c in case_names(n)],
                          ids=[f"n{n}-{c}" for n in RANKS for c in case_names(n)])
 def test_distributed_case(ranks: int, case: str) -> None:
-    results = _launch(ranks)
-    assert case in results, f"the worker did not run {case!r}"
-    failed = results[case]
-    if failed:
-        report = "\n".join(f"rank {rank}:\n{error}" for rank, error in failed.items())
-        pytest.fail(f"{case} failed on {len(failed)} of {ranks} ranks:\n{report}")
+    assert_case_passed(_launch(ranks), case, ranks)
 
 
 @pytest.mark.slow

@@ -17,20 +17,13 @@ right), and a closed matrix refusing products.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from functools import cache
-from pathlib import Path
 
 import pytest
 from distributed_agreement_worker import CASES
 
-from mpi_launch import mpiexec
+from mpi_launch import assert_case_passed, launch
 
-TESTS = Path(__file__).resolve().parent
-ROOT = TESTS.parent
 RANKS = (2, 3)
 LAUNCH_TIMEOUT = 300
 """Seconds one mpiexec launch may take (all its cases: 6-8 s on the 2-core CI machine once the
@@ -39,38 +32,16 @@ kernels are built; the first launch also builds them)."""
 
 @cache
 def _launch(ranks: int) -> dict[str, object]:
-    """The results of ``mpiexec -n ranks distributed_agreement_worker.py``."""
-    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), env.get("PYTHONPATH", "")])
-    env.pop("CLSPMV_MPI_TIMEOUT", None)  # the default bound: one case sets its own
-    spec = env.get("CLSPMV_TEST_DEVICES", "all").strip()
-    if spec not in ("", "all"):
-        env["CLSPMV_DEVICE"] = spec
-    command = [mpiexec(), "-n", str(ranks), sys.executable,
-               str(TESTS / "distributed_agreement_worker.py")]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, env=env,
-                              timeout=LAUNCH_TIMEOUT, cwd=TESTS)
-    except subprocess.TimeoutExpired as err:
-        progress = err.stderr.decode() if isinstance(err.stderr, bytes) else err.stderr or ""
-        pytest.fail(f"mpiexec -n {ranks} did not finish in {LAUNCH_TIMEOUT} s (a rank left "
-                    f"waiting?); its progress:\n{progress[-3000:]}")
-    for line in done.stdout.splitlines():
-        if line.startswith("RESULTS "):
-            return json.loads(line[len("RESULTS "):])
-    pytest.fail(f"mpiexec -n {ranks} exited with {done.returncode} without results:\n"
-                f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    """The results of ``mpiexec -n ranks distributed_agreement_worker.py`` (with the default
+    bound of CLSPMV_MPI_TIMEOUT: one case sets its own)."""
+    return launch("distributed_agreement_worker.py", ranks, LAUNCH_TIMEOUT,
+                  drop=("CLSPMV_MPI_TIMEOUT",)).results
 
 
 @pytest.mark.parametrize("ranks,case", [(n, c) for n in RANKS for c in CASES],
                          ids=[f"n{n}-{c}" for n in RANKS for c in CASES])
 def test_agreement_case(ranks: int, case: str) -> None:
-    results = _launch(ranks)
-    assert case in results, f"the worker did not run {case!r}"
-    failed = results[case]
-    if failed:
-        report = "\n".join(f"rank {rank}:\n{error}" for rank, error in failed.items())
-        pytest.fail(f"{case} failed on {len(failed)} of {ranks} ranks:\n{report}")
+    assert_case_passed(_launch(ranks), case, ranks)
 
 
 # -- no MPI launch needed ------------------------------------------------------------------

@@ -17,69 +17,43 @@ after the plan's timeout, not a hang).
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from functools import cache
-from pathlib import Path
 
 import pytest
 from node_exchange_worker import case_names
 
-from mpi_launch import mpiexec
+from mpi_launch import assert_case_passed, launch
 
-TESTS = Path(__file__).resolve().parent
-ROOT = TESTS.parent
 RANKS = (2, 3, 4)
 LAUNCH_TIMEOUT = 300
 """Seconds one mpiexec launch may take (all its cases)."""
+SETTINGS = ("CLSPMV_EXCHANGE", "CLSPMV_NODE_SPLIT", "CLSPMV_EXCHANGE_CHUNK")
+"""The environment variables of the exchange (:func:`clspmv.distributed.node_exchange
+.read_setting`)."""
 
 
 @cache
 def _launch(ranks: int) -> dict[str, object]:
-    """Results of ``mpiexec -n ranks node_exchange_worker.py``."""
-    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1", CLSPMV_CALIBRATE="0")
-    for name in ("CLSPMV_EXCHANGE", "CLSPMV_NODE_SPLIT", "CLSPMV_EXCHANGE_CHUNK"):
-        env.pop(name, None)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), env.get("PYTHONPATH", "")])
-    spec = env.get("CLSPMV_TEST_DEVICES", "all").strip()
-    if spec not in ("", "all"):
-        env["CLSPMV_DEVICE"] = spec
-    command = [mpiexec(), "-n", str(ranks), sys.executable,
-               str(TESTS / "node_exchange_worker.py")]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, env=env,
-                              timeout=LAUNCH_TIMEOUT, cwd=TESTS)
-    except subprocess.TimeoutExpired as err:
-        progress = err.stderr or b""
-        progress = progress.decode() if isinstance(progress, bytes) else progress
-        pytest.fail(f"mpiexec -n {ranks} did not finish in {LAUNCH_TIMEOUT} s (a deadlock?); "
-                    f"its progress:\n{progress[-3000:]}")
-    for line in done.stdout.splitlines():
-        if line.startswith("RESULTS "):
-            return json.loads(line[len("RESULTS "):])
-    pytest.fail(f"mpiexec -n {ranks} exited with {done.returncode} without results:\n"
-                f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    """Results of ``mpiexec -n ranks node_exchange_worker.py`` (the paths set per case by the
+    worker, none from this environment)."""
+    return launch("node_exchange_worker.py", ranks, LAUNCH_TIMEOUT,
+                  env_updates={"CLSPMV_CALIBRATE": "0"}, drop=SETTINGS).results
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ranks,case", [(n, c) for n in RANKS for c in case_names(n)],
                          ids=[f"n{n}-{c}" for n in RANKS for c in case_names(n)])
 def test_node_exchange_case(ranks: int, case: str) -> None:
-    results = _launch(ranks)
-    assert case in results, f"the worker did not run {case!r}"
-    failed = results[case]
-    if failed:
-        report = "\n".join(f"rank {rank}:\n{error}" for rank, error in failed.items())
-        pytest.fail(f"{case} failed on {len(failed)} of {ranks} ranks:\n{report}")
+    assert_case_passed(_launch(ranks), case, ranks)
 
 
 # -- no MPI launch needed ------------------------------------------------------------------
 def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     from clspmv.distributed.node_exchange import DEFAULT_CHUNK, Setting, read_setting
 
-    for name in ("CLSPMV_EXCHANGE", "CLSPMV_NODE_SPLIT", "CLSPMV_EXCHANGE_CHUNK"):
+    for name in SETTINGS:
         monkeypatch.delenv(name, raising=False)
     assert read_setting() == Setting("auto", None, DEFAULT_CHUNK)
     assert read_setting("messages").exchange == "messages"
