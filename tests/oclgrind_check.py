@@ -610,7 +610,7 @@ def check_probe_and_bandwidth(run: Run) -> None:
         x, y = cl_array.to_device(dev.queue, np.ones(64)), cl_array.zeros(dev.queue, 64, float)
         ns, _ = cover.matrix_ns(M, lambda M=M, x=x, y=y: M.matvec(x, y))
         assert ns > 0 and np.array_equal(y.get(), np.ones(64))
-        bw = bandwidth.measure(dev, repeat=1, nbytes=BANDWIDTH_BYTES)
+        bw = bandwidth.measure(dev, repeat=1, nbytes=BANDWIDTH_BYTES, progress=False)
         assert bw.buffer_bytes == BANDWIDTH_BYTES and bw.copy_gbps > 0 and bw.read_gbps > 0
         wg = min(256, dev.max_work_group_size)
         expected_copies = {f"copy {build.c_type(t)}{v if v > 1 else ''} wg={wg}"
