@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 from clspmv import io as mmio
 from clspmv.errors import MatrixFormatError
+from clspmv.io import assembly, reader
+from clspmv.io.held import HeldEntries
 
 BANNER = "%%MatrixMarket matrix coordinate real general\n"
 
@@ -502,3 +504,143 @@ def test_read_coo_is_scipys_order(tmp_path: Path) -> None:
     assert np.array_equal(coo.row, theirs.row) and np.array_equal(coo.col, theirs.col)
     assert np.array_equal(coo.data, theirs.data)
     assert_same_csr(mmio.read(path), theirs.tocsr())
+
+
+# --------------------------------------------------------------------------- assembly, folding
+
+
+def _held(rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> HeldEntries:
+    held = HeldEntries()
+    held.extend(rows.astype(np.int32), cols.astype(np.int32), values)
+    return held
+
+
+def _scipys(rows: np.ndarray, cols: np.ndarray, values: np.ndarray,
+            shape: tuple[int, int]) -> sp.csr_matrix:
+    return sp.coo_matrix((values, (rows, cols)), shape=shape).tocsr()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_csr_assembly_in_halves_is_scipys(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Converted in two halves and merged, a block of rows at a time (blocks of 7 here): the
+    # same arrays as scipy's tocsr, bit for bit, duplicates (summed in scipy's order), long
+    # rows, empty rows and the own-then-mirrored order included.
+    monkeypatch.setattr(assembly, "WHOLE_SPARE", -4 * 60)  # in halves
+    monkeypatch.setattr(assembly, "_BLOCK", 7)
+    rng = np.random.default_rng(seed)
+    shape = (int(rng.integers(1, 60)), int(rng.integers(1, 60)))
+    parts = []
+    for _ in range(2):
+        n = int(rng.integers(0, 300))
+        rows = rng.integers(0, shape[0], n)
+        if seed % 3 == 0:
+            rows[: n // 2] = rng.integers(0, shape[0])  # one row with half the entries
+        cols = rng.integers(0, min(shape[1], 1 + seed), n)  # few columns: many duplicates
+        values = rng.standard_normal(n) * 10.0 ** rng.integers(-20, 20, n)
+        parts.append((rows, cols, values))
+    A = assembly.csr(_held(*parts[0]), _held(*parts[1]), shape)
+    joined = [np.concatenate(x) for x in zip(*parts, strict=True)]
+    assert_same_csr(A, _scipys(*joined, shape))
+
+
+@pytest.mark.parametrize("spare", [0, assembly.WHOLE_SPARE])
+def test_csr_assembly_memory(spare: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 2.5 million entries in 100 rows: never the entries and the CSR arrays whole at once
+    # (28 bytes an entry, as scipy's tocsr of held entries would be) but at most 22 and a bit;
+    # or, where the spare bytes allow, at once: at most 28 an entry and the spare bytes.
+    monkeypatch.setattr(assembly, "WHOLE_SPARE", spare)
+    rng = np.random.default_rng(1)
+    n, shape = 2_500_000, (100, 1_000_000)
+    rows, cols = rng.integers(0, shape[0], n), rng.integers(0, shape[1], n)
+    values = rng.standard_normal(n)
+    expected = _scipys(rows, cols, values, shape)
+    own, mirrored = _held(rows[: n // 3], cols[: n // 3], values[: n // 3]), \
+        _held(rows[n // 3:], cols[n // 3:], values[n // 3:])
+    del rows, cols, values
+    A, peak = traced_peak(lambda: assembly.csr(own, mirrored, shape))
+    assert_same_csr(A, expected)
+    held = 16 * n  # the entries, held when it starts
+    if spare:
+        assert held + 12 * n + 4 * shape[0] <= 24 * n + 8 * shape[0] + spare
+        assert peak <= held + 12 * n + 4 * shape[0] + (4 << 20), (peak, held)
+    else:
+        assert peak <= held + 6 * n + 8 * shape[0] + (4 << 20), (peak, held)
+
+
+def _duplicates_file(tmp_path: Path, lines: int) -> Path:
+    """A gzip symmetric file of ``lines`` lines, half ``2 1 0.5`` (mirrored), half ``1 1
+    0.25``: a 2x2 matrix's worth of entries."""
+    body = b"2 1 0.5\n" * (lines // 2) + b"1 1 0.25\n" * (lines - lines // 2)
+    path = tmp_path / "dups.mtx.gz"
+    head = f"%%MatrixMarket matrix coordinate real symmetric\n3000 3000 {lines}\n".encode()
+    path.write_bytes(gzip.compress(head + body, compresslevel=1))
+    return path
+
+
+def test_file_of_duplicates_is_folded_while_read(tmp_path: Path) -> None:
+    # Three million lines for three entries: held as read, they would take 16 bytes a line
+    # (and the CSR conversion more); folded, the read stays within the bound of a tiny matrix.
+    lines = 3_000_000
+    path = _duplicates_file(tmp_path, lines)
+    A, peak = traced_peak(lambda: mmio.read(path))
+    assert A.nnz == 3 and A.shape == (3000, 3000)
+    assert (A[1, 0], A[0, 1], A[0, 0]) == (0.5 * (lines // 2),) * 2 + (0.25 * (lines // 2),)
+    returned = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes
+    assert peak <= 2 * returned + (64 << 20), (peak, returned)
+    rows, peak_rows = traced_peak(lambda: mmio.read_rows(path, 0, 2))
+    assert_same_csr(rows, A[0:2])
+    assert peak_rows <= 2 * returned + (64 << 20)
+    # Unfolded (as read_coo keeps them), the same entries are beyond that bound.
+    _, unfolded = traced_peak(lambda: reader.collect(path).csr())
+    assert unfolded > 2 * returned + (64 << 20)
+
+
+def test_folding_sums_in_file_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Values whose sum depends on the order, on four positions (so that every fold pays):
+    # folded every few entries, each position's sum is still its values added one at a time in
+    # file order.
+    folds = []
+    fold = HeldEntries.fold
+    monkeypatch.setattr(HeldEntries, "fold",
+                        lambda self, plan, cols: folds.append(1) or fold(self, plan, cols))
+    rng = np.random.default_rng(7)
+    where = [(1, 1), (2, 3), (1, 2), (3, 1)]
+    entries = [(*where[k // 2 % 4], float(rng.choice([1e16, -1e16, 1.0, 3.0, -0.0, 2.5e-16])))
+               for k in range(400)]
+    lines = [f"{i} {j} {v!r}" for i, j, v in entries]
+    path = put(tmp_path, f"{BANNER}3 200 {len(lines)}\n" + "\n".join(lines) + "\n")
+    for fold_at in (8, 13, 40):
+        folds.clear()
+        A = reader.collect(path, fold_at=fold_at).csr()
+        assert len(folds) > 10
+        assert A.nnz == 4
+        for i, j in where:
+            values = [v for r, c, v in entries if (r, c) == (i, j)]
+            total = values[0]
+            for v in values[1:]:
+                total += v
+            assert np.float64(A[i - 1, j - 1]).tobytes() == np.float64(total).tobytes()
+
+
+def test_folding_stops_where_it_does_not_pay(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # A file without duplicates is sorted once, at the first fold, and never again.
+    folds = []
+    plan = HeldEntries.positions
+    monkeypatch.setattr(HeldEntries, "positions",
+                        lambda self, cols: folds.append(self.size) or plan(self, cols))
+    A = random_csr(300, 300, 5000, seed=3)
+    path = mmio.write(tmp_path / "a.mtx", A)
+    assert_same_csr(reader.collect(path, fold_at=1000).csr(), A)
+    assert len(folds) == 2  # own and mirrored entries, once
+
+
+def test_error_line_after_fast_pieces(tmp_path: Path) -> None:
+    # The fast path tells the source how many lines each piece holds: the line of a problem
+    # after many pieces is still exact.
+    lines = [f"{i % 50 + 1} {i % 7 + 1} {i}.5" for i in range(3000)]
+    lines[2500] = "1 1 2.5.5"
+    path = put(tmp_path, f"{BANNER}% two header lines\n100 100 3000\n" + "\n".join(lines) + "\n")
+    for chunk in (1 << 10, 1 << 12):
+        with pytest.raises(MatrixFormatError, match=r"line 2504: value '2\.5\.5' is not"):
+            reader.collect(path, chunk_size=chunk)

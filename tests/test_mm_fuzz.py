@@ -33,6 +33,7 @@ class Worker:
         self.proc: subprocess.Popen[bytes] | None = None
         self.pending = b""
         self.count = 0
+        self.largest_peak = (0.0, 0)  # the largest share of the memory bound, the input's id
         self.starts = 0
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -76,6 +77,7 @@ class Worker:
                 why = (f"died (exit status {died})" if died is not None
                        else f"gave no answer in {TIMEOUT} s")
                 return f"the worker {why} on this input"
+        self.largest_peak = max(self.largest_peak, (answer["peak"], self.count))
         return answer["problem"]
 
     def close(self) -> None:
@@ -85,10 +87,17 @@ class Worker:
 
 
 @pytest.fixture(scope="module")
-def worker():
+def worker(request: pytest.FixtureRequest):
     w = Worker()
     yield w
     w.close()
+    plugins = request.config.pluginmanager
+    reporter, capture = plugins.get_plugin("terminalreporter"), plugins.get_plugin("capturemanager")
+    if reporter is not None and capture is not None:
+        share, which = w.largest_peak
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(f"\nfuzz: {w.count} inputs, largest read peak {share:.3f} of "
+                                f"the memory bound (input {which})")
 
 
 @settings(max_examples=INPUTS)

@@ -17,14 +17,18 @@ the (decompressed) file (an unreadable file raises :class:`OSError`). Resources 
 what the file holds, never by what its header declares: the body is read in pieces of
 :data:`~clspmv.io.source.CHUNK` bytes of whole lines, a line is at most
 :data:`~clspmv.io.source.LINE_LIMIT` bytes, the entries are held as they are read (16 bytes
-each) and the result is assembled after the whole body was read and checked; time is linear in
-the file's size (plus the row pointer's for :func:`read`). More than 2**31 - 1 rows or columns
+each; for a CSR result, their duplicates summed along the way where they are many) and the
+result is assembled after the whole body was read and checked. The peak of a read is at most
+twice the arrays it returns plus 64 MiB (but where duplicates only start after 2**18 mostly
+distinct entries: see :class:`~clspmv.io.entries.Collector`), and its time linear in the
+file's size (plus the row pointer's for :func:`read`). More than 2**31 - 1 rows or columns
 (the kernels' 32-bit indices) is an error.
 
 Modules: ``grammar`` (the language), ``source`` (the opened file, in pieces), ``header`` (banner
 and size line), ``fast`` (fast_matrix_market behind cheap checks), ``validating`` (the reader
-that names the bad line), ``entries`` (entries and their assembly), ``reader`` (the loop over
-the pieces), ``rows`` (row ranges), ``writing``.
+that names the bad line), ``entries`` (what is kept of the entries read), ``held`` (the entries
+held, and their folding), ``assembly`` (the scipy matrix made of them), ``reader`` (the loop
+over the pieces), ``rows`` (row ranges), ``writing``.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import os
 
 import scipy.sparse as sp
 
+from clspmv.io.entries import FOLD_ENTRIES
 from clspmv.io.header import Header, read_header
 from clspmv.io.reader import collect
 from clspmv.io.rows import read_rows
@@ -50,11 +55,16 @@ def read(path: str | os.PathLike[str]) -> sp.csr_matrix:
     is wrong (see :mod:`clspmv.io.fast`). Both give the same entries, bit for bit.
 
     Memory: the entries read (16 bytes each, mirrors of a symmetric file included), then the
-    CSR arrays made from them: 12 bytes an entry and 4 a row. The row pointer is the one array
-    sized by the declared shape rather than by the entries read; it is allocated last, once the
-    body has been read and checked, so a header that lies about its entries fails before it. A
-    tall file with few entries (a valid file may declare up to 2**31 - 1 rows, and scipy reads
-    it) therefore costs 4 bytes a row here: :func:`read_coo` reads it without that array.
+    CSR arrays made from them (12 bytes an entry and 4 a row), converted at once where that
+    fits the bound, else in two halves so that the peak stays at 22 bytes an entry and 8 a row
+    (:mod:`clspmv.io.assembly`). Once 2**18 entries are held, their duplicates are summed as
+    long as that halves them, so that a file of mostly duplicates holds some 10 MiB of entries,
+    not 16 bytes a line (:class:`~clspmv.io.entries.Collector`). The row pointer is the one
+    array sized by the declared shape rather than by the entries read; it is allocated last,
+    once the body has been read and checked, so a header that lies about its entries fails
+    before it. A tall file with few entries (a valid file may declare up to 2**31 - 1 rows, and
+    scipy reads it) therefore costs 4 bytes a row here: :func:`read_coo` reads it without that
+    array.
 
     Args:
         path: a ``.mtx`` file, gzip-compressed or not (recognised by its magic bytes).
@@ -64,14 +74,18 @@ def read(path: str | os.PathLike[str]) -> sp.csr_matrix:
         equal to ``read_coo(path).tocsr()``: duplicate coordinate entries summed (in scipy's
         order), explicitly stored zeros kept as entries, ``symmetric`` files mirrored,
         ``skew-symmetric`` ones mirrored with negated values, ``pattern`` entries 1.0, zeros of
-        an ``array`` (dense) file not stored.
+        an ``array`` (dense) file not stored. Bit for bit, but where duplicates were summed
+        while reading: each position's values are then added in file order (the file's own,
+        then the mirrored ones) a fold at a time, so a sum of three or more duplicates may
+        differ from scipy's in its last bits (scipy adds them in the order its sort of a row
+        leaves them, the file's order only in rows of 16 entries or fewer).
 
     Raises:
         MatrixFormatError: the file is malformed or of an unsupported kind (complex,
             Hermitian, vector); the message names the file and the line.
         OSError: the file cannot be opened or read.
     """
-    return collect(path).csr()
+    return collect(path, fold_at=FOLD_ENTRIES).csr()
 
 
 def read_coo(path: str | os.PathLike[str]) -> sp.coo_matrix:

@@ -8,20 +8,27 @@ entry (1, 2) = -3), and a NUL byte crashes it. So a piece goes to it only where 
 with C-speed ``bytes`` methods and numpy show the canonical layout, in which every token the
 parser reads whole is a token of the grammar and nothing is left over:
 
-- exactly one data line per entry (no blank or comment line), one or two spaces between its
-  tokens (SuiteSparse pads non-negative values with one), no leading or trailing blank, no tab
-  or CR, and only the bytes numbers are written with (digits, ``+-.eE`` as the field allows:
-  no ``inf``/``nan``, no ``_``, no control byte);
-- a sign only at the start of a token or right after ``e``/``E``;
-- with the digits and signs taken out, no ``..``, ``e.``, ``ee``, ``e`` at the end of a token,
-  and no ``.``/``e`` in a token other than the last of its line: what is left of a real is
-  ``[.][e]``, so it has one point at most, before its exponent, and the exponent has digits.
+- exactly one data line per entry (no blank or comment line), runs of spaces between its
+  tokens (SuiteSparse pads non-negative values with one more), no leading or trailing blank,
+  no tab or CR, and only the bytes numbers are written with (digits, ``+-.eE`` as the field
+  allows: no ``inf``/``nan``, no ``_``, no control byte);
+- a sign only at the start of a token or right after ``e``/``E``, and followed by a digit or
+  a point; an ``e``/``E`` not at the end of a line;
+- with the digits and signs taken out (the skeleton), no ``..``, ``e.``, ``ee``, ``e`` at the
+  end of a token, and no ``.``/``e`` in a token other than the last of its line: what is left
+  of a real is ``[.][e]``, so it has one point at most, before its exponent, and the exponent
+  has digits.
 
-What that leaves (a value with no digit, such as ``.`` or ``-.e5``, a ``+`` sign, an index out
-of range, a token too large for its type) the parser refuses; every refusal, and every piece
-that fails a scan, goes to the validating reader, which reads it or names the line that is
-wrong. So both paths accept the same pieces and give the same entries (the differential tests
-and the fuzz harness feed both the same files). The scans cost about half the parse.
+Two passes over the piece: the skeleton (a translation that deletes digits and signs), which
+gives the lines and separators, and one numpy pass over the piece translated to flags, for
+the rules on neighbours (and the double spaces of padded values).
+
+What that leaves (a value with no digit, such as ``.``, ``-`` or ``-.e5``, a ``+`` sign, an
+index out of range, a token too large for its type) the parser refuses; every refusal, and
+every piece that fails a scan, goes to the validating reader, which reads it or names the line
+that is wrong. So both paths accept the same pieces and give the same entries (the
+differential tests and the fuzz harness feed both the same files). The scans cost about as
+much as the parse.
 """
 
 from __future__ import annotations
@@ -74,14 +81,16 @@ def _pairs(roles: dict[str, str], bad: list[str]) -> bytes:
     return bytes(bit(b) | not_after(b) << 4 for b in range(256))
 
 
-# In the piece: a sign follows a blank or an exponent mark and precedes a digit or a point;
-# an exponent mark precedes a digit or a sign.
-_TOKENS = _pairs({"sign": "+-", "point": ".", "exponent": "eE", "blank": " \n"},
-                 [*(f"{d}+" for d in "0123456789"), ".+", "++", "+e", "+ ", "ee", "e.", "e "])
 # In the skeleton (digits and signs taken out): one point at most, before the exponent, and
 # neither in an index (a token followed by a space).
 _SKELETON_PAIRS = _pairs({"point": ".", "exponent": "e", "space": " ", "newline": "\n"},
                          ["..", "e.", "ee", ". ", "e "])
+# In the piece: a sign after a digit or a point; a sign followed by a sign, an exponent mark or
+# a line end; an exponent mark followed by a line end; and two spaces (counted, not refused).
+_NEIGHBOURS = _pairs({"space": " ", "sign": "+-", "exponent": "eE", "newline": "\n"},
+                     [*(f"{d}+" for d in "0123456789."), "++", "+e", "+\n", "e\n", "  "])
+_SPACE_BIT = np.uint8(1)  # the class bit of a space in _NEIGHBOURS (its first role)
+_ENDS_A_TOKEN_BADLY = (b"+", b"-", b"e", b"E")  # a sign or an exponent mark at a line end
 
 
 def _holds_bad_pair(data: bytes, pairs: bytes) -> bool:
@@ -91,38 +100,50 @@ def _holds_bad_pair(data: bytes, pairs: bytes) -> bool:
         return False
     if flags[-1] >> 4 & pairs[ord("\n")]:
         return True
-    return bool(np.bitwise_and(flags[:-1] >> 4, flags[1:]).any())
+    found = np.right_shift(flags[:-1], 4)
+    np.bitwise_and(found, flags[1:], out=found)
+    return bool(found.any())
 
 
-def _lines(skeleton: bytes, data: bytes, gaps: int) -> int:
-    """The number of lines of ``data`` if it has ``gaps`` separators a line, else -1.
-
-    A separator is a run of one or two spaces: the spaces of the skeleton less the double
-    spaces (counted only where the spaces are not exactly as many as the separators). A line
-    with a leading, trailing or extra blank then shows in the count, unless a line with fewer
-    tokens makes up for it, which the parser refuses; it refuses a blank line too (one entry
-    short).
-    """
-    lines = skeleton.count(b"\n") + (data[-1:] != b"\n")
-    spaces = skeleton.count(b" ")
-    if spaces != gaps * lines:
-        spaces -= data.count(b"  ")
-    return lines if spaces == gaps * lines else -1
+def _double_spaces(data: bytes) -> int:
+    """The number of pairs of spaces side by side in ``data``, or -1 where it holds another
+    pair of :data:`_NEIGHBOURS` or ends with a sign or an exponent mark."""
+    if data[-1:] in _ENDS_A_TOKEN_BADLY:
+        return -1
+    flags = np.frombuffer(data.translate(_NEIGHBOURS), dtype=np.uint8)
+    found = np.right_shift(flags[:-1], 4)
+    np.bitwise_and(found, flags[1:], out=found)
+    doubles = int(np.count_nonzero(found))
+    if doubles and (found & ~_SPACE_BIT).any():
+        return -1
+    return doubles
 
 
 def canonical_lines(data: bytes, header: Header) -> int:
     """The number of data lines of ``data`` (whole lines of a body) if they have the canonical
-    layout described in the module's docstring, else -1."""
+    layout described in the module's docstring, else -1.
+
+    A separator is a run of spaces: the spaces of the skeleton less the pairs of spaces side by
+    side. A line with a leading, trailing or extra blank then shows in the count, unless a line
+    with fewer tokens makes up for it, which the parser refuses; it refuses a blank line too
+    (one entry short).
+    """
     field = header.field
     skeleton = data.translate(_SKELETON[field], _DELETED)
     if b"!" in skeleton:
         return -1
-    lines = _lines(skeleton, data, header.tokens_per_entry - 1)
-    if lines < 0:
+    lines = skeleton.count(b"\n") + (data[-1:] != b"\n")
+    gaps = (header.tokens_per_entry - 1) * lines
+    separators = skeleton.count(b" ")
+    if field != "pattern" or separators != gaps:
+        doubles = _double_spaces(data)
+        if doubles < 0:
+            return -1
+        if separators != gaps:
+            separators -= doubles
+    if separators != gaps:
         return -1
     if field == "real" and _holds_bad_pair(skeleton, _SKELETON_PAIRS):
-        return -1
-    if field != "pattern" and _holds_bad_pair(data, _TOKENS):
         return -1
     return lines
 

@@ -33,7 +33,8 @@ def read_entries(src: Source, header: Header, *, fast: bool = True,
         if entries is None:
             entries, last_line = parse_piece(src, piece, header, found)
         else:
-            last_line = piece.first_line + entries.count - 1
+            last_line = piece.first_line + entries.count - 1  # one line an entry
+        src.piece_lines(last_line - piece.first_line + 1)
         found += entries.count
         yield entries
     if found < header.entries:
@@ -45,12 +46,15 @@ def read_entries(src: Source, header: Header, *, fast: bool = True,
 
 
 def collect(path: str | os.PathLike[str], *, rows: Callable[[Header], tuple[int, int]] | None
-            = None, fast: bool = True, chunk_size: int = CHUNK) -> Collector:
-    """Read the whole file and keep the entries of the rows ``rows(header)`` (default: all)."""
+            = None, fast: bool = True, chunk_size: int = CHUNK,
+            fold_at: int | None = None) -> Collector:
+    """Read the whole file and keep the entries of the rows ``rows(header)`` (default: all),
+    their duplicates folded from ``fold_at`` entries on (see :class:`Collector`; for a CSR
+    result only)."""
     with Source(path) as src, src.blaming_corruption():
         header = parse_header(src)
         start, stop = rows(header) if rows is not None else (0, header.rows)
-        kept = Collector(header, start, stop)
+        kept = Collector(header, start, stop, fold_at=fold_at)
         for entries in read_entries(src, header, fast=fast, chunk_size=chunk_size):
             kept.add(entries)
         return kept

@@ -14,6 +14,7 @@ import os
 
 import scipy.sparse as sp
 
+from clspmv.io.entries import FOLD_ENTRIES
 from clspmv.io.header import Header
 from clspmv.io.reader import collect
 from clspmv.io.source import CHUNK
@@ -31,10 +32,11 @@ def read_rows(
 ) -> sp.csr_matrix:
     """Read rows ``start`` to ``stop - 1`` of a Matrix Market file, streaming it.
 
-    The result equals ``read(path)[start:stop]`` (same values, bit for bit) while memory
-    holds only one chunk of the file and the entries of those rows: for distributing a
-    matrix over processes that each read their own rows (see :func:`read_header` for the
-    shape to partition).
+    The result equals ``read(path)[start:stop]`` (same values, bit for bit, but sums of
+    duplicates that either read summed while reading, see :func:`read`) while memory holds
+    only one chunk of the file and the entries of those rows: for distributing a matrix over
+    processes that each read their own rows (see :func:`read_header` for the shape to
+    partition).
 
     Args:
         path: a ``.mtx`` file, gzip-compressed or not (recognised by its magic bytes).
@@ -66,4 +68,4 @@ def read_rows(
             )
         return start, stop
 
-    return collect(path, rows=within, chunk_size=chunk_size).csr()
+    return collect(path, rows=within, chunk_size=chunk_size, fold_at=FOLD_ENTRIES).csr()

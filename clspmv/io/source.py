@@ -67,6 +67,7 @@ class Source:
         self.lineno = 0  # number of complete or partial lines consumed so far
         self.failed_line = 0  # the line of the last error made
         self.corrupt = False  # whether the gzip data was found corrupt
+        self._told_lines: int | None = None  # see piece_lines
 
     def close(self) -> None:
         """Close the file."""
@@ -152,6 +153,11 @@ class Source:
             self.lineno += 1
         return line
 
+    def piece_lines(self, lines: int) -> None:
+        """Tell :meth:`pieces` how many lines the piece it handed out last holds, where the
+        caller has counted them anyway (so that they are not counted again)."""
+        self._told_lines = lines
+
     def pieces(self, size: int = CHUNK) -> Iterator[Piece]:
         """Everything after the lines read so far, as pieces of whole lines.
 
@@ -180,8 +186,9 @@ class Source:
                     if long_line:
                         yield Piece(data[:long_line], line)
                     raise self.too_long(line + data.count(b"\n", 0, long_line))
+                self._told_lines = None
                 yield Piece(data, line)
-                line += data.count(b"\n")
+                line += data.count(b"\n") if self._told_lines is None else self._told_lines
                 if partial_size > LINE_LIMIT:
                     raise self.too_long(line)
             if failure is not None:
