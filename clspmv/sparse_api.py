@@ -25,15 +25,17 @@ _ELEMENTWISE = ("element-wise arithmetic on a device matrix is not supported: {o
                 "DeviceMatrix.from_scipy again")
 
 
-def _ndim(other: object) -> int:
+def _operand(other: object) -> cl_array.Array | np.ndarray:
+    """``other`` as the dense operand of ``@``: a pyopencl array as it is, anything else
+    converted once to a numpy array of real numbers (TypeError for a sparse operand)."""
     if isinstance(other, cl_array.Array):
-        return len(other.shape)
+        return other
     if sp.issparse(other) or isinstance(other, ScipyOperators):
         raise TypeError(
             f"clspmv multiplies a device matrix by dense vectors and matrices (numpy or "
             f"pyopencl arrays), not by a sparse {type(other).__name__}: use "
             "M.to_scipy() @ B for a sparse product on the host, or B.toarray()")
-    return real_array(other, "x").ndim
+    return real_array(other, "x")
 
 
 class ScipyOperators:
@@ -53,7 +55,8 @@ class ScipyOperators:
     def __matmul__(self, other: object) -> object:
         """``M @ x`` (a vector: :meth:`matvec`) or ``M @ X`` (a 2-D array: :meth:`matmat`), numpy
         or pyopencl; a scipy sparse operand raises TypeError, a scalar ValueError (as scipy)."""
-        ndim = _ndim(other)
+        other = _operand(other)
+        ndim = other.ndim
         if ndim == 1:
             return self.matvec(other)
         if ndim == 2:
@@ -66,7 +69,8 @@ class ScipyOperators:
     def __rmatmul__(self, other: object) -> object:
         """``x @ M`` = ``M.T @ x`` for a vector (:meth:`rmatvec`), ``X @ M`` =
         ``(M.T @ X.T).T`` for a 2-D array (:meth:`rmatmat`)."""
-        ndim = _ndim(other)
+        other = _operand(other)
+        ndim = other.ndim
         if ndim == 1:
             return self.rmatvec(other)
         if ndim == 2:

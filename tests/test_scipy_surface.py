@@ -75,6 +75,17 @@ def test_products_on_device_arrays(device):
     np.testing.assert_allclose(ZM, np.ones((2, 70)) @ A.toarray(), rtol=1e-5)
 
 
+def test_nested_lists_as_operands(device):
+    """Lists are converted once, as numpy arrays: ``M @ X`` and ``X @ M`` (the latter needs
+    ``X.T``, which a list lacks) as scipy computes them."""
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, device=device, dtype=np.float64)
+    X = np.random.default_rng(2).random((A.shape[1], 2))
+    W = np.random.default_rng(3).random((2, A.shape[0]))
+    np.testing.assert_allclose(M @ X.tolist(), A @ X, rtol=1e-12)
+    np.testing.assert_allclose(W.tolist() @ M, W @ A.toarray(), rtol=1e-12)
+
+
 def test_transposed_view_passes_arguments(device):
     A = _matrix()
     M = clspmv.DeviceMatrix.from_scipy(A, device=device)
