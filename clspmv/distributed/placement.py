@@ -12,7 +12,7 @@ import os
 import warnings
 from typing import Any
 
-from ..device import SIMULATOR, Device, devices, select_device
+from ..device import Device, devices, select_device
 from ..errors import ClspmvWarning
 
 LOCAL_RANK = "local-rank"
@@ -31,7 +31,7 @@ def node_rank(comm: Any) -> tuple[int, int]:
 
 def gpus() -> list[Device]:
     """The GPUs of this node (the Oclgrind simulator left out)."""
-    return [d for d in devices() if d.type == "gpu" and d.platform != SIMULATOR]
+    return [d for d in devices() if d.type == "gpu" and not d.is_simulator]
 
 
 def choose_device(spec: Device | str | None, local_rank: int, local_size: int) -> Device:

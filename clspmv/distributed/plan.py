@@ -134,10 +134,10 @@ class ExchangePlan:
         self.window_peers = np.array(
             sorted(p for p in window if self.send_counts[p] or self.recv_counts[p]), np.int64)
         """Ranks this rank exchanges values with through the node's shared-memory window."""
-        self.message_peers = np.flatnonzero(
-            (self.send_counts > 0) | (self.recv_counts > 0)).astype(np.int64)
+        self.message_peers = np.setdiff1d(
+            np.flatnonzero((self.send_counts > 0) | (self.recv_counts > 0)),
+            self.window_peers).astype(np.int64)
         """Ranks this rank exchanges values with through MPI messages."""
-        self.message_peers = np.setdiff1d(self.message_peers, self.window_peers)
         self._directions = (
             self._direction(comm, FORWARD_TAG, self.send_buffer, self.halo_buffer,
                             directions[0], window, routes[0]),

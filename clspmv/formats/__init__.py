@@ -64,11 +64,12 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
     cls = FORMAT_CLASSES.get(format) if isinstance(format, str) else None
     if cls is None:
         raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMAT_CLASSES)}")
-    unknown = sorted(set(params) - set(parameter_names(format)))
+    names = parameter_names(format)
+    unknown = sorted(set(params) - set(names))
     if unknown:
         raise TypeError(f"format {format!r} got an unexpected keyword argument "
                         f"{', '.join(map(repr, unknown))}; its parameters: "
-                        f"{', '.join(parameter_names(format)) or 'none'}")
+                        f"{', '.join(names) or 'none'}")
     fmt = cls.from_csr(csr, layout, **params)
     fmt.requested = dict(params)
     fmt.accumulate = precision.accumulate

@@ -222,7 +222,7 @@ def parse_part(src: Source, data: bytes, first_line: int, header: Header,
 def parse_piece(src: Source, piece: Piece, header: Header, found: int) -> tuple[Entries, int]:
     """:func:`parse_part` over a piece of any size, :data:`PART` bytes at a time."""
     data, line = piece
-    if not data.translate(None, b" \t\r\n"):  # blank lines only: nothing to tokenize
+    if not data.strip(b" \t\r\n"):  # blank lines only: nothing to tokenize
         return Entries.empty(), line - 1 + data.count(b"\n") + (data[-1:] != b"\n")
     parts: list[Entries] = []
     last_line = line - 1
