@@ -27,7 +27,7 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert commands == ["bash dev.sh test"], commands
 
 
-def test_dev_sh_runs_pytest_and_the_bench() -> None:
+def test_dev_sh_runs_the_tests_and_the_bench() -> None:
     script = (ROOT / "dev.sh").read_text()
-    assert 'python -m pytest -q "$@"' in script
+    assert 'tox "$@"' in script or 'python -m pytest -q "$@"' in script
     assert 'clspmv bench "$@"' in script

@@ -1,4 +1,5 @@
-"""Every code block of the README runs, as a reader would paste it.
+"""Every code block of the README and of the documentation pages (docs/*.md) runs, as a
+reader would paste it.
 
 * Python blocks run in a fresh interpreter each (so each must import what it uses), on each
   test device (``CLSPMV_DEVICE``); the MPI block runs under ``mpiexec -n 2``.
@@ -24,8 +25,10 @@ from clspmv.cli import build_parser
 from mpi_launch import mpiexec
 
 ROOT = Path(__file__).resolve().parent.parent
-BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", (ROOT / "README.md").read_text(),
-                    flags=re.MULTILINE | re.DOTALL)
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BLOCKS = [block for page in PAGES
+          for block in re.findall(r"^```(\w*)\n(.*?)^```", page.read_text(encoding="utf-8"),
+                                  flags=re.MULTILINE | re.DOTALL)]
 PYTHON = [code for lang, code in BLOCKS if lang == "python"]
 SHELL = [line.split("#", 1)[0].strip() for lang, code in BLOCKS if lang == "bash"
          for line in code.splitlines() if line.split("#", 1)[0].strip()]
