@@ -18,6 +18,7 @@ devices to :mod:`clspmv.host_buffers`.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import threading
 from collections.abc import Callable
 
@@ -37,15 +38,16 @@ from .dispatch import (
     transposed_copy,
 )
 from .errors import DeviceError
+from .format_choice import CHOSEN, check_format, check_parameters, choose
 from .formats import FORMAT_CLASSES, Format, convert
 from .formats.base import Triplets
 from .formats.conversion import check_int
 from .formats.layout import check_work_group_size
 from .matrix_state import host_state, rebuild, restore
-from .model import select
+from .model import Selection
 from .model.order_probe import ensure_ell_order
 from .precision import Precision, resolve
-from .sparse_api import ScipyOperators, TransposedMatrix
+from .sparse_api import ScipyOperators, TransposedMatrix, diagonal_offset
 from .vectors import DeviceVectors
 
 FORMATS: tuple[str, ...] = tuple(FORMAT_CLASSES)
@@ -74,10 +76,15 @@ class DeviceMatrix(ScipyOperators):
     ``matvec`` runs the format's transpose kernel and ``rmatvec`` its normal one
     (:attr:`transposed_storage` is True).
 
-    It speaks scipy.sparse where the meaning is the same (:mod:`clspmv.sparse_api`): ``nnz``,
-    ``shape``, ``ndim``, ``dtype``, ``T`` (a transposed view), ``dot``, ``x @ M``, ``toarray``,
-    ``todense``, ``astype``, ``copy``, pickling; ``len(M)``, ``np.asarray(M)`` and element-wise
-    arithmetic raise errors that say what to use instead.
+    It speaks scipy.sparse's array names where the meaning is the same
+    (:mod:`clspmv.sparse_api`): ``nnz``, ``size``, ``shape``, ``ndim``, ``dtype``, ``T`` and
+    ``transpose()`` (a transposed view), ``dot``, ``x @ M``, ``sum(axis)`` (products with ones
+    on the device), ``diagonal(k)``, ``trace(offset)``, ``count_nonzero(axis)``, ``conj()``,
+    ``toarray``, ``todense``, ``tocsr`` (= :meth:`to_scipy`, a ``csr_array``), ``astype``,
+    ``copy``, pickling. What a device matrix does not do (``len(M)``, ``np.asarray(M)``,
+    indexing, element-wise arithmetic, scipy's other methods) raises an error that says what to
+    use instead (:class:`~clspmv.unsupported.UnsupportedOperationError` for scipy's names).
+    :attr:`format` names the storage format, not scipy's ``"csr"``.
     """
 
     def __init__(self, fmt: Format, device: Device, transposed_storage: bool = False,
@@ -104,9 +111,11 @@ class DeviceMatrix(ScipyOperators):
         """How x and y of the latest product reached the kernels: ``"in place"`` (a numpy array
         used where it lies, on a CPU device), ``"copied"`` or ``"device"`` (pyopencl arrays);
         see :mod:`clspmv.host_buffers`."""
-        self.selection = None
-        """The :class:`clspmv.model.Selection` that chose the format (``format="auto"``), else
-        None."""
+        self.selection: Selection | None = None
+        """Why this format: the :class:`clspmv.model.Selection` of ``format="auto"`` or
+        ``"csr"`` (what was predicted for each candidate, its ``why``, the trial's times;
+        :meth:`~clspmv.model.Selection.table` gives one row per candidate), else None."""
+        self._chosen_as: str | None = None  # "auto" or "csr" with a selection
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -147,11 +156,16 @@ class DeviceMatrix(ScipyOperators):
         ``format="auto"`` (the default) takes the format with the least predicted kernel time
         on the device (:func:`clspmv.model.select`; the device is calibrated on first use unless
         ``CLSPMV_CALIBRATE=0``), or with ``expected_products=n`` the least predicted conversion
-        plus n products; :attr:`selection` says what was predicted and why. Where the ``n``
+        plus n products; :attr:`selection` says what was predicted and why (``print(M.selection)``
+        shows it; :meth:`~clspmv.model.Selection.table` gives one row per format). Where the ``n``
         products pay for it (a trial's predicted cost at most 5 % of theirs), or with
         ``trial=True``, the few likeliest formats are converted and timed on the device first
         and the fastest measured is kept (:mod:`clspmv.model.trial`; ``trial=False``: never;
         no trial with ``column_map`` or ``work_group_size``, which the trial's layouts lack).
+        ``format="csr"`` makes the same choice among the CSR kernels only
+        (:func:`~clspmv.format_choice.csr_kernels`: the formats that store CSR's arrays), and
+        :attr:`format` names the one taken. With ``"auto"`` or ``"csr"`` the format parameters
+        are the chosen format's defaults.
 
         ``column_map`` (integers, one per column of ``A``, all distinct) makes the matrix a block
         with compact columns, such as the non-local part of a distributed matrix: column ``j``
@@ -161,8 +175,9 @@ class DeviceMatrix(ScipyOperators):
         applies beta to) the entries ``y[column_map[j]]`` only, leaving the others as they are
         (zero in a new y). :meth:`matvec`'s ``row_offset`` places the rows in a longer y.
 
-        Raises ValueError for an unknown format or parameter value, TypeError for another
-        ``dtype``, a parameter the format lacks or of the wrong type, and for an ``A`` that is
+        Raises ValueError for an unknown format or parameter value or for a format parameter
+        with ``"auto"`` or ``"csr"``, TypeError for another ``dtype``, a parameter the format
+        lacks (the message lists those it has) or of the wrong type, and for an ``A`` that is
         not real numbers (complex whatever ``dtype``, objects, strings, dates) or has masked
         entries; ValueError for an ``A`` that is not 2-D, a scipy matrix with corrupt index
         arrays, or (default ``dtype`` only) values float64 would round
@@ -170,16 +185,12 @@ class DeviceMatrix(ScipyOperators):
         would pad absurdly, :class:`DeviceError` for float64 or ``"mixed"`` on a device without
         fp64 or data the device cannot hold, :class:`IndexOverflowError` beyond 32-bit indices.
         """
-        if not isinstance(format, str) or (format not in FORMAT_CLASSES and format != "auto"):
-            raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)} "
-                             "or 'auto'")
+        check_format(format)
+        check_parameters(format, params, _OWN_ARGUMENTS)
         if trial is not None and not isinstance(trial, (bool, np.bool_)):
             raise TypeError(f"trial must be True, False or None, got {trial!r}")
         if expected_products is not None:
             check_int("expected_products", expected_products)
-        if format == "auto" and params:
-            raise ValueError(f"format parameters ({', '.join(params)}) belong to a named format; "
-                             "name one (format=...) or leave them out with format='auto'")
         dev = select_device(device)
         if work_group_size is not None:  # 0 is not "the default"
             check_work_group_size(work_group_size, dev.max_work_group_size)
@@ -191,11 +202,11 @@ class DeviceMatrix(ScipyOperators):
         csr = canonical_csr(A.T if transposed else A, dtype)
         precision = resolve(dtype, csr.dtype)
         dev.require(precision)
-        selection = None
-        if format == "auto":
+        selection, chosen_as = None, format if format in CHOSEN else None
+        if chosen_as is not None:
             plain = column_map is None and work_group_size is None
-            selection = select(csr, dev, precision, expected_products,
-                               trial=trial if plain else False, owned=True)
+            selection = choose(chosen_as, csr, dev, precision, expected_products,
+                               trial if plain else False)
             format, params = selection.format, selection.params
         diagonal = None if column_map is not None else csr.diagonal()  # A's is its transpose's
         nnz = csr.nnz
@@ -213,6 +224,7 @@ class DeviceMatrix(ScipyOperators):
             M = cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal,
                            n_cols=n_cols, nnz=nnz)
         M.selection = selection
+        M._chosen_as = chosen_as
         return M
 
     @classmethod
@@ -286,7 +298,8 @@ class DeviceMatrix(ScipyOperators):
 
     @property
     def format(self) -> str:
-        """Storage format name (one of :data:`FORMATS`)."""
+        """Storage format name (one of :data:`FORMATS`): the kernel actually taken, also when
+        ``format="auto"`` or ``"csr"`` chose it (:attr:`selection` says why)."""
         return self._fmt.name
 
     @property
@@ -328,8 +341,13 @@ class DeviceMatrix(ScipyOperators):
         return DeviceMatrix(fmt, self._device, transposed_storage=self._transposed_storage,
                             diagonal=self._diagonal, n_cols=self._n_cols, nnz=self._nnz)
 
-    def diagonal(self) -> np.ndarray:
-        """The main diagonal (``min(m, n)`` values), computed at conversion time (a copy)."""
+    def diagonal(self, k: int = 0) -> np.ndarray:
+        """The ``k``-th diagonal (entries ``[i, i + k]``), as scipy's: the main one (``k=0``)
+        is kept from the conversion (a copy is returned), any other is read back from the
+        device (:meth:`to_scipy`); empty where the diagonal lies outside the matrix."""
+        k = diagonal_offset(k)
+        if k != 0:
+            return self.to_scipy().diagonal(k)
         if self._diagonal is None:
             rows, cols, vals = self._triplets()
             diag = np.zeros(min(self.shape), self.dtype)
@@ -340,7 +358,7 @@ class DeviceMatrix(ScipyOperators):
 
     def __repr__(self) -> str:
         m, n = self.shape
-        chosen = " (auto)" if self.selection is not None else ""
+        chosen = f" ({self._chosen_as})" if self._chosen_as is not None else ""
         return (f"<DeviceMatrix {m}x{n} {self.precision} format={self.format!r}{chosen} "
                 f"device={self.device.name!r} {self.nbytes} bytes>")
 
@@ -519,15 +537,24 @@ class DeviceMatrix(ScipyOperators):
         return self._copy
 
     # -- conversions ----------------------------------------------------------------------
-    def to_scipy(self) -> sp.csr_matrix:
-        """The stored matrix read back from the device as float CSR (sorted indices), also for
-        CSC input."""
+    def to_scipy(self) -> sp.csr_array:
+        """The stored matrix read back from the device as a ``scipy.sparse.csr_array`` of
+        :attr:`dtype` with sorted indices, also for CSC input (``scipy.sparse.csr_matrix(
+        M.to_scipy())`` for the older matrix class). Explicit zeros are kept, except by
+        ``dia``, which does not store them."""
         rows, cols, vals = self._triplets()
         if self._transposed_storage:
             rows, cols = cols, rows
-        out = sp.csr_matrix((vals, (rows, cols)), shape=self.shape, dtype=self.dtype)
+        out = sp.csr_array((vals, (rows, cols)), shape=self.shape, dtype=self.dtype)
         out.sort_indices()
         return out
+
+    def _line_sums(self) -> np.ndarray:
+        """Sums along the stored rows (A's rows, or its columns for CSC input), by the normal
+        kernel: what :meth:`sum` adds up for the total."""
+        if self._transposed_storage:
+            return self.rmatvec(np.ones(self.shape[0], self.dtype))
+        return self.matvec(np.ones(self.shape[1], self.dtype))
 
     def toarray(self, order: str | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """The matrix read back from the device as a dense array (scipy's ``toarray``)."""
@@ -589,3 +616,7 @@ class DeviceMatrix(ScipyOperators):
             rmatmat=lambda V: self.rmatmat(np.asarray(V)),
             dtype=self.dtype,
         )
+
+
+_OWN_ARGUMENTS = tuple(inspect.signature(DeviceMatrix.from_scipy).parameters)[2:-1]
+"""The keyword arguments of :meth:`DeviceMatrix.from_scipy` besides the format's parameters."""

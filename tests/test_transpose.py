@@ -182,7 +182,7 @@ def test_csc_input(case: Scenario, fmt: str, device) -> None:
     A = oracle_matrix(fmt, case.csr)
     assert M.transposed_storage and M.shape == A.shape
     back = M.to_scipy()
-    assert isinstance(back, sp.csr_matrix) and back.shape == A.shape
+    assert isinstance(back, sp.csr_array) and back.shape == A.shape
     assert np.array_equal(back.indptr, A.indptr) and np.array_equal(back.indices, A.indices)
     # duplicates are summed in column order here, in row order by the oracle
     np.testing.assert_allclose(back.data, A.data, rtol=1e-12, atol=1e-14)
