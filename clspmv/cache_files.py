@@ -5,14 +5,16 @@ A file is ``<cache>/<kind>-<device>-<driver><host>-<clspmv version>.json``: a ne
 clspmv version measures again; for a CPU device ``<host>`` is the host's processor
 (:func:`host_cpu`: PoCL names a device by its instruction set and vendor, so a VM moved from one
 processor generation to another kept the name while the fastest formats changed). ``<cache>``
-is ``platformdirs.user_cache_dir("clspmv")`` or the directory in ``CLSPMV_CACHE_DIR``. The
+is ``platformdirs.user_cache_dir("clspmv")`` or the directory in ``CLSPMV_CACHE_DIR``
+(:func:`cache_dir`; the deprecated ``CLSPMV_CACHE`` is read with a warning). The
 calibration (:mod:`clspmv.model.store`) and the ELL order (:mod:`clspmv.ell_order`) live there.
 
 What the files promise, whatever else runs:
 
 - one measurement of a file's contents at a time, across the threads of a process (a lock per
   file) and across processes (``filelock`` on ``<file>.lock``): :func:`measuring`; the waiting
-  side says so on stderr, naming the lock, and then reads what the other measured;
+  side says so (a note logged at INFO, which the ``clspmv`` command shows on stderr), naming the
+  lock, and then reads what the other measured; a side that did not wait does not read again;
 - a reader sees a whole file or none: :func:`write_json` writes a temporary file of a unique
   name made exclusively in the same folder, then renames it over the file, which replaces a
   symbolic link there rather than writing through it; :func:`read_checked` follows none;
@@ -29,12 +31,12 @@ import contextlib
 import errno
 import functools
 import json
+import logging
 import math
 import os
 import platform
 import re
 import stat
-import sys
 import tempfile
 import threading
 import warnings
@@ -50,6 +52,7 @@ from .errors import ClspmvWarning
 from .version import __version__
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 4 << 20
 """Largest cache file read (a calibration with its measurements is about 30-60 kB)."""
@@ -79,11 +82,27 @@ def _after_fork() -> None:
 os.register_at_fork(after_in_child=_after_fork)
 
 
+CACHE_VARIABLE = "CLSPMV_CACHE_DIR"
+"""The environment variable naming clspmv's cache folder (device files, downloaded matrices)."""
+DEPRECATED_CACHE_VARIABLE = "CLSPMV_CACHE"
+"""Its former name (once the downloaded matrices' folder): still read, with a warning."""
+
+
 def cache_dir() -> Path:
-    """The directory of the per-device files (``CLSPMV_CACHE_DIR`` or the user cache directory)."""
-    env = os.environ.get("CLSPMV_CACHE_DIR")
-    if env:
-        return Path(env)
+    """clspmv's cache folder: ``$CLSPMV_CACHE_DIR``, else the deprecated ``$CLSPMV_CACHE`` (one
+    :class:`~clspmv.errors.ClspmvWarning` per process saying which to use; ignored where
+    ``CLSPMV_CACHE_DIR`` is set too), else ``platformdirs.user_cache_dir("clspmv")``."""
+    current = os.environ.get(CACHE_VARIABLE)
+    former = os.environ.get(DEPRECATED_CACHE_VARIABLE)
+    if former:
+        old, new = DEPRECATED_CACHE_VARIABLE, CACHE_VARIABLE
+        said = (f"${old} is deprecated and ignored, since ${new} is set: unset {old}" if current
+                else f"${old} is deprecated: set {new}={former} instead (the one cache folder "
+                f"of clspmv); {old} is still read for now")
+        _warn_once(("deprecated", old), said)
+    chosen = current or former
+    if chosen:
+        return Path(chosen)
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("clspmv"))
@@ -291,16 +310,17 @@ def _lock_path(path: Path) -> Path:
 
 
 def _say_waiting(what: str, who: str, lock: Path) -> None:
-    """The one line a waiting thread or process writes on stderr."""
-    print(f"clspmv: waiting for {what}, which {who} is measuring (lock {lock})", file=sys.stderr)
+    """The one note of a waiting thread or process (logged at INFO: the CLI shows it)."""
+    logger.info("waiting for %s, which %s is measuring (lock %s)", what, who, lock)
 
 
-def _file_lock(path: Path, what: str) -> filelock.FileLock | None:
+def _file_lock(path: Path, what: str) -> tuple[filelock.FileLock | None, bool]:
     """``path``'s lock file ``<path>.lock`` held by this process (waiting for another that holds
-    it, at most :data:`LOCK_WAIT_S`); None where it cannot be taken (warned)."""
+    it, at most :data:`LOCK_WAIT_S`), or None where it cannot be taken (warned); and whether
+    another process held it."""
     lock_path = _lock_path(path)
     if not _usable(path.parent):
-        return None
+        return None, False
     lock = filelock.FileLock(str(lock_path))
     try:
         try:
@@ -308,10 +328,11 @@ def _file_lock(path: Path, what: str) -> filelock.FileLock | None:
         except filelock.Timeout:
             _say_waiting(what, "another process", lock_path)
             lock.acquire(timeout=LOCK_WAIT_S)
+            return lock, True
     except filelock.Timeout:
         _warn_once(("wait", lock_path), f"waited {LOCK_WAIT_S:.0f} s for {lock_path}; "
                    f"measuring {what} here too")
-        return None
+        return None, True
     except OSError as err:
         if err.errno in _FOLDER_ERRNOS:
             _folder_unusable(path.parent, err)
@@ -319,30 +340,46 @@ def _file_lock(path: Path, what: str) -> filelock.FileLock | None:
             _warn_once(("lock", lock_path), f"cannot take the lock {lock_path} "
                        f"({err.strerror or err}); measuring {what} without it, so another "
                        "process may measure it at the same time")
+        return None, False
+    return lock, False
+
+
+def _version(path: Path) -> tuple[int, ...] | None:
+    """The version of the file at ``path`` (inode, size, modification time), None for none."""
+    try:
+        st = os.lstat(path)
+    except OSError:
         return None
-    return lock
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 @contextlib.contextmanager
-def measuring(path: Path, what: str) -> Iterator[None]:
+def measuring(path: Path, what: str) -> Iterator[bool]:
     """Hold the right to measure what ``path`` stores (``what``, e.g. ``"the calibration of
     <device>"``): one thread of this process at a time (a lock per file: filelock's locks are
     per thread, and one thread taking a second on the same file waits on itself) and one
-    process at a time (:func:`_file_lock`). A thread or process that has to wait says so on
-    stderr, naming ``what`` and the lock; inside, the caller reads the file again before
-    measuring, since the one it waited for has stored it. Not reentrant."""
+    process at a time (:func:`_file_lock`). A thread or process that has to wait says so (a
+    note logged at INFO), naming ``what`` and the lock.
+
+    Yields whether ``path`` may have been stored since the caller last read it: True where this
+    one waited for another thread or process, or the file changed while the locks were taken;
+    only then need the caller read it again before measuring. (A measurement stored between
+    the caller's read and this call is not seen: the file is measured twice, never wrongly.)
+    Not reentrant."""
+    before = _version(path)
     with _state:
         inner = _thread_locks.setdefault(path, threading.Lock())
     held = inner.acquire(blocking=False)
-    if not held:
+    waited = not held
+    if waited:
         _say_waiting(what, "another thread of this process", _lock_path(path))
         held = inner.acquire(timeout=LOCK_WAIT_S)
         if not held:
             _warn_once(("wait", path), f"waited {LOCK_WAIT_S:.0f} s for another thread; "
                        f"measuring {what} here too")
-    outer = _file_lock(path, what)
+    outer, outer_waited = _file_lock(path, what)
     try:
-        yield
+        yield waited or outer_waited or _version(path) != before
     finally:
         if outer is not None:
             outer.release()

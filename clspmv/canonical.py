@@ -17,7 +17,7 @@ EXACT_INTEGERS = 2**53
 """Integers up to this magnitude are exact in float64."""
 
 
-def canonical_csr(A: object, dtype: object = None) -> sp.csr_matrix:
+def canonical_csr(A: object, dtype: object = None, *, checked: bool = False) -> sp.csr_matrix:
     """A copy of ``A`` as CSR with sorted indices, duplicates summed, explicit zeros kept,
     32-bit indices and values of ``dtype`` (default: A's float type, else float64; ``"mixed"``
     stores float32 values).
@@ -32,11 +32,12 @@ def canonical_csr(A: object, dtype: object = None) -> sp.csr_matrix:
     dropped) of real numbers. Raises TypeError for values that are not real numbers (complex,
     objects, strings, dates: :func:`clspmv.precision.check_real`), a masked array with masked
     entries, or an object that is neither; ValueError for another shape or corrupt index arrays
-    (:func:`check_sparse`); :class:`IndexOverflowError` when the matrix does not fit 32-bit
-    indices.
+    (:func:`check_sparse`, skipped where ``checked``: the caller has checked A's arrays, as
+    unpickling does); :class:`IndexOverflowError` when the matrix does not fit 32-bit indices.
     """
     if sp.issparse(A):
-        check_sparse(A)
+        if not checked:
+            check_sparse(A)
         source = np.dtype(A.dtype)
         shape = A.shape
     else:

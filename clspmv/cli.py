@@ -18,11 +18,13 @@ as a program killed by SIGPIPE).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import shlex
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date
 from pathlib import Path
 
@@ -34,13 +36,17 @@ from . import cli_values as values
 from .device import devices, select_device
 from .errors import ClspmvError, DeviceError
 from .matrix import FORMATS
-from .stats import format_table, stats
+from .stats import format_table, legend, stats
 
 
 def _error(message: object, code: int) -> int:
     print(f"clspmv: error: {message}", file=sys.stderr)
     return code
 
+
+DEFAULT_DEVICE = ("$CLSPMV_DEVICE, else $PYOPENCL_CTX, else the first GPU, else the first CPU; "
+                  "the Oclgrind simulator only when named")
+"""The rule of the default device (:func:`clspmv.device.select_device`), as the help says it."""
 
 DTYPES: dict[str, list[np.dtype | str]] = {
     "float32": [np.dtype(np.float32)], "float64": [np.dtype(np.float64)],
@@ -60,9 +66,7 @@ def cmd_devices(args: argparse.Namespace) -> int:
     except DeviceError as err:  # a bad $CLSPMV_DEVICE: list the devices anyway
         default, note = None, f"no default device: {err}".splitlines()[0]
     else:
-        note = ("* the default device ($CLSPMV_DEVICE, else $PYOPENCL_CTX, else the first GPU, "
-                "else the first CPU; a simulator only when named); choose another with "
-                "--device SPEC")
+        note = f"* the default device ({DEFAULT_DEVICE}); choose another with --device SPEC"
     print(tabulate([{**d.as_row(), "default": "*" if d is default else ""} for d in found],
                    headers="keys"))
     print(f"\n{note}")
@@ -80,7 +84,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
     rows = [stats(source.load()).as_row(source.name)
             for source in sources.resolve_all(args.files, progress=False)]
-    print(format_table(rows))
+    print(f"{format_table(rows)}\n\n{legend()}")
     return 0
 
 
@@ -181,7 +185,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from . import report
-    from .bench.records import results_path
     from .report import folder
 
     files = [Path(f) for f in args.files]
@@ -190,10 +193,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         return _error(f"merging {len(files)} results files makes a new results.json: name a "
                       "folder for it with --out DIR", 2)
     metas, records = report.load(files)
-    first = results_path(files[0]) if files[0].is_dir() else files[0]
-    out = Path(args.out) if args.out else first.parent
-    if merging or out.resolve() != first.parent.resolve():  # not the run's own folder
+    own = files[0] if files[0].is_dir() else files[0].parent  # the first run's folder
+    out = Path(args.out) if args.out else own
+    if merging or out.resolve() != own.resolve():  # not the run's own folder
         folder.claim(out, args.force)
+    else:  # its results stay; only the report is made anew
+        folder.clear_report(out)
     if merging:  # the merged records beside the merged report
         report.save_merged(out, metas, records)
     try:
@@ -232,7 +237,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .bench.suites import SUITES  # the bench's named lists (the CLI sits above it)
+    from .bench.generators import GENERATORS  # the bench's registries (the CLI sits above it)
+    from .bench.suites import SUITES
+
+    generator_names = ", ".join(GENERATORS)
 
     parser = argparse.ArgumentParser(
         prog="clspmv",
@@ -259,8 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Row-length statistics (Table I of Vázquez, Fernández and "
                                    "Garzón's ELLPACK-R paper) of Matrix Market files (.mtx or "
                                    ".mtx.gz; a directory: every such file in it), generated "
-                                   "(gen:NAME:key=val,...) or SuiteSparse (ss:GROUP/NAME) "
-                                   "matrices, the MATRIX arguments of clspmv bench.")
+                                   f"(gen:NAME:key=val,...; generators: {generator_names}) or "
+                                   "SuiteSparse (ss:GROUP/NAME) matrices, the MATRIX arguments "
+                                   "of clspmv bench. The columns are explained below the table.")
     p.add_argument("files", nargs="+", metavar="MATRIX")
     p.set_defaults(run=cmd_stats)
 
@@ -272,22 +281,21 @@ def build_parser() -> argparse.ArgumentParser:
                     "--suite: the demo suite on the default device.")
     p.add_argument("matrices", nargs="*", metavar="MATRIX",
                    help="a .mtx/.mtx.gz file, a directory (its .mtx/.mtx.gz files), "
-                        "gen:NAME:key=val,... (generators: poisson2d, stencil27, block, "
-                        "random, rmat, denserows, banded, constrows, powerlaw, arrow, "
-                        "emptyrows, chunglu) or "
+                        f"gen:NAME:key=val,... (generators: {generator_names}) or "
                         "ss:GROUP/NAME (SuiteSparse, downloaded once into the cache)")
     p.add_argument("--suite", default=None,
                    choices=tuple(SUITES),
                    help="a named list of generated matrices (default without MATRIX: demo)")
     p.add_argument("--device", action="extend", nargs="+", metavar="SPEC", default=None,
-                   help="device(s): 'all', 'gpu', 'cpu', 'P:D' or a substring of the platform "
-                        "or device name (default: $CLSPMV_DEVICE, $PYOPENCL_CTX, else the "
-                        "first GPU, else CPU)")
+                   help="device(s): 'all' (every one but the simulator), 'gpu', 'cpu', 'P:D' "
+                        "or a substring of the platform or device name (default: "
+                        f"{DEFAULT_DEVICE})")
     p.add_argument("--formats", type=values.formats, default="all", metavar="all|auto|F[,F...]",
                    help=f"formats to run, any case (default: all): {', '.join(FORMATS)}; "
-                        "auto: one "
-                        "chosen from the row statistics and device type (plus csr-scalar, the "
-                        "break-even reference)")
+                        "auto: per matrix, the format the device's calibrated time model of "
+                        "each format predicts fastest (format='auto' of from_scipy without "
+                        "expected products, so no trial; --selection compares a trial too), "
+                        "plus csr-scalar, the break-even reference")
     p.add_argument("--dtype", choices=tuple(DTYPES), default="both",
                    help="value type(s): both = float64 and float32 (default); mixed = float32 "
                         "values with float64 sums, compared with the float32 baselines; all = "
@@ -378,7 +386,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "format='auto' on a device, unless a calibration is stored already, and "
                     "store it as JSON in the user cache directory (CLSPMV_CACHE_DIR overrides).")
     p.add_argument("--device", default=None, metavar="SPEC",
-                   help="device spec as 'clspmv devices' lists them (default: the first GPU)")
+                   help="device spec as 'clspmv devices' lists them (default: "
+                        f"{DEFAULT_DEVICE})")
     p.add_argument("--force", action="store_true", help="measure again even if stored")
     p.add_argument("--show", action="store_true", help="print the stored calibration")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -431,12 +440,33 @@ def _run(argv: list[str]) -> int:
         return _error(f"{where}{err.strerror or err}; check the path and its permissions", 2)
 
 
+@contextlib.contextmanager
+def _notes_on_stderr() -> Iterator[None]:
+    """The library's notes (records of the ``clspmv`` loggers at INFO and above) as lines
+    ``clspmv: <note>`` on stderr while a command runs: the one place clspmv configures logging
+    (the library only logs; a program using it decides what to show)."""
+    package = logging.getLogger("clspmv")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("clspmv: %(message)s"))
+    handler.setLevel(logging.INFO)
+    level = package.level
+    package.addHandler(handler)
+    if package.getEffectiveLevel() > logging.INFO:
+        package.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        package.removeHandler(handler)
+        package.setLevel(level)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
-    try:
-        return _run(list(sys.argv[1:] if argv is None else argv))
-    except BrokenPipeError:
-        return _output_closed()
+    with _notes_on_stderr():
+        try:
+            return _run(list(sys.argv[1:] if argv is None else argv))
+        except BrokenPipeError:
+            return _output_closed()
 
 
 if __name__ == "__main__":

@@ -6,10 +6,11 @@ list a device whose compiler fails, PoCL 3.0's LLVM on AMD Zen 5 for one, or han
 small float32 and float64 kernels build and run, and the device probes of
 :mod:`clspmv.device_probes` answer. It says whether a device has fp64, which one is the default
 (and when there is none), and flags the Oclgrind simulator as not suitable for measurements;
-then the baselines the benchmark compares against and the format-selection calibration of each
-device. ``python -m clspmv.doctor --require-device`` prints one line, the devices that work or
-why none does, and exits 0 only when some device other than the simulator works: ``dev.sh``
-asks it after each way of getting a device it tries.
+then the baselines the benchmark compares against (one for a GPU this machine lacks is a note
+marked ``i``, not a problem) and the format-selection calibration of each device.
+``python -m clspmv.doctor --require-device`` prints one line, the devices that work or why none
+does, and exits 0 only when some device other than the simulator works: ``dev.sh`` asks it
+after each way of getting a device it tries.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 import pyopencl as cl
 
-from .device import SIMULATOR, Device, devices, select_device, unreadable
+from .device import Device, devices, select_device, unreadable
 from .device_facts import driver_error
 from .errors import DeviceError
 
@@ -53,11 +54,21 @@ class Finding:
     ok: bool
     detail: str
     fix: str = ""
+    note: bool = False
+    """Not fine, but no problem here (a GPU baseline on a machine without an NVIDIA GPU): said,
+    not counted among the problems, no fix shown."""
+    simulator: bool = False
+    """The finding is about the Oclgrind simulator (:attr:`clspmv.Device.is_simulator`)."""
+
+    @property
+    def problem(self) -> bool:
+        """Whether the finding is a problem to fix (neither fine nor a note)."""
+        return not self.ok and not self.note
 
     def line(self) -> str:
-        mark = "ok " if self.ok else "-- "
+        mark = "ok " if self.ok else "i  " if self.note else "-- "
         text = f"{mark}{self.topic:<12} {self.what}: {self.detail}"
-        return text + (f"\n{'':16}fix: {self.fix}" if self.fix and not self.ok else "")
+        return text + (f"\n{'':16}fix: {self.fix}" if self.fix and self.problem else "")
 
 
 def device_error(device: Device) -> str | None:
@@ -202,7 +213,7 @@ def device_findings(found: Sequence[Device] | None = None,
     for d, error in zip(found, errors, strict=True):
         if error is not None:
             out.append(Finding("device", str(d), False, f"does not work: {error}",
-                               _fix(d, error)))
+                               _fix(d, error), simulator=d.is_simulator))
             continue
         notes = [d.type, f"{d.compute_units} compute unit{'s' if d.compute_units != 1 else ''}",
                  "fp64" if d.fp64 else "no fp64 (float32 only)"]
@@ -211,7 +222,7 @@ def device_findings(found: Sequence[Device] | None = None,
         if d.is_simulator:
             notes.append("the Oclgrind simulator, for checking kernels: not suitable for "
                          "measurements, taken only where named")
-        out.append(Finding("device", str(d), True, ", ".join(notes)))
+        out.append(Finding("device", str(d), True, ", ".join(notes), simulator=d.is_simulator))
     if not usable_device_exists(out):
         simulator = " other than the Oclgrind simulator" if any(
             d.is_simulator for d in found) else ""
@@ -229,12 +240,38 @@ def device_findings(found: Sequence[Device] | None = None,
     return out
 
 
-def baseline_findings(baselines: Mapping[str, Any]) -> list[Finding]:
+NVIDIA_DRIVER_GPUS = "/proc/driver/nvidia/gpus"
+"""The folder where NVIDIA's Linux driver lists its GPUs (:func:`nvidia_gpu_present`)."""
+NO_NVIDIA = "; it runs only where an NVIDIA GPU is, and none was found here"
+"""What a GPU baseline's finding adds where it cannot run and need not (a note)."""
+
+
+def nvidia_gpu_present(found: Sequence[Device]) -> bool:
+    """Whether this machine has an NVIDIA GPU: an OpenCL device of NVIDIA's platform among
+    ``found``, or one that NVIDIA's Linux driver lists (``/proc/driver/nvidia/gpus``: a GPU
+    without NVIDIA's OpenCL, which CUDA and so cupy can still use)."""
+    if any("NVIDIA" in d.platform for d in found):
+        return True
+    try:
+        with os.scandir(NVIDIA_DRIVER_GPUS) as listed:
+            return any(listed)
+    except OSError:
+        return False
+
+
+def baseline_findings(baselines: Mapping[str, Any], nvidia: bool | None = None
+                      ) -> list[Finding]:
     """A finding per baseline (``name -> Baseline``, :data:`clspmv.bench.registry.BASELINES`):
     its availability check (what was found: versions, library paths) and the fix when it
-    cannot run. A baseline without a check, or whose check raises, says so."""
+    cannot run. A baseline without a check, or whose check raises, says so. A GPU baseline
+    (``device_type`` ``"gpu"``: cuSPARSE, through CUDA) that cannot run where no NVIDIA GPU is
+    (``nvidia``; None: :func:`nvidia_gpu_present` of the devices found) is a note, not a
+    problem: it has nothing to measure on."""
+    if nvidia is None:
+        nvidia = nvidia_gpu_present(devices())
     out = []
     for name, baseline in baselines.items():
+        nothing_to_measure = not nvidia and getattr(baseline, "device_type", "cpu") == "gpu"
         check = getattr(baseline, "availability", None)
         if check is None:
             out.append(Finding("baseline", name, True, "no availability check (the benchmark "
@@ -244,10 +281,14 @@ def baseline_findings(baselines: Mapping[str, Any]) -> list[Finding]:
             found = check()
         except Exception as err:  # a broken library: report it, do not stop the doctor
             out.append(Finding("baseline", name, False,
-                               f"the check failed: {type(err).__name__}: {err}",
-                               f"reinstall the library behind the {name} baseline"))
+                               f"the check failed: {type(err).__name__}: {err}"
+                               + (NO_NVIDIA if nothing_to_measure else ""),
+                               f"reinstall the library behind the {name} baseline",
+                               note=nothing_to_measure))
             continue
-        out.append(Finding("baseline", name, found.ok, found.detail, found.fix))
+        note = nothing_to_measure and not found.ok
+        out.append(Finding("baseline", name, found.ok, found.detail + (NO_NVIDIA if note else ""),
+                           found.fix, note=note))
     return out
 
 
@@ -267,8 +308,7 @@ def report(findings: Sequence[Finding]) -> str:
 
 def _working(findings: Sequence[Finding]) -> list[str]:
     """The devices, other than the Oclgrind simulator, that work (:func:`device_findings`)."""
-    return [f.what for f in findings
-            if f.topic == "device" and f.ok and f"({SIMULATOR}, " not in f.what]
+    return [f.what for f in findings if f.topic == "device" and f.ok and not f.simulator]
 
 
 def usable_device_exists(findings: Sequence[Finding]) -> bool:
@@ -306,10 +346,18 @@ def main(argv: Sequence[str] | None = None,
         from .bench.registry import BASELINES as baselines
     findings += baseline_findings(baselines) + calibration_findings()
     print(report(findings))
-    problems = [f for f in findings if not f.ok]
-    print(f"\n{len(problems)} problem{'s' if len(problems) != 1 else ''}"
-          + (": each with its fix above" if problems else ""))
+    print(f"\n{summary(findings)}")
     return 0
+
+
+def summary(findings: Sequence[Finding]) -> str:
+    """The count of problems (and of notes, marked ``i``, which are none) under the report."""
+    problems = sum(f.problem for f in findings)
+    notes = sum(f.note for f in findings)
+    return (f"{problems} problem{'s' if problems != 1 else ''}"
+            + (": each with its fix above" if problems else "")
+            + (f"; {notes} note{'s' if notes != 1 else ''} (i: not a problem here)"
+               if notes else ""))
 
 
 if __name__ == "__main__":

@@ -36,3 +36,8 @@ class ClspmvWarning(RuntimeWarning):
 
     Filter them together with ``warnings.filterwarnings("ignore", category=ClspmvWarning)``.
     """
+
+
+class SettingError(ClspmvError, ValueError):
+    """An environment variable of clspmv holds a value it cannot use; the message names the
+    variable, the value and the fix."""

@@ -143,17 +143,18 @@ def check_state(state: object) -> None:
 
 def rebuild(cls: type, state: dict[str, object], device: Device | None = None,
             precision: object = None) -> object:
-    """Convert and upload a :func:`host_state` again, to ``device`` (None: the device the state
-    names if present, else the default with a warning), in ``precision`` (None: the state's),
-    with the parameters the state's conversion was asked for; the others are derived as
-    :meth:`clspmv.DeviceMatrix.from_scipy` derives them. ValueError or TypeError (saying so)
-    where those parameters do not suit the precision or device."""
+    """Convert and upload a :func:`host_state` again (one :func:`host_state` made, or one
+    :func:`check_state` passed: its CSR arrays are not checked again), to ``device`` (None: the
+    device the state names if present, else the default with a warning), in ``precision``
+    (None: the state's), with the parameters the state's conversion was asked for; the others
+    are derived as :meth:`clspmv.DeviceMatrix.from_scipy` derives them. ValueError or TypeError
+    (saying so) where those parameters do not suit the precision or device."""
     dev = find_device(state["device"]) if device is None else device
     prec = Precision.of(state["precision"] if precision is None else precision)
     dev.require(prec)
     stored = sp.csr_matrix((state["data"], state["indices"], state["indptr"]),
                            shape=tuple(state["shape"]))
-    csr = canonical_csr(stored, prec.name)
+    csr = canonical_csr(stored, prec.name, checked=True)  # by check_state, or host_state's
     name, params, wg = state["format"], state["params"], state["work_group_size"]
     ensure_ell_order(dev, name, params)
     fmt_cls = FORMAT_CLASSES[name]

@@ -19,11 +19,11 @@ GPU, ran a calibration's x cache probe for more than 10 minutes). So:
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING
 
-from .errors import ClspmvError, DeviceError
+from .env_seconds import env_seconds
+from .errors import DeviceError
 
 if TYPE_CHECKING:
     from .device import Device
@@ -36,18 +36,10 @@ LIMIT_VARIABLE = "CLSPMV_PROBE_LIMIT_S"
 
 
 def limit_s() -> float:
-    """The bound of a probe's time: ``$CLSPMV_PROBE_LIMIT_S``, else :data:`PROBE_LIMIT_S`."""
-    raw = os.environ.get(LIMIT_VARIABLE, "").strip()
-    if not raw:
-        return PROBE_LIMIT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = 0.0
-    if not value > 0:  # also NaN
-        raise ClspmvError(f"${LIMIT_VARIABLE}={raw!r} is not a number of seconds above 0; "
-                          f"unset it for the default bound of {PROBE_LIMIT_S:.0f} s")
-    return value
+    """The bound of a probe's time: ``$CLSPMV_PROBE_LIMIT_S``, else :data:`PROBE_LIMIT_S`
+    (:func:`clspmv.env_seconds.env_seconds`: a :class:`~clspmv.errors.SettingError` for a value
+    that is no number of seconds above 0)."""
+    return env_seconds(LIMIT_VARIABLE, PROBE_LIMIT_S)
 
 
 def refuse_simulator(device: Device, probe: str) -> None:

@@ -4,7 +4,8 @@
 longest row minus average (Max-Av), standard deviation of the row lengths (σ), σ relative
 to Av (%σ/Av) and the share of the entries that the ELL part of a HYB matrix holds
 (%ELL(HYB)). :func:`hyb_width` is the rule that chooses that ELL width; the HYB format
-uses the same function. :func:`format_table` prints rows of :meth:`MatrixStats.as_row`.
+uses the same function. :func:`format_table` prints rows of :meth:`MatrixStats.as_row`,
+:func:`legend` what their columns mean.
 """
 
 from __future__ import annotations
@@ -17,13 +18,26 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-__all__ = ["MatrixStats", "THIRD", "format_table", "hyb_width", "reach_share", "stats"]
+__all__ = ["MatrixStats", "THIRD", "format_table", "hyb_width", "legend", "reach_share",
+           "stats"]
 
 THIRD = Fraction(1, 3)
 """The share of the rows HYB's ELL width must reach in the ELLPACK-R paper (and on GPUs)."""
 
-#: Column names of Table I, in order, as produced by :meth:`MatrixStats.as_row`.
-COLUMNS = ("Matrix", "N", "Entries", "Av", "Max-Av", "σ", "%σ/Av", "%ELL(HYB)")
+LEGEND = {
+    "N": "rows",
+    "Entries": "stored entries (duplicates summed, explicit zeros counted)",
+    "Av": "average entries per row",
+    "Max-Av": "the longest row's entries minus Av",
+    "σ": "standard deviation of the row lengths",
+    "%σ/Av": "σ as a percentage of Av (the rows' irregularity)",
+    "%ELL(HYB)": "% of the entries in the ELL part of a HYB matrix (its width: the largest "
+                 "length a third of the rows reach)",
+}
+"""What each column of Table I holds (:func:`legend`)."""
+
+COLUMNS = ("Matrix", *LEGEND)
+"""Column names of Table I, in order, as produced by :meth:`MatrixStats.as_row`."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +177,12 @@ def stats(A: Any) -> MatrixStats:
         pct_ell_hyb=float(pct_ell),
         hyb_width=k,
     )
+
+
+def legend() -> str:
+    """The meaning of each column of :func:`format_table`, one per line."""
+    width = max(map(len, LEGEND))
+    return "\n".join(f"{name:<{width}}  {text}" for name, text in LEGEND.items())
 
 
 def format_table(rows: list[dict[str, Any]], *, tablefmt: str = "simple") -> str:

@@ -25,7 +25,7 @@ EPS32 = float(np.finfo(np.float32).eps)
 @pytest.fixture(autouse=True)
 def small_streams(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(bandwidth, "buffer_bytes", lambda device: 8 << 20)
-    monkeypatch.setenv("CLSPMV_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def run(out: Path, device: clspmv.Device, dtype: str) -> list[dict]:

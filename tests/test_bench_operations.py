@@ -51,7 +51,7 @@ HAVE_PLOT = importlib.util.find_spec("matplotlib") is not None
 def small_streams(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Bandwidth buffers of 8 MiB (the real ones are >= 256 MiB) and a private cache folder."""
     monkeypatch.setattr(bandwidth, "buffer_bytes", lambda device: 8 << 20)
-    monkeypatch.setenv("CLSPMV_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def spec(device: clspmv.Device) -> str:

@@ -22,7 +22,7 @@ POISSON = "gen:poisson2d:k=6"
 @pytest.fixture(autouse=True)
 def small_streams(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(bandwidth, "buffer_bytes", lambda device: 8 << 20)
-    monkeypatch.setenv("CLSPMV_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path / "cache"))
 
 
 class Twice(Operation):

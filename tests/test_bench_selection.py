@@ -36,7 +36,7 @@ FORMATS = "csr-scalar,csr-vector,ell,sell"
 @pytest.fixture(autouse=True)
 def small_streams(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(bandwidth, "buffer_bytes", lambda device: 8 << 20)
-    monkeypatch.setenv("CLSPMV_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def _record() -> Record:

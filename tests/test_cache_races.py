@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -124,39 +125,48 @@ def in_threads(work, n: int = 4) -> list[object]:
 
 
 # -- one measurement at a time -----------------------------------------------------------------
-def test_threads_calibrate_once(device, cache, calibrations, capsys) -> None:
+def notes(caplog) -> str:
+    """The notes clspmv logged (at INFO, what the CLI shows on stderr), one per line."""
+    return "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("clspmv"))
+
+
+def test_threads_calibrate_once(device, cache, calibrations, capsys, caplog) -> None:
     """Four threads' format="auto" on an empty cache: one calibration; the three others say
-    they wait (naming the device and the lock) and take it."""
+    they wait (a note logged, naming the device and the lock) and take it."""
+    caplog.set_level(logging.INFO, logger="clspmv")
     found = in_threads(lambda: clspmv.DeviceMatrix.from_scipy(A, device=device))
     assert len(calibrations) == 1
     assert {M.format for M in found} == {found[0].format}
     for M in found:
         assert_matches(M @ X, A, X, np.float64)
     lock = store.calibration_path(device).name + ".lock"
-    err = capsys.readouterr().err
-    assert err.count(f"waiting for the calibration of {device.name}, which another thread of "
-                     "this process is measuring (lock ") == 3
-    assert err.count(lock) == 3 and err.count("measuring it once") == 1
+    said = notes(caplog)
+    assert said.count(f"waiting for the calibration of {device.name}, which another thread of "
+                      "this process is measuring (lock ") == 3
+    said += capsys.readouterr().err  # the store's own note: printed, or logged (issue 43)
+    assert said.count(lock) == 3 and said.count("measuring it once") == 1
     assert store.load(device) is not None
 
 
-def test_threads_measure_the_ell_order_once(device, cache, orders, capsys) -> None:
+def test_threads_measure_the_ell_order_once(device, cache, orders, caplog) -> None:
     """Four threads' format="ellr" on a device without an order: one measurement (where
     work-items do not run in lockstep), every matrix in the order measured."""
+    caplog.set_level(logging.INFO, logger="clspmv")
     found = in_threads(lambda: clspmv.DeviceMatrix.from_scipy(A, "ellr", device=device))
     lockstep = found[0]._fmt.layout.lockstep
     assert len(orders) == (0 if lockstep else 1)
     assert {M.params["row_major"] for M in found} == {0 if lockstep else 1}  # 5 slots >= 4
     assert_matches(found[0] @ X, A, X, np.float64)
     if not lockstep:
-        assert capsys.readouterr().err.count(f"waiting for the ELL order of {device.name}") == 3
+        assert notes(caplog).count(f"waiting for the ELL order of {device.name}") == 3
         assert ell_order.stored(device) and ell_order.row_major_width(device) == 4
 
 
 def test_a_waiter_bounded_by_lock_wait_measures_itself(device, cache, calibrations,
-                                                      monkeypatch, capsys) -> None:
+                                                      monkeypatch, caplog) -> None:
     """A lock held past LOCK_WAIT_S (here by a process that hangs): this one says it waits,
     then measures anyway, with one warning naming the lock."""
+    caplog.set_level(logging.INFO, logger="clspmv")
     monkeypatch.setattr(cache_files, "LOCK_WAIT_S", 0.2)
     path = store.calibration_path(device)
     path.parent.mkdir(parents=True)
@@ -175,11 +185,11 @@ def test_a_waiter_bounded_by_lock_wait_measures_itself(device, cache, calibratio
         f"waited 0 s for {path}.lock; measuring the calibration of {device.name} here too"]
     assert len(calibrations) == 1
     assert (f"waiting for the calibration of {device.name}, which another process is measuring "
-            f"(lock {path}.lock)") in capsys.readouterr().err
+            f"(lock {path}.lock)") in notes(caplog)
 
 
 CHILD = textwrap.dedent("""
-    import os, sys, time, types
+    import logging, os, sys, time, types
     from pathlib import Path
     import clspmv
     from clspmv.model import store
@@ -187,6 +197,7 @@ CHILD = textwrap.dedent("""
     from clspmv.model.timemodel import quick_default
 
     here, saves = Path(sys.argv[1]), int(sys.argv[2])
+    logging.basicConfig(level=logging.INFO)  # clspmv's notes on stderr, as the CLI shows them
     device = types.SimpleNamespace(name="Race Device", driver_version="1.0", type="gpu",
                                    is_simulator=False, cache_bytes=1 << 20)
 

@@ -251,7 +251,7 @@ def test_bench_suitesparse_offline_fails(tmp_path: Path, monkeypatch: pytest.Mon
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     monkeypatch.setenv("CLSPMV_SUITESPARSE_URL", f"http://127.0.0.1:{port}")
-    monkeypatch.setenv("CLSPMV_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "out"
     assert main(["bench", "ss:HB/bcsstk01", "--quiet", "--out", str(out), "--formats",
                  "csr-scalar", "--dtype", "float64", "--baselines", "none"]) == 2
@@ -306,7 +306,7 @@ def test_modes_without_distributed(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def _clspmv(argv: list[str], cwd: Path, **options: object) -> subprocess.Popen:
-    env = {**os.environ, "CLSPMV_CACHE_DIR": str(cwd / "cache"), "CLSPMV_CACHE": str(cwd / "ss")}
+    env = {**os.environ, "CLSPMV_CACHE_DIR": str(cwd / "cache")}
     return subprocess.Popen([sys.executable, "-m", "clspmv", *argv], cwd=cwd, env=env, **options)
 
 

@@ -250,7 +250,7 @@ def test_calibration_state(device, monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path))
     (finding,) = doctor.calibration_findings([device])
     assert finding.ok and finding.topic == "calibration" and str(device) in finding.what
-    assert "none yet: the first format='auto' measures it" in finding.detail
+    assert "none yet: the first format='auto' measures " in finding.detail
     assert finding.fix == f"clspmv calibrate --device {device.index[0]}:{device.index[1]}"
     store.save(quick_default(device.name, device.driver_version, clspmv.__version__,
                              device.type, store.SINGLE_FORMATS), device)
@@ -275,3 +275,60 @@ def test_doctor_without_pocl(monkeypatch, capsys) -> None:
     out = capsys.readouterr().out
     assert "OpenCL platforms: none found" in out and "fix: install an OpenCL driver" in out
     assert "problem" in out  # no device: no calibration to report
+
+
+# -- issue 43: a baseline for hardware this machine lacks is a note; issue 46: the simulator flag
+class FakeGpuBaseline(FakeBaseline):
+    device_type = "gpu"
+
+
+def test_a_gpu_baseline_without_nvidia_is_a_note(monkeypatch, capsys) -> None:
+    """cuSPARSE (through cupy) cannot run on a machine without an NVIDIA GPU: said as a note
+    (marked i, no fix, not counted), while a missing CPU baseline stays a problem; where an
+    NVIDIA GPU is, the same missing cupy is a problem with its fix."""
+    from clspmv.bench.availability import Availability
+
+    missing = Availability(False, "cupy is not installed", "pip install cupy-cuda12x")
+    baselines = {"mkl": FakeBaseline(lambda: Availability(False, "sparse_dot_mkl is not "
+                                                          "installed", "pip install mkl")),
+                 "cusparse": FakeGpuBaseline(lambda: missing)}
+    mkl, cusparse = doctor.baseline_findings(baselines, nvidia=False)
+    assert mkl.problem and not mkl.note
+    assert cusparse.note and not cusparse.problem and not cusparse.ok
+    assert cusparse.line() == ("i  baseline     cusparse: cupy is not installed; it runs only "
+                               "where an NVIDIA GPU is, and none was found here")
+    assert doctor.summary([mkl, cusparse]) == ("1 problem: each with its fix above; 1 note (i: "
+                                               "not a problem here)")
+    (there,) = doctor.baseline_findings({"cusparse": FakeGpuBaseline(lambda: missing)},
+                                        nvidia=True)
+    assert there.problem and there.line() == ("-- baseline     cusparse: cupy is not installed"
+                                              f"\n{'':16}fix: pip install cupy-cuda12x")
+
+    monkeypatch.setattr(doctor, "devices", lambda: [])
+    monkeypatch.setattr(doctor, "nvidia_gpu_present", lambda found: False)
+    assert doctor.main([], baselines={"cusparse": FakeGpuBaseline(lambda: missing)}) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 problem: each with its fix above; 1 note (i: not a problem here)")  # no device
+
+
+def test_nvidia_gpu_found_by_opencl_or_its_driver(device, monkeypatch, tmp_path) -> None:
+    listed = tmp_path / "gpus"
+    monkeypatch.setattr(doctor, "NVIDIA_DRIVER_GPUS", str(listed))
+    assert not doctor.nvidia_gpu_present([device])  # no driver folder (this machine: no GPU)
+    listed.mkdir()
+    assert not doctor.nvidia_gpu_present([device])  # the driver, no GPU
+    (listed / "0000:01:00.0").mkdir()
+    assert doctor.nvidia_gpu_present([])
+    listed.joinpath("0000:01:00.0").rmdir()
+    assert doctor.nvidia_gpu_present([dataclasses.replace(device, platform="NVIDIA CUDA")])
+
+
+def test_the_simulator_is_told_by_its_device_not_its_name(device) -> None:
+    """A working device whose name reads like the simulator's listing is usable; the simulator
+    is known by Device.is_simulator, which its finding carries."""
+    lookalike = dataclasses.replace(device, name=f"card ({SIMULATOR}, gpu)")
+    sim = dataclasses.replace(device, platform=SIMULATOR, name="Oclgrind Simulator")
+    findings = doctor.device_findings([lookalike, sim], probe=lambda d: None)
+    assert [f.simulator for f in findings] == [False, True]
+    assert doctor.usable_device_exists(findings)
+    assert doctor.verdict(findings) == f"builds and runs kernels: {lookalike}"

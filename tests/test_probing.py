@@ -12,7 +12,8 @@ import pytest
 import clspmv
 from clspmv import bandwidth, probing
 from clspmv.device import SIMULATOR
-from clspmv.errors import ClspmvError
+from clspmv.env_seconds import env_seconds
+from clspmv.errors import ClspmvError, SettingError
 from clspmv.model import probes
 from clspmv.precision import resolve
 
@@ -122,14 +123,34 @@ def test_kernel_times_keep_to_a_bound(device, clock) -> None:
             probes.kernel_times(formats, x, y, 3, run)
 
 
-@pytest.mark.parametrize("value", ["0", "-5", "soon", "nan"])
+@pytest.mark.parametrize("value", ["0", "-5", "soon", "nan", "inf"])
 def test_a_bad_bound_is_named(monkeypatch, value) -> None:
     monkeypatch.setenv(probing.LIMIT_VARIABLE, value)
-    with pytest.raises(ClspmvError) as err:
+    with pytest.raises(SettingError) as err:
         probing.limit_s()
     assert str(err.value) == (f"$CLSPMV_PROBE_LIMIT_S={value!r} is not a number of seconds "
-                              "above 0; unset it for the default bound of 300 s")
-    monkeypatch.setenv(probing.LIMIT_VARIABLE, "12.5")
+                              "above 0; set it to one (e.g. CLSPMV_PROBE_LIMIT_S=600), or unset "
+                              "it for the default of 300 s")
+    monkeypatch.setenv(probing.LIMIT_VARIABLE, " 12.5 ")
     assert probing.limit_s() == 12.5
     monkeypatch.delenv(probing.LIMIT_VARIABLE)
     assert probing.limit_s() == probing.PROBE_LIMIT_S
+
+
+@pytest.mark.parametrize(("value", "expected"), [("", 300.0), ("  ", 300.0), ("0", None),
+                                                 ("0.0", None), ("2.5", 2.5), ("1e3", 1000.0)])
+def test_seconds_where_zero_means_no_bound(monkeypatch, value, expected) -> None:
+    """The rule of a bounded MPI collective's wait ($CLSPMV_MPI_TIMEOUT): 0 is no bound."""
+    monkeypatch.setenv("CLSPMV_TEST_WAIT", value)
+    assert env_seconds("CLSPMV_TEST_WAIT", 300.0, zero_unbounds=True) == expected
+
+
+@pytest.mark.parametrize("value", ["-1", "soon", "nan", "inf", "-0.5"])
+def test_bad_seconds_where_zero_means_no_bound(monkeypatch, value) -> None:
+    monkeypatch.setenv("CLSPMV_TEST_WAIT", value)
+    with pytest.raises(SettingError) as err:
+        env_seconds("CLSPMV_TEST_WAIT", 300.0, zero_unbounds=True)
+    assert str(err.value) == (f"$CLSPMV_TEST_WAIT={value!r} is not a number of seconds above 0 "
+                              "(0: no bound); set it to one (e.g. CLSPMV_TEST_WAIT=600), or "
+                              "unset it for the default of 300 s")
+    assert isinstance(err.value, ClspmvError) and isinstance(err.value, ValueError)

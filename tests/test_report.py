@@ -212,8 +212,8 @@ def test_report_of_a_field_the_checks_leave_to_the_report(tmp_path: Path,
     assert main(["report", str(path)]) == 2
     assert capsys.readouterr().err == (
         f"clspmv: error: cannot make a report of {path}: a record or the meta holds a field of "
-        "another kind than clspmv writes (TypeError: unsupported operand type(s) for /: 'float' "
-        f"and 'str'); {FIX}\n")
+        "another kind than clspmv writes (ValueError: Unknown format code 'f' for object of type "
+        f"'str'); {FIX}\n")
 
 
 def test_report_on_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -421,20 +421,33 @@ def test_auto_choice_column_when_the_run_chose() -> None:
     summary = _summary(tables.render([meta("x")], records))
     row = next(line for line in summary.splitlines() if line.startswith("| m "))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1] == "csr-scalar" and cells[-2:] == ["csr-blocks", "1.20"]
+    assert cells[1] == "csr-scalar" and cells[-2:] == ["csr-blocks", "0.83"]  # 1.0 / 1.2
 
 
 def test_auto_column_from_the_selection_record() -> None:
-    """--selection: auto's choice and its time over the fastest's come from the selection
-    record (vs_fastest = fastest / auto)."""
+    """--selection: auto's choice and the fastest's time over its own come from the selection
+    record (vs_fastest = fastest / auto), in the orientation of the Selection section: the same
+    case shows the same ratio, under the same name, in both (issue 43)."""
     selection = rec("m", 10**6, CPU, "auto", None, operation="selection")
-    selection.update(chosen="ell", vs_fastest=0.8)
+    selection.update(chosen="ell", chosen_ms=1.25, fastest="csr-scalar", fastest_ms=1.0,
+                     vs_fastest=0.8)
     records = [rec("m", 10**6, CPU, "ell", 1.25), rec("m", 10**6, CPU, "csr-scalar", 1.0),
                selection]
-    summary = _summary(tables.render([meta("x")], records))
+    text = tables.render([meta("x")], records)
+    summary = _summary(text)
+    header = next(line for line in summary.splitlines() if line.startswith("| matrix "))
     row = next(line for line in summary.splitlines() if line.startswith("| m "))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1] == "csr-scalar" and cells[-2:] == ["ell", "1.25"]
+    assert [c.strip() for c in header.strip("|").split("|")][-1] == "fastest / auto"
+    assert cells[1] == "csr-scalar" and cells[-2:] == ["ell", "0.80"]
+    assert "`fastest / auto`: the fastest format's kernel time / that of the format" in summary
+    section = text.split("## Selection")[1]
+    header = next(line for line in section.splitlines() if line.startswith("| matrix "))
+    row = next(line for line in section.splitlines() if line.startswith("| m "))
+    names = [c.strip() for c in header.strip("|").split("|")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[names.index("fastest / auto")] == "0.80×"
+    assert "auto / fastest" not in text
 
 
 def test_header_is_plain_text() -> None:

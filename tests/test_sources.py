@@ -79,7 +79,7 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
     (root / "MM" / "Test" / "garbage.tar.gz").write_bytes(b"not a tar file at all")
     srv = Server(root)
     monkeypatch.setenv("CLSPMV_SUITESPARSE_URL", srv.url + "/")
-    monkeypatch.setenv("CLSPMV_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path / "cache"))
     yield srv
     srv.close()
 
@@ -121,7 +121,7 @@ def test_unreachable_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     url = srv.url
     srv.close()  # nothing listens there any more
     monkeypatch.setenv("CLSPMV_SUITESPARSE_URL", url)
-    monkeypatch.setenv("CLSPMV_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(sources.SourceError, match="cannot download .*CLSPMV_SUITESPARSE_URL"):
         sources.suitesparse_file("Test", "tiny", progress=False)
 
@@ -134,6 +134,7 @@ def test_bad_names(argument: str) -> None:
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLSPMV_SUITESPARSE_URL", raising=False)
+    monkeypatch.delenv("CLSPMV_CACHE_DIR", raising=False)
     monkeypatch.delenv("CLSPMV_CACHE", raising=False)
     assert sources.base_url() == "https://suitesparse-collection-website.herokuapp.com/MM"
     import platformdirs

@@ -5,7 +5,7 @@
 * ``ss:GROUP/NAME``, a matrix of the SuiteSparse Matrix Collection: downloaded once (with a
   progress bar) from ``$CLSPMV_SUITESPARSE_URL/GROUP/NAME.tar.gz`` (default
   :data:`DEFAULT_URL`), whose archive holds ``NAME/NAME.mtx``, into the cache folder
-  ``$CLSPMV_CACHE`` (default: ``platformdirs.user_cache_dir("clspmv")``) as
+  ``$CLSPMV_CACHE_DIR`` (default: ``platformdirs.user_cache_dir("clspmv")``) as
   ``suitesparse/GROUP/NAME.mtx``, and read from there afterwards.
 
 :func:`resolve` checks an argument without loading anything; :meth:`Source.load` reads or
@@ -28,6 +28,7 @@ from pathlib import Path
 import scipy.sparse as sp
 
 from .. import io
+from ..cache_files import cache_dir
 from ..errors import ClspmvError
 from . import generators
 
@@ -54,15 +55,6 @@ class Source:
     def load(self) -> sp.spmatrix:
         """The matrix (read, generated or downloaded-then-read)."""
         return self._load()
-
-
-def cache_dir() -> Path:
-    """``$CLSPMV_CACHE``, else the user cache folder of clspmv."""
-    if os.environ.get("CLSPMV_CACHE"):
-        return Path(os.environ["CLSPMV_CACHE"])
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("clspmv"))
 
 
 def base_url() -> str:

@@ -3,8 +3,8 @@
 :func:`load` merges several results.json files (records keyed by matrix, device, format and
 value type: a later file replaces an earlier one's record; every run's meta is kept),
 :func:`save_merged` saves such a merge as one results.json / results.csv, and :func:`write`
-turns records into report.md and plots in a folder, replacing the report there as a whole
-(:mod:`.folder`: which folder a run writes into).
+turns records into report.md and plots in a folder made ready for them (:mod:`.folder`: which
+folder a run writes into, and the removal of an old report there).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from ..bench.records import atomic_write, key_of, read_json, upgrade, write_csv, write_json
 from . import tables
 from .common import Definitions
-from .folder import REPORT, REPORT_FILES, files_of, remove
+from .folder import REPORT
 
 PLOT_HINT = 'matplotlib is not installed, so no plots were drawn: pip install "clspmv[plot]"'
 
@@ -46,11 +46,11 @@ def save_merged(out_dir: str | Path, metas: list[dict[str, Any]],
 
 def write(out_dir: str | Path, metas: list[dict[str, Any]],
           records: list[dict[str, Any]]) -> Path:
-    """Write report.md and the plots into ``out_dir``; returns the path of report.md. A report
-    already there is removed first, so that an interrupted write leaves no old report.md or plot
-    beside the new ones (each file is written atomically: none is left half written)."""
+    """Write report.md and the plots into ``out_dir``, a folder without a report (new, or
+    made ready by :func:`.folder.claim` or :func:`.folder.clear_report`, which remove an old
+    one: then an interrupted write leaves no old report.md or plot beside the new ones); returns
+    the path of report.md. Each file is written atomically: none is left half written."""
     out = Path(out_dir)
-    remove(files_of(out, REPORT_FILES))
     out.mkdir(parents=True, exist_ok=True)
     records = [upgrade(r) for r in records]
     drawn: list[str] | str = PLOT_HINT

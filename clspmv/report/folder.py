@@ -5,7 +5,9 @@
 ``-2``, ``-3``, ...; ``mkdir`` is atomic, so two runs started at once never share one) and
 writes into a folder named with ``--out`` only when it holds no run's files, unless forced
 (:func:`claim`), which removes them before the new run writes anything: even an interrupted run
-leaves only its own files there.
+leaves only its own files there. A report remade from a run's results in its own folder
+replaces the old one as a whole (:func:`clear_report`); :func:`clspmv.report.write` itself
+removes nothing.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ def remove(files: list[Path]) -> None:
     """Delete ``files`` (the report first, so that no report outlives the files it shows)."""
     for path in sorted(files, key=lambda p: p.name != REPORT):
         path.unlink(missing_ok=True)
+
+
+def clear_report(folder: Path) -> None:
+    """Delete the report in ``folder`` (report.md and every plot), keeping its results: before
+    a report of them is made anew (``clspmv report`` in the run's own folder)."""
+    remove(files_of(folder, REPORT_FILES))
 
 
 def _cannot_make(folder: Path, err: OSError) -> FolderError:

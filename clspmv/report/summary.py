@@ -1,7 +1,8 @@
 """The answer report.md opens with: per device and value type, the fastest format of every
 matrix, its bandwidth, and how much faster it is than each baseline, by kernel time and by the
-wall time a user of ``M @ x`` sees; with ``--formats auto`` records, auto's choice and its ratio
-to the fastest. A pure function of the records, like :mod:`.tables`.
+wall time a user of ``M @ x`` sees; with ``--formats auto`` or ``--selection`` records, auto's
+choice and the fastest's kernel time over its own (``fastest / auto``, the orientation of
+:mod:`.selection` too). A pure function of the records, like :mod:`.tables`.
 
 The wall-time speedup is computed here from the records (older runs did not store it):
 baseline X's wall time over the format's ``wall_ms`` (:func:`wall_speedup`; its definition,
@@ -33,8 +34,9 @@ INTRO = (
     "and y already on the device (scipy's and MKL's time is their whole call). `wall`: the "
     "baseline's wall time / the wall time of `M @ x` from a numpy x to a numpy y, transfers "
     "included: what a scipy user who changes one line sees (none for cuSPARSE, timed by "
-    "kernel only). `auto / fastest`: kernel time of the format `--formats auto` chose / the "
-    "fastest's.")
+    "kernel only). `fastest / auto`: the fastest format's kernel time / that of the format "
+    "`format=\"auto\"` chose, as in the Selection section (1.00 = auto chose the fastest; 0.50 "
+    "= its format takes twice as long).")
 
 AUTO_PREFIX = "auto:"
 """How the record of the format ``--formats auto`` chose starts its ``params``."""
@@ -75,7 +77,8 @@ def ran(records: list[Rec], defs: Definitions, dtype: str) -> list[str]:
 
 
 def auto_choice(recs: list[Rec], records: list[Rec]) -> tuple[str, float | None] | None:
-    """(auto's format, auto's kernel time / the fastest's) for the matrix, device and dtype of
+    """(auto's format, the fastest's kernel time / auto's: at most 1, the orientation of every
+    ratio of auto in report.md) for the matrix, device and dtype of
     ``recs`` (its format records): from the run's selection record (``--selection``, which
     compares auto with every format measured) or the record ``--formats auto`` chose; None when
     the run did not choose."""
@@ -85,14 +88,13 @@ def auto_choice(recs: list[Rec], records: list[Rec]) -> tuple[str, float | None]
     sel = next((r for r in records if r.get("operation") == "selection" and r["status"] == "ok"
                 and (r["matrix"], r["device"], r["dtype"]) == key and r.get("chosen")), None)
     if sel is not None:
-        ratio = sel.get("vs_fastest")
-        return sel["chosen"], (1.0 / ratio if ratio else None)
+        return sel["chosen"], sel.get("vs_fastest")
     chosen = next((r for r in recs if (r.get("params") or "").startswith(AUTO_PREFIX)
                    or f"; {AUTO_PREFIX}" in (r.get("params") or "")), None)
     if chosen is None:
         return None
     w = best(recs)
-    ratio = (chosen["kernel_ms"] / w["kernel_ms"] if w and chosen["status"] == "ok"
+    ratio = (w["kernel_ms"] / chosen["kernel_ms"] if w and chosen["status"] == "ok"
              and chosen.get("kernel_ms") and w.get("kernel_ms") else None)
     return chosen["format"], ratio
 
@@ -113,7 +115,7 @@ def summary_rows(recs: list[Rec], records: list[Rec], defs: Definitions, dtype: 
         if any(v is not None for v in walls[b]):
             headers.append(f"× {b} wall")
     if show_auto:
-        headers += ["auto's choice", "auto / fastest"]
+        headers += ["auto's choice", "fastest / auto"]
     rows = []
     for i, m in enumerate(matrices):
         w = winners[m]
