@@ -112,9 +112,9 @@ def cache_dir() -> Path:
 def host_cpu() -> str:
     """The host's processor: vendor, family and model from ``/proc/cpuinfo`` (e.g.
     ``AuthenticAMD-26-2``), else what :func:`platform.processor` or :func:`platform.machine`
-    says. The 2-core VM of this project's CPU reports ran on a Zen 4 and later on a Zen 5, both
-    ``pthread-skylake-avx512-AMD EPYC`` to PoCL 3.1: column-major ELL rows of 4-8 slots went
-    from 0.9x to 2.2x the row-major time (``reports/2026-11-26-cpu-2core-zen5-suites``)."""
+    says. Part of a CPU device's key because PoCL names two processor generations alike while
+    their fastest layouts differ (``reports/2026-11-26-cpu-2core-zen5-suites/summary.txt``,
+    item 3)."""
     try:
         pairs = (line.split(":", 1) for line in Path("/proc/cpuinfo").read_text()
                  .splitlines()[:30] if ":" in line)

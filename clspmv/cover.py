@@ -3,12 +3,9 @@
 A product of several kernels is timed from its first kernel's start to its last kernel's end
 (:func:`clspmv.device.events_ns`). When a kernel ends before the host has enqueued the next one
 (pyopencl sets a kernel's arguments and enqueues it in tens of microseconds), the gap between
-them is the host's time, not the device's. On an H100, coo's kernels on a matrix of 30 entries
-spanned 30 us where their own times summed to 13, and hyb's products on a matrix of 4 M rows
-spanned 122 to 200 us over five repeats. Fitted as a cost per launch, that host time gave the
-calibration's coo model 18 us per product and a fifth of its cost per byte, and ``auto`` then
-took coo on 12 of the 13 matrices of the irregular and anchors suites (12-122 M entries), up to
-2x slower than the fastest format (``reports/2026-11-25-h100-fair-cusparse/``).
+them is the host's time, not the device's: fitted into the calibration as a cost per launch, it
+made ``format="auto"`` take slow formats on GPUs (docs/measurements.md, "Evidence behind the
+code").
 
 So a timed product is queued behind :func:`spin`'s kernel: one work-item looping on registers
 (it touches one int, so the caches keep what the product before left in them, which a copy
@@ -24,9 +21,8 @@ a spin far longer than the host's enqueue of the product it covered is halved
 (:data:`SHRINK_RATIO`), so that a stall does not lengthen every later product's wait.
 
 CPU devices get no spin: their kernels run on the cores the host enqueues from, so the host's
-part is a cost of the product there, not an artefact of the timing, and it cannot be hidden (on
-a 2-core VM under PoCL the spin took one core, the host's enqueueing slowed, and the spin
-doubled to 4 M rounds, milliseconds per product, without changing the products' times).
+part is a cost of the product there, not an artefact of the timing, and a spin would take one of
+those cores from the host.
 """
 
 from __future__ import annotations
@@ -53,10 +49,8 @@ SPIN_LIMIT_NS = 20_000_000
 SHRINK_RATIO = 8
 """A spin that covered a product while lasting more than this many times the host's enqueue of
 it is halved for the next product (not below :data:`FIRST_ROUNDS`): one host stall (a kernel's
-first launch, a garbage collection) doubles the spin, and a spin kept at that length costs its
-time on every later product. On an H200 the calibration's products, most of them shorter than
-20 us, each waited for a spin grown to milliseconds: a calibration of two minutes that had not
-reached its second benchmark matrix."""
+first launch, a garbage collection) doubles the spin, and a spin kept at that length would cost
+its time on every later product, milliseconds on products of microseconds."""
 
 
 @dataclass

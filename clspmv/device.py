@@ -184,7 +184,7 @@ class Device:
 def events_ns(events: list[cl.Event]) -> int:
     """Nanoseconds a product whose commands are ``events`` (on one profiling queue) took on the
     device: from the start of the first to the end of the last, so the gaps between dependent
-    kernels count (a few microseconds each on an H100, tens on PoCL), as they do in a product
+    kernels count (microseconds each on a GPU, tens of them on PoCL), as they do in a product
     timed by events around it (the cuSPARSE baseline); 0 for none. Waits for them."""
     if not events:
         return 0

@@ -2,7 +2,7 @@
 
 It lists every OpenCL platform and device (and each one the driver could not list or describe),
 checks each device in a process of its own stopped after :data:`CHECK_LIMIT_S` (a driver can
-list a device whose compiler fails, PoCL 3.0's LLVM on AMD Zen 5 for one, or hangs, or crashes):
+list a device whose compiler fails, as an LLVM older than the CPU does, or hangs, or crashes):
 small float32 and float64 kernels build and run, and the device probes of
 :mod:`clspmv.device_probes` answer. It says whether a device has fp64, which one is the default
 (and when there is none), and flags the Oclgrind simulator as not suitable for measurements;

@@ -6,19 +6,16 @@ is what the kernels read and write. After the kernels (:func:`sync_back`), a dev
 uses the host pointer (:attr:`clspmv.Device.shares_host_pointer`, probed once per device: PoCL
 3.0 and 3.1 do) only waits for the product's events; elsewhere ``y``'s buffer is mapped for
 reading (blocking) and unmapped, and the OpenCL runtime copies the result into the array there,
-so the path is correct on any device. Buffers are made anew for each product (about 2 us each
-on PoCL; the ``pyopencl.array.Array`` around one about 12 us): nothing is cached, so new values
-written into x between products are always seen.
+so the path is correct on any device. Buffers are made anew for each product (microseconds
+each): nothing is cached, so new values written into x between products are always seen.
 
 Which arrays are used in place (:func:`usable`): contiguous (C or Fortran order), of the matrix's
 value type, aligned to their element size (what the kernels need: they read x and y element by
 element), not empty. Everything else (strided views, another dtype, byte-misaligned views) takes
-the copy path of :mod:`clspmv.arguments`. ``CL_DEVICE_MEM_BASE_ADDR_ALIGN`` (1024 bits on PoCL)
-is the alignment of the buffers a device allocates itself; PoCL 3.1's CPU device uses a host
-pointer directly at any element alignment (an array starting 8 bytes past a 128-byte boundary
-included: the kernels write straight into it, checked in ``tests/test_host_buffers.py``), so
-clspmv does not require more; the outputs it allocates itself (:func:`aligned_empty`) are
-aligned to ``CL_DEVICE_MEM_BASE_ADDR_ALIGN`` anyway.
+the copy path of :mod:`clspmv.arguments`. PoCL 3.1's CPU device uses a host pointer at any
+element alignment (``tests/test_host_buffers.py`` checks it), so clspmv asks no more than that;
+the outputs it allocates itself (:func:`aligned_empty`) are aligned to the device's
+``CL_DEVICE_MEM_BASE_ADDR_ALIGN`` anyway.
 """
 
 from __future__ import annotations
@@ -55,9 +52,8 @@ def usable(a: np.ndarray, dtype: np.dtype, device: Device) -> bool:
 
 class HostVector:
     """The buffer on a 1-D numpy array's memory, with the array's shape, dtype and size: all
-    that a vector product's kernels and :func:`sync_back` take from it (a
-    ``pyopencl.array.Array`` around the buffer costs about 12 us to make on PoCL, per operand
-    and product)."""
+    that a vector product's kernels and :func:`sync_back` take from it: lighter than a
+    ``pyopencl.array.Array``, which would be made per operand and product."""
 
     __slots__ = ("data", "shape", "dtype", "nbytes", "size")
 
@@ -83,17 +79,11 @@ def matrix_buffer(device: Device, a: np.ndarray, in_place: bool) -> cl.Buffer:
     """A read-only buffer holding a matrix's array ``a`` (:meth:`clspmv.formats.Format.upload`):
     made on ``a``'s own memory (``CL_MEM_USE_HOST_PTR``, the buffer keeping ``a`` alive) where
     ``in_place`` (the caller's word that nothing else reads or writes ``a``) and the device uses
-    host pointers in place (:attr:`clspmv.Device.shares_host_pointer`), else a copy. In place,
-    a CPU device's upload takes no time: on the 2-core Zen 5 (PoCL 3.1) 0.5-1.3 ms against
-    22-78 ms for the copies of matrices of 4-6 M entries, most of them the page faults of
-    the runtime's new memory; the products ran as fast from the arrays where numpy put them
-    (kernel times 0.88-1.05x those from the runtime's copies over 25 format-matrix pairs, within
-    the noise: ``reports/2026-11-26-xeon-auto/in-place-upload.txt``). The copy is an empty
-    buffer and a blocking write into it, not ``CL_MEM_COPY_HOST_PTR``: on the H200 (NVIDIA's
-    OpenCL) the buffer made with ``COPY_HOST_PTR`` from a numpy array of 64-256 MB filled at
-    1.4-2.1 GB/s against 7.2-8.5 GB/s for the write (4 MB: equal), and a calibration spent 10 of
-    its 56 s there (``reports/2026-11-27-h200-calibration-time``). OpenCL has no empty
-    buffers: an empty array gets one element nobody reads."""
+    host pointers in place (:attr:`clspmv.Device.shares_host_pointer`), else a copy. In place a
+    CPU device's upload costs next to nothing and the products run as fast; the copy is an empty
+    buffer and a blocking write into it, several times faster than ``CL_MEM_COPY_HOST_PTR`` on
+    NVIDIA's OpenCL for large arrays (evidence: docs/measurements.md, "Evidence behind the
+    code"). OpenCL has no empty buffers: an empty array gets one element nobody reads."""
     if a.size == 0:
         a = np.zeros(1, a.dtype)
     elif in_place and device.shares_host_pointer:
@@ -134,13 +124,13 @@ class OutputPool:
     reused once no array refers to it any more.
 
     A fresh output of a few MB costs page faults when the kernels first write it (the operating
-    system zeroes every page: about 0.1 to 0.5 ms for 1.6 to 4 MB on the 2-core CPU, 10 to 20 %
-    of a product of 1 to 4 M entries), which the MKL baseline, writing into one array, never
-    pays. The pool keeps up to :attr:`KEEP` blocks; a block is handed out again only when its
-    reference count shows that nothing but the pool holds it (numpy views of an output, and
-    views of views, all refer to the block itself as their ``base``), so an output the caller
-    still holds, or any view of it, is never reused. Cost: up to ``KEEP`` outputs' memory stays
-    allocated while the matrix lives. Not thread-safe: call under the matrix's lock.
+    system zeroes every page: on a 2-core CPU a tenth to a fifth of a product of 1 to 4 M
+    entries), which the MKL baseline, writing into one array, never pays. The pool keeps up to
+    :attr:`KEEP` blocks; a block is handed out again only when its reference count shows that
+    nothing but the pool holds it (numpy views of an output, and views of views, all refer to
+    the block itself as their ``base``), so an output the caller still holds, or any view of it,
+    is never reused. Cost: up to ``KEEP`` outputs' memory stays allocated while the matrix
+    lives. Not thread-safe: call under the matrix's lock.
     """
 
     KEEP = 2
@@ -175,7 +165,7 @@ def sync_back(device: Device, y_dev: cl_array.Array | HostVector, events: list[c
     """Make the kernels' writes to ``y_dev`` (a buffer on host memory) visible in the numpy
     array under it, once the product's ``events`` are done. Where the device writes straight
     into the array (:attr:`clspmv.Device.shares_host_pointer`, probed once) this only waits for
-    the events (a map and an unmap would cost two more commands, about 70 us on PoCL); elsewhere
+    the events (a map and an unmap would cost two more commands); elsewhere
     a blocking map for reading (in the in-order queue it waits for every kernel of the
     product, and the runtime copies the result into the array) and the unmap."""
     if device.shares_host_pointer:

@@ -4,8 +4,7 @@ within a bound of time.
 Those probes (the copy bandwidth of :mod:`clspmv.bandwidth`, the x cache probe of
 :mod:`clspmv.model.probes`) size their work from the device's facts: buffers beyond its cache,
 matrices of millions of entries. On a device thousands of times slower than its facts suggest
-they would run for hours and show nothing (the Oclgrind simulator, which reports itself as a
-GPU, ran a calibration's x cache probe for more than 10 minutes). So:
+they would run for hours and show nothing (the Oclgrind simulator reports itself as a GPU). So:
 
 * nothing is measured on a simulator (:func:`refuse_simulator`): its times say nothing of any
   hardware, and one product of a probe's matrix takes it minutes; the callers take documented
@@ -29,8 +28,8 @@ if TYPE_CHECKING:
     from .device import Device
 
 PROBE_LIMIT_S = 300.0
-"""Seconds a probe may run (20 times the slowest seen: the copy bandwidth's 16 s on a 2-core
-Xeon under PoCL 3.1, kernel builds included; its x cache probe took 6 s)."""
+"""Seconds a probe may run: 20 times the slowest probe seen on a 2-core CPU, kernel builds
+included (docs/measurements.md, "Evidence behind the code")."""
 LIMIT_VARIABLE = "CLSPMV_PROBE_LIMIT_S"
 """The environment variable that sets another bound, in seconds."""
 

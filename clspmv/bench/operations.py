@@ -1,29 +1,15 @@
-"""What ``clspmv bench`` measures beyond A x, with the same matrix on the same device.
-
-* ``--transpose``: A^T x by both methods of :meth:`clspmv.DeviceMatrix.rmatvec`: ``atomic``
-  (the format's transpose kernel, no extra memory) and ``transpose`` (the forward kernel of a
-  transposed copy). The copy's one-time cost is the wall time of
-  :meth:`~clspmv.DeviceMatrix.prepare_transpose` (download, transposition on the host, upload;
-  built once untimed first so that kernel compilation is not counted, as for conversions), and
-  the records state the two scenarios of the naive-SpMV paper's Fig. 3
-  (Steinberger et al., “How naive is naive SpMV on the GPU?”): one product from the stored
-  matrix (``single_ms`` = one-time cost + kernel) and the product amortised over many
-  (``amortised_ms``), plus the break-even count of products after which the copy pays for
-  itself against the atomic kernel.
-* ``--matmat K,...``: A X for k columns in row-major (C) and column-major (F) X and Y, kernel
-  time of :meth:`~clspmv.DeviceMatrix.matmat`, GFLOP/s = 2 nnz k / time and the ratio to k
-  separate products.
-* ``--solver cg``: time per iteration of :func:`clspmv.solvers.cg` with every vector on the
-  device, a fixed number of iterations (``rtol=0, atol=0``: the convergence test never stops it
-  early), against scipy's ``cg`` on the host running the same iterations on the same system
-  ``A x = b``, b = A x_run (x_run: the run's random x).
+"""What ``clspmv bench`` measures beyond A x, with the same matrix on the same device:
+``--transpose`` (A^T x by the atomic kernel and by a transposed copy, with the copy's one-time
+cost and break-even count), ``--matmat K,...`` (A X in row- and column-major X) and
+``--solver cg`` (time per iteration against scipy's ``cg`` running the same iterations).
 
 Each is an :class:`~clspmv.bench.operation.Operation` (:data:`TRANSPOSE`, :data:`MATMAT`,
 :data:`SOLVER`, registered in :mod:`clspmv.bench.registry`) with the record fields it adds and
-their formulas. Every timing goes through :mod:`clspmv.bench.timing`; every product is checked
-against scipy in float64 under the per-row bound of :mod:`clspmv.bench.reference`. The functions
-here fill in a record or raise; the runner turns exceptions into ``skipped`` / ``failed``
-records, as for A x.
+their formulas. Timing goes through :mod:`clspmv.bench.timing`; every product is checked
+against scipy under the bound of :mod:`clspmv.bench.reference`. The functions here fill in a
+record or raise; the runner turns exceptions into ``skipped`` / ``failed`` records, as for A x.
+What each record holds: docs/benchmarks.md, "Transpose products, several right-hand sides and
+solvers".
 """
 
 from __future__ import annotations

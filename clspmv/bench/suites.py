@@ -1,34 +1,12 @@
-"""Named lists of generated matrices (``clspmv bench --suite NAME``).
+"""Named lists of generated matrices (``clspmv bench --suite NAME``), each in increasing size.
 
-* ``demo`` (the default of ``clspmv bench``): small matrices, one per generator family, sized
-  so that every format in both value types finishes in a few minutes on a 2-core CPU.
-* ``cpu``: 1 to 30 million entries, one matrix per generator family, for CPUs (PoCL vs scipy
-  vs MKL) and as the small end of GPU comparisons.
-* ``stacked`` matrices (in ``demo`` and ``cpu``) join differently structured row blocks: the case
-  of the ``strips`` format, whose plan stores each block in its own format.
-* ``anchors``: six families at 25 to 125 million entries, for GPUs (larger than any GPU
-  cache; the H200's L2 is tens of MB).
-* ``irregular``: seven irregular shapes at 10 to 60 million entries, for GPUs (issue 11):
-  power-law rows with and without column locality, R-MAT, an arrow matrix, mostly empty rows,
-  dense rows on a band and a Chung-Lu web/social graph. ``irregular-small``: the same shapes
-  at about a twentieth of the size, for CPUs and quick runs.
-* ``offsuite`` (evaluation only: never used to tune or calibrate the model): 1 to 15 million
-  entries with generator parameters, sizes and seeds that no other suite uses, for CPUs
-  (``format="auto"`` against the fastest format on matrices the model was not written against;
-  GPUs run larger ones by parameters).
-* ``heldout`` (evaluation only): 12 matrices of 0.1 to 30 million entries with parameters and
-  seeds of no other suite, fixed before any run measured them, for the model form chosen by
-  replaying the other suites' measurements (the last figures on matrices it was never looked at
-  with).
-* ``real`` (evaluation only): the Matrix Market files of the project's shared matrix folder,
-  ``$CLSPMV_MATRICES`` or else ``../shared/matrices`` beside the checkout, resolved when the
-  suite is asked for (ValueError naming the folder when it is absent).
-
-The ``cpu``, ``demo``, ``anchors``, ``offsuite``, ``heldout`` and ``real`` suites are evaluation
-matrices of the model (:mod:`clspmv.model`): its calibration measures matrices of its own
-(:func:`clspmv.model.benchmarks.benchmark_matrices`), never these.
-
-Entry counts are those of the generated matrices (``clspmv stats`` / the reports' Table I).
+``demo`` (the default: every format in minutes on a 2-core CPU) and ``cpu`` for CPUs, both with a
+``stacked`` matrix of differently structured row blocks (the case of the ``strips`` format);
+``anchors`` and ``irregular`` for GPUs (``irregular-small``: the irregular shapes for CPUs); and
+the evaluation-only ``offsuite``, ``heldout`` and ``real`` (the Matrix Market files of the shared
+matrix folder, resolved when asked for), on which no default was tuned. The model's calibration
+measures matrices of its own (:func:`clspmv.model.benchmarks.benchmark_matrices`), never a
+suite's. Sizes and purposes: docs/benchmarks.md, "Suites".
 """
 
 from __future__ import annotations

@@ -1,44 +1,16 @@
 """``clspmv bench --sweep``: the kernel-parameter experiments of Ferez's OpenMP-vs-CUDA paper
-on each device, measured like every other product.
+(work-items per row, work-group size, unrolling, ELLPACK row- against column-major) and, beyond
+it, ``csr-adaptive``'s work-group and block sizes: the measurements behind the formats' defaults,
+taken on each device like every other product.
 
-The paper varies, for CSR and ELLPACK SpMV on a GPU: the threads per row and the rows per block
-(its "1D" blocks, one row per block, against "2D" blocks, several rows of several threads
-each), the block size, loop unrolling, and ELLPACK stored row-major ("not transposed") against
-column-major ("transposed"). The OpenCL equivalents are build options of the existing kernels,
-selected by format parameters (:mod:`clspmv.formats.csr`, :mod:`clspmv.formats.ell`):
-
-* work-items per row T (``csr-scalar`` T = 1, ``csr-vector`` T > 1; ``ellr`` / ``ellr-t``);
-* the work-group size; rows per work-group = work-group size / T;
-* ``unroll`` (UNROLL: entries of a row per iteration of the inner loop, into separate sums);
-* ``row_major`` ELLPACK (ROW_MAJOR) against the column-major layout (both given explicitly).
-
-and, beyond the paper, the load-balanced ``csr-adaptive`` (:mod:`clspmv.formats.csr_adaptive`):
-its work-group size and its row-block size ``block_entries`` (CAP), the measurement behind its
-defaults :data:`~clspmv.formats.csr_adaptive.GPU_WORK_GROUP` and (the budget against half of it)
-:data:`~clspmv.formats.csr_adaptive.MAX_LOAD_BYTES`.
-
-:func:`grid` is the set of :class:`Variant` measured, the union of four experiments (each a
-table of the report, :mod:`clspmv.report.sweep`):
-
-1. ``threads``: CSR, every T of :data:`CSR_THREADS` at every work-group size (the paper's
-   Figs. 18-21: 1D against 2D blocks, block sizes);
-2. ``unroll``: every unroll factor at every work-group size for :data:`UNROLL_KERNELS` (its
-   Table 2: the best unrolling per number of threads);
-3. ``ell-order``: ELLPACK-R row-major and column-major for every T of :data:`ELL_THREADS` at
-   every work-group size (its Table 3);
-4. ``adaptive``: ``csr-adaptive`` at every work-group size with ``block_entries`` at its
-   default, :func:`~clspmv.formats.csr_adaptive.max_block_entries` (a register budget of
-   :data:`~clspmv.formats.csr_adaptive.MAX_LOAD_BYTES` a work-item, within half the local
-   memory), and at each fraction ``1 / d`` of it for d in :data:`ADAPTIVE_BLOCK_DIVISORS`.
-
-A layout is converted and uploaded once per matrix, value type and device; its variants reuse
-the device arrays (:meth:`clspmv.DeviceMatrix.retuned` changes the work-group size, ``unroll``
-and the T of ``csr-vector``). ``csr-adaptive`` cannot be retuned (its partition into row blocks
-depends on the work-group size and the block size): each of its variants is a conversion of its
-own. Each variant is checked against scipy and timed by
-:func:`clspmv.bench.timing.time_kernels`, and becomes a record with ``operation`` ``sweep`` and
-``method`` its :attr:`Variant.label`. The runner's ``--max-seconds`` budget is checked before
-each variant: what is left is recorded as skipped.
+Each configuration (:class:`Variant`) is a format parameter of an existing kernel; :func:`grid`
+is the union of the experiments of :data:`EXPERIMENTS`, each a table of
+:mod:`clspmv.report.sweep`. A layout is uploaded once per matrix, value type and device and its
+variants reuse the device arrays (:meth:`clspmv.DeviceMatrix.retuned`), except ``csr-adaptive``'s,
+whose row blocks depend on both sizes. Each variant is checked against scipy, timed by
+:func:`clspmv.bench.timing.time_kernels` and recorded with ``operation`` ``sweep`` and ``method``
+its :attr:`Variant.label`; the run's ``--max-seconds`` is checked before each. The grid in full:
+docs/benchmarks.md, "Kernel-parameter sweep".
 """
 
 from __future__ import annotations

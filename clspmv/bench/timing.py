@@ -38,7 +38,7 @@ MIN_REPEATS = 3
 WARMUP_S = 0.02
 """Warm-up rounds go on, beyond ``warmup``, until they have taken this long (at most
 :data:`MAX_WARMUP` of them): short products reach their steady speed only after tens of them
-back to back (see :data:`clspmv.model.probes.STEADY_S`, measured on a 2-core CPU under PoCL)."""
+back to back (:data:`clspmv.model.probes.STEADY_S`)."""
 MAX_WARMUP = 200
 T = TypeVar("T")
 
@@ -122,9 +122,9 @@ def time_side_by_side(matrices: dict[str, DeviceMatrix], x: np.ndarray, *, warmu
                       ) -> dict[str, Timing]:
     """Kernel times of ``y = A x`` for several matrices of one shape on one device (one matrix
     in several formats), taken side by side: ``repeat`` rounds of one product of each, after
-    ``warmup`` rounds, so that a slow phase of a shared machine falls on every matrix alike.
-    (:func:`time_kernels` takes one matrix's repeats in a row; on a 2-core CPU VM two formats
-    timed that way a minute apart differed by up to 2.5x from their times side by side.) Each
+    ``warmup`` rounds, so that a slow phase of a shared machine falls on every matrix alike
+    (:func:`time_kernels` takes one matrix's repeats in a row, minutes apart from another's:
+    docs/methodology.md, "Noise"). Each
     timed product follows an untimed one of the same matrix, so that a matrix the cache holds
     is timed from the cache, as in a row (:func:`clspmv.model.probes.kernel_times` says what
     rounds alone measured)."""

@@ -35,8 +35,8 @@ LEGACY_SWEEP_DEFAULTS = {
         "csr-adaptive": {"cpu": 256, "gpu": 128}},
     "unroll": 1, "adaptive_block": "max",
 }
-"""The defaults of the sweep's runs before runs recorded them (the H200 run of
-``reports/2026-11-22-h200-perf``: csr-scalar's GPU work-group became 32 after it)."""
+"""The defaults of the sweep's runs before runs recorded them (those of
+``reports/2026-11-22-h200-perf``; csr-scalar's GPU work-group changed after it)."""
 
 
 LEGACY_WALL = (
@@ -53,11 +53,9 @@ LEGACY_KERNEL = (
     "both GPU times are kernel-only. scipy and MKL: the host wall clock of the call (x and y "
     "are in host memory anyway).")
 """The kernel-time bullet before cuSPARSE's products were queued behind a copy and a product's
-kernels were timed from the first one's start to the last one's end. Those runs' cuSPARSE times
-include the host's part of cupy's call (40-90 us on an H100: 42 us for a product of 49
-entries), so their ``× cuSPARSE`` figures favour clspmv by up to that much per product; their
-clspmv times of products of several kernels leave out the gaps between them (a few microseconds
-each on an H100, tens on PoCL)."""
+kernels were timed from the first one's start to the last one's end: those runs' cuSPARSE times
+include the host's part of cupy's call, and their times of products of several kernels leave
+out the gaps between the kernels (docs/methodology.md, "How timing changed over time")."""
 LEGACY_BULLETS = {"Wall time": LEGACY_WALL, "Kernel time": LEGACY_KERNEL}
 """The bullets of runs that did not record their methodology, by their first words; the others
 have not changed since runs began recording them."""

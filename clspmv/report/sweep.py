@@ -2,23 +2,11 @@
 like the tables of Ferez's OpenMP-vs-CUDA paper; present only when such records exist. A pure
 function of the records, like :mod:`.tables`.
 
-Per device and value type:
-
-* work-items per row (CSR): GFLOP/s per matrix for each T, the best work-group size in brackets
-  (the paper's 1D / 2D blocks, Figs. 18-20);
-* work-group size (CSR): GFLOP/s per matrix for each work-group size, the best T and the rows per
-  work-group in brackets (its BlockSize, Fig. 21);
-* unrolling: for each unroll factor and work-group size, on how many cases (matrix x kernel) it
-  was the fastest unroll factor (its Table 2: best unrolling per number of threads);
-* ELLPACK row- against column-major (its Table 3: 1 thread, best 1D, best 2D not transposed;
-  1 thread transposed; the best);
-* ``csr-adaptive``: GFLOP/s per matrix by block size (rows) and work-group size (columns), the
-  fastest of each matrix in bold (the measurement behind its defaults);
-* the fastest configuration of each matrix, against the same kernel with the run's defaults
-  (recorded in its meta data, :func:`clspmv.bench.sweep.defaults`);
-* findings: per format and storage order the configuration with the best geometric mean over
-  the matrices, against the defaults (the sweep's findings set them);
-* the configurations that were skipped, failed or wrong, with the reason.
+Per device and value type: GFLOP/s by work-items per row and by work-group size, the wins of each
+unroll factor, ELLPACK row- against column-major, ``csr-adaptive`` by block and work-group size,
+each matrix's fastest configuration and the best by geometric mean against the run's defaults
+(recorded in its meta data, :func:`clspmv.bench.sweep.defaults`), and the configurations skipped,
+failed or wrong (docs/benchmarks.md, "Kernel-parameter sweep").
 """
 
 from __future__ import annotations
