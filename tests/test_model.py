@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import re
 import warnings
 from dataclasses import replace
@@ -36,10 +37,8 @@ from clspmv.model.calibrate import MEASUREMENT
 from clspmv.model.launches import LOCAL_MEMORY, launches, work_items
 from clspmv.model.rowlengths import length_changes
 from clspmv.model.timemodel import (
-    EVEN_LOOPS,
     TERMS,
     WIDE_ROW,
-    X_STREAMED,
     miss_share,
     quick_default,
     terms,
@@ -378,19 +377,21 @@ def test_a_calibration_measured_another_way_is_rebuilt(device, stored, monkeypat
         typed = replace(device, type=kind)
         store.calibration_path(typed).write_text(json.dumps(data))  # a CPU's key: the host too
         store.forget()
-        with pytest.warns(ClspmvWarning, match="measured with other kernels or timing"):
+        with pytest.warns(ClspmvWarning, match="measured with other kernels"):
             store.calibration(typed, progress=False)
         assert no_measuring[-1] == typed and store.load(typed) is not None
     assert len(no_measuring) == 2
 
 
 def test_missing_calibration_is_measured_once_and_stored(device, cache, monkeypatch,
-                                                         no_measuring, capsys) -> None:
+                                                         no_measuring, caplog) -> None:
     monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
-    store.calibration(device, progress=False)
-    store.calibration(device, progress=False)
+    with caplog.at_level(logging.INFO, logger="clspmv.model.store"):
+        store.calibration(device, progress=False)
+        store.calibration(device, progress=False)
     assert no_measuring == [device] and store.calibration_path(device).exists()
-    assert "measuring it once" in capsys.readouterr().err
+    notes = [r.getMessage() for r in caplog.records if "measuring it once" in r.getMessage()]
+    assert len(notes) == 1, notes
 
 
 def test_cpu_calibration_is_keyed_by_the_host_processor(device, cache, monkeypatch,
@@ -489,11 +490,12 @@ def test_far_gathers_term_counts_scattered_lines_beyond_the_x_cache() -> None:
 
 def test_x_gathers_term_is_zero_for_formats_streaming_x_along_diagonals() -> None:
     """``xbytes``: the lines of x per row block times 64 for the formats that gather x entry by
-    entry; 0 for dia, which reads x along each diagonal as a stream (X_STREAMED), so that a
-    Poisson matrix's far diagonals are not priced as gathers."""
+    entry; 0 for dia, which reads x along each diagonal as a stream (its ``x_streamed`` hook),
+    so that a Poisson matrix's far diagonals are not priced as gathers."""
     f = features_mod.features(canonical_csr(generate("gen:poisson2d:k=60")), 8)
     xbytes = TERMS.index("xbytes")
-    assert f.x_lines > 0 and X_STREAMED == ("dia",)
+    assert f.x_lines > 0
+    assert [n for n in FORMATS if FORMAT_CLASSES[n].x_streamed] == ["dia"]
     assert terms("dia", f)[xbytes] == 0
     for fmt in ("csr-scalar", "csr-blocks", "ell", "sell"):
         assert terms(fmt, f)[xbytes] == f.x_lines * 64, fmt
@@ -576,8 +578,8 @@ def test_length_changes_by_hand() -> None:
 
 def test_length_changes_term_on_cpus_in_the_cache_for_row_loops() -> None:
     """``length changes``: the changes times the cached share, for the formats with a loop per
-    row in row order on a CPU; 0 for the formats of EVEN_LOOPS and on lockstep devices (a GPU
-    pays uneven rows as idle lanes)."""
+    row in row order on a CPU; 0 for the formats whose ``even_loops`` hook says their loops do
+    not (ell, dia, sell, pjds) and on lockstep devices (a GPU pays uneven rows as idle lanes)."""
     rng = np.random.default_rng(3)
     lengths = rng.poisson(8, 4000) + 1
     A = canonical_csr(sp.csr_matrix((np.ones(lengths.sum()), rng.integers(0, 4000, lengths.sum()),
@@ -587,7 +589,9 @@ def test_length_changes_term_on_cpus_in_the_cache_for_row_loops() -> None:
     at = TERMS.index("length changes")
     assert terms("csr-blocks", f, cache_bytes=1 << 40)[at] == f.length_changes
     assert 0 < terms("csr-scalar", f, cache_bytes=1)[at] < 1e-3 * f.length_changes
-    for fmt in EVEN_LOOPS:
+    even = [n for n in FORMATS if FORMAT_CLASSES[n].even_loops]
+    assert sorted(even) == ["dia", "ell", "pjds", "sell"]
+    for fmt in even:
         assert terms(fmt, f, cache_bytes=1 << 40)[at] == 0
     gpu = features_mod.features(A, simd_width=32)
     assert terms("csr-blocks", gpu, cache_bytes=1 << 40)[at] == 0

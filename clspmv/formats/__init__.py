@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -10,6 +11,7 @@ import scipy.sparse as sp
 from ..precision import Precision
 from .base import Format, Layout
 from .coo import Coo
+from .costs import MissingCostHook, check_cost_hooks
 from .csr import CsrAligned, CsrScalar, CsrVector
 from .csr_adaptive import CsrAdaptive
 from .csr_blocks import CsrBlocks
@@ -25,12 +27,83 @@ FORMAT_CLASSES: dict[str, type[Format]] = {
     for cls in (Coo, CsrScalar, CsrVector, CsrAligned, CsrAdaptive, CsrBlocks, Ell, EllR, EllRT,
                 Pjds, Sell, Hyb, Dia, CsrMerge, Strips)
 }
+"""Every format by name: the registry that conversion, the model, the trial, the bench and the
+stored matrices look formats up in. Add or remove a format with :func:`register` and
+:func:`unregister` (which keep :data:`SINGLE_FORMATS` and the blocks of ``strips`` in step)."""
 
-SINGLE_FORMATS: tuple[str, ...] = tuple(
-    name for name, cls in FORMAT_CLASSES.items() if not issubclass(cls, Strips))
+
+class FormatNames(Sequence[str]):
+    """The names of the registered formats whose class passes ``keep``, read from
+    :data:`FORMAT_CLASSES` at each use (so that a format registered later is among them)."""
+
+    def __init__(self, keep: Callable[[type[Format]], bool]) -> None:
+        self._keep = keep
+
+    def _names(self) -> tuple[str, ...]:
+        return tuple(name for name, cls in FORMAT_CLASSES.items() if self._keep(cls))
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
+SINGLE_FORMATS: Sequence[str] = FormatNames(lambda cls: not issubclass(cls, Strips))
 """The formats that store a whole matrix one way (all but the composite ``strips``, whose blocks
-are in these): the ones a time model describes and a strips plan chooses from."""
-Strips.block_formats = {name: FORMAT_CLASSES[name] for name in SINGLE_FORMATS}
+are in these): the ones a time model describes and a strips plan chooses from. A live view of
+:data:`FORMAT_CLASSES` (``tuple(SINGLE_FORMATS)`` takes a snapshot)."""
+
+
+def _sync_strip_blocks() -> None:
+    Strips.block_formats = {name: FORMAT_CLASSES[name] for name in SINGLE_FORMATS}
+
+
+_sync_strip_blocks()
+
+
+def register(cls: type[Format]) -> type[Format]:
+    """Add the format class ``cls`` under its :attr:`~Format.name` (usable as a class
+    decorator): conversion, products, the model, the trial and the bench then take it.
+    TypeError for anything but a :class:`Format` subclass, ValueError for a class without a
+    name or a name already registered to another class,
+    :class:`~clspmv.formats.costs.MissingCostHook` for a cost hook the time model needs that
+    the class does not declare (:func:`~clspmv.formats.costs.check_cost_hooks`)."""
+    if not (isinstance(cls, type) and issubclass(cls, Format)):
+        raise TypeError(f"register takes a subclass of clspmv.formats.Format, got {cls!r}")
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"format class {cls.__name__} has no name")
+    if not issubclass(cls, Strips):  # a composite's blocks answer for it
+        check_cost_hooks(cls)
+    if FORMAT_CLASSES.get(name, cls) is not cls:
+        raise ValueError(f"format {name!r} is already registered ({FORMAT_CLASSES[name].__name__})")
+    FORMAT_CLASSES[name] = cls
+    _sync_strip_blocks()
+    return cls
+
+
+def unregister(name: str) -> None:
+    """Remove the format ``name`` added by :func:`register` (KeyError if none is)."""
+    del FORMAT_CLASSES[name]
+    _sync_strip_blocks()
+
+
+def format_class(name: str) -> type[Format]:
+    """The class of the registered format ``name``; ValueError for an unknown one."""
+    cls = FORMAT_CLASSES.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ValueError(f"unknown format {name!r}; choose one of {', '.join(FORMAT_CLASSES)}")
+    return cls
 
 
 def parameter_names(format: str) -> tuple[str, ...]:
@@ -61,9 +134,7 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
     :class:`~clspmv.errors.UnsuitableFormatError` when the format would pad absurdly,
     :class:`~clspmv.errors.IndexOverflowError` beyond 32-bit indices.
     """
-    cls = FORMAT_CLASSES.get(format) if isinstance(format, str) else None
-    if cls is None:
-        raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMAT_CLASSES)}")
+    cls = format_class(format)
     names = parameter_names(format)
     unknown = sorted(set(params) - set(names))
     if unknown:
@@ -79,4 +150,6 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
     return fmt
 
 
-__all__ = ["FORMAT_CLASSES", "SINGLE_FORMATS", "Format", "Layout", "convert", "parameter_names"]
+__all__ = ["FORMAT_CLASSES", "SINGLE_FORMATS", "Format", "FormatNames", "Layout",
+           "MissingCostHook", "convert", "format_class", "parameter_names", "register",
+           "unregister"]

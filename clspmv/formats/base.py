@@ -54,6 +54,7 @@ from .conversion import (
     round_up,
     row_lengths,
 )
+from .costs import FormatCosts
 from .kernels import (
     INDEX_DTYPE,
     INDEX_LIMIT,
@@ -78,8 +79,10 @@ __all__ = [
 Triplets = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-class Format(ABC):
-    """A sparse matrix in one storage format: host arrays, then device buffers, then launches."""
+class Format(FormatCosts, ABC):
+    """A sparse matrix in one storage format: host arrays, then device buffers, then launches;
+    what it costs the time model says through the hooks of
+    :class:`~clspmv.formats.costs.FormatCosts`."""
 
     name: ClassVar[str]
     """Public name, one of ``clspmv.FORMATS``."""
@@ -93,10 +96,6 @@ class Format(ABC):
     takes one (``csr-vector``, ``ellr-t``; at most the work-group size), else empty."""
     stream_float32: ClassVar[bool] = False
     """Whether its float32 kernels without atomics stream the matrix with the cache hint."""
-    pads: ClassVar[bool] = False
-    """True for a format that pads to the longest row or to whole diagonals (ELLPACK family,
-    DIA): it refuses a matrix (:class:`UnsuitableFormatError`, :func:`check_padding`) whose padded
-    layout would exceed :data:`MAX_PADDING_RATIO` times CSR's bytes (and :data:`PADDING_FLOOR`)."""
 
     def __init__(self, shape: tuple[int, int], dtype: np.dtype, layout: Layout,
                  arrays: dict[str, np.ndarray], **params: int) -> None:

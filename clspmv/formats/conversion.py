@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import IndexOverflowError, UnsuitableFormatError
+from .checks import check_int
 from .kernels import INDEX_DTYPE, INDEX_LIMIT
 from .layout import Layout
 
@@ -117,14 +118,6 @@ def check_flag(name: str, value: object, default: bool) -> bool:
                                                 and value in (0, 1)):
         return bool(value)
     raise TypeError(f"{name} must be True or False, got {value!r}")
-
-
-def check_int(name: str, value: object) -> int:
-    """``value`` as an int: a Python or numpy integer, not a bool; TypeError for anything else (a
-    float would be truncated, a bool taken for 0 or 1)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    return int(value)
 
 
 def check_unroll(unroll: object) -> int:

@@ -37,6 +37,7 @@ y[col] atomically.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyopencl as cl
@@ -44,8 +45,13 @@ import scipy.sparse as sp
 
 from ..device import Device
 from .base import INDEX_DTYPE, Format, Layout, Triplets, entry_rows, row_lengths, scalar
-from .conversion import check_flag, check_int
+from .checks import check_int
+from .conversion import check_flag
+from .costs import slot_bytes
 from .layout import LOCKSTEP_SIMD
+
+if TYPE_CHECKING:
+    from ..model.features import Features
 
 MAX_CHUNK = 64
 
@@ -285,6 +291,26 @@ class Coo(Format):
     name = "coo"
     kernel_file = "coo.cl"
     coo_part = CooPart()
+    trial_family = "csr"
+    conversion_kind = "layout"
+
+    @classmethod
+    def matrix_bytes(cls, f: Features) -> int:
+        return f.entries * (slot_bytes(f) + 4)
+
+    @classmethod
+    def launches(cls, f: Features, layout: Layout) -> int:
+        """The first level and the carries, plus the clearing of empty rows' y."""
+        return max(1, default_launches(f.entries, f.simd_width, layout.work_group_size,
+                                       f.itemsize) + (1 if f.empty_rows else 0))
+
+    @classmethod
+    def work_items(cls, f: Features, layout: Layout) -> float:
+        """The shares of the entries: float64's whatever the value size (the calibration
+        measures float64, and the staged kernel's 8 float32 entries per work-item were no
+        faster than 4 on graphs: ``reports/2026-11-26-coo-items``, counted as 8, the model
+        took coo there, 0.93-0.95x)."""
+        return f.entries / default_items(f.simd_width, 8)
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, items: int | None = None,

@@ -11,6 +11,8 @@ every row starts at a multiple of 16 and 16 work-items (a half warp) share it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -23,8 +25,12 @@ from .base import (
     row_lengths,
     scalar,
 )
+from .costs import RowShape, csr_bytes_read
 from .long_rows import AUTO, LongRowSplit, split_long_rows
 from .row_kernels import RowKernels
+
+if TYPE_CHECKING:
+    from ..model.features import Features
 
 VECTOR_WIDTHS = (2, 4, 8, 16, 32)
 ALIGNMENT = 16
@@ -59,6 +65,12 @@ class CsrFamily(RowKernels):
     family = "csr"
     skip_padding = False
     kernel_options = ("unroll",)
+    trial_family = "csr"
+    conversion_kind = "copy"
+
+    @classmethod
+    def matrix_bytes(cls, f: Features) -> int:
+        return csr_bytes_read(f, f.slots_of(cls.name))
 
     def defines(self) -> dict[str, object]:
         defines = self.row_loop_defines()
@@ -109,6 +121,10 @@ class CsrVector(LongRowSplit, CsrFamily):
     kernel_options = ("unroll", "threads_per_row")
 
     @classmethod
+    def threads_per_row(cls, f: Features) -> int:
+        return threads_for_mean_length(f.mean_row, VECTOR_WIDTHS)
+
+    @classmethod
     def from_csr(
         cls, csr: sp.csr_matrix, layout: Layout, threads_per_row: int | None = None,
         unroll: int = 1, long_rows: int | str | None = AUTO,
@@ -130,6 +146,16 @@ class CsrAligned(LongRowSplit, CsrFamily):
 
     name = "csr-aligned"
     skip_padding = True
+    conversion_kind = "layout"
+    padded = True
+
+    @classmethod
+    def slots(cls, shape: RowShape) -> int:
+        return shape.aligned_slots(ALIGNMENT)
+
+    @classmethod
+    def threads_per_row(cls, f: Features) -> int:
+        return ALIGNMENT
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1,

@@ -44,6 +44,9 @@ Transpose products and several right-hand sides run the ``csr`` kernels (``csr_s
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyopencl as cl
 import scipy.sparse as sp
@@ -51,8 +54,12 @@ import scipy.sparse as sp
 from ..device import Device
 from .adaptive_split import split_partition
 from .base import INDEX_DTYPE, Layout, scalar
-from .conversion import check_flag, check_int
-from .csr import CsrFamily, csr_arrays, mean_row_threads
+from .checks import check_int
+from .conversion import check_flag
+from .csr import VECTOR_WIDTHS, CsrFamily, csr_arrays, mean_row_threads, threads_for_mean_length
+
+if TYPE_CHECKING:
+    from ..model.features import Features
 
 MAX_LOAD_BYTES = 128
 """Bytes of entries (value and 32-bit column index) one work-item holds in registers while its
@@ -279,6 +286,33 @@ class CsrAdaptive(CsrFamily):
     kernel_options = ()  # the partition depends on the work-group size: convert again instead
     gpu_work_group = GPU_WORK_GROUP
     adaptive_file = "csr_adaptive.cl"
+
+    @classmethod
+    def threads_per_row(cls, f: Features) -> int:
+        return threads_for_mean_length(f.mean_row, VECTOR_WIDTHS)
+
+    @classmethod
+    def _model_layout(cls, layout: Layout) -> Layout:
+        """``layout`` with the work-group the format takes there by default: its
+        :data:`GPU_WORK_GROUP` where work-items run in lockstep."""
+        return replace(layout, work_group_size=GPU_WORK_GROUP) if layout.lockstep else layout
+
+    @classmethod
+    def launches(cls, f: Features, layout: Layout) -> int:
+        """The blocks' kernel, and the long rows' second where a row outgrows a block."""
+        return 1 + (f.max_row > max_block_entries(cls._model_layout(layout), f.itemsize))
+
+    @classmethod
+    def work_items(cls, f: Features, layout: Layout) -> float:
+        """Row blocks times the work-group: greedy blocks end at ``CAP`` entries, less about
+        half a row of mean length and, aligned, half the alignment, or at ``CAP`` rows,
+        whichever comes first."""
+        layout = cls._model_layout(layout)
+        cap = max_block_entries(layout, f.itemsize)
+        half_row = min(f.entries / max(f.rows, 1), cap) / 2
+        half_skew = (align_of(layout, cap) - 1) / 2  # the room an aligned block loses
+        return max(f.entries / (cap - half_row - half_skew), f.rows / cap) \
+            * layout.work_group_size
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, block_entries: int | None = None,

@@ -24,7 +24,7 @@ import pyopencl as cl
 import scipy.sparse as sp
 
 from .base import INDEX_DTYPE, Layout, check_unroll, scalar
-from .conversion import check_int
+from .checks import check_int
 from .csr import CsrFamily, csr_arrays
 from .long_rows import AUTO, LongRowSplit, split_long_rows
 

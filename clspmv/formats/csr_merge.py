@@ -55,16 +55,22 @@ Traits: no atomics in the forward product, stored zeros kept, no padding (the
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyopencl as cl
 import scipy.sparse as sp
 
 from ..device import Device
 from .base import INDEX_DTYPE, Layout, scalar
-from .conversion import check_flag, check_int
+from .checks import check_int
+from .conversion import check_flag
 from .csr import CsrFamily, csr_arrays, mean_row_threads
 from .csr_adaptive import MAX_LOAD_BYTES, SUM_BYTES
 from .csr_blocks import BLOCKS_PER_UNIT, MIN_BLOCK_ENTRIES
+
+if TYPE_CHECKING:
+    from ..model.features import Features
 
 FIXUP_SERIAL = 8
 """Split rows with at most this many carries are summed by one work-item in the fix-up."""
@@ -148,11 +154,30 @@ class CsrMerge(CsrFamily):
     merge_file = "csr_merge.cl"
     forward_atomics = False  # the fix-up kernels complete the split rows: every y written once
     kernel_options = ()  # the shares depend on the work-group size: convert again instead
+    conversion_kind = "layout"
     gpu_work_group = 256
     """On the H200 (float64, ``tools/param_sweep.py``), groups of 256 (whose tiles of 4 steps per
     work-item fit half of 48 KiB of local memory) ran 2.1-2.4x faster than groups of 64 or 128
     (8 steps per work-item) on R-MAT, power-law and web-graph matrices of 33-39 M entries, and
     as fast on the arrow matrix."""
+
+    @classmethod
+    def launches(cls, f: Features, layout: Layout) -> int:
+        """Staged (lockstep devices): the shares, a level of carries where the path outgrows
+        one work-group's share, the serial fix-up of a row longer than :data:`FIXUP_SERIAL`
+        shares; else the chunks and their fix-up."""
+        if not layout.lockstep:
+            return 2 if f.rows + f.entries > 1 else 1
+        share = layout.work_group_size * tile_items(layout, f.itemsize)
+        return (1 + (f.rows + f.entries > share)
+                + (f.max_row > FIXUP_SERIAL * share))
+
+    @classmethod
+    def work_items(cls, f: Features, layout: Layout) -> float:
+        """Staged: the path steps (rows plus entries) over the steps per work-item."""
+        if not layout.lockstep:
+            return super().work_items(f, layout)
+        return (f.rows + f.entries) / tile_items(layout, f.itemsize)
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, staged: bool | None = None,

@@ -41,6 +41,8 @@ scatters the columns leaves few full diagonals, so such a block pads more (and i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyopencl as cl
 import scipy.sparse as sp
@@ -55,6 +57,10 @@ from .base import (
     scalar,
 )
 from .conversion import check_flag, entry_diagonals, occupied_diagonals
+from .costs import RowShape
+
+if TYPE_CHECKING:
+    from ..model.features import Features
 
 ROW_CHUNK = 64
 """Rows whose sums a work-item of the ``row_chunks`` kernel keeps while it walks the diagonals, and
@@ -121,6 +127,32 @@ class Dia(Format):
     transpose_atomics = False  # the transpose kernel gathers along the diagonals
     zeros_absent = True
     pads = True
+    trial_family = "ell"
+    conversion_kind = "layout"
+    padded = True
+    counts_diagonals = True
+    x_streamed = True
+    """x is read along the diagonals, a stream per diagonal whose lines the next rows reuse:
+    fitted, the model's ``xbytes`` term took weight in one 2-core Zen 5 calibration of two and
+    put ``dia`` behind ``csr-blocks`` on a 2-D Poisson matrix and bands where dia measured
+    1.7-2.8 times faster; replayed without it on the Xeon's and the H200's measurements, no
+    choice was worse (``reports/2026-11-26-auto-targets/dia-xbytes-replay.txt``)."""
+    even_loops = True  # every row runs over every diagonal
+
+    @classmethod
+    def slots(cls, shape: RowShape) -> int:
+        """Every occupied diagonal over every row (padded to C)."""
+        return shape.diagonals * round_up(shape.rows, shape.simd_width)
+
+    @classmethod
+    def matrix_bytes(cls, f: Features) -> int:
+        """Of its diagonals only the stretches inside the matrix (the slots its kernel reads,
+        :attr:`~clspmv.model.features.Features.diagonal_rows`), and the offsets."""
+        return f.diagonal_rows * f.itemsize + f.diagonals * 4
+
+    @classmethod
+    def padded_bytes(cls, f: Features) -> int:
+        return f.slots_of(cls.name) * f.itemsize + f.diagonals * 4
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, diagonal_runs: bool | None = None,

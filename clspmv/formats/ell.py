@@ -12,6 +12,8 @@ untransposed ELLPACK arrays of ``openmp-vs-cuda.txt``, Table 3; the kernels' ``R
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -29,7 +31,11 @@ from .base import (
     scalar,
 )
 from .conversion import check_flag
+from .costs import RowShape, padded_row_count, slot_bytes
 from .row_kernels import RowKernels
+
+if TYPE_CHECKING:
+    from ..model.features import Features
 
 ELLR_T_WIDTHS = (2, 4, 8, 16, 32)
 def row_major_layout(row_major: object, layout: Layout, width: int) -> bool:
@@ -116,6 +122,23 @@ class EllFamily(RowKernels):
     family = "ell"
     row_lengths_used = True
     kernel_options = ("unroll",)
+    trial_family = "ell"
+    conversion_kind = "layout"
+    padded = True
+
+    @classmethod
+    def slots(cls, shape: RowShape) -> int:
+        """Every row (padded to C rows) to the longest."""
+        return round_up(shape.rows, shape.simd_width) * shape.longest
+
+    @classmethod
+    def matrix_bytes(cls, f: Features) -> int:
+        row_len = padded_row_count(f) * 4 if cls.row_lengths_used else 0
+        return f.slots_of(cls.name) * slot_bytes(f) + row_len
+
+    @classmethod
+    def padded_bytes(cls, f: Features) -> int:
+        return f.slots_of(cls.name) * (f.itemsize + 4) + padded_row_count(f) * 4
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, unroll: int = 1,
@@ -166,6 +189,7 @@ class Ell(EllFamily):
 
     name = "ell"
     row_lengths_used = False
+    even_loops = True  # every row runs to the longest
 
 
 class EllR(EllFamily):
@@ -179,6 +203,27 @@ class EllRT(EllFamily):
 
     name = "ellr-t"
     thread_widths = ELLR_T_WIDTHS
+
+    @classmethod
+    def slots(cls, shape: RowShape) -> int:
+        """Every row to the longest rounded up to the work-items per row (from the mean)."""
+        mean = shape.entries / shape.rows if shape.rows else 0.0
+        return round_up(shape.rows, shape.simd_width) * round_up(shape.longest,
+                                                                 ellr_t_threads(mean))
+
+    @classmethod
+    def threads_per_row(cls, f: Features) -> int:
+        return ellr_t_threads(f.mean_row)
+
+    @classmethod
+    def refusal(cls, f: Features, work_group_size: int) -> str | None:
+        """The padding bound, and more work-items per row than the work-group holds."""
+        why = super().refusal(f, work_group_size)
+        threads = cls.threads_per_row(f)
+        if why is None and threads > work_group_size:
+            why = (f"format {cls.name!r} shares each row among {threads} work-items, more than "
+                   f"the work-group size {work_group_size}")
+        return why
 
     @classmethod
     def from_csr(

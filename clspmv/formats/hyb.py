@@ -15,6 +15,7 @@ ELL part stored: no atomics. The transpose product adds both parts to y atomical
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyopencl as cl
@@ -31,9 +32,13 @@ from .base import (
     row_lengths,
     scalar,
 )
-from .conversion import check_int
-from .coo import CooPart
+from .checks import check_int
+from .coo import CooPart, default_launches
+from .costs import RowShape, padded_row_count, slot_bytes
 from .ell import ell_arrays, ell_triplets, ell_where, row_major_layout
+
+if TYPE_CHECKING:
+    from ..model.features import Features
 
 
 def ell_share(lockstep: bool, itemsize: int) -> Fraction:
@@ -59,6 +64,28 @@ class Hyb(Format):
     kernel_file = "ell.cl"
     coo_part = CooPart("coo_")
     forward_roundings = 2  # the ELL part's sum is stored in y, then the COO part adds to it
+    trial_family = "ell"
+    conversion_kind = "layout"
+    padded = True
+
+    @classmethod
+    def slots(cls, shape: RowShape) -> int:
+        """The ELL part's rows (padded to C) times its width, plus the COO part's entries."""
+        return round_up(shape.rows, shape.simd_width) * shape.hyb_width + shape.hyb_beyond
+
+    @classmethod
+    def _coo_entries(cls, f: Features) -> int:
+        return f.slots_of(cls.name) - padded_row_count(f) * f.hyb_width
+
+    @classmethod
+    def matrix_bytes(cls, f: Features) -> int:
+        return f.slots_of(cls.name) * slot_bytes(f) + cls._coo_entries(f) * 4
+
+    @classmethod
+    def launches(cls, f: Features, layout: Layout) -> int:
+        """The ELL part's kernel, then the COO part's."""
+        return 1 + default_launches(cls._coo_entries(f), f.simd_width, layout.work_group_size,
+                                    f.itemsize)
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, width: int | None = None,

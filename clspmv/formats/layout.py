@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..device import Device
 from ..ell_order import ROW_MAJOR_WIDTH, row_major_width
+from .checks import check_int
 
 DEFAULT_WORK_GROUP = 256
 """Work-group size of every format unless the caller, the format's ``gpu_work_group`` on a GPU,
@@ -22,12 +21,11 @@ runs a work-group's work-items one after another, a loop per stretch between bar
 def check_work_group_size(wg: object, maximum: int | None = None) -> int:
     """``wg`` as an int: a power of two (at most ``maximum`` where given), else ValueError
     (TypeError for anything but an int)."""
-    if isinstance(wg, (bool, np.bool_)) or not isinstance(wg, (int, np.integer)):
-        raise TypeError(f"work_group_size must be an int, got {wg!r}")
+    wg = check_int("work_group_size", wg)
     if wg < 1 or wg & (wg - 1) or (maximum is not None and wg > maximum):
         bound = "" if maximum is None else f" <= {maximum}"
         raise ValueError(f"work_group_size must be a power of two{bound}, got {wg}")
-    return int(wg)
+    return wg
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from .base import (
     entry_rows,
     row_lengths,
 )
-from .coo import CooPart
+from .coo import Coo, CooPart
 from .layout import LOCKSTEP_SIMD
 
 LONG_ROW_SPREAD = 1.0
@@ -141,9 +141,7 @@ class LongRowSplit(Format):
     forward_roundings = 2  # a long row: beta * y stored by the main kernel, then the tail adds
 
     splits_long_rows: ClassVar[bool] = True
-    """Marks the formats of this mixin (the time model counts their tail apart)."""
-    lockstep_rows: ClassVar[bool] = True
-    """Whether neighbouring rows share SIMD lanes (``lockstep`` of :func:`long_row_limit`)."""
+    tail_format: ClassVar[type[Format]] = Coo
 
     def attach_tail(self, tail: Tail) -> LongRowSplit:
         """Store ``tail`` (from :func:`split_long_rows`) with this format's arrays; returns

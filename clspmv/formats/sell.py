@@ -7,6 +7,8 @@ longer than ``long_rows`` go to a COO tail (:mod:`~clspmv.formats.long_rows`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -19,9 +21,14 @@ from .base import (
     row_lengths,
     scalar,
 )
-from .conversion import check_flag, check_int
+from .checks import check_int
+from .conversion import check_flag
+from .costs import RowShape, padded_row_count, slot_bytes
 from .long_rows import AUTO, LongRowSplit, split_long_rows
 from .row_kernels import RowKernels
+
+if TYPE_CHECKING:
+    from ..model.features import Features
 
 SIGMA_PADDING_SLACK = 0.05
 """``sell`` picks the smallest sorting window whose padding is within this share of the entries of
@@ -130,6 +137,25 @@ class Sell(LongRowSplit, RowKernels):
     name = "sell"
     kernel_file = "sell.cl"
     family = "sell"
+    trial_family = "sell"
+    conversion_kind = "layout"
+    padded = True
+    even_loops = True  # rows sorted by length within sigma, each slice run to its longest
+
+    @classmethod
+    def slots(cls, shape: RowShape) -> int:
+        """pJDS's slots plus, unless every row has one length, half the padding
+        :func:`choose_sigma`'s window may add beyond them (:data:`SIGMA_PADDING_SLACK` times
+        the entries), instead of the sorts it makes."""
+        if shape.constant:
+            return shape.sorted_slots()
+        return shape.sorted_slots() + int(SIGMA_PADDING_SLACK * shape.entries / 2)
+
+    @classmethod
+    def matrix_bytes(cls, f: Features) -> int:
+        """The slots, the row permutation and lengths, and the slice pointers."""
+        n_pad = padded_row_count(f)
+        return f.slots_of(cls.name) * slot_bytes(f) + n_pad * 8 + (n_pad // f.simd_width + 1) * 4
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, sigma: int | None = None,
@@ -211,6 +237,11 @@ class Pjds(Sell):
     """pJDS: all rows sorted by length (SELL with sigma = n), slices padded to their longest row."""
 
     name = "pjds"
+    trial_family = "pjds"
+
+    @classmethod
+    def slots(cls, shape: RowShape) -> int:
+        return shape.sorted_slots()
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout,

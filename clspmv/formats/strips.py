@@ -36,7 +36,7 @@ import scipy.sparse as sp
 
 from ..device import Device
 from .base import Format, Layout, Triplets, check_column_map
-from .conversion import check_int
+from .checks import check_int
 from .layout import check_work_group_size
 
 DEFAULT_PLAN_FORMAT = "csr-vector"

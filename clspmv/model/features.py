@@ -5,7 +5,9 @@ the column indices.
 The features are what the kernels pay for: the slots each format stores (entries plus its
 padding: ELL pads every row to the longest, SELL-C-sigma / pJDS each slice of C rows to its own
 longest row, ``csr-aligned`` every row to 16, HYB its ELL part to the width K, DIA every occupied
-diagonal to the row count), the rows, the longest row (the critical path of a row-per-work-item
+diagonal to the row count; each padded format counts its own,
+:meth:`~clspmv.formats.costs.FormatCosts.slots`, from a :class:`~clspmv.formats.costs.RowShape`
+of the row lengths), the rows, the longest row (the critical path of a row-per-work-item
 kernel), and the gathers from x: the distinct cache lines of x touched per block of rows
 (:data:`ROW_BLOCK` rows, about one work-group) and not by the block before it, estimated on a
 sample of blocks.
@@ -14,40 +16,42 @@ Formats with a COO tail of long rows (:mod:`clspmv.formats.long_rows`, :data:`SP
 are two parts: given the device's compute units, the features count the rows beyond the default
 limit of each (:attr:`Features.splits`: the tail's rows and entries, the main part's longest
 row and padding); :func:`main_part` and :func:`tail_part` give the features of each, and the
-predicted time of such a format is its own model on the main part plus ``coo``'s on the tail
-(:func:`clspmv.model.predict.kernel_time`).
+predicted time of such a format is its own model on the main part plus its tail format's
+(``coo``) on the tail (:func:`clspmv.model.predict.kernel_time`).
+
+The model names no format: what a format costs (its slots, bytes, launches, work-items,
+refusals) it says through the hooks of :class:`~clspmv.formats.costs.FormatCosts`, and the
+functions here ask the class registered under the name they are given.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
-from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import UnsuitableFormatError
-from ..formats import FORMAT_CLASSES
-from ..formats.base import (
-    INDEX_DTYPE,
-    INDEX_LIMIT,
-    check_padding,
-    round_up,
-)
-from ..formats.csr import ALIGNMENT, VECTOR_WIDTHS, threads_for_mean_length
-from ..formats.ell import ellr_t_threads
+from ..formats import SINGLE_FORMATS, FormatNames, format_class
+from ..formats.base import INDEX_LIMIT
+from ..formats.costs import RowShape
 from ..formats.hyb import ell_share
 from ..formats.layout import LOCKSTEP_SIMD
 from ..formats.long_rows import long_row_limit
-from ..formats.sell import SIGMA_PADDING_SLACK
-from .rowlengths import LengthHistogram, lane_padding, length_changes
+from .rowlengths import HistogramShape, LengthHistogram, lane_padding, length_changes
 from .sampling import LINE_BYTES, exact_diagonals, sample_rows, sampled_diagonals, x_locality
 
-PADDED_FORMATS = ("csr-aligned", "ell", "ellr", "ellr-t", "sell", "pjds", "hyb", "dia")
+SPLIT_FORMATS = FormatNames(lambda cls: cls.splits_long_rows)
+"""The formats that move rows beyond their ``long_rows`` limit to a COO tail (a live view of
+the registry)."""
 
-SPLIT_FORMATS = tuple(name for name, cls in FORMAT_CLASSES.items()
-                      if getattr(cls, "splits_long_rows", False))
-"""The formats that move rows beyond their ``long_rows`` limit to a COO tail."""
+
+def padded_slots(shape: RowShape, names: Iterable[str] | None = None) -> dict[str, int]:
+    """Slots (entries plus padding) of every padded format of ``names`` (default: the single
+    formats) for rows of ``shape``, as each format counts them
+    (:meth:`~clspmv.formats.costs.FormatCosts.slots`)."""
+    classes = [format_class(name) for name in (SINGLE_FORMATS if names is None else names)]
+    return {cls.name: cls.slots(shape) for cls in classes if cls.padded}
 
 
 @dataclass(frozen=True)
@@ -123,25 +127,32 @@ class Features:
         return asdict(self)
 
 
+def diagonal_formats(names: Iterable[str] | None = None) -> tuple[str, ...]:
+    """Those of ``names`` (default: the single formats) whose slots grow with the occupied
+    diagonals, which :func:`features` counts on a sample of rows
+    (:attr:`~clspmv.formats.costs.FormatCosts.counts_diagonals`)."""
+    return tuple(name for name in (SINGLE_FORMATS if names is None else names)
+                 if format_class(name).counts_diagonals)
+
+
 def with_exact_diagonals(f: Features, csr: sp.csr_matrix) -> Features:
-    """``f`` with DIA's slots from :func:`exact_diagonals` (a no-op when already exact)."""
+    """``f`` (the features of ``csr``) with the occupied diagonals counted exactly
+    (:func:`exact_diagonals`) and the slots of :func:`diagonal_formats` counted again from them
+    (a no-op when already exact)."""
     if f.diagonals_exact:
         return f
     diags, crossed = exact_diagonals(csr)
-    slots = {**f.slots, "dia": diags * round_up(f.rows, f.simd_width)}
+    shape = _shape(LengthHistogram.of(np.diff(csr.indptr).astype(np.int64)), f.simd_width,
+                   f.itemsize, diags)
+    slots = {**f.slots, **padded_slots(shape, diagonal_formats())}
     return replace(f, diagonals=diags, diagonal_rows=crossed, diagonals_exact=True, slots=slots)
 
 
-def _padded_slots(hist: LengthHistogram, c: int) -> dict[str, int]:
-    """Slots of the formats padded per row (csr-aligned) or per slice (sell, pjds) for the row
-    lengths of ``hist``."""
-    nnz = hist.entries
-    pjds_pad = hist.sorted_padding(c)
-    # sell's window (choose_sigma) pads at most SIGMA_PADDING_SLACK * entries beyond pJDS:
-    # counted at half that, instead of the sorts choose_sigma makes
-    sell_pad = pjds_pad if hist.constant else pjds_pad + int(SIGMA_PADDING_SLACK * nnz / 2)
-    return {"csr-aligned": hist.aligned(ALIGNMENT), "sell": nnz + sell_pad,
-            "pjds": nnz + pjds_pad}
+def _shape(hist: LengthHistogram, simd_width: int, itemsize: int, diagonals: int
+           ) -> HistogramShape:
+    """The row shape of ``hist`` on a device of ``simd_width`` for values of ``itemsize``."""
+    share = ell_share(simd_width >= LOCKSTEP_SIMD, itemsize)
+    return HistogramShape(hist, simd_width, share, diagonals)
 
 
 def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
@@ -156,21 +167,12 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
     hist = LengthHistogram.of(lengths)
     nnz = int(csr.nnz)
     c = simd_width
-    n_pad = round_up(m, c)
     longest = hist.longest
-    k = hist.hyb_width(ell_share(c >= LOCKSTEP_SIMD, csr.dtype.itemsize))
-    threads = ellr_t_threads(nnz / m if m else 0.0)
     sample = sample_rows(csr) if nnz else ()
     diags, crossed, exact = sampled_diagonals(csr, sample)
-    slots = {
-        **_padded_slots(hist, c),
-        "ell": n_pad * longest,
-        "ellr": n_pad * longest,
-        "ellr-t": n_pad * round_up(longest, threads),
-        "hyb": n_pad * k + hist.beyond(k),
-        "dia": diags * n_pad,
-    }
-    splits = {} if compute_units is None else _splits(hist, c, compute_units)
+    shape = _shape(hist, c, csr.dtype.itemsize, diags)
+    slots = padded_slots(shape)
+    splits = {} if compute_units is None else _splits(shape, compute_units)
     line_entries = max(1, LINE_BYTES // csr.dtype.itemsize)
     gathered, scattered, near, distance = x_locality(csr, line_entries, sample)
     return Features(
@@ -179,27 +181,28 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
         max_row=longest, std_row=hist.std(), x_lines=gathered, x_scattered=scattered,
         near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags,
         diagonal_rows=crossed, diagonals_exact=exact,
-        hyb_width=k, lane_padding=lane_padding(lengths, c, nnz),
+        hyb_width=shape.hyb_width, lane_padding=lane_padding(lengths, c, nnz),
         length_changes=length_changes(lengths), splits=splits,
     )
 
 
-def _splits(hist: LengthHistogram, c: int, compute_units: int) -> dict[str, Split]:
-    """:attr:`Features.splits` for the row lengths of ``hist`` on a device of ``compute_units``
-    units of SIMD width ``c``."""
-    nnz = hist.entries
+def _splits(shape: HistogramShape, compute_units: int) -> dict[str, Split]:
+    """:attr:`Features.splits` for the rows of ``shape`` on a device of ``compute_units``
+    units (the main part's slots as each format counts them, on the rows it keeps)."""
+    hist, c = shape.hist, shape.simd_width
     out: dict[str, Split] = {}
-    by_limit: dict[int, tuple[int, int, int, dict[str, int]]] = {}
+    by_limit: dict[int, tuple[int, int, HistogramShape | None]] = {}
     for fmt in SPLIT_FORMATS:
-        limit = long_row_limit(nnz, c, compute_units, FORMAT_CLASSES[fmt].lockstep_rows)
+        cls = format_class(fmt)
+        limit = long_row_limit(hist.entries, c, compute_units, cls.lockstep_rows)
         if limit not in by_limit:
             rows, entries = hist.rows_beyond(limit)
-            main = hist.without_beyond(limit) if rows else hist
-            by_limit[limit] = (rows, entries, main.longest if rows else 0,
-                               _padded_slots(main, c) if rows else {})
-        rows, entries, longest, slots = by_limit[limit]
-        if rows:
-            out[fmt] = Split(limit, rows, entries, longest, slots.get(fmt, nnz - entries))
+            main = (HistogramShape(hist.without_beyond(limit), c, shape.share, shape.diagonals)
+                    if rows else None)
+            by_limit[limit] = (rows, entries, main)
+        rows, entries, main = by_limit[limit]
+        if main is not None:
+            out[fmt] = Split(limit, rows, entries, main.longest, cls.slots(main))
     return out
 
 
@@ -233,74 +236,40 @@ def tail_part(fmt: str, f: Features) -> Features | None:
 
 def threads_per_row(fmt: str, f: Features) -> int:
     """Work-items sharing a row in ``fmt``'s default layout (1 for one row per work-item)."""
-    if fmt in ("csr-vector", "csr-adaptive"):
-        return threads_for_mean_length(f.mean_row, VECTOR_WIDTHS)
-    if fmt == "ellr-t":
-        return ellr_t_threads(f.mean_row)
-    if fmt == "csr-aligned":
-        return ALIGNMENT
-    return 1
+    return format_class(fmt).threads_per_row(f)
 
 
 def matrix_bytes(fmt: str, f: Features) -> int:
     """Device bytes of the matrix in ``fmt`` that its product reads (values and indices of the
-    slots plus the per-row arrays), as the formats lay them out (DIA: of its diagonals only the
-    stretches inside the matrix, :attr:`Features.diagonal_rows`): of the main part only for
+    slots plus the per-row arrays), as the format lays them out
+    (:meth:`~clspmv.formats.costs.FormatCosts.matrix_bytes`): of the main part only for
     features of :func:`main_part` (:func:`total_bytes` adds a split format's tail)."""
-    slot = f.itemsize + INDEX_DTYPE.itemsize
-    n_pad = round_up(f.rows, f.simd_width)
-    if fmt == "dia":  # the slots its kernel reads, not the padding beyond the matrix
-        return f.diagonal_rows * f.itemsize + f.diagonals * 4
-    if fmt == "coo":
-        return f.entries * (slot + 4)
-    if fmt == "hyb":
-        return f.slots_of(fmt) * slot + (f.slots_of(fmt) - n_pad * f.hyb_width) * 4
-    if fmt == "ell":
-        return f.slots_of(fmt) * slot
-    if fmt in ("ellr", "ellr-t"):
-        return f.slots_of(fmt) * slot + n_pad * 4
-    if fmt in ("sell", "pjds"):
-        return f.slots_of(fmt) * slot + n_pad * 8 + (n_pad // f.simd_width + 1) * 4
-    return f.slots_of(fmt) * slot + (f.rows + 1) * 4  # the CSR family
+    return format_class(fmt).matrix_bytes(f)
 
 
 def total_bytes(fmt: str, f: Features) -> int:
-    """:func:`matrix_bytes` of ``fmt``, a split format's main part and COO tail both."""
+    """:func:`matrix_bytes` of ``fmt``, a split format's main part and tail both."""
     tail = tail_part(fmt, f)
-    return (matrix_bytes(fmt, main_part(fmt, f))
-            + (matrix_bytes("coo", tail) if tail is not None else 0))
-
-
-def _stand_in(f: Features) -> SimpleNamespace:
-    """What :func:`clspmv.formats.base.check_padding` reads of a CSR matrix."""
-    return SimpleNamespace(nnz=f.entries, shape=(f.rows, f.cols),
-                           data=np.empty(0, np.dtype(f"f{f.itemsize}")))
+    main = matrix_bytes(fmt, main_part(fmt, f))
+    if tail is None:
+        return main
+    return main + format_class(fmt).tail_format.matrix_bytes(tail)  # type: ignore[union-attr]
 
 
 def refusal(fmt: str, f: Features, work_group_size: int = 256) -> str | None:
     """Why ``fmt`` refuses a matrix of features ``f`` (the message the format itself raises), or
-    None when it accepts it. Mirrors the formats' checks: the padding bound of
-    :func:`~clspmv.formats.base.check_padding` (ELL family and DIA), the 32-bit index limit of
-    every array, and the work-items per row of ``ellr-t`` against the work-group size."""
+    None when it accepts it: the 32-bit index limit of every array, then the format's own
+    checks (:meth:`~clspmv.formats.costs.FormatCosts.refusal`: the padding bound of
+    :func:`~clspmv.formats.base.check_padding` for the ELLPACK family and DIA, the work-items
+    per row of ``ellr-t`` against the work-group size)."""
     f = main_part(fmt, f)
     slots = f.slots_of(fmt)
     if slots > INDEX_LIMIT - f.simd_width * 32:
         return (f"format {fmt!r} would store {slots} slots, beyond the 32-bit index type of the "
                 "kernels")
-    try:
-        if fmt in ("ell", "ellr", "ellr-t"):
-            n_pad = round_up(f.rows, f.simd_width)
-            check_padding(fmt, slots * (f.itemsize + 4) + n_pad * 4, _stand_in(f))
-        elif fmt == "dia":
-            check_padding(fmt, slots * f.itemsize + f.diagonals * 4, _stand_in(f))
-    except UnsuitableFormatError as err:
-        return str(err)
-    if fmt == "ellr-t" and threads_per_row(fmt, f) > work_group_size:
-        return (f"format 'ellr-t' shares each row among {threads_per_row(fmt, f)} work-items, "
-                f"more than the work-group size {work_group_size}")
-    return None
+    return format_class(fmt).refusal(f, work_group_size)
 
 
-__all__ = ["SPLIT_FORMATS", "Features", "Split", "exact_diagonals", "features", "main_part",
-           "matrix_bytes", "refusal", "tail_part", "threads_per_row", "total_bytes",
-           "with_exact_diagonals"]
+__all__ = ["SPLIT_FORMATS", "Features", "Split", "diagonal_formats", "exact_diagonals", "features",
+           "main_part", "matrix_bytes", "padded_slots", "refusal", "tail_part", "threads_per_row",
+           "total_bytes", "with_exact_diagonals"]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..canonical import canonical_csr
 from ..device import Device, select_device
-from ..formats import SINGLE_FORMATS
+from ..formats import SINGLE_FORMATS, format_class
 from ..precision import resolve
 from .features import Features, features, main_part, refusal, tail_part, with_exact_diagonals
 from .store import calibration
@@ -33,12 +33,14 @@ class Prediction:
 
 def kernel_time(cal: Calibration, fmt: str, f: Features) -> float:
     """Predicted kernel seconds of ``fmt`` for features ``f``: its model on what its own kernel
-    walks (:func:`~clspmv.model.features.main_part`) plus, for a format with a COO tail of long
-    rows, ``coo``'s model on the tail (:func:`~clspmv.model.features.tail_part`)."""
+    walks (:func:`~clspmv.model.features.main_part`) plus, for a format with a tail of long rows,
+    its tail format's model (:attr:`~clspmv.formats.costs.FormatCosts.tail_format`, COO) on the
+    tail (:func:`~clspmv.model.features.tail_part`)."""
     seconds = cal.kernel_time(fmt, main_part(fmt, f))
     tail = tail_part(fmt, f)
-    if tail is not None and "coo" in cal.kernel:
-        seconds += cal.kernel_time("coo", tail)
+    tail_format = format_class(fmt).tail_format
+    if tail is not None and tail_format is not None and tail_format.name in cal.kernel:
+        seconds += cal.kernel_time(tail_format.name, tail)
     return seconds
 
 

@@ -8,6 +8,7 @@ after); the answers are those of the sorts (:func:`clspmv.formats.sell.slice_pad
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 
@@ -114,3 +115,42 @@ def length_changes(lengths: np.ndarray) -> int:
     if lengths.size < 3:
         return 0
     return int(np.count_nonzero((lengths[2:] != lengths[1:-1]) & (lengths[2:] != lengths[:-2])))
+
+
+class HistogramShape:
+    """The :class:`~clspmv.formats.costs.RowShape` of a :class:`LengthHistogram` (rows of a
+    matrix, or of a block of them) on a device of SIMD width ``simd_width``: what the formats'
+    slot formulas read, each part computed once when first read."""
+
+    def __init__(self, hist: LengthHistogram, simd_width: int, hyb_share: Fraction,
+                 diagonals: int) -> None:
+        self.hist = hist
+        self.rows = hist.rows
+        self.entries = hist.entries
+        self.simd_width = simd_width
+        self.longest = hist.longest
+        self.constant = hist.constant
+        self.diagonals = diagonals
+        self.share = hyb_share
+        """The share of the rows HYB's ELL width must reach."""
+        self._sorted: int | None = None
+
+    @cached_property
+    def hyb_width(self) -> int:
+        """HYB's ELL width for the histogram's rows."""
+        return self.hist.hyb_width(self.share)
+
+    @cached_property
+    def hyb_beyond(self) -> int:
+        """Entries beyond :attr:`hyb_width`."""
+        return self.hist.beyond(self.hyb_width)
+
+    def sorted_slots(self) -> int:
+        """pJDS's slots: the entries plus :meth:`LengthHistogram.sorted_padding`."""
+        if self._sorted is None:
+            self._sorted = self.entries + self.hist.sorted_padding(self.simd_width)
+        return self._sorted
+
+    def aligned_slots(self, alignment: int) -> int:
+        """:meth:`LengthHistogram.aligned`."""
+        return self.hist.aligned(alignment)

@@ -16,13 +16,15 @@ import time
 from dataclasses import dataclass, field
 
 import scipy.sparse as sp
+from tabulate import tabulate
 
 from ..device import Device
 from ..formats import Format
+from ..formats.strips import Strips
 from ..precision import Precision, resolve
 from . import strips_trial
 from . import trial as trials
-from .features import Features, features, with_exact_diagonals
+from .features import Features, diagonal_formats, features, with_exact_diagonals
 from .predict import Prediction, predict_features
 from .store import calibration
 from .strips import MIN_STRIP_ENTRIES, StripsPlan, plan_for_device
@@ -66,7 +68,7 @@ class Selection:
     @property
     def params(self) -> dict[str, object]:
         """The format parameters the choice needs: the plan's blocks for ``"strips"``."""
-        return self.strips.params() if self.format == "strips" and self.strips else {}
+        return self.strips.params() if self.format == Strips.name and self.strips else {}
 
     @property
     def refusals(self) -> dict[str, str]:
@@ -79,6 +81,39 @@ class Selection:
                  "conversion ms": None if p.conversion_s is None else p.conversion_s * 1e3,
                  "refused": p.refused, "chosen": k == self.format}
                 for k, p in self.predictions.items()]
+
+    def __str__(self) -> str:
+        """The choice and why, then :meth:`table` as aligned text: the accepted formats by
+        predicted cost (measured ms where a trial ran), then the refused ones with the start of
+        their reason."""
+        def cost(p: Prediction) -> float:
+            return (p.kernel_s if self.expected_products is None  # type: ignore[return-value]
+                    else p.total_s(self.expected_products))
+
+        accepted = sorted((p for p in self.predictions.values() if p.refused is None),
+                          key=lambda p: (cost(p), p.format))
+        refused = [p for p in self.predictions.values() if p.refused is not None]
+        headers = ["", "format", "kernel ms", "conversion ms"]
+        rows = [["*" if p.format == self.format else "", p.format, f"{p.kernel_s * 1e3:.4g}",
+                 f"{p.conversion_s * 1e3:.4g}"] for p in accepted]  # type: ignore[operator]
+        rows += [["", p.format, "", ""] for p in refused]
+        if self.trial_ms:
+            headers.append("measured ms")
+            for row in rows:
+                ms = self.trial_ms.get(row[1])
+                row.append("" if ms is None else f"{ms:.4g}")
+        if refused:
+            headers.append("refused")
+            for row, p in zip(rows, accepted + refused, strict=True):
+                row.append(_shortened(p.refused or ""))
+        table = tabulate(rows, headers=headers, disable_numparse=True)
+        plan = (f"; strips: {_blocks(self.strips.blocks)}"
+                if self.format == Strips.name and self.strips else "")
+        return (f"format={self.format!r} ({self.calibration} calibration, selected in "
+                f"{self.cost_ms:.3g} ms{plan})\nwhy: {self.why}\n{table}")
+
+    def __repr__(self) -> str:
+        return f"<Selection {self}>"
 
 
 def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = None,
@@ -108,10 +143,10 @@ def select(csr: sp.csr_matrix, device: Device, precision: Precision | None = Non
     f = features(csr, device.simd_width, compute_units=device.compute_units)
     preds = predict_features(f, cal, wg)
     best = _best(preds, expected_products)
-    if best.format == "dia" and not f.diagonals_exact:
-        # the sampled diagonals are a lower bound: count them all before DIA is taken
+    if best.format in diagonal_formats() and not f.diagonals_exact:
+        # the sampled diagonals are a lower bound: count them all before such a format is taken
         f = with_exact_diagonals(f, csr)
-        preds["dia"] = predict_features(f, cal, wg, ("dia",))["dia"]
+        preds.update(predict_features(f, cal, wg, diagonal_formats(preds)))
         best = _best(preds, expected_products)
     accepted = [p for p in preds.values() if p.refused is None]
     plan = None
@@ -158,6 +193,15 @@ def _blocks(blocks: tuple[tuple[int, int, str], ...]) -> str:
     return ", ".join(f"rows {r0}:{r1} {fmt}" for r0, r1, fmt in blocks)
 
 
+REASON_WIDTH = 60
+"""Characters of a refusal's reason that :meth:`Selection.__str__` shows (the whole reason is
+in :attr:`Selection.refusals`)."""
+
+
+def _shortened(reason: str) -> str:
+    return reason if len(reason) <= REASON_WIDTH else reason[:REASON_WIDTH - 3] + "..."
+
+
 def _strips(csr: sp.csr_matrix, device: Device, precision: Precision | None,
             expected_products: int | None, cal: Calibration, trial: bool | None,
             preds: dict[str, Prediction], f: Features, plan: StripsPlan, started: float,
@@ -188,14 +232,14 @@ def _strips(csr: sp.csr_matrix, device: Device, precision: Precision | None,
             return None
         why = (f"row strips predicted {plan.gain:.0%} faster ({plan.predicted_s * 1e3:.4g} ms) "
                f"than the best single format, {plan.single_format}: {_blocks(plan.blocks)}")
-        return Selection("strips", preds, why, expected_products, cal.kind, cost, f, plan)
+        return Selection(Strips.name, preds, why, expected_products, cal.kind, cost, f, plan)
     ms = done.kernel_ms
-    singles = sorted((k for k in ms if k != "strips"), key=lambda k: ms[k])
+    singles = sorted((k for k in ms if k != Strips.name), key=lambda k: ms[k])
     against = (f"the fastest single format tried, {singles[0]} ({ms[singles[0]]:.4g} ms)"
                if singles else "no single format (none fit the device)")
-    why = (f"row strips measured {ms['strips']:.4g} ms against {against}: "
+    why = (f"row strips measured {ms[Strips.name]:.4g} ms against {against}: "
            f"{_blocks(done.plan.blocks)} (the model's plan: {_blocks(plan.blocks)})")
-    chosen_plan = done.plan if done.winner == "strips" else plan
+    chosen_plan = done.plan if done.winner == Strips.name else plan
     return Selection(done.winner, preds, why, expected_products, cal.kind, cost, f,
                      chosen_plan, ms, done.seconds, done.converted)
 

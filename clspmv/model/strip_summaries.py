@@ -15,17 +15,15 @@ refused by DIA).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..formats.base import round_up
-from ..formats.ell import ellr_t_threads
 from ..formats.hyb import ell_share
 from ..formats.layout import LOCKSTEP_SIMD
-from ..formats.sell import SIGMA_PADDING_SLACK
 from ..stats import reach_share
-from .features import Features, features
+from .features import Features, features, padded_slots
 from .sampling import ROW_BLOCK, diagonal_rows, x_lines
 
 HYB_WIDTH_CAP = 1024
@@ -68,7 +66,8 @@ class StripSummaries:
         self.scattered = cum([f.x_scattered for f in strips])
         self.near = cum([f.near_fraction * f.entries for f in strips])
         self.distance = cum([f.mean_distance * f.entries for f in strips])
-        self.slots = {"csr-aligned": cum([f.slots_of("csr-aligned") for f in strips])}
+        self.lengths = lengths
+        self._aligned: dict[int, np.ndarray] = {}
         self.lanes = cum([f.lane_padding for f in strips])  # strips: whole SIMD-width groups
         self.changes = cum([f.length_changes for f in strips])  # a strip's first two rows: 0
         self.max_row = np.array([f.max_row for f in strips], np.int64)
@@ -108,26 +107,11 @@ class StripSummaries:
         """Features of the block of strips ``i .. j-1`` whose occupied diagonals and the rows
         they cross are ``diagonals`` (:meth:`diagonal_counts`)."""
         occupied, crossed = diagonals
-        rows = int(self.rows[j] - self.rows[i])
-        nnz = int(self.entries[j] - self.entries[i])
-        longest = int(self.max_row[i:j].max()) if j > i else 0
+        shape = BlockShape(self, i, j, occupied)
+        rows, nnz, longest = shape.rows, shape.entries, shape.longest
         mean = nnz / rows if rows else 0.0
         var = (self.squares[j] - self.squares[i]) / rows - mean * mean if rows else 0.0
-        n_pad = round_up(rows, self.simd)
-        reach = self.reach[j] - self.reach[i]  # rows reaching width w
-        share = ell_share(self.simd >= LOCKSTEP_SIMD, self.itemsize)
-        k = int(np.count_nonzero(reach_share(reach[1:-1], rows, share))) if rows else 0
-        beyond = nnz - int(reach[1:k + 1].sum())
-        slots = {fmt: int(c[j] - c[i]) for fmt, c in self.slots.items()}
-        pjds = self.sorted_slots(reach, [self.long_rows[s] for s in range(i, j)])
-        constant = rows == 0 or int(self.min_row[i:j].min()) == longest
-        slots["pjds"] = pjds
         lines = float(self.x_alone[i] + self.x_lines[j] - self.x_lines[i + 1])
-        slots["sell"] = pjds if constant else pjds + int(SIGMA_PADDING_SLACK * nnz / 2)
-        slots.update({
-            "ell": n_pad * longest, "ellr": n_pad * longest,
-            "ellr-t": n_pad * round_up(longest, ellr_t_threads(mean)),
-            "hyb": n_pad * k + beyond, "dia": occupied * n_pad})
         return Features(
             rows=rows, cols=self.csr_shape[1], entries=nnz, itemsize=self.itemsize,
             simd_width=self.simd, empty_rows=int(self.empty[j] - self.empty[i]),
@@ -135,10 +119,19 @@ class StripSummaries:
             x_lines=lines, x_scattered=min(lines, float(self.scattered[j] - self.scattered[i])),
             near_fraction=float((self.near[j] - self.near[i]) / nnz) if nnz else 1.0,
             mean_distance=float((self.distance[j] - self.distance[i]) / nnz) if nnz else 0.0,
-            slots=slots, diagonals=occupied, diagonal_rows=crossed, diagonals_exact=True,
-            hyb_width=k,
+            slots=padded_slots(shape), diagonals=occupied, diagonal_rows=crossed,
+            diagonals_exact=True, hyb_width=shape.hyb_width,
             lane_padding=int(self.lanes[j] - self.lanes[i]),
             length_changes=int(self.changes[j] - self.changes[i]))
+
+    def aligned_slots(self, i: int, j: int, alignment: int) -> int:
+        """Slots of the rows of the block of strips ``i .. j-1`` each padded to a multiple of
+        ``alignment`` (from running sums over the rows, made once per alignment)."""
+        if alignment not in self._aligned:
+            padded = -(-self.lengths // alignment) * alignment
+            self._aligned[alignment] = np.concatenate([[0], np.cumsum(padded)])[self.bounds]
+        sums = self._aligned[alignment]
+        return int(sums[j] - sums[i])
 
     def sorted_slots(self, reach: np.ndarray, long_rows: list[np.ndarray]) -> int:
         """Slots of pJDS (all rows sorted by length, slices of C rows padded to their longest)
@@ -194,6 +187,48 @@ class StripSummaries:
         return out
 
 
+class BlockShape:
+    """The :class:`~clspmv.formats.costs.RowShape` of the block of strips ``i .. j-1`` of
+    ``summary`` whose occupied diagonals are ``diagonals``: what the formats' slot formulas read,
+    combined from the strips' summaries, each part computed once when first read."""
+
+    def __init__(self, summary: StripSummaries, i: int, j: int, diagonals: int) -> None:
+        self.summary, self.i, self.j = summary, i, j
+        self.rows = int(summary.rows[j] - summary.rows[i])
+        self.entries = int(summary.entries[j] - summary.entries[i])
+        self.simd_width = summary.simd
+        self.longest = int(summary.max_row[i:j].max()) if j > i else 0
+        self.constant = self.rows == 0 or int(summary.min_row[i:j].min()) == self.longest
+        self.diagonals = diagonals
+        self.reach = summary.reach[j] - summary.reach[i]  # rows reaching width w
+        self._sorted: int | None = None
+
+    @cached_property
+    def hyb_width(self) -> int:
+        """HYB's ELL width: the widths (up to the summaries' cap) that its share of the rows
+        reach."""
+        if not self.rows:
+            return 0
+        share = ell_share(self.simd_width >= LOCKSTEP_SIMD, self.summary.itemsize)
+        return int(np.count_nonzero(reach_share(self.reach[1:-1], self.rows, share)))
+
+    @cached_property
+    def hyb_beyond(self) -> int:
+        """Entries beyond :attr:`hyb_width`."""
+        return self.entries - int(self.reach[1:self.hyb_width + 1].sum())
+
+    def sorted_slots(self) -> int:
+        """pJDS's slots (:meth:`StripSummaries.sorted_slots`)."""
+        if self._sorted is None:
+            self._sorted = self.summary.sorted_slots(
+                self.reach, [self.summary.long_rows[s] for s in range(self.i, self.j)])
+        return self._sorted
+
+    def aligned_slots(self, alignment: int) -> int:
+        """:meth:`StripSummaries.aligned_slots` of the block."""
+        return self.summary.aligned_slots(self.i, self.j, alignment)
+
+
 def _seam_lines(csr: sp.csr_matrix, start: int, stop: int) -> float:
     """Lines of x that the first row block of the strip ``start .. stop`` reads and the row
     block before it already read (:func:`clspmv.model.sampling.x_lines` of the two blocks)."""
@@ -203,4 +238,4 @@ def _seam_lines(csr: sp.csr_matrix, start: int, stop: int) -> float:
     return max(0.0, x_lines(csr, slice(start, first)) - chained)
 
 
-__all__ = ["DIAGONAL_CAP", "HYB_WIDTH_CAP", "StripSummaries"]
+__all__ = ["DIAGONAL_CAP", "HYB_WIDTH_CAP", "BlockShape", "StripSummaries"]

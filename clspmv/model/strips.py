@@ -39,9 +39,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..device import Device
-from ..formats import FORMAT_CLASSES, SINGLE_FORMATS
+from ..formats import SINGLE_FORMATS, format_class
 from ..formats.base import round_up
-from .features import Features, refusal
+from .features import Features, diagonal_formats, refusal
 from .predict import kernel_time
 from .strip_summaries import DIAGONAL_CAP, StripSummaries
 from .timemodel import Calibration
@@ -210,13 +210,14 @@ def plan_strips(csr: sp.csr_matrix, predictor: Calibration | Predictor, simd_wid
     summary = StripSummaries(csr, simd_width, size)
     n = summary.count
     diags = [summary.diagonal_counts(i) for i in range(n)]
+    diagonal = diagonal_formats(names)
 
     def cost(i: int, j: int, only: Sequence[str] = names) -> tuple[float, str | None]:
         d = diags[i][j - i - 1]
         f = summary.block(i, j, d)
         best: tuple[float, str | None] = (np.inf, None)
         for fmt in only:
-            if fmt == "dia" and d[0] > DIAGONAL_CAP:
+            if fmt in diagonal and d[0] > DIAGONAL_CAP:
                 continue
             t = predictor(fmt, f)
             if t is not None and t < best[0]:
@@ -248,7 +249,7 @@ def block_params(formats: Sequence[str], device: Device) -> tuple[dict[str, obje
     wg = min(256, device.max_work_group_size)
     params = []
     for fmt in formats:
-        preferred = FORMAT_CLASSES[fmt].preferred_work_group_size(device)
+        preferred = format_class(fmt).preferred_work_group_size(device)
         params.append({"work_group_size": preferred} if preferred not in (None, wg) else {})
     return tuple(params)
 

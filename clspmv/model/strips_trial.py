@@ -131,15 +131,15 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, plan: StripsPl
             single = trials.run(csr, device, precision, single_names, owned)
         except ValueError:
             single = None  # no single format fits beside the blocks: the strips alone are timed
-    timed: dict[str, Format] = {"strips": joined}
+    timed: dict[str, Format] = {Strips.name: joined}
     if single is not None:
         timed[single.winner] = single.converted
     x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
     y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
     seconds = kernel_times(timed, x, y, trials.REPEATS)
-    winner = "strips"
+    winner = Strips.name
     if single is not None:
-        strips_s, single_s = seconds["strips"], seconds[single.winner]
+        strips_s, single_s = seconds[Strips.name], seconds[single.winner]
         if (single_s * (1 + trials.MARGIN) < strips_s if plan.worthwhile
                 else strips_s * (1 + trials.MARGIN) >= single_s):
             winner = single.winner

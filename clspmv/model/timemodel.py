@@ -23,7 +23,8 @@ Zen 5 (32 MiB reported) the probe's gathers missed a quarter of the time at 16 M
 speed, twice their predicted time (reports/2026-11-26-cpu-2core-zen5-row-lengths). On the H200
 the probe's curve moved no choice for the better in replays and two for the worse, so GPUs keep
 the reported cache. ``xbytes`` the cache lines of x gathered per row block
-(:attr:`Features.x_lines` times 64; 0 for the formats of :data:`X_STREAMED`),
+(:attr:`Features.x_lines` times 64; 0 for the formats that read x in streams,
+:attr:`~clspmv.formats.costs.FormatCosts.x_streamed`),
 ``items_f`` the work-items of ``f``'s main kernel (:func:`clspmv.model.launches.work_items`:
 the rows times the work-items sharing a row for the row formats, the equal shares of the
 entries for ``coo``, ``csr-merge`` and ``csr-adaptive``), the cost of each work-item's fixed
@@ -46,13 +47,15 @@ padding of rows taken in SIMD-width groups in order, each group to its longest r
 irregular rows), ``farbytes`` the scattered cache
 lines of x (:attr:`Features.x_scattered` times 64: gathers that follow no stream) and
 ``changes_f`` the rows whose length differs from both rows before them
-(:attr:`Features.length_changes`), counted on CPUs only and 0 for the formats of
-:data:`EVEN_LOOPS`: a CPU kernel that walks rows in order with a loop per row ends each such
-row's loop with a branch the predictor misses (2-core Zen 5, PoCL 3.1, 0.9 M entries in the
-cache: csr-blocks 155 us on rows of 9 entries, 484 us on rows of Poisson lengths of mean 9,
-155 us on rows alternating 6 and 12 entries; csr-scalar 211 and 554 us; sell, whose slices sort
-their rows, 294 and 251 us), paid on the cached share (beyond the cache the core waits on memory
-meanwhile), while a lockstep device pays uneven rows as idle lanes (``lanes``), and
+(:attr:`Features.length_changes`), counted on CPUs only and 0 for the formats whose loops do
+not end with each row's length in row order
+(:attr:`~clspmv.formats.costs.FormatCosts.even_loops`): a CPU kernel that walks rows in order
+with a loop per row ends each such row's loop with a branch the predictor misses (2-core
+Zen 5, PoCL 3.1, 0.9 M entries in the cache: csr-blocks 155 us on rows of 9 entries, 484 us
+on rows of Poisson lengths of mean 9, 155 us on rows alternating 6 and 12 entries;
+csr-scalar 211 and 554 us; sell, whose slices sort their rows, 294 and 251 us), paid on the
+cached share (beyond the cache the core waits on memory meanwhile), while a lockstep device
+pays uneven rows as idle lanes (``lanes``), and
 ``1 - h_x`` the share of the cost of a miss that a gather from an x of ``cols * itemsize``
 bytes pays, read off the miss curve the calibration probes beyond the x of its random matrix
 (:func:`clspmv.model.probes.probe_x_cache`, :func:`miss_share`); c8 is what a gather from the
@@ -77,9 +80,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ..formats import format_class
 from ..formats.layout import LOCKSTEP_SIMD
-from .features import Features, matrix_bytes, threads_per_row
-from .launches import launches, work_items
+from .features import Features
+from .launches import model_layout
 from .sampling import LINE_BYTES
 
 TERMS = ("launch", "bytes", "cached bytes", "xbytes", "work-items", "longest", "wide bytes",
@@ -87,22 +91,6 @@ TERMS = ("launch", "bytes", "cached bytes", "xbytes", "work-items", "longest", "
 WIDE_ROW = 64
 """Slots per row from which the ``wide bytes`` term stops growing."""
 CONVERSION_TERMS = ("fixed", "entries", "slots")
-X_STREAMED = ("dia",)
-"""Formats that read x along their diagonals, one contiguous stream per diagonal whose lines the
-next rows reuse, instead of gathering it entry by entry: the ``xbytes`` term (lines of x per row
-block, each a gather for the row formats) does not describe their x traffic and is 0 for them.
-Fitted, it took weight in one 2-core Zen 5 calibration of two and none in the other, so one put
-``dia`` behind ``csr-blocks`` on a 2-D Poisson matrix and 3-5-diagonal bands (the diagonals' x
-windows counted as separate lines: 27 % of dia's predicted time there) where dia measured 1.7-2.8
-times faster (auto / fastest 0.36-0.59); replayed on both calibrations' measurements, on the
-Xeon's and the H200's, no choice was worse without the term
-(``reports/2026-11-26-auto-targets/dia-xbytes-replay.txt``)."""
-
-EVEN_LOOPS = ("ell", "dia", "sell", "pjds")
-"""Formats whose loops do not end with each row's length in row order: ``ell`` and ``dia`` run
-every row to one width, ``sell`` and ``pjds`` sort rows by length (within sigma, or all) and run
-each slice to its longest; the ``length changes`` term is 0 for them."""
-
 QUICK_DEFAULT = {
     # device type: (launch seconds, streaming bytes/s, gather bytes/s, conversion s/entry)
     "gpu": (8e-6, 1.0e12, 2.5e11, 2.0e-8),
@@ -136,7 +124,9 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0,
     (:func:`miss_share`; None or empty: not probed, no far gathers) and the probe's whole miss
     curve ``stream_miss`` (the share of a product's bytes the cache holds is 1 less its miss
     share at the bytes a product streams; None or empty: ``cache_bytes`` over those bytes)."""
-    streamed = float(matrix_bytes(fmt, f) + (f.rows + f.cols) * f.itemsize)
+    cls = format_class(fmt)
+    layout = model_layout(f)
+    streamed = float(cls.matrix_bytes(f) + (f.rows + f.cols) * f.itemsize)
     if not streamed:
         hit = 1.0
     elif stream_miss:
@@ -147,15 +137,15 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0,
     far = miss_share(x_miss or [], f.cols * f.itemsize)
     # mispredicted row ends: CPUs only (a lockstep device pays uneven rows as idle lanes), the
     # cached share only (beyond the cache the core waits on memory meanwhile)
-    changes = (0.0 if fmt in EVEN_LOOPS or f.simd_width >= LOCKSTEP_SIMD
+    changes = (0.0 if cls.even_loops or f.simd_width >= LOCKSTEP_SIMD
                else float(f.length_changes) * hit)
     return np.array([
-        float(launches(fmt, f)),
+        float(cls.launches(f, layout)),
         streamed * (1.0 - hit),
         streamed * hit,
-        0.0 if fmt in X_STREAMED else float(f.x_lines * LINE_BYTES),
-        work_items(fmt, f),
-        float(f.max_row) / threads_per_row(fmt, f),
+        0.0 if cls.x_streamed else float(f.x_lines * LINE_BYTES),
+        cls.work_items(f, layout),
+        float(f.max_row) / cls.threads_per_row(f),
         streamed * (1.0 - hit) * wide,
         float(f.lane_padding),
         float(f.x_scattered * LINE_BYTES) * far,
@@ -260,8 +250,11 @@ def prior(launch_s: float, stream_bw: float, gather_bw: float, far_s_per_byte: f
     return [launch_s, 1.0 / stream_bw, 0.5 / stream_bw, 1.0 / gather_bw, 0.0, 0.0, 0.0, 0.0,
             far_s_per_byte, 0.0, 0.0]
 
-CSR_LAYOUTS = ("csr-scalar", "csr-vector", "csr-blocks", "csr-adaptive")
-"""Formats whose conversion is little more than a copy of the CSR arrays."""
+CONVERSION_RATE = {"copy": 0.5, "layout": 1.0}
+"""The quick default's conversion seconds per slot, relative to its ``s/entry``, of each
+:attr:`~clspmv.formats.costs.FormatCosts.conversion_kind`
+(:data:`~clspmv.formats.costs.CONVERSION_KINDS`): a copy of the CSR arrays at half the rate of
+a new layout."""
 
 
 def quick_default(device_name: str, driver: str, version: str, device_type: str,
@@ -269,6 +262,7 @@ def quick_default(device_name: str, driver: str, version: str, device_type: str,
     """The calibration of :data:`QUICK_DEFAULT` for a device of ``device_type``."""
     launch, stream, gather, per_entry = QUICK_DEFAULT.get(device_type, QUICK_DEFAULT["other"])
     kernel = {f: prior(launch, stream, gather) for f in formats}
-    conversion = {f: [1e-4, 0.0, per_entry / (2 if f in CSR_LAYOUTS else 1)] for f in formats}
+    conversion = {f: [1e-4, 0.0, per_entry * CONVERSION_RATE[format_class(f).conversion_kind]]
+                  for f in formats}
     return Calibration(device_name, driver, version, "quick-default", cache_bytes, launch, stream,
                        gather, kernel=kernel, conversion=conversion)

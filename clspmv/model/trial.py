@@ -28,7 +28,7 @@ import scipy.sparse as sp
 
 from ..device import Device
 from ..errors import DeviceError, UnsuitableFormatError
-from ..formats import FORMAT_CLASSES, Format, convert
+from ..formats import Format, convert, format_class
 from ..precision import Precision
 from .predict import Prediction
 from .probes import kernel_times, planned_rounds
@@ -44,17 +44,6 @@ entries on the 2-core Zen 5: ``sell`` measured at 0.55 of its prediction, the CS
 ``reports/2026-11-26-cpu-2core-zen5-ell-order/band-replay.txt``), 0.6 to 1.0 took auto / fastest
 from 0.984 to 0.989 (worst 0.646 to 0.772, within 5 % 94 to 96 %) for 3.8 to 4.5 candidates;
 wider bands added nothing; on the Zen 5's (150 pairs, looked at after) worst 0.471 to 0.927."""
-FAMILIES = {"ell": ("ell", "ellr", "ellr-t", "hyb", "dia"), "sell": ("sell",), "pjds": ("pjds",)}
-"""Formats whose kernels walk padded slots rather than a CSR row (the rest are one family):
-their times move together against the CSR kernels' as rows get shorter or more regular. ``sell``
-and ``pjds`` are families of their own: on CPUs ``sell``'s windows keep rows near their
-neighbours while ``pjds`` sorts them all and deals its slices over the work-groups
-(:func:`clspmv.formats.sell.spread_order`), and their times part: on a small R-MAT graph of
-the 2-core Zen 5 ``sell`` ran 1.32x faster than ``pjds``, predicted 2 % slower, so a trial of
-the better predicted one missed it. Replayed on the stored measurements
-(``reports/2026-11-27-cpu-pjds-spread/family_replay.txt``), auto / fastest rose from 0.988 to
-0.993 (worst 0.785 to 0.877) on the Zen 5's run with the dealt slices and by 0-0.001 on every
-other machine's, for 0.6-0.8 more candidates."""
 FAMILY_TRIES = {"csr": 2}
 """How many of a family's best predicted formats within :data:`BAND` are tried (1 for a family
 not named here). The CSR family is the largest (``coo``, ``csr-scalar``, ``csr-vector``,
@@ -70,7 +59,20 @@ PoCL 3.1), 0.857 to 0.952 (Zen 5 with dealt slices), 0.847 to 0.950 (Zen 5, PoCL
 choices did not change. Measured after the rule was fixed (``reports/2026-11-27-trial-csr-family``:
 fresh evaluations over the 44 target matrices): the trial 0.985 (93 % within 5 %) with PoCL 3.1
 and 0.985 (91 %) with PoCL 3.0 on the Zen 5, memplus 1.000 with both; 0.998 (all 44) on the
-H200."""
+H200.
+
+Each format's family for the trial is its
+:attr:`~clspmv.formats.costs.FormatCosts.trial_family`: the formats whose kernels walk padded
+slots rather than a CSR row (``ell``, ``ellr``, ``ellr-t``, ``hyb``, ``dia``; the rest are one
+family, ``csr``) move together against the CSR kernels' as rows get shorter or more regular.
+``sell`` and ``pjds`` are families of their own: on CPUs ``sell``'s windows keep rows near their
+neighbours while ``pjds`` sorts them all and deals its slices over the work-groups
+(:func:`clspmv.formats.sell.spread_order`), and their times part: on a small R-MAT graph of
+the 2-core Zen 5 ``sell`` ran 1.32x faster than ``pjds``, predicted 2 % slower, so a trial of
+the better predicted one missed it. Replayed on the stored measurements
+(``reports/2026-11-27-cpu-pjds-spread/family_replay.txt``), auto / fastest rose from 0.988 to
+0.993 (worst 0.785 to 0.877) on the Zen 5's run with the dealt slices and by 0-0.001 on every
+other machine's, for 0.6-0.8 more candidates."""
 REPEATS = 5
 """Timed products per candidate at least (the fastest counts; short products get more, up to
 :data:`clspmv.model.probes.STEADY_S` of them: :func:`clspmv.model.probes.kernel_times`), after
@@ -100,10 +102,6 @@ class Trial:
     """Wall seconds of the trial (conversions, uploads, products)."""
 
 
-def _family(fmt: str) -> str:
-    return next((name for name, members in FAMILIES.items() if fmt in members), "csr")
-
-
 def candidates(predictions: dict[str, Prediction], expected_products: int | None) -> list[str]:
     """The formats to try: the :data:`TOP` of least predicted time (conversion included with
     ``expected_products``; the first is the model's choice), then each family's best (its
@@ -119,7 +117,7 @@ def candidates(predictions: dict[str, Prediction], expected_products: int | None
     limit = cost(ranked[0]) * (1 + BAND)
     taken: Counter[str] = Counter()
     for p in ranked:  # each family's best, in the order of their predictions
-        family = _family(p.format)
+        family = format_class(p.format).trial_family
         if taken[family] < FAMILY_TRIES.get(family, 1):
             taken[family] += 1
             if cost(p) <= limit and p.format not in out:
@@ -165,7 +163,7 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[st
     uploaded: dict[str, Format] = {}
     for name in names:
         try:
-            fmt = convert(csr, name, FORMAT_CLASSES[name].layout_for(device), precision,
+            fmt = convert(csr, name, format_class(name).layout_for(device), precision,
                           owned=owned)
             fmt.upload(device)
         except (UnsuitableFormatError, DeviceError, cl.MemoryError):
