@@ -14,7 +14,10 @@
 # and OUTDIR/<path>/report.md (+ results.json) merging the runs of one path (records of the two
 # paths share their keys, so they are merged apart). CLSPMV_CALIBRATE=0: no calibration (the
 # formats are named; partition by entries). From the environment: DEVICE (default local-rank:
-# one GPU per rank), PATHS (default "messages window"), PYTHON (default python3).
+# one GPU per rank), PATHS (default "messages window"), PYTHON (default python3); the window's
+# own knobs pass through to every run: CLSPMV_EXCHANGE_CHUNK (bytes of a piece) and
+# CLSPMV_EXCHANGE_WHOLE (the share of a rank's x slice from which a peer gets all of it; 2:
+# never), e.g. CLSPMV_EXCHANGE_WHOLE=2 PATHS=window for the per-peer copies alone.
 set -uo pipefail
 out=${1:?usage: bash reports/exchange-ab.sh OUTDIR RANKS [MATRIX:FORMATS ...]}
 ranks=${2:?usage: bash reports/exchange-ab.sh OUTDIR RANKS [MATRIX:FORMATS ...]}

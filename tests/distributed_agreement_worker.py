@@ -268,9 +268,9 @@ def check_selection_fails(comm) -> None:
     """format="auto": the selection raising on one rank."""
     import importlib
 
-    device_matrix = importlib.import_module("clspmv.matrix")  # where DeviceMatrix selects
+    choice = importlib.import_module("clspmv.format_choice")  # where DeviceMatrix selects
     fail = _raiser(RuntimeError("injected: selection failed"))
-    with _patched(device_matrix, "select", fail, comm.rank == 0):
+    with _patched(choice, "select", fail, comm.rank == 0):
         expect_refusal(comm, lambda: _build(comm, uneven(), format="auto"),
                        f"failed on 1 of {comm.size} ranks: rank 0: RuntimeError: injected")
 

@@ -13,6 +13,7 @@ construction, alike on every rank): ``window`` (pieces of 64 bytes: many per pee
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import time
@@ -26,7 +27,10 @@ import scipy.sparse as sp
 from mpi_cases import expect_error, run_cases, selected
 
 MODES = ("vector", "overlap", "task")
-EXCHANGES = ("window", "messages", "mixed")
+EXCHANGES = ("window", "whole", "messages", "mixed")
+"""``window`` (values picked per peer), ``whole`` (the window, every peer of the node reading the
+writer's whole x slice), ``messages``, ``mixed`` (simulated nodes; whole slices where a peer
+needs 60 % of one, the default)."""
 REPEATS = 50
 
 
@@ -37,7 +41,10 @@ def split(size: int) -> int:
 
 def settings(exchange: str, size: int) -> dict[str, str]:
     """The environment of one exchange."""
-    return {"window": {"CLSPMV_EXCHANGE": "window", "CLSPMV_EXCHANGE_CHUNK": "64"},
+    return {"window": {"CLSPMV_EXCHANGE": "window", "CLSPMV_EXCHANGE_CHUNK": "64",
+                       "CLSPMV_EXCHANGE_WHOLE": "2"},
+            "whole": {"CLSPMV_EXCHANGE": "window", "CLSPMV_EXCHANGE_CHUNK": "64",
+                      "CLSPMV_EXCHANGE_WHOLE": "0"},
             "messages": {"CLSPMV_EXCHANGE": "messages"},
             "mixed": {"CLSPMV_EXCHANGE": "auto", "CLSPMV_NODE_SPLIT": str(split(size)),
                       "CLSPMV_EXCHANGE_CHUNK": "0"}}[exchange]
@@ -46,7 +53,8 @@ def settings(exchange: str, size: int) -> dict[str, str]:
 @contextmanager
 def environment(**values: str) -> Iterator[None]:
     """``os.environ`` with ``values`` set, the variables of the exchange unset otherwise."""
-    names = ("CLSPMV_EXCHANGE", "CLSPMV_NODE_SPLIT", "CLSPMV_EXCHANGE_CHUNK")
+    names = ("CLSPMV_EXCHANGE", "CLSPMV_NODE_SPLIT", "CLSPMV_EXCHANGE_CHUNK",
+             "CLSPMV_EXCHANGE_WHOLE")
     old = {name: os.environ.pop(name, None) for name in names}
     os.environ.update(values)
     try:
@@ -98,6 +106,14 @@ def cases(size: int) -> dict[str, Callable[[object], None]]:
         out[f"{exchange}-repeated"] = _bind(check_repeated, exchange)
     # pinned staging, as on GPUs: the window's slots registered with the device (USE_HOST_PTR)
     out["window-pinned"] = _bind(check_exchange, "window", random_square(), pinned=True)
+    out["graph-without-pymetis"] = check_graph_without_pymetis
+    if importlib.util.find_spec("pymetis") is not None:  # the optional partitioner
+        for exchange in ("window", "messages"):  # partition="graph": the user's numbering kept
+            for label in ("square", "empty-rows", "one-row-per-rank"):
+                out[f"graph-{exchange}-{label}"] = _bind(check_graph, exchange,
+                                                         matrices(size)[label][0])
+        out["graph-cuts-less"] = check_graph_cuts_less
+        out["graph-refusals"] = check_graph_refusals
     out["timeline"] = check_timeline
     out["bad-settings"] = check_bad_settings
     out["settings-differ"] = check_settings_differ
@@ -128,7 +144,7 @@ def check_paths(comm, D, exchange: str) -> None:
     peers = set(np.flatnonzero((plan.send_counts > 0) | (plan.recv_counts > 0)).tolist())
     if exchange == "messages":
         window = set()
-    elif exchange == "window":
+    elif exchange in ("window", "whole"):
         window = peers
     else:
         k = split(comm.size)
@@ -144,6 +160,15 @@ def check_paths(comm, D, exchange: str) -> None:
     sent, received = D.bytes_exchanged
     assert by_path["window"][0] + by_path["messages"][0] == sent
     assert by_path["window"][1] + by_path["messages"][1] == received
+    # whole x slices: from every window peer with values for this rank (``whole``), none
+    # (``window``, ``messages``), from those that send >= 60 % of theirs (``mixed``)
+    slices = np.diff(D.col_offsets)
+    senders = [p for p in sorted(window) if plan.recv_counts[p]]
+    wholes = {"whole": senders, "window": [], "messages": [],
+              "mixed": [p for p in senders if plan.recv_counts[p] >= 0.6 * slices[p]]}[exchange]
+    assert plan.whole_size == int(slices[wholes].sum()), (plan.whole_size, wholes)
+    assert plan.whole_runs == [(int(plan.recv_displs[p]), int(plan.recv_counts[p]))
+                               for p in wholes]
 
 
 def check_products(D, A, rng) -> None:
@@ -187,6 +212,71 @@ def check_exchange(comm, exchange: str, A, **kwargs) -> None:
         for mode in MODES:
             D.mode = mode
             check_products(D, A, rng)
+
+
+def check_graph(comm, exchange: str, A) -> None:
+    """partition="graph": the renumbering is a permutation whose parts are the row blocks; each
+    rank's products are those of the renumbered matrix (every mode, both directions); the
+    global products, in the user's numbering, those of A."""
+    from oracle import assert_matches
+
+    rng = np.random.default_rng(comm.size)
+    with environment(**settings(exchange, comm.size)), _build(comm, A, partition="graph") as D:
+        p = D.permutation
+        assert D.partition == "graph"
+        assert np.array_equal(np.sort(p), np.arange(A.shape[0])), p
+        r0, r1 = D.row_range
+        assert np.array_equal(D.global_rows, p[r0:r1])
+        for mode in MODES:
+            D.mode = mode
+            check_products(D, sp.csr_matrix(A)[p][:, p], rng)
+        x = rng.standard_normal(A.shape[1])
+        y, z = D.matvec_global(x), D.rmatvec_global(x)
+        assert_matches(y, A, x, np.float64)
+        assert_matches(z, sp.csr_matrix(A.T), x, np.float64)
+
+
+def check_graph_cuts_less(comm) -> None:
+    """A 2-D Poisson matrix with its rows and columns scrambled: contiguous blocks exchange
+    nearly everything, METIS's parts far less (a property of the partitioner, not a timing)."""
+    side = 24
+    grid = sp.diags([4.0, -1, -1, -1, -1], [0, -1, 1, -side, side], (side ** 2, side ** 2))
+    scramble = np.random.default_rng(3).permutation(side ** 2)
+    A = sp.csr_matrix(grid)[scramble][:, scramble]
+    halos = {}
+    for partition in ("nnz", "graph"):
+        with _build(comm, A, partition=partition) as D:
+            halos[partition] = comm.allreduce(D.halo_size)
+    assert 3 * halos["graph"] < halos["nnz"], halos
+
+
+def check_graph_without_pymetis(comm) -> None:
+    """Without pymetis (an import of it failing), partition="graph" fails alike on every rank,
+    naming the package."""
+    saved = sys.modules.get("pymetis")
+    sys.modules["pymetis"] = None  # import pymetis raises ImportError
+    try:
+        expect_error(ImportError, lambda: _build(comm, random_square(), partition="graph"),
+                     "partition='graph' needs the graph partitioner pymetis: pip install "
+                     "pymetis")
+    finally:
+        del sys.modules["pymetis"]
+        if saved is not None:
+            sys.modules["pymetis"] = saved
+
+
+def check_graph_refusals(comm) -> None:
+    """partition="graph" refuses a rectangular matrix, given row offsets and a path, on every
+    rank alike, naming the fix."""
+    expect_error(ValueError, lambda: _build(comm, sp.random(9, 7, density=0.3, random_state=1,
+                                                            format="csr"), partition="graph"),
+                 "partition='graph' needs a square matrix", "use partition='nnz'")
+    offsets = np.linspace(0, 240, comm.size + 1).round().astype(int)
+    expect_error(ValueError, lambda: _build(comm, random_square(), partition="graph",
+                                            row_offsets=offsets),
+                 "row_offsets fixes the blocks and partition='graph' chooses them")
+    expect_error(ValueError, lambda: _build(comm, "/nonexistent.mtx", partition="graph"),
+                 "partition='graph' needs the matrix in memory")
 
 
 def check_repeated(comm, exchange: str) -> None:
@@ -239,7 +329,7 @@ def check_timeline(comm) -> None:
             timeline = product.timeline
             names = [s.name for s in timeline.spans]
             for name in ("start", "wait", "local", "non_local", "window copy in",
-                         "window publish", "window wait and copy out", "window consumed"):
+                         "window wait and copy out", "window consumed"):
                 assert name in names, (name, names)
             assert "finish" in names or on_device
             threads = {s.thread for s in timeline.spans if s.name == "window copy in"}
@@ -248,15 +338,24 @@ def check_timeline(comm) -> None:
             published = names.count("window piece published")
             assert pieces <= published <= pieces + comm.size, (published, pieces)
             assert all(0 <= s.start <= s.stop for s in timeline.spans)
+            if on_device:  # copies down only enqueued by start: published while copying out
+                waiting = next(s for s in timeline.spans if s.name == "window wait and copy out")
+                assert all(waiting.start <= s.start <= waiting.stop for s in timeline.spans
+                           if s.name == "window piece published"), timeline.spans
             device = {s.name for s in timeline.device_spans()}
             expected = {"local", "non_local", "copy up"} | (
                 {"copy down"} if on_device else {"x up", "y down"})
             assert expected <= device, (expected, device)
             assert all(s.enqueued <= s.start <= s.stop for s in timeline.device_spans())
+        D.matvec(x)  # task mode through the window alone: on the main thread (no messages)
+        threads = {s.thread for s in D.last_timeline.spans if s.name == "window copy in"}
+        assert threads == {"MainThread"}, threads
 
 
 def check_bad_settings(comm) -> None:
-    """A bad value: the same ValueError on every rank, naming the variable."""
+    """A bad value: the same SettingError on every rank, naming the variable."""
+    from clspmv.errors import SettingError
+
     A = random_square()
     for values, needle in (
             ({"CLSPMV_EXCHANGE": "shm"}, "must be one of 'auto', 'messages', 'window', got "
@@ -265,13 +364,22 @@ def check_bad_settings(comm) -> None:
             ({"CLSPMV_EXCHANGE_CHUNK": "4k"}, "CLSPMV_EXCHANGE_CHUNK must be an integer >= 0, "
                                               "got '4k'")):
         with environment(**values):
-            expect_error(ValueError, lambda: _build(comm, A), needle)
+            expect_error(SettingError, lambda: _build(comm, A), needle)
 
 
 def check_settings_differ(comm) -> None:
+    """Different settings per rank: a DistributedError on every rank naming each setting that
+    differs and its value per rank."""
+    from clspmv.distributed import DistributedError
+
     exchange = "messages" if comm.rank == 0 else "window"
+    others = ", ".join(map(str, range(1, comm.size)))
+    ranks = f"rank{'s' if comm.size > 2 else ''} {others}"
     with environment(CLSPMV_EXCHANGE=exchange):
-        expect_error(ValueError, lambda: _build(comm, random_square()), "differ between ranks")
+        expect_error(DistributedError, lambda: _build(comm, random_square()),
+                     "reading the exchange setting: the ranks disagree on the exchange "
+                     f"(CLSPMV_EXCHANGE or the exchange argument) ('messages' on rank 0; "
+                     f"'window' on {ranks})")
 
 
 def check_window_unavailable(comm) -> None:

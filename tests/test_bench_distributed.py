@@ -32,7 +32,8 @@ FIELDS = ("ranks", "mode", "formats", "partition", "devices", "local_ms", "non_l
           "staging_ms", "gather_ms", "communication_ms", "imbalance", "bytes_sent",
           "bytes_received", "bytes_exchanged", "reference", "reference_ms", "speedup_over_one",
           "efficiency", "predicted_ms", "predicted_one_ms", "predicted_efficiency",
-          "model_error_pct", "model_device_gbps", "staging_gbps", "sharing")
+          "model_error_pct", "model_device_gbps", "staging_gbps", "sharing", "timeline",
+          "whole_slice_bytes")
 
 
 def _env() -> dict[str, str]:
@@ -122,6 +123,16 @@ def test_two_ranks_records(tmp: Path) -> None:
         verdict = re.match(r"2 ranks are predicted (only )?[0-9.]+x faster than one", r["advice"])
         assert verdict, r["advice"]
         assert bool(verdict.group(1)) == r["advice"].endswith("one device may serve as well")
+    # one product's timeline per rank: its kernels, copies and the host's wait
+    for r in records:
+        assert len(r["timeline"]) == 2, r["timeline"]
+        for steps in r["timeline"]:
+            names = {(s["where"], s["name"]) for s in steps}
+            assert {("device", "local"), ("device", "copy down"), ("device", "copy up"),
+                    ("host", "wait"), ("device", "non_local")} <= names, names
+            assert all(0 <= s["first"] <= s["last"] and 0 <= s["busy"] and s["count"] >= 1
+                       for s in steps), steps
+            assert [s["first"] for s in steps] == sorted(s["first"] for s in steps)
     # only rank 0 reports
     assert stdout.count("records (") == 1, stdout
 
@@ -162,9 +173,15 @@ def test_report_section_and_merge(tmp: Path) -> None:
     assert "| 100%" in rows[0]
     data = json.loads((merged / "results.json").read_text())
     assert sorted(r["ranks"] for r in data["records"]) == [1, 1, 1, 2, 2, 2]
+    timeline = section[section.index("#### One product, per rank"):]
+    for mode in MODES:
+        for rank in (0, 1):
+            row = rf"^\| {re.escape(MATRIX)} +\| 2 +\| {mode} +\| {rank} +\| "
+            assert re.search(row, timeline, re.M), timeline
     if importlib.util.find_spec("matplotlib") is not None:
-        assert (merged / "distributed_float64.png").stat().st_size > 0
-        assert "distributed_float64.png" in text
+        for plot in ("distributed_float64.png", "distributed_float64_timeline.png"):
+            assert (merged / plot).stat().st_size > 0
+            assert plot in text
 
 
 @pytest.mark.slow
@@ -213,21 +230,37 @@ def test_folder_of_another_run_refused_on_every_rank(capsys: pytest.CaptureFixtu
 
 @pytest.mark.slow
 def test_scaling_script(tmp_path: Path) -> None:
-    """reports/scaling.sh (issue 15's runs) with 1 and 2 ranks on the CPU: one merged report
-    whose scaling table has a row per rank count."""
-    env = dict(_env(), MPIEXEC=mpiexec(), PYTHON=sys.executable)
-    command = ["bash", str(ROOT / "reports" / "scaling.sh"), "cpu", str(tmp_path), "1", "2",
-               "--", "gen:poisson2d:k=30", "--dtype", "float64", "--modes", "task",
-               "--repeat", "2", "--warmup", "1"]
-    done = subprocess.run(command, capture_output=True, text=True, env=env,
-                          timeout=2 * TIMEOUT)
-    assert done.returncode == 0, done.stderr[-3000:]
-    data = json.loads((tmp_path / "results.json").read_text())
-    assert sorted((r["ranks"], r["mode"]) for r in data["records"]) == [(1, "task"),
-                                                                         (2, "task")]
-    assert len(data["meta"]["runs"]) == 2
-    text = (tmp_path / "report.md").read_text()
-    rows = [line for line in text[text.index("## Distributed product"):].splitlines()
-            if line.startswith("| gen:poisson2d:k=30")]
-    assert [line.split("|")[2].strip() for line in rows[:2]] == ["1", "2"]
-    assert "reports/scaling.sh cpu: 2 rank(s)" in text
+    """reports/scaling.sh (issue 45) with 1 and 2 ranks on the CPU, small sizes: weak scaling
+    (the bench's merged report and weak.md, the matrix grown with the ranks) and distributed
+    CG (cg.md, its residual checked); the commands logged; a second call resumes (runs
+    nothing more)."""
+    env = dict(_env(), MPIEXEC=mpiexec(), PYTHON=sys.executable, CLSPMV_SCALING_PARTS="weak cg",
+               CLSPMV_SCALING_MATRICES="poisson2d", CLSPMV_SCALING_EXCHANGES="window",
+               CLSPMV_SCALING_MODES="task", CLSPMV_SCALING_SHRINK="20000",
+               CLSPMV_SCALING_REPEAT="2", CLSPMV_SCALING_CG_ITERATIONS="3")
+    command = ["bash", str(ROOT / "reports" / "scaling.sh"), "cpu", str(tmp_path), "1", "2"]
+    for _ in range(2):
+        done = subprocess.run(command, capture_output=True, text=True, env=env,
+                              timeout=2 * TIMEOUT)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "scaling.sh: finished" in done.stderr, done.stderr[-3000:]
+    logged = (tmp_path / "commands.txt").read_text().splitlines()
+    assert len(logged) == 4, logged  # weak 1 and 2 ranks, CG 1 and 2 ranks; none again
+    weak = tmp_path / "weak" / "window"
+    data = json.loads((weak / "results.json").read_text())
+    assert sorted((r["ranks"], r["matrix"]) for r in data["records"]) == [
+        (1, "gen:poisson2d:k=23"), (2, "gen:poisson2d:k=32")]  # 6400 sqrt(n / 4 / 20000)
+    assert "reports/scaling.sh cpu weak: 2 rank(s), CLSPMV_EXCHANGE=window" in (
+        weak / "report.md").read_text()
+    table = (weak / "weak.md").read_text()
+    row = next(line for line in table.splitlines() if line.startswith("| poisson2d | task |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    (m1, t1, e1), (m2, t2, e2) = (c.split(", ") for c in cells[2:4])
+    assert (m1, m2, e1) == ("poisson2d:k=23", "poisson2d:k=32", "100%"), cells
+    assert abs(float(e2.rstrip("%")) - 100 * float(t1) / float(t2)) <= 1, cells
+    assert "--note 'reports/scaling.sh cpu weak: 2 rank(s)" in table  # the command in the header
+    cg = (tmp_path / "cg" / "cg.md").read_text()
+    rows = [line for line in cg.splitlines() if line.startswith("| gen:poisson2d:k=45 |")]
+    assert [r.split("|")[3].strip() for r in rows] == ["1", "2"], cg
+    assert all(r.rstrip(" |").endswith("ok") for r in rows), cg
+    assert "scaling_cg.py" in cg and "mpiexec -n 2" in cg

@@ -48,16 +48,18 @@ def test_agreement_case(ranks: int, case: str) -> None:
 def test_timeout_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("mpi4py")
     from clspmv.distributed.collective import DEFAULT_TIMEOUT, TIMEOUT_ENV, timeout
+    from clspmv.errors import SettingError
 
     monkeypatch.delenv(TIMEOUT_ENV, raising=False)
     assert timeout() == DEFAULT_TIMEOUT
     for text, seconds in (("2.5", 2.5), (" 30 ", 30.0), ("0", None), ("", DEFAULT_TIMEOUT)):
         monkeypatch.setenv(TIMEOUT_ENV, text)
         assert timeout() == seconds, text
-    for text in ("soon", "-1", "nan"):
+    for text in ("soon", "-1", "nan", "inf"):
         monkeypatch.setenv(TIMEOUT_ENV, text)
-        with pytest.raises(ValueError, match=f"{TIMEOUT_ENV} must be a number of seconds >= 0 "
-                                             f"\\(0: no bound\\), got '{text}'"):
+        with pytest.raises(SettingError, match=rf"\${TIMEOUT_ENV}='{text}' is not a number of "
+                                               r"seconds above 0 \(0: no bound\); set it to "
+                                               rf"one \(e.g. {TIMEOUT_ENV}=600\), or unset it"):
             timeout()
 
 

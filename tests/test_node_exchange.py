@@ -29,7 +29,8 @@ from mpi_launch import assert_case_passed, launch
 RANKS = (2, 3, 4)
 LAUNCH_TIMEOUT = 300
 """Seconds one mpiexec launch may take (all its cases)."""
-SETTINGS = ("CLSPMV_EXCHANGE", "CLSPMV_NODE_SPLIT", "CLSPMV_EXCHANGE_CHUNK")
+SETTINGS = ("CLSPMV_EXCHANGE", "CLSPMV_NODE_SPLIT", "CLSPMV_EXCHANGE_CHUNK",
+            "CLSPMV_EXCHANGE_WHOLE")
 """The environment variables of the exchange (:func:`clspmv.distributed.node_exchange
 .read_setting`)."""
 
@@ -117,3 +118,27 @@ def test_prefault_raises_where_memory_cannot_be_backed() -> None:
         shared.close()
     finally:
         os.close(fd)
+
+
+def test_graph_order_groups_each_part_in_its_original_order() -> None:
+    import numpy as np
+
+    from clspmv.distributed.graph import order
+
+    p, offsets = order(np.array([2, 0, 1, 0, 2, 2]), 4)
+    assert p.tolist() == [1, 3, 2, 0, 4, 5]
+    assert offsets.tolist() == [0, 2, 3, 6, 6]  # part 3 empty: a rank without rows
+
+
+def test_timeline_summary_adds_up_each_step() -> None:
+    from clspmv.distributed.timeline import Span, Timeline
+
+    t = Timeline()
+    t.spans += [Span("wait", 0.001, 0.003, "MainThread"), Span("local", 0.0005, 0.001, "x"),
+                Span("wait", 0.004, 0.0045, "MainThread")]
+    summary = t.summary()
+    assert [(s["where"], s["name"], s["count"]) for s in summary] == [
+        ("host", "local", 1), ("host", "wait", 2)]
+    wait = summary[1]
+    assert (round(wait["first"], 6), round(wait["last"], 6), round(wait["busy"], 6)) == (
+        1.0, 4.5, 2.5)

@@ -20,6 +20,9 @@ Per matrix, value type and mode, one record (``operation`` ``distributed``, ``me
   largest over the ranks): local and non-local kernels, host staging, gathering the send buffer,
   the exchange (start to completion);
 * the bytes each rank sends and receives per product;
+* ``timeline``: the last timed product's steps per rank (host steps and OpenCL commands: first
+  start, last stop, busy time and count per step, ms since the rank's product began;
+  :meth:`clspmv.distributed.timeline.Timeline.summary`), where each microsecond went;
 * the 1-rank reference: **in the same run**, rank 0 alone on a sub-communicator of size 1 (the
   same DistributedMatrix code, the whole matrix local, the same device, format, mode, x and
   repeats) while the other ranks wait without spinning; ``speedup_over_one`` = its time / the
@@ -82,6 +85,8 @@ class Measured:
     """Largest rank's kernel seconds (local + non-local) / the mean over the ranks."""
     y: np.ndarray
     """The last timed product (whole y), to check."""
+    timeline: list[list[dict[str, Any]]]
+    """The last timed product's timeline per rank (:meth:`.Timeline.summary`)."""
 
     @property
     def median(self) -> float:
@@ -112,6 +117,7 @@ def measure_mode(D: Any, problem: Problem, mode: str, warmup: int, repeat: int
         parts = D.timings
         samples[i, 1:] = [parts[p] for p in PARTS]
     gathered = comm.gather(samples, root=0)
+    timelines = comm.gather(D.last_timeline.summary(), root=0)
     blocks = comm.gather(y_dev.get(queue), root=0)  # the last timed product is the one checked
     if comm.rank != 0:
         return None
@@ -122,7 +128,8 @@ def measure_mode(D: Any, problem: Problem, mode: str, warmup: int, repeat: int
     mean = float(kernels.mean())
     return Measured(product=every[:, :, 0].max(axis=0),
                     parts={p: float(medians[:, 1 + i].max()) for i, p in enumerate(PARTS)},
-                    imbalance=float(kernels.max()) / mean if mean > 0 else 1.0, y=y)
+                    imbalance=float(kernels.max()) / mean if mean > 0 else 1.0, y=y,
+                    timeline=timelines)
 
 
 def measure_all(comm: Any, problem: Problem, device: Device, conf: dict[str, Any], dtype: Any,
@@ -238,6 +245,12 @@ class Distributed(Operation):
                     "shared-memory window; messages: MPI; $CLSPMV_EXCHANGE chooses)",
         "window_bytes": "bytes sent per product through shared-memory windows, summed over "
                         "the ranks",
+        "whole_slice_bytes": "bytes received per product as whole x slices through the "
+                             "windows (a peer needing >= $CLSPMV_EXCHANGE_WHOLE of a slice), "
+                             "summed over the ranks",
+        "timeline": "the last timed product per rank: per host step and OpenCL command kind "
+                    "its first start, last stop, busy time (ms since the rank's product "
+                    "began) and count",
         "reference": "where the 1-rank time comes from",
         "reference_ms": "time per product of the same mode, format and device on one rank",
         "speedup_over_one": "reference_ms / kernel_ms",
@@ -358,11 +371,12 @@ def _facts(D: Any) -> dict[str, Any]:
     paths = D.plan.bytes_by_path
     used = "+".join(p for p in ("window", "messages") if sum(paths[p])) or "none"
     mine = (sent, received, "/".join(f or "none" for f in D.formats), device_label(D.device),
-            D.partition, used, paths["window"][0])
+            D.partition, used, paths["window"][0], D.plan.whole_size * D.dtype.itemsize)
     every = D.comm.allgather(mine)
     return {"partition": every[0][4],
             "exchange": list(dict.fromkeys(e[5] for e in every)),
             "window_bytes": sum(e[6] for e in every),
+            "whole_slice_bytes": sum(e[7] for e in every),
             "bytes_sent": max(e[0] for e in every),
             "bytes_received": max(e[1] for e in every),
             "bytes_exchanged": sum(e[0] for e in every),
@@ -377,6 +391,7 @@ def _fill(rec: Record, problem: Problem, m: Measured, facts: dict[str, Any],
     rec.extra.update(facts)
     rec.extra.update({f"{p}_ms": m.parts[p] * 1e3 for p in PARTS})
     rec.extra["imbalance"] = m.imbalance
+    rec.extra["timeline"] = m.timeline
     rec.extra["reference"] = REFERENCE_SAME_RUN if ranks > 1 else REFERENCE_ITSELF
     one = ref["ms"].get(mode)
     if ref["error"]:

@@ -16,12 +16,12 @@ where polling would add latency).
 
 from __future__ import annotations
 
-import os
 import pickle
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from ..env_seconds import env_seconds
 from ..errors import ClspmvError
 
 T = TypeVar("T")
@@ -52,18 +52,9 @@ class CollectiveTimeout(DistributedError):
 
 def timeout() -> float | None:
     """Seconds a bounded collective waits (:data:`TIMEOUT_ENV`, default
-    :data:`DEFAULT_TIMEOUT`); None for no bound."""
-    text = os.environ.get(TIMEOUT_ENV, "").strip()
-    if not text:
-        return DEFAULT_TIMEOUT
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not seconds >= 0:
-        raise ValueError(f"{TIMEOUT_ENV} must be a number of seconds >= 0 (0: no bound), got "
-                         f"{text!r}")
-    return seconds or None
+    :data:`DEFAULT_TIMEOUT`); None for no bound (``0``). A value that is not a number of seconds
+    raises :class:`clspmv.errors.SettingError` naming the variable, its value and the fix."""
+    return env_seconds(TIMEOUT_ENV, DEFAULT_TIMEOUT, zero_unbounds=True)
 
 
 def complete(requests: list, what: str, comm: Any, limit: float | None = None) -> None:

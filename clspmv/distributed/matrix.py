@@ -49,11 +49,13 @@ import pyopencl.array as cl_array
 
 from ..device import Device
 from ..errors import ClspmvWarning
+from ..format_choice import CHOSEN
 from ..matrix import DeviceMatrix
 from ..vectors import DeviceVectors
 from . import model, modes, staging
 from .agreement import check_arguments
 from .collective import CollectiveTimeout, DistributedError, agree, allgather, complete
+from .graph import GRAPH, graph_source
 from .partition import balanced_offsets
 from .placement import choose_device, node_rank
 from .plan import ExchangePlan
@@ -125,16 +127,32 @@ class DistributedMatrix:
         self.copy_queue = cl.CommandQueue(
             device.context, device.cl_device,
             properties=cl.command_queue_properties.PROFILING_ENABLE)
-        """The queue of the exchange's device copies, beside ``device.queue``'s kernels, so that
-        the copies run during the local kernel."""
+        """The queue of the exchange's copies down (device -> host), beside ``device.queue``'s
+        kernels, so that the copies run during the local kernel."""
+        self.up_queue = cl.CommandQueue(
+            device.context, device.cl_device,
+            properties=cl.command_queue_properties.PROFILING_ENABLE)
+        """The queue of the exchange's copies up (host -> halo), beside the copies down: both
+        directions of the bus at once."""
+        self.halo_readers: list[cl.Event] = []
+        """The events of the latest kernels that read the halo (the non-local part's): the next
+        copies up wait for them."""
         s = plan.send_size
         self._send_first = _consecutive_from(plan.send_index)
         """The first of the x entries this rank sends when they are consecutive (copied down
         straight from x), else None (gathered by a kernel first)."""
         self._send_index_dev = self._send_dev = None
-        if s and self._send_first is None:
+        if s and self._send_first is None and plan.sends_by_index:
             self._send_index_dev = cl_array.to_device(queue, plan.send_index.astype(np.int32))
             self._send_dev = cl_array.zeros(queue, s, dtype)
+        self._whole_dev = self._whole_index_dev = self._whole_halo_dev = None
+        """The whole x slices received (:attr:`.plan.ExchangePlan.whole_size`), the index of
+        the halo values in them, and those values gathered (then copied into the halo)."""
+        if plan.whole_size:
+            self._whole_dev = cl_array.zeros(queue, plan.whole_size, dtype)
+            self._whole_index_dev = cl_array.to_device(queue,
+                                                       plan.whole_index.astype(np.int32))
+            self._whole_halo_dev = cl_array.zeros(queue, plan.whole_index.size, dtype)
         m_nl = 0 if non_local is None else non_local.shape[0]
         rows = np.arange(m_nl) if non_local_rows is None else np.asarray(non_local_rows)
         if rows.shape != (m_nl,):
@@ -156,6 +174,9 @@ class DistributedMatrix:
         self._vectors = DeviceVectors(device, dtype)
         self._events: dict[str, list] = {"local": [], "non_local": [], "staging": []}
         self._seconds = {"gather": 0.0, "communication": 0.0, "total": 0.0}
+        self.permutation: np.ndarray | None = None
+        """With ``partition="graph"``: the renumbering ``p`` of rows and columns (row i of the
+        distributed matrix is row ``p[i]`` of the user's; :mod:`.graph`), else None."""
         self.last_timeline: Timeline | None = None
         """The host steps and OpenCL events of the latest product (:mod:`.timeline`), None
         before the first."""
@@ -178,9 +199,12 @@ class DistributedMatrix:
         measured on first use unless ``CLSPMV_CALIBRATE=0``; without a measured one, by
         entries), ``"auto"`` (default: ``"time"`` where a measured calibration exists or
         ``format="auto"`` measures one anyway, else ``"nnz"``), ``"nnz"`` (blocks of equal
-        stored entries), ``"rows"`` or a weight per row; ``row_offsets`` (``size + 1`` numbers)
-        fixes the blocks instead; :attr:`partition` says which was used. Columns (the slices of
-        x) follow the row blocks for a square matrix, else equal shares of the columns.
+        stored entries), ``"rows"``, ``"graph"`` (rows renumbered by a graph partitioner,
+        pymetis, to cut less halo; square matrices given in memory; :mod:`.graph`:
+        :attr:`global_rows` are each rank's rows in the user's numbering) or a weight per row;
+        ``row_offsets`` (``size + 1`` numbers) fixes the blocks instead; :attr:`partition`
+        says which was used. Columns (the slices of x) follow the row blocks for a square
+        matrix, else equal shares of the columns.
         ``format``: ``"auto"`` (default: each part's format chosen on each rank by
         :func:`clspmv.model.select`; :attr:`selections`), one name for both parts or a pair
         (local, non-local), ``"auto"`` allowed in it. ``mode``: see
@@ -218,9 +242,16 @@ class DistributedMatrix:
         local_rank, local_size = node_rank(comm)
         dev = agree(comm, "choosing the device",
                     lambda: choose_device(device, local_rank, local_size))
-        calibrate_in_turn(comm, dev, "auto" in formats or (args.timed and partition == "time"))
+        chosen = any(f in CHOSEN for f in formats)
+        calibrate_in_turn(comm, dev, chosen or (args.timed and partition == "time"))
         weigh = (weigher(comm, dev, partition, formats[0]) if args.timed and row_offsets is None
                  else None)
+        permutation = None
+        if isinstance(partition, str) and partition == GRAPH:
+            if row_offsets is not None:
+                raise ValueError("row_offsets fixes the blocks and partition='graph' chooses "
+                                 "them: give one of the two")
+            source, permutation, row_offsets = graph_source(comm, source, root)
         block = row_block(comm, source, dtype, "nnz" if args.timed else partition,
                           row_offsets, root, weigh)
         del source  # the converted matrix: only this rank's rows are kept
@@ -261,9 +292,13 @@ class DistributedMatrix:
 
         try:
             D = agree(comm, "setting up the exchange", setup)
-            D.partition = ("offsets" if row_offsets is not None else "time" if weigh is not None
-                           else "nnz" if args.timed else partition if isinstance(partition, str)
-                           else "weights")
+            D.permutation = permutation
+            if permutation is not None:
+                D.partition = GRAPH
+            else:
+                D.partition = ("offsets" if row_offsets is not None else "time" if weigh is not None
+                               else "nnz" if args.timed
+                               else partition if isinstance(partition, str) else "weights")
             if machine == "probe":
                 machine = agree(comm, "probing the machine", lambda: model.probe(comm, dev))
             if machine is not None:
@@ -317,6 +352,15 @@ class DistributedMatrix:
         """The global rows ``start, stop`` of this rank (its slice of y)."""
         r = self._comm_rank
         return int(self.row_offsets[r]), int(self.row_offsets[r + 1])
+
+    @property
+    def global_rows(self) -> np.ndarray:
+        """The user's indices of this rank's rows (its ``y_local``; for a square matrix also
+        its ``x_local``): ``row_range`` as indices, or their renumbering by
+        ``partition="graph"`` (:attr:`permutation`)."""
+        r0, r1 = self.row_range
+        rows = np.arange(r0, r1)
+        return rows if self.permutation is None else self.permutation[r0:r1]
 
     @property
     def col_range(self) -> tuple[int, int]:
@@ -457,8 +501,13 @@ class DistributedMatrix:
         Arguments are checked before any communication: every rank must pass valid ones, or
         the ranks that do wait for those that raised.
         """
+        # task mode's thread only pays where messages need progressing (between nodes): through
+        # the window, the main thread waits for the same flags without two thread hand-offs
+        mode = self._mode
+        if mode == "task" and not self.plan.message_peers.size:
+            mode = "overlap"
         return self._run(Product(self, x_local, y_local, alpha, beta),
-                         lambda p: modes.run(self._mode, p, self._worker))
+                         lambda p: modes.run(mode, p, self._worker))
 
     def __matmul__(self, x_local: Array) -> Array:
         return self.matvec(x_local)
@@ -487,7 +536,7 @@ class DistributedMatrix:
 
     def matvec_global(self, x: np.ndarray) -> np.ndarray:
         """``A @ x`` with the whole x on every rank; the whole y on every rank (collective; for
-        tests and small problems)."""
+        tests and small problems), in the user's numbering whatever the partition."""
         return self._global(x, self.col_offsets, self.row_offsets, self.matvec)
 
     def rmatvec_global(self, x: np.ndarray) -> np.ndarray:
@@ -500,12 +549,17 @@ class DistributedMatrix:
         if x.shape != (int(in_offsets[-1]),):
             raise ValueError(f"x has shape {x.shape}, expected ({int(in_offsets[-1])},)")
         r = self._comm_rank
+        p = self.permutation
+        if p is not None:  # into the distributed numbering
+            x = x[p]
         y_local = np.ascontiguousarray(product(x[int(in_offsets[r]): int(in_offsets[r + 1])]))
         counts = np.diff(out_offsets)
         y = np.empty(int(out_offsets[-1]), self.dtype)
         comm = self._live()
         complete([comm.Iallgatherv(y_local, [y, (counts, out_offsets[:-1])])],
                  "gathering the result of every rank", comm)
+        if p is not None:  # back into the user's
+            y[p] = y.copy()
         return y
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-PARTITIONS = ("auto", "time", "nnz", "rows")
+PARTITIONS = ("auto", "time", "nnz", "rows", "graph")
 """Names ``DistributedMatrix.from_scipy`` takes besides a weight vector: ``"time"`` balances the
 predicted kernel time of the blocks (:mod:`.predicted`; by entries without a measured
-calibration), ``"auto"`` is ``"time"`` where the device has a calibration, else ``"nnz"``."""
+calibration), ``"auto"`` is ``"time"`` where the device has a calibration, else ``"nnz"``;
+``"graph"`` renumbers the rows by a graph partitioner first (:mod:`.graph`)."""
 TIME_PARTITIONS = ("auto", "time")
 """The partitions that need the predicted time per row (:func:`row_offsets` takes the weights)."""
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .node_exchange import Copy, Route, node_comm, plan_routes, read_setting
+from .node_exchange import Copy, Route, node_comm, plan_routes, read_setting, setting_facts
 from .partition import owners
 from .shared_window import open_window
 from .timeline import Timeline
@@ -100,11 +100,8 @@ class ExchangePlan:
         self._started = 0.0
         self._seq = 0
         """Exchanges started so far (the window's sequence number, alike on every rank)."""
-        setting = agree(comm, "reading the exchange setting", lambda: read_setting(exchange))
-        if len(set(comm.allgather(setting))) > 1:
-            raise ValueError("CLSPMV_EXCHANGE, CLSPMV_NODE_SPLIT and CLSPMV_EXCHANGE_CHUNK (or "
-                             "the exchange argument) differ between ranks; give every rank the "
-                             "same")
+        setting = agree(comm, "reading the exchange setting", lambda: read_setting(exchange),
+                        facts=setting_facts)
         self.exchange = setting.exchange
         """``"auto"``, ``"messages"`` or ``"window"``: how the plan was asked to exchange."""
         self._node = self._window = None
@@ -118,7 +115,8 @@ class ExchangePlan:
                 node_ranks = {r: k for k, r in enumerate(self._node.allgather(rank))
                               if r != rank}
                 itemsize = self.send_buffer.dtype.itemsize
-                planned = plan_routes(comm, node_ranks, directions, itemsize, setting.chunk)
+                planned = plan_routes(comm, node_ranks, directions, itemsize, setting.chunk,
+                                      n_local, setting.whole)
                 values = max(route.slot_values for route in planned)
                 self._window = open_window(comm, self._node, values, self.send_buffer.dtype,
                                            required=setting.exchange == "window")
@@ -143,6 +141,26 @@ class ExchangePlan:
                             directions[0], window, routes[0]),
             self._direction(comm, REVERSE_TAG, self.halo_buffer, self.send_buffer,
                             directions[1], window, routes[1]))
+        wholes = () if routes[0] is None else routes[0].wholes
+        self.whole_size = sum(values for _, _, values in wholes)
+        """Values of the whole x slices this rank receives (forward, see :mod:`.node_exchange`),
+        one after the other."""
+        picked: list[np.ndarray] = []
+        self.whole_runs: list[tuple[int, int]] = []
+        """(first halo value, values) of each writer whose whole slice this rank receives, in
+        the order of :attr:`whole_index`."""
+        for p, at, _values in wholes:
+            lo, n = int(self.recv_displs[p]), int(self.recv_counts[p])
+            picked.append(halo[lo: lo + n] - int(col_offsets[p]) + at)
+            self.whole_runs.append((lo, n))
+        self.whole_index = np.concatenate(picked) if picked else np.zeros(0, np.int64)
+        """Per halo value that comes from a whole slice, in halo order of those: its index in
+        the whole slices received (the receiver gathers them, :attr:`whole_runs`)."""
+        forward = self._directions[0]
+        self.sends_by_index = bool(forward.send_runs) or (
+            forward.route is not None and any(not w.whole for w in forward.route.writes))
+        """Whether this rank sends values picked by :attr:`send_index` (else only whole x
+        slices, or nothing): whether the product gathers them first."""
 
     # -- facts ------------------------------------------------------------------------------
     @property
@@ -215,6 +233,8 @@ class ExchangePlan:
         the window's pieces (views of the window). None: the values are in the plan's host
         buffer already (:attr:`send_buffer` forward, :attr:`halo_buffer` reverse). Every rank
         starts one exchange per product, in the same order, and completes it with :meth:`wait`.
+        The window's copies are only enqueued here: :meth:`wait` publishes each piece once its
+        copy completed while it copies the peers' pieces out, so both directions move at once.
         """
         timeline = Timeline() if timeline is None else timeline
         self._started = time.perf_counter()
@@ -223,12 +243,12 @@ class ExchangePlan:
         if d.requests:
             if put is not None:
                 with timeline.span("copy down"):
-                    for event in [put(d.send[a:b], a, b) for a, b in d.send_runs]:
+                    for event in [put(d.send[a:b], a, b, False) for a, b in d.send_runs]:
                         if event is not None:
                             event.wait()
             with timeline.span("messages start"):
                 self._MPI.Prequest.Startall(d.requests)
-        if d.route is not None and d.route.writes:
+        if d.route is not None and d.route.writes:  # enqueued; published by wait
             self._window.write(self._seq, d.route, put or _from_host(d.send), timeline)
 
     def wait(self, get: Copy | None = None, reverse: bool = False,
@@ -241,15 +261,15 @@ class ExchangePlan:
         forward, :attr:`send_buffer` reverse)."""
         timeline = Timeline() if timeline is None else timeline
         d = self._directions[reverse]
-        if d.route is not None and d.route.reads:
+        if d.route is not None and (d.route.reads or d.route.writes):
             poll = (lambda: self._MPI.Request.Testall(d.requests)) if d.requests else None
-            self._window.read(self._seq, d.route, get or _to_host(d.recv), poll, timeline)
+            self._window.complete(self._seq, d.route, get or _to_host(d.recv), poll, timeline)
         if d.requests:
             with timeline.span("messages wait"):
                 self._MPI.Request.Waitall(d.requests)
             if get is not None:
                 with timeline.span("copy up"):
-                    for event in [get(d.recv[a:b], a, b) for a, b in d.recv_runs]:
+                    for event in [get(d.recv[a:b], a, b, False) for a, b in d.recv_runs]:
                         if event is not None:
                             event.wait()
         self.seconds = time.perf_counter() - self._started
@@ -276,15 +296,23 @@ class ExchangePlan:
 
 
 def _from_host(values: np.ndarray) -> Copy:
-    def put(view: np.ndarray, a: int, b: int) -> None:
+    def put(view: np.ndarray, a: int, b: int, whole: bool) -> None:
+        _no_whole(whole)
         view[...] = values[a:b]
     return put
 
 
 def _to_host(values: np.ndarray) -> Copy:
-    def get(view: np.ndarray, a: int, b: int) -> None:
+    def get(view: np.ndarray, a: int, b: int, whole: bool) -> None:
+        _no_whole(whole)
         values[a:b] = view
     return get
+
+
+def _no_whole(whole: bool) -> None:
+    if whole:
+        raise ValueError("the plan's host buffers hold no whole x slices: pass the forward "
+                         "exchange copies that move them (put and get)")
 
 
 def _runs(counts: np.ndarray, displs: np.ndarray, chosen: np.ndarray) -> list[tuple[int, int]]:

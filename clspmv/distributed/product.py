@@ -7,12 +7,14 @@ receive buffer or straight from the peers' window segments (:mod:`.plan`). Every
 event is kept per part for :attr:`DistributedMatrix.timings`, and every step in
 :attr:`Product.timeline`.
 
-Two queues: the kernels run on the device's queue, the exchange's copies (send values down, halo
-up) on the matrix's ``copy_queue``, so that they proceed while the local kernel runs. The host
-orders the two by waiting for events: the copies down are enqueued once a marker (or the gather
-kernel) enqueued before the local kernel has completed, the non-local kernel once the exchange
-(which waits for the halo's copies up) has returned. In ``overlap`` and ``task`` mode those waits
-fall while the device computes the local kernel.
+Three queues: the kernels run on the device's queue, the copies of the values to send down on
+the matrix's ``copy_queue`` and those of the halo up on its ``up_queue``, so that both directions
+of the bus move at once and beside the local kernel. The copies down wait (an OpenCL event
+dependency, not the host) for a marker, or the gather kernel, enqueued before the local kernel;
+the copies up for the previous product's non-local kernel (which read the halo they overwrite);
+the non-local kernel is enqueued once the exchange (which waits for the halo's copies up) has
+returned. In ``overlap`` and ``task`` mode that wait falls while the device computes the local
+kernel.
 """
 
 from __future__ import annotations
@@ -131,7 +133,7 @@ class Product:
             return
         started = time.perf_counter()
         with self.timeline.span("gather"):
-            if D._send_first is not None:
+            if D._send_index_dev is None:  # consecutive in x, or whole slices: nothing to pick
                 self.x_ready = cl.enqueue_marker(self.queue)
             else:
                 self.x_ready = D._vectors.take(D._send_index_dev, self.x_dev, D._send_dev)
@@ -144,27 +146,31 @@ class Product:
         send buffer and the window, the messages started."""
         D = self.D
         with self.timeline.span("start"):
-            if self.x_ready is not None:
-                self.x_ready.wait()
             D.plan.start(self._copy_down if self.on_device else self._take,
                          timeline=self.timeline)
 
-    def _take(self, view: np.ndarray, a: int, b: int) -> None:
-        """Values ``a:b`` to send, taken from numpy x into ``view``."""
+    def _take(self, view: np.ndarray, a: int, b: int, whole: bool) -> None:
+        """Values ``a:b`` to send (``whole``: of x), taken from numpy x into ``view``."""
         started = time.perf_counter()
-        np.take(self.x_host, self.D.plan.send_index[a:b], out=view, mode="clip")
+        if whole:
+            view[...] = self.x_host[a:b]
+        else:
+            np.take(self.x_host, self.D.plan.send_index[a:b], out=view, mode="clip")
         self.gather_seconds += time.perf_counter() - started
 
-    def _copy_down(self, view: np.ndarray, a: int, b: int) -> cl.Event:
-        """Values ``a:b`` to send, copied from the device (x, or the gathered values) into
-        ``view``."""
+    def _copy_down(self, view: np.ndarray, a: int, b: int, whole: bool) -> cl.Event:
+        """Values ``a:b`` to send (``whole``: of x), copied from the device (x, or the gathered
+        values) into ``view``."""
         D = self.D
-        if D._send_first is not None:
+        if whole:
+            src, first = self.x_dev.data, 0
+        elif D._send_first is not None:
             src, first = self.x_dev.data, D._send_first
         else:
             src, first = D._send_dev.data, 0
+        ready = [] if self.x_ready is None else [self.x_ready]
         event = self._copy("copy down", D.copy_queue, view, src,
-                           src_offset=(first + a) * self.x_dev.dtype.itemsize)
+                           src_offset=(first + a) * self.x_dev.dtype.itemsize, wait_for=ready)
         D.copy_queue.flush()
         return event
 
@@ -174,13 +180,27 @@ class Product:
         with self.timeline.span("wait"):
             D.plan.wait(self._copy_up if D._halo_dev is not None else None,
                         timeline=self.timeline)
+        if D._whole_dev is not None:
+            with self.timeline.span("halo gather"):
+                self._kernels("staging", [D._vectors.take(D._whole_index_dev, D._whole_dev,
+                                                          D._whole_halo_dev)], "halo gather")
+                size = D._halo_dev.dtype.itemsize
+                at = 0
+                for first, n in D.plan.whole_runs:  # device to device: never blocking
+                    self._kernels("staging", [cl.enqueue_copy(
+                        self.queue, D._halo_dev.data, D._whole_halo_dev.data,
+                        byte_count=n * size, src_offset=at * size, dst_offset=first * size)],
+                        "halo gather")
+                    at += n
 
-    def _copy_up(self, view: np.ndarray, a: int, b: int) -> cl.Event:
-        """Halo values ``a:b`` from ``view`` to the device's halo vector."""
+    def _copy_up(self, view: np.ndarray, a: int, b: int, whole: bool) -> cl.Event:
+        """Halo values ``a:b`` (``whole``: of the whole x slices received) from ``view`` to the
+        device's halo vector (or whole slices)."""
         D = self.D
-        event = self._copy("copy up", D.copy_queue, D._halo_dev.data, view,
-                           dst_offset=a * D._halo_dev.dtype.itemsize)
-        D.copy_queue.flush()
+        dest = D._whole_dev if whole else D._halo_dev
+        event = self._copy("copy up", D.up_queue, dest.data, view,
+                           dst_offset=a * dest.dtype.itemsize, wait_for=D.halo_readers)
+        D.up_queue.flush()
         return event
 
     def local(self) -> None:
@@ -202,9 +222,11 @@ class Product:
                 D.non_local.matvec(D._halo_dev, self.y_dev, self.alpha, 1.0,
                                    row_offset=D._row_offset)
                 self._kernels("non_local", D.non_local.last_events)
+                D.halo_readers = list(D.non_local.last_events)
                 return
             D.non_local.matvec(D._halo_dev, D._scratch_dev, 1.0, 0.0)
             self._kernels("non_local", D.non_local.last_events)
+            D.halo_readers = list(D.non_local.last_events)
             self._kernels("non_local", [D._vectors.scatter_add(D._rows_dev, self.alpha,
                                                                D._scratch_dev, self.y_dev)])
 
@@ -251,7 +273,7 @@ class Product:
                 with timeline.span("scatter add"):
                     plan.scatter_add(result)
 
-    def _contributions_down(self, view: np.ndarray, a: int, b: int) -> cl.Event:
+    def _contributions_down(self, view: np.ndarray, a: int, b: int, whole: bool) -> cl.Event:
         """Halo contributions ``a:b`` from the device into ``view`` (on the kernels' queue:
         after the non-local product that computes them)."""
         D = self.D
@@ -261,7 +283,7 @@ class Product:
         return event
 
 
-def _zeros(view: np.ndarray, a: int, b: int) -> None:
+def _zeros(view: np.ndarray, a: int, b: int, whole: bool) -> None:
     """Halo contributions of a rank without non-local products: zeros."""
     view.fill(0)
 

@@ -22,6 +22,11 @@ collective, and each starts exactly one exchange):
   ``Win.Sync``, copy the piece out; once its copies from k completed, ``Win.Sync``,
   ``consumed_k[j] = s``.
 
+A rank is writer and reader at once: it enqueues all its copies in (:meth:`NodeWindow.write`,
+one queue), then one loop (:meth:`NodeWindow.complete`) publishes each piece whose copy has
+completed and copies out, on another queue, each piece its writers have published, so that
+copies in and out move at once (both directions of the bus) instead of one after the other.
+
 Why this is correct: a reader copies a piece only after the writer published it, which it did
 after its copy in completed (and a later exchange's larger ``progress`` implies that all of
 ``s`` was written); the slot still holds exchange ``s``: the writer puts exchange ``s + 2``
@@ -31,7 +36,8 @@ exchange ``s + 1`` goes to the other slot. Every flag has a single writer, and i
 Open MPI, inside the one passive-target epoch ``Lock_all`` opens) orders the accesses to values
 and flags. Nobody waits for a rank it does not exchange with: no barrier per product, and a
 writer waits only for a reader two exchanges behind. Every wait spins for
-:data:`SPIN_SECONDS`, then sleeps with a growing pause (from 20 us to 1 ms), and gives up after
+:data:`SPIN_SECONDS` (yielding its core), then sleeps with a growing pause (from 20 us to
+:data:`LONGEST_SLEEP`), and gives up after
 ``timeout`` seconds with a :class:`.collective.DistributedError` naming the peer.
 """
 
@@ -53,7 +59,11 @@ from .collective import DistributedError, agree, timeout
 from .node_exchange import EXCHANGE_ENV, PIECE_BITS, Copy, Route
 from .timeline import Timeline
 
-SPIN_SECONDS = 50e-6
+SPIN_SECONDS = 1e-3
+"""A wait polls without sleeping this long: waits of a product are mostly shorter, and a sleep
+overshoots (Linux: by 50 us or more; the 1 ms pauses of the first version added up to 0.3 ms
+to a 0.5 ms product at 4 ranks)."""
+LONGEST_SLEEP = 2e-4
 SLOTS = 2
 FLAG_STRIDE = 16
 """int64 per flag: 128 bytes, so that no two flags share a cache line (nor its pair)."""
@@ -157,12 +167,16 @@ class NodeWindow:
         self._flags[self.me][:] = 0
         self._last_write: list[tuple[int, tuple[int, ...]] | None] = [None] * SLOTS
         """Per slot: (exchange, readers) of its latest content."""
+        self._pending: list[tuple[int, Any]] = []
+        """The pieces :meth:`write` copied in and :meth:`complete` has not published yet:
+        (progress word, the event of the copy or None), in order."""
         node.Barrier()  # every flag zeroed before anyone reads one
         win.Lock_all(MPI.MODE_NOCHECK)
 
     def write(self, seq: int, route: Route, put: Copy, timeline: Timeline) -> None:
-        """Writer side of exchange ``seq``: the pieces of ``route`` in, each published once
-        its copy completed."""
+        """Writer side of exchange ``seq``, started: every piece of ``route`` copied in (copies
+        done on return published at once, the others enqueued and published by :meth:`complete`
+        as they finish, without waiting here)."""
         slot = seq % SLOTS
         last = self._last_write[slot]
         if last is not None:
@@ -174,20 +188,15 @@ class NodeWindow:
             self.win.Sync()
         area = self._slots[self.me][slot]
         base = seq << PIECE_BITS
-        pending = []
+        self._pending.clear()
         with timeline.span("window copy in"):
             for piece in route.writes:
                 event = put(area[piece.offset: piece.offset + piece.stop - piece.start],
-                            piece.start, piece.stop)
-                if event is None and not pending:
+                            piece.start, piece.stop, piece.whole)
+                if event is None and not self._pending:
                     self._publish(base | piece.count, timeline)
                 else:
-                    pending.append((piece.count, event))
-        with timeline.span("window publish"):
-            for count, event in pending:
-                if event is not None:
-                    event.wait()
-                self._publish(base | count, timeline)
+                    self._pending.append((base | piece.count, event))
         self._last_write[slot] = (seq, route.readers)
 
     def _publish(self, progress: int, timeline: Timeline) -> None:
@@ -195,19 +204,36 @@ class NodeWindow:
         self._flags[self.me][0] = progress
         timeline.mark("window piece published")
 
-    def read(self, seq: int, route: Route, get: Copy, poll: Callable[[], object] | None,
-             timeline: Timeline) -> None:
-        """Reader side of exchange ``seq``: every piece of ``route`` out as soon as its writer
-        published it (``poll`` is called while waiting: MPI progress for the messages in
-        flight), then, once the copies completed, each writer told."""
+    def _publish_copied(self, timeline: Timeline, block: bool = False) -> bool:
+        """Publish the pieces of :meth:`write` whose copies completed, in order (``block``:
+        waiting for the first one); True when one was published."""
+        moved = False
+        while self._pending:
+            progress, event = self._pending[0]
+            if event is not None and not _complete(event):
+                if not block:
+                    break
+                event.wait()
+            self._pending.pop(0)
+            self._publish(progress, timeline)
+            moved = True
+        return moved
+
+    def complete(self, seq: int, route: Route, get: Copy, poll: Callable[[], object] | None,
+                 timeline: Timeline) -> None:
+        """Complete exchange ``seq`` on this rank, both sides interleaved: publish each piece
+        :meth:`write` copied in as soon as its copy completed, and copy each piece of ``route``
+        out as soon as its writer published it (so copies in and out run at once, on two
+        queues); ``poll`` is called while waiting (MPI progress for the messages in flight).
+        Then, once the copies out completed, each writer is told."""
         slot = seq % SLOTS
         base = seq << PIECE_BITS
         done = dict.fromkeys(route.reads, 0)
         events: dict[int, list] = {k: [] for k in route.reads}
         backoff = _Backoff(self.timeout)
         with timeline.span("window wait and copy out"):
-            while any(done[k] < len(route.reads[k]) for k in done):
-                moved = False
+            while self._pending or any(done[k] < len(route.reads[k]) for k in done):
+                moved = self._publish_copied(timeline)
                 for k, pieces in route.reads.items():
                     i = done[k]
                     if i == len(pieces):
@@ -219,7 +245,8 @@ class NodeWindow:
                     area = self._slots[k][slot]
                     while i < len(pieces) and pieces[i].count <= published:
                         p = pieces[i]
-                        event = get(area[p.offset: p.offset + p.stop - p.start], p.start, p.stop)
+                        event = get(area[p.offset: p.offset + p.stop - p.start], p.start, p.stop,
+                                    p.whole)
                         if event is not None:
                             events[k].append(event)
                         i += 1
@@ -227,6 +254,9 @@ class NodeWindow:
                     moved = True
                 if moved:
                     backoff.reset()
+                    continue
+                if all(done[k] == len(route.reads[k]) for k in done):
+                    self._publish_copied(timeline, block=True)  # only own copies left
                     continue
                 if poll is not None:
                     poll()
@@ -273,15 +303,23 @@ class NodeWindow:
         self.win.Free()
 
 
+def _complete(event: Any) -> bool:
+    """Whether an OpenCL command finished (without waiting for it)."""
+    import pyopencl as cl
+
+    return event.command_execution_status == cl.command_execution_status.COMPLETE
+
+
 def _consumed(j: int) -> int:
     """Index of ``consumed[j]`` in the flags."""
     return FLAG_STRIDE * (1 + j)
 
 
 class _Backoff:
-    """Pauses of a waiting loop: none for :data:`SPIN_SECONDS`, then sleeps doubling from 20 us
-    to 1 ms (a waiting rank leaves its core to others, at the cost of up to about a pause's
-    delay); :meth:`pause` returns False once ``timeout`` seconds have passed."""
+    """Pauses of a waiting loop: for :data:`SPIN_SECONDS` only a yield of the core
+    (``sched_yield``), then sleeps doubling from 20 us to :data:`LONGEST_SLEEP` (a waiting rank
+    leaves its core to others, at the cost of up to about a pause's delay); :meth:`pause`
+    returns False once ``timeout`` seconds have passed."""
 
     def __init__(self, timeout: float) -> None:
         self.deadline = time.perf_counter() + timeout
@@ -295,7 +333,9 @@ class _Backoff:
         now = time.perf_counter()
         if now > self.deadline:
             return False
-        if now >= self.spin_until:
+        if now < self.spin_until:
+            os.sched_yield()
+        else:
             time.sleep(self.sleep)
-            self.sleep = min(2 * self.sleep, 1e-3)
+            self.sleep = min(2 * self.sleep, LONGEST_SLEEP)
         return True

@@ -91,3 +91,21 @@ class Timeline:
             out.append(DeviceSpan(name, enqueued, enqueued + (start - queued) * 1e-9,
                                   enqueued + (end - queued) * 1e-9))
         return out
+
+    def summary(self) -> list[dict[str, object]]:
+        """The product in a few numbers per step (for a bench record): per host step and per
+        kind of OpenCL command (``where``: ``"host"`` or ``"device"``), its ``first`` start, its
+        ``last`` stop, its ``busy`` time (lengths added) in ms since the product began, and its
+        ``count``; in order of first start."""
+        steps: dict[tuple[str, str], list[float]] = {}
+        spans = ([("host", s.name, s.start, s.stop) for s in self.spans]
+                 + [("device", s.name, s.start, s.stop) for s in self.device_spans()])
+        for where, name, start, stop in spans:
+            row = steps.setdefault((where, name), [start, stop, 0.0, 0])
+            row[0], row[1] = min(row[0], start), max(row[1], stop)
+            row[2] += stop - start
+            row[3] += 1
+        return sorted(({"where": where, "name": name, "first": 1e3 * first, "last": 1e3 * last,
+                        "busy": 1e3 * busy, "count": int(count)}
+                       for (where, name), (first, last, busy, count) in steps.items()),
+                      key=lambda row: row["first"])

@@ -13,8 +13,13 @@ Per device, value type and format pair:
 * the model's inputs of each run (device bandwidth reached by the 1-rank kernel, staging and
   network bandwidth, latency).
 
+* one product's timeline per rank (the bench's ``timeline``): when each OpenCL command kind and
+  each host wait ran.
+
 The plot ``distributed_<dtype>.png`` draws the parallel efficiency against the ranks, one
-colour per mode (dashed: the model's prediction), one panel per matrix.
+colour per mode (dashed: the model's prediction), one panel per matrix;
+``distributed_<dtype>_timeline.png`` one product per rank (a bar per kind of command, from its
+first start to its last stop), one panel per matrix and rank count.
 """
 
 from __future__ import annotations
@@ -57,6 +62,18 @@ PARTS_INTRO = (
     "`exchange`: start to completion of the messages (in `task` mode on its own thread, beside "
     "the local kernel); `imbalance`: the largest rank's kernel time / the ranks' mean; bytes "
     "per product: sent and received by the busiest rank, and sent by all ranks together.")
+
+
+TIMELINE_INTRO = (
+    "The last timed product of each run, per rank: for each kind of OpenCL command (from its "
+    "profiling times, placed on the host's clock) and for the host's wait for the exchange, "
+    "its first start–last stop in ms since the rank's product began, and in brackets the time "
+    "it was busy (lengths added) and how many there were. Copies down (device → window or send "
+    "buffer) and up (→ halo) overlapping each other and the local kernel is what `overlap` and "
+    "`task` are for.")
+TIMELINE_STEPS = (("device", "gather"), ("device", "local"), ("device", "copy down"),
+                  ("device", "copy up"), ("host", "wait"), ("device", "non_local"))
+"""The steps of a product the timeline table and figure show, in order."""
 
 
 def _ok(r: Rec) -> bool:
@@ -161,6 +178,32 @@ def model_table(here: list[Rec]) -> str:
                         "1-rank reference"])
 
 
+def _step(rows: list[dict[str, Any]], where: str, name: str) -> dict[str, Any] | None:
+    return next((row for row in rows if row["where"] == where and row["name"] == name), None)
+
+
+def timeline_table(here: list[Rec]) -> str:
+    """Per matrix, rank count (> 1), mode and rank: each of :data:`TIMELINE_STEPS`."""
+    rows = []
+    for m in matrices_by_size(here):
+        for n in sorted({r.get("ranks") or 0 for r in here if r["matrix"] == m}):
+            for mode in _modes(here):
+                r = _pick(here, m, n, mode)
+                if r is None or not _ok(r) or not r.get("timeline") or n < 2:
+                    continue
+                for rank, steps in enumerate(r["timeline"]):
+                    cells = []
+                    for where, name in TIMELINE_STEPS:
+                        step = _step(steps, where, name)
+                        cells.append(DASH if step is None else
+                                     f"{step['first']:.2f}–{step['last']:.2f} "
+                                     f"({step['busy']:.2f}, {step['count']})")
+                    rows.append([m, str(n), mode, str(rank), *cells])
+    return table(rows, ["matrix", "ranks", "mode", "rank",
+                        *[f"{name} ({where})" if where == "host" else name
+                          for where, name in TIMELINE_STEPS]]) if rows else ""
+
+
 def _chosen(here: list[Rec], fmt: str) -> list[str]:
     """With ``format="auto"``: what the ranks chose, and how the rows were cut, per matrix."""
     if "auto" not in fmt:
@@ -189,10 +232,13 @@ def section(records: list[Rec], plots: list[str] | str = "") -> str:
     recs = of(records, OPERATION)
     if not recs:
         return ""
-    drawn = [p for p in plots if p.startswith("distributed_")] if isinstance(plots, list) else []
+    drawn = ([p for p in plots if p.startswith("distributed_") and not p.endswith(TIMELINE_PNG)]
+             if isinstance(plots, list) else [])
+    traced = [p for p in plots if p.endswith(TIMELINE_PNG)] if isinstance(plots, list) else []
     out = ["## Distributed product (MPI, one device per rank)", "", INTRO + (
         f" Efficiency against the ranks: {', '.join(f'`{p}`' for p in drawn)}."
-        if drawn else ""), ""]
+        if drawn else "") + (f" One product per rank: {', '.join(f'`{p}`' for p in traced)}."
+                             if traced else ""), ""]
     for device, dtype, fmt, here in _groups(recs):
         devices = unique(d for r in here for d in r.get("devices") or [device])
         where = "; ".join(devices)
@@ -201,6 +247,9 @@ def section(records: list[Rec], plots: list[str] | str = "") -> str:
                 scaling_table(here), "",
                 "#### Where the time goes", "", PARTS_INTRO, "", parts_table(here), "",
                 "#### The model's inputs", "", model_table(here), ""]
+        timelines = timeline_table(here)
+        if timelines:
+            out += ["#### One product, per rank", "", TIMELINE_INTRO, "", timelines, ""]
     bad = [r for r in recs if not _ok(r)]
     if bad:
         rows = unique((r["matrix"], r["method"], r["dtype"], r["status"], r.get("reason", ""))
@@ -256,6 +305,63 @@ def draw(plt: Any, records: list[Rec], out_dir: Path) -> list[str]:
                      f"{', '.join(devices)}; dashed: the model", fontsize=8)
         fig.tight_layout()
         name = plot_name("distributed", dtype)
+        save_figure(plt, fig, Path(out_dir) / name)
+        names.append(name)
+    return names + _draw_timelines(plt, recs, out_dir)
+
+
+TIMELINE_PNG = "_timeline.png"
+"""The end of the timeline figure's name: ``distributed_<dtype>_timeline.png`` (under the
+``distributed_*.png`` pattern of the report's plots)."""
+
+
+def _draw_timelines(plt: Any, recs: list[Rec], out_dir: Path) -> list[str]:
+    """Per value type, one panel per matrix and rank count (> 1): per rank, a bar per step of
+    :data:`TIMELINE_STEPS` from its first start to its last stop, of the ``overlap`` run (else
+    the first mode measured)."""
+    import matplotlib
+
+    names = []
+    colours = dict(zip(TIMELINE_STEPS, matplotlib.colormaps["tab10"].colors, strict=False))
+    for dtype in unique(r["dtype"] for r in recs):
+        chosen = []
+        for r in recs:
+            if r["dtype"] != dtype or (r.get("ranks") or 0) < 2 or not r.get("timeline"):
+                continue
+            modes = _modes([q for q in recs if q["matrix"] == r["matrix"]
+                            and q.get("ranks") == r["ranks"] and q["dtype"] == dtype])
+            if r.get("mode") == ("overlap" if "overlap" in modes else modes[0]):
+                chosen.append(r)
+        if not chosen:
+            continue
+        cols = min(len(chosen), 2)
+        rows = -(-len(chosen) // cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(7.0 * cols, 2.6 * rows + 0.9),
+                                 squeeze=False)
+        for ax, r in zip(axes.flat, chosen, strict=False):
+            lanes = len(TIMELINE_STEPS)
+            for rank, steps in enumerate(r["timeline"]):
+                for lane, key in enumerate(TIMELINE_STEPS):
+                    step = _step(steps, *key)
+                    if step is None:
+                        continue
+                    ax.barh(rank * (lanes + 1) + lane, step["last"] - step["first"],
+                            left=step["first"], height=0.9, color=colours[key],
+                            label=key[1] if rank == 0 else None)
+            ax.set_yticks([rank * (lanes + 1) + lanes / 2 for rank in range(len(r["timeline"]))],
+                          [f"rank {rank}" for rank in range(len(r["timeline"]))])
+            ax.invert_yaxis()
+            ax.set_xlim(left=0)
+            ax.set_xlabel("ms since the product began")
+            ax.set_title(f"{r['matrix'].removeprefix('gen:')}, {r['ranks']} ranks, "
+                         f"{r.get('mode')}: {num(r.get('kernel_ms'), '.3f')} ms", fontsize=8)
+            ax.grid(alpha=0.3, axis="x")
+            ax.legend(fontsize=6, loc="lower right")
+        for ax in list(axes.flat)[len(chosen):]:
+            ax.set_visible(False)
+        fig.suptitle(f"Distributed product: one product per rank, {dtype}", fontsize=8)
+        fig.tight_layout()
+        name = plot_name("distributed", dtype).removesuffix(".png") + TIMELINE_PNG
         save_figure(plt, fig, Path(out_dir) / name)
         names.append(name)
     return names
