@@ -370,9 +370,9 @@ def _folded_sums_agree(A, expected, ref: Reference) -> bool:
     """Whether ``A``, read with duplicates folded along the way, is the matrix ``expected``.
 
     The structure must be the same, and every value the same bits, but a sum of three or more
-    duplicates: folding adds a position's values in file order (the file's own, then the
-    mirrored ones) a part at a time, so a mirrored part joins the sum as one term, and scipy
-    adds them in the order its unstable sort of a row of more than 16 entries leaves them.
+    duplicates: folding adds a position's values one at a time, a fold at a time (the file's
+    own entries since the previous fold in file order, then their mirrors), and scipy adds them
+    in the order its unstable sort of a row of more than 16 entries leaves them.
     Such a sum may differ by rounding: by at most (n - 1) * 2**-52 * sum(|term|) for n terms,
     the bound of any order of summation; both NaN where a term is NaN; anything where the
     terms' magnitudes reach the overflow threshold (the order then decides between infinities,

@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 
 from clspmv import io as mmio
 from clspmv.errors import MatrixFormatError
-from clspmv.io import assembly, reader
-from clspmv.io.held import HeldEntries
+from clspmv.io import assembly, held, reader
 
 BANNER = "%%MatrixMarket matrix coordinate real general\n"
 
@@ -35,7 +34,7 @@ def dense(A: sp.spmatrix) -> np.ndarray:
     return A.toarray()
 
 
-def assert_same_csr(A: sp.csr_matrix, B: sp.csr_matrix) -> None:
+def assert_same_csr(A: sp.csr_array, B: sp.csr_array) -> None:
     """Same shape, structure and bit-identical values."""
     assert A.shape == B.shape
     assert np.array_equal(A.indptr, B.indptr)
@@ -173,8 +172,11 @@ def test_round_trip_property(
 
 
 def test_read_general(tmp_path: Path) -> None:
-    A = mmio.read(put(tmp_path, BANNER + "% comment\n\n2 3 2\n2 3 -1.5\n1 1 2e0\n"))
-    assert isinstance(A, sp.csr_matrix)
+    path = put(tmp_path, BANNER + "% comment\n\n2 3 2\n2 3 -1.5\n1 1 2e0\n")
+    A = mmio.read(path)
+    assert isinstance(A, sp.csr_array)  # sparse arrays, not the matrix class (issue 43)
+    assert isinstance(mmio.read_coo(path), sp.coo_array)
+    assert isinstance(mmio.read_rows(path, 0, 1), sp.csr_array)
     assert A.dtype == np.float64
     assert A.has_sorted_indices
     assert np.array_equal(dense(A), [[2.0, 0, 0], [0, 0, -1.5]])
@@ -492,6 +494,9 @@ def test_validating_path_memory(tmp_path: Path) -> None:
     assert_same_csr(B, A)
     returned = B.data.nbytes + B.indices.nbytes + B.indptr.nbytes
     assert peak <= 2 * returned + (64 << 20), (peak, returned)
+    # read_coo holds the entries as read (read also folds them, 2**18 at a time).
+    coo, peak = traced_peak(lambda: mmio.read_coo(path))
+    assert coo.nnz == A.nnz
     assert peak < path.stat().st_size * 2
 
 
@@ -509,62 +514,60 @@ def test_read_coo_is_scipys_order(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- assembly, folding
 
 
-def _held(rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> HeldEntries:
-    held = HeldEntries()
-    held.extend(rows.astype(np.int32), cols.astype(np.int32), values)
-    return held
-
-
-def _scipys(rows: np.ndarray, cols: np.ndarray, values: np.ndarray,
-            shape: tuple[int, int]) -> sp.csr_matrix:
-    return sp.coo_matrix((values, (rows, cols)), shape=shape).tocsr()
+def _sequential_sums(keys: list[int], values: list[float]) -> dict[int, float]:
+    """Each key's values added one at a time in order, from -0.0, in plain Python."""
+    sums: dict[int, float] = {}
+    for key, value in zip(keys, values, strict=True):
+        sums[key] = sums.get(key, -0.0) + value
+    return sums
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_csr_assembly_in_halves_is_scipys(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Converted in two halves and merged, a block of rows at a time (blocks of 7 here): the
-    # same arrays as scipy's tocsr, bit for bit, duplicates (summed in scipy's order), long
-    # rows, empty rows and the own-then-mirrored order included.
-    monkeypatch.setattr(assembly, "WHOLE_SPARE", -4 * 60)  # in halves
-    monkeypatch.setattr(assembly, "_BLOCK", 7)
+def test_folded_entries_sum_in_order(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Batches added one after the other (new positions merged in blocks of 3 here; some
+    # batches increasing beyond the positions held, which are appended): the keys sorted and
+    # distinct, each sum its values added in the order given, bit for bit.
+    monkeypatch.setattr(held, "_BLOCK", 3)
     rng = np.random.default_rng(seed)
-    shape = (int(rng.integers(1, 60)), int(rng.integers(1, 60)))
-    parts = []
-    for _ in range(2):
-        n = int(rng.integers(0, 300))
-        rows = rng.integers(0, shape[0], n)
-        if seed % 3 == 0:
-            rows[: n // 2] = rng.integers(0, shape[0])  # one row with half the entries
-        cols = rng.integers(0, min(shape[1], 1 + seed), n)  # few columns: many duplicates
-        values = rng.standard_normal(n) * 10.0 ** rng.integers(-20, 20, n)
-        parts.append((rows, cols, values))
-    A = assembly.csr(_held(*parts[0]), _held(*parts[1]), shape)
-    joined = [np.concatenate(x) for x in zip(*parts, strict=True)]
-    assert_same_csr(A, _scipys(*joined, shape))
+    rows, cols = int(rng.integers(1, 30)), int(rng.integers(1, 30))
+    folded = held.FoldedEntries(cols)
+    keys: list[int] = []
+    values: list[float] = []
+    for _ in range(int(rng.integers(1, 6))):
+        n = int(rng.integers(0, 60))
+        r, c = rng.integers(0, rows, n), rng.integers(0, min(cols, 1 + seed), n)
+        if seed % 3 == 0 and rng.random() < 0.7:  # increasing, beyond the keys held
+            after = max(keys, default=-1) + 1
+            k = np.unique(rng.integers(after, after + 3 * n + 1, n))
+            r, c, n = k // cols, k % cols, k.size
+        v = rng.standard_normal(n) * 10.0 ** rng.integers(-20, 20, n)
+        v[rng.random(n) < 0.1] = -0.0
+        folded.add([r.astype(np.int32), c.astype(np.int32), v])
+        keys += (r * cols + c).tolist()
+        values += v.tolist()
+    sums = _sequential_sums(keys, values)
+    assert folded.keys.tolist() == sorted(sums)
+    assert np.array_equal(folded.sums.view(np.uint64),
+                          np.array([sums[k] for k in sorted(sums)]).view(np.uint64))
 
 
-@pytest.mark.parametrize("spare", [0, assembly.WHOLE_SPARE])
-def test_csr_assembly_memory(spare: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    # 2.5 million entries in 100 rows: never the entries and the CSR arrays whole at once
-    # (28 bytes an entry, as scipy's tocsr of held entries would be) but at most 22 and a bit;
-    # or, where the spare bytes allow, at once: at most 28 an entry and the spare bytes.
-    monkeypatch.setattr(assembly, "WHOLE_SPARE", spare)
-    rng = np.random.default_rng(1)
-    n, shape = 2_500_000, (100, 1_000_000)
-    rows, cols = rng.integers(0, shape[0], n), rng.integers(0, shape[1], n)
-    values = rng.standard_normal(n)
-    expected = _scipys(rows, cols, values, shape)
-    own, mirrored = _held(rows[: n // 3], cols[: n // 3], values[: n // 3]), \
-        _held(rows[n // 3:], cols[n // 3:], values[n // 3:])
-    del rows, cols, values
-    A, peak = traced_peak(lambda: assembly.csr(own, mirrored, shape))
-    assert_same_csr(A, expected)
-    held = 16 * n  # the entries, held when it starts
-    if spare:
-        assert held + 12 * n + 4 * shape[0] <= 24 * n + 8 * shape[0] + spare
-        assert peak <= held + 12 * n + 4 * shape[0] + (4 << 20), (peak, held)
-    else:
-        assert peak <= held + 6 * n + 8 * shape[0] + (4 << 20), (peak, held)
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+def test_folded_csr_is_scipys(index: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Distinct entries (explicit zeros, empty rows and columns, a last row) folded and made
+    # CSR a block of 5 at a time: scipy's tocsr, bit for bit, the column indices written over
+    # the keys as 32-bit or 64-bit integers (which scipy may narrow again).
+    monkeypatch.setattr(assembly, "_BLOCK", 5)
+    monkeypatch.setattr(assembly, "_INT32_MAX", 2**31 - 1 if index is np.int32 else 10)
+    A = random_csr(40, 23, 300, seed=2)
+    A.data[::7] = 0.0
+    coo = A.tocoo()
+    folded = held.FoldedEntries(A.shape[1])
+    order = np.random.default_rng(2).permutation(A.nnz)
+    folded.add([coo.row[order].astype(np.int32), coo.col[order].astype(np.int32),
+                coo.data[order]])
+    B = assembly.folded_csr(folded, A.shape)
+    assert_same_csr(B, A)
+    assert folded.size == 0
 
 
 def _duplicates_file(tmp_path: Path, lines: int) -> Path:
@@ -600,9 +603,9 @@ def test_folding_sums_in_file_order(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     # folded every few entries, each position's sum is still its values added one at a time in
     # file order.
     folds = []
-    fold = HeldEntries.fold
-    monkeypatch.setattr(HeldEntries, "fold",
-                        lambda self, plan, cols: folds.append(1) or fold(self, plan, cols))
+    add = held.FoldedEntries.add
+    monkeypatch.setattr(held.FoldedEntries, "add",
+                        lambda self, entries: folds.append(1) or add(self, entries))
     rng = np.random.default_rng(7)
     where = [(1, 1), (2, 3), (1, 2), (3, 1)]
     entries = [(*where[k // 2 % 4], float(rng.choice([1e16, -1e16, 1.0, 3.0, -0.0, 2.5e-16])))
@@ -622,22 +625,24 @@ def test_folding_sums_in_file_order(tmp_path: Path, monkeypatch: pytest.MonkeyPa
             assert np.float64(A[i - 1, j - 1]).tobytes() == np.float64(total).tobytes()
 
 
-def test_folding_stops_where_it_does_not_pay(tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    # A file without duplicates is sorted once, at the first fold, and never again.
-    folds = []
-    plan = HeldEntries.positions
-    monkeypatch.setattr(HeldEntries, "positions",
-                        lambda self, cols: folds.append(self.size) or plan(self, cols))
+def test_every_entry_is_sorted_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A file without duplicates: folded as it is read, every entry is sorted in one batch only
+    # (the positions already folded are merged with a batch, not sorted again), and the result
+    # is scipy's, bit for bit (nothing to sum).
+    sorted_entries = []
+    add = held.FoldedEntries.add
+    monkeypatch.setattr(held.FoldedEntries, "add", lambda self, entries:
+                        sorted_entries.append(entries[0].size) or add(self, entries))
     A = random_csr(300, 300, 5000, seed=3)
     path = mmio.write(tmp_path / "a.mtx", A)
-    assert_same_csr(reader.collect(path, fold_at=1000).csr(), A)
-    assert len(folds) == 2  # own and mirrored entries, once
+    assert_same_csr(reader.collect(path, fold_at=1000, chunk_size=1 << 12).csr(), A)
+    assert sum(sorted_entries) == A.nnz and len(sorted_entries) > 3
 
 
 def test_error_line_after_fast_pieces(tmp_path: Path) -> None:
-    # The fast path tells the source how many lines each piece holds: the line of a problem
-    # after many pieces is still exact.
+    # The reader tells the source the first line of each piece (counted while parsing the one
+    # before, one line an entry on the fast path): the line of a problem after many pieces is
+    # still exact.
     lines = [f"{i % 50 + 1} {i % 7 + 1} {i}.5" for i in range(3000)]
     lines[2500] = "1 1 2.5.5"
     path = put(tmp_path, f"{BANNER}% two header lines\n100 100 3000\n" + "\n".join(lines) + "\n")

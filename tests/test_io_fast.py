@@ -22,7 +22,7 @@ from shared_data import MATRICES
 REAL = sorted(MATRICES.glob("*.mtx.gz"))
 
 
-def assert_same_csr(A: sp.csr_matrix, B: sp.csr_matrix) -> None:
+def assert_same_csr(A: sp.csr_array, B: sp.csr_array) -> None:
     """Same shape, structure and bit-identical values."""
     assert A.shape == B.shape
     assert np.array_equal(A.indptr, B.indptr)
@@ -30,12 +30,12 @@ def assert_same_csr(A: sp.csr_matrix, B: sp.csr_matrix) -> None:
     assert np.array_equal(A.data.view(np.uint64), B.data.view(np.uint64))
 
 
-def read_validating(path: Path) -> sp.csr_matrix:
+def read_validating(path: Path) -> sp.csr_array:
     """``path`` read by the validating reader alone."""
     return reader.collect(path, fast=False).csr()
 
 
-def fast_result(path: Path, chunk_size: int = 1 << 22) -> sp.csr_matrix | None:
+def fast_result(path: Path, chunk_size: int = 1 << 22) -> sp.csr_array | None:
     """What the fast path alone makes of ``path`` (None: it leaves a piece to the other)."""
     with Source(path) as src:
         header = parse_header(src)

@@ -23,9 +23,9 @@ CORPUS = Path(__file__).parent / "data" / "malformed"
 MANIFEST = list(csv.DictReader((CORPUS / "MANIFEST.csv").open(newline="")))
 
 
-def assert_same_csr(A: sp.csr_matrix, B: sp.csr_matrix) -> None:
+def assert_same_csr(A: sp.csr_array, B: sp.csr_array) -> None:
     """Same shape, structure and bit-identical values."""
-    assert isinstance(A, sp.csr_matrix)
+    assert isinstance(A, sp.csr_array)
     assert A.shape == B.shape
     assert np.array_equal(A.indptr, B.indptr)
     assert np.array_equal(A.indices, B.indices)

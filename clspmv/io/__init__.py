@@ -2,8 +2,11 @@
 
 :func:`read` reads ``coordinate`` files (fields ``real``, ``integer`` and ``pattern``;
 symmetries ``general``, ``symmetric`` and ``skew-symmetric``) and ``array`` files (fields
-``real`` and ``integer``, symmetry ``general``) into a float64 :class:`scipy.sparse.csr_matrix`;
-:func:`read_coo` into a COO matrix without any per-row array, as ``scipy.io.mmread`` does.
+``real`` and ``integer``, symmetry ``general``) into a float64 :class:`scipy.sparse.csr_array`;
+:func:`read_coo` into a COO array without any per-row array, as ``scipy.io.mmread`` does. The
+results are scipy sparse arrays (``csr_array``, ``coo_array``): ``A @ x`` is the product and
+``A * x`` elementwise; ``scipy.sparse.csr_matrix(A)`` makes the matrix class of the same arrays
+without copying them.
 Gzip compression is recognised by its magic bytes, whatever the file is called, and
 decompressed as the file is read (nothing is written to disk). :func:`read_rows` reads a range
 of rows only; :func:`read_header` reads the shape and kind; :func:`write` writes
@@ -19,10 +22,10 @@ what the file holds, never by what its header declares: the body is read in piec
 :data:`~clspmv.io.source.LINE_LIMIT` bytes, the entries are held as they are read (16 bytes
 each; for a CSR result, their duplicates summed along the way where they are many) and the
 result is assembled after the whole body was read and checked. The peak of a read is at most
-twice the arrays it returns plus 64 MiB (but where duplicates only start after 2**18 mostly
-distinct entries: see :class:`~clspmv.io.entries.Collector`), and its time linear in the
-file's size (plus the row pointer's for :func:`read`). More than 2**31 - 1 rows or columns
-(the kernels' 32-bit indices) is an error.
+twice the arrays it returns plus 64 MiB, wherever its duplicates are in the file (see
+:class:`~clspmv.io.entries.Collector`), and its time linear in the file's size (plus the row
+pointer's for :func:`read`). More than 2**31 - 1 rows or columns (the kernels' 32-bit indices)
+is an error.
 
 Modules: ``grammar`` (the language), ``source`` (the opened file, in pieces), ``header`` (banner
 and size line), ``fast`` (fast_matrix_market behind cheap checks), ``validating`` (the reader
@@ -46,39 +49,40 @@ from clspmv.io.writing import write
 __all__ = ["Header", "read", "read_coo", "read_header", "read_rows", "write"]
 
 
-def read(path: str | os.PathLike[str]) -> sp.csr_matrix:
-    """Read a Matrix Market file into a float64 CSR matrix.
+def read(path: str | os.PathLike[str]) -> sp.csr_array:
+    """Read a Matrix Market file into a float64 CSR array.
 
     The header is checked first; the body is then read piece by piece, each parsed by
     fast_matrix_market (through ``scipy.io.mmread``, with its threads) where cheap scans show
     the canonical layout, else by the validating reader, which reads it or names the line that
     is wrong (see :mod:`clspmv.io.fast`). Both give the same entries, bit for bit.
 
-    Memory: the entries read (16 bytes each, mirrors of a symmetric file included), then the
-    CSR arrays made from them (12 bytes an entry and 4 a row), converted at once where that
-    fits the bound, else in two halves so that the peak stays at 22 bytes an entry and 8 a row
-    (:mod:`clspmv.io.assembly`). Once 2**18 entries are held, their duplicates are summed as
-    long as that halves them, so that a file of mostly duplicates holds some 10 MiB of entries,
-    not 16 bytes a line (:class:`~clspmv.io.entries.Collector`). The row pointer is the one
-    array sized by the declared shape rather than by the entries read; it is allocated last,
-    once the body has been read and checked, so a header that lies about its entries fails
-    before it. A tall file with few entries (a valid file may declare up to 2**31 - 1 rows, and
-    scipy reads it) therefore costs 4 bytes a row here: :func:`read_coo` reads it without that
-    array.
+    Memory: once 2**18 entries are held (16 bytes each, mirrors of a symmetric file
+    included), they are folded, one entry per position (16 bytes), and so are the entries read
+    since whenever they reach 2**18 or an eighth of the positions: duplicates never take more
+    than that, wherever they are in the file (:class:`~clspmv.io.entries.Collector`). The CSR
+    arrays (12 bytes an entry and 4 a row) are made from the folded positions, already in CSR
+    order, with the column indices written over them (:mod:`clspmv.io.assembly`). The row
+    pointer is the one array sized by the declared shape rather than by the entries read; it
+    is allocated last, once the body has been read and checked, so a header that lies about its
+    entries fails before it. A tall file with few entries (a valid file may declare up to
+    2**31 - 1 rows, and scipy reads it) therefore costs 4 bytes a row here: :func:`read_coo`
+    reads it without that array.
 
     Args:
         path: a ``.mtx`` file, gzip-compressed or not (recognised by its magic bytes).
 
     Returns:
-        A :class:`scipy.sparse.csr_matrix` of dtype float64 with sorted column indices,
+        A :class:`scipy.sparse.csr_array` of dtype float64 with sorted column indices,
         equal to ``read_coo(path).tocsr()``: duplicate coordinate entries summed (in scipy's
         order), explicitly stored zeros kept as entries, ``symmetric`` files mirrored,
         ``skew-symmetric`` ones mirrored with negated values, ``pattern`` entries 1.0, zeros of
-        an ``array`` (dense) file not stored. Bit for bit, but where duplicates were summed
-        while reading: each position's values are then added in file order (the file's own,
-        then the mirrored ones) a fold at a time, so a sum of three or more duplicates may
-        differ from scipy's in its last bits (scipy adds them in the order its sort of a row
-        leaves them, the file's order only in rows of 16 entries or fewer).
+        an ``array`` (dense) file not stored. Bit for bit where the file holds fewer than
+        2**18 entries (mirrors included); from there on, every position's values are added one
+        at a time in file order, a fold at a time (the file's own entries since the previous
+        fold, then their mirrors), so a sum of three or more duplicates may differ from
+        scipy's in its last bits (scipy adds them in the order its sort of a row leaves them,
+        the file's order only in rows of 16 entries or fewer).
 
     Raises:
         MatrixFormatError: the file is malformed or of an unsupported kind (complex,
@@ -88,8 +92,8 @@ def read(path: str | os.PathLike[str]) -> sp.csr_matrix:
     return collect(path, fold_at=FOLD_ENTRIES).csr()
 
 
-def read_coo(path: str | os.PathLike[str]) -> sp.coo_matrix:
-    """Read a Matrix Market file into a float64 COO matrix, without any per-row array.
+def read_coo(path: str | os.PathLike[str]) -> sp.coo_array:
+    """Read a Matrix Market file into a float64 COO array, without any per-row array.
 
     The entries as ``scipy.io.mmread`` returns them (for the files both accept): the file's
     own entries in file order, then the mirrored off-diagonal entries of a symmetric or

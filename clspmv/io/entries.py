@@ -1,11 +1,12 @@
 """Entries read from a Matrix Market body, and what is kept of them for the result.
 
 Memory: the entries are held as they are read, 16 bytes each (int32 row and column, float64
-value), in chunks (:mod:`clspmv.io.held`); nothing is sized by what the header declares. The
-result is assembled once the whole body has been read and checked (:mod:`clspmv.io.assembly`):
-:meth:`Collector.coo` joins the entries (no per-row array, as ``scipy.io.mmread`` returns
-them), :meth:`Collector.csr` places them into CSR arrays chunk by chunk; its row pointer is the
-one array sized by the row count.
+value), in arrays that grow with them (:mod:`clspmv.io.held`); nothing is sized by what the
+header declares. A CSR read folds them as it goes (one entry per position, see
+:class:`Collector`). The result is assembled once the whole body has been read and checked
+(:mod:`clspmv.io.assembly`): :meth:`Collector.coo` joins the entries (no per-row array, as
+``scipy.io.mmread`` returns them), :meth:`Collector.csr` makes the CSR arrays; its row pointer
+is the one array sized by the row count.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ import scipy.sparse as sp
 
 from clspmv.io import assembly
 from clspmv.io.header import Header
-from clspmv.io.held import HeldEntries
+from clspmv.io.held import FoldedEntries, HeldEntries
 
 FOLD_ENTRIES = 1 << 18
-"""Entries held (4 MiB) from which a CSR read sums their duplicates (see :class:`Collector`)."""
+"""Entries held (4 MiB) from which a CSR read sums their duplicates as it goes (see
+:class:`Collector`)."""
 
 
 class Entries(NamedTuple):
@@ -36,15 +38,6 @@ class Entries(NamedTuple):
     def empty() -> Entries:
         """No entries, from no data line."""
         return Entries(np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0), 0)
-
-    @staticmethod
-    def join(parts: list[Entries]) -> Entries:
-        """The entries of consecutive parts as one."""
-        if len(parts) == 1:
-            return parts[0]
-        rows, cols, values = (np.concatenate(x) for x in zip(*(p[:3] for p in parts),
-                                                              strict=True))
-        return Entries(rows, cols, values, sum(p.count for p in parts))
 
 
 def array_positions(header: Header, found: int, values: np.ndarray) -> Entries:
@@ -66,12 +59,12 @@ class Collector:
     order as ``scipy.io.mmread(path).tocsr()`` sums them.
 
     With ``fold_at`` (for a CSR result, whose duplicates are summed anyway), once ``fold_at``
-    entries or more are held, the number of distinct positions among them is counted (a sort);
-    where that is half of them or fewer, they are folded: each part (the file's own entries,
-    the mirrored ones) becomes one entry per position, the sum of its values in file order
-    (:meth:`HeldEntries.fold`), and the next fold comes ``fold_at`` entries later; else
-    nothing changes and folding stops. So a file of mostly duplicates holds at most about
-    ``2.5 * fold_at`` entries, not one a line, and one with few pays one sort of ``fold_at``.
+    entries are held they are folded (:class:`~clspmv.io.held.FoldedEntries`): each value added
+    onto its position's sum, the file's own entries (in file order) then the mirrored ones;
+    from then on, the entries held since are folded in the same way whenever they reach
+    ``fold_at`` or an eighth of the positions, whichever is more. So duplicates never take
+    more than that, wherever they are in the file (a matrix written twice, a few positions
+    repeated after many distinct ones), and every entry is sorted once, in a batch.
     """
 
     def __init__(self, header: Header, start: int = 0, stop: int | None = None, *,
@@ -81,6 +74,7 @@ class Collector:
         self.stop = header.rows if stop is None else stop
         self._own = HeldEntries()
         self._mirrored = HeldEntries()
+        self._folded: FoldedEntries | None = None
         self._fold_at = fold_at  # the entries held that start the next fold; None: no folding
         self._fold_every = fold_at or 0
         self._step = max(self._fold_every // 4, 1)  # entries added at a time while folding
@@ -98,7 +92,7 @@ class Collector:
             off = r != c
             sign = -1.0 if self.header.symmetry == "skew-symmetric" else 1.0
             self._keep(self._mirrored, c[off], r[off], sign * v[off])
-        if self._fold_at is not None and self._held >= self._fold_at:
+        if self._fold_at is not None and self._own.size + self._mirrored.size >= self._fold_at:
             self._fold()
 
     def _keep(self, into: HeldEntries, r: np.ndarray, c: np.ndarray, v: np.ndarray) -> None:
@@ -107,28 +101,27 @@ class Collector:
             r, c, v = r[keep] - self.start, c[keep], v[keep]
         into.extend(r, c, v)
 
-    @property
-    def _held(self) -> int:
-        return self._own.size + self._mirrored.size
-
     def _fold(self) -> None:
-        parts = (self._own, self._mirrored)
-        if 2 * sum(part.positions(self.header.cols) for part in parts) > self._held:
-            self._fold_at = None  # too few duplicates for folding to pay
-            return
-        for part in parts:
-            part.fold(part.plan_fold(self.header.cols), self.header.cols)
-        self._fold_at = self._held + self._fold_every
+        if self._folded is None:
+            self._folded = FoldedEntries(self.header.cols)
+        self._folded.add(self._own.take_after(self._mirrored))  # one batch: own, then mirrored
+        self._fold_at = max(self._fold_every, self._folded.size // 8)
 
     @property
     def shape(self) -> tuple[int, int]:
         return (self.stop - self.start, self.header.cols)
 
-    def coo(self) -> sp.coo_matrix:
-        """The kept entries as a float64 COO matrix (duplicates not summed, unless folded)."""
+    def coo(self) -> sp.coo_array:
+        """The kept entries as a float64 COO array, duplicates not summed (of a collector
+        without ``fold_at``)."""
+        assert self._folded is None, "folded entries have no COO form"
         return assembly.coo(self._own, self._mirrored, self.shape)
 
-    def csr(self) -> sp.csr_matrix:
-        """The kept entries as a float64 CSR matrix: duplicates summed, indices sorted,
-        explicit zeros kept (as scipy's COO to CSR conversion makes it)."""
-        return assembly.csr(self._own, self._mirrored, self.shape)
+    def csr(self) -> sp.csr_array:
+        """The kept entries as a float64 CSR array: duplicates summed, indices sorted,
+        explicit zeros kept (as scipy's COO to CSR conversion makes it, where nothing was
+        folded)."""
+        if self._folded is None:
+            return assembly.csr(self._own, self._mirrored, self.shape)
+        self._fold()
+        return assembly.folded_csr(self._folded, self.shape)

@@ -55,10 +55,6 @@ BLANKS = b" \t\r"
 _BLANK_RUN = re.compile(rb"[ \t\r]+")
 INTEGER = re.compile(rb"[+-]?[0-9]+")
 """An index or an ``integer`` value (then range-checked)."""
-REAL = re.compile(
-    rb"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))"
-)
-"""A ``real`` value."""
 
 
 def words(line: bytes) -> list[bytes]:

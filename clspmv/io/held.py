@@ -1,18 +1,21 @@
-"""Entries held as they are read, and the folding of their duplicates.
+"""Entries held as they are read, and the sums of their duplicates.
 
-The entries are appended in file order to three arrays (int32 rows and columns, float64
-values: 16 bytes an entry) that grow in place with ``realloc`` (no copy for large arrays,
-whose pages the system remaps).
+:class:`HeldEntries` appends entries in file order to three arrays (int32 rows and columns,
+float64 values: 16 bytes an entry) that grow in place with ``realloc`` (no copy for large
+arrays, whose pages the system remaps).
 
-A fold (:meth:`HeldEntries.fold`) replaces the entries by one per (row, column), sorted, each
-the sum of that position's values in the order they were appended: a sum that starts from -0.0
-(which adds nothing to any value, -0.0 and NaN included) and adds them one at a time
-(``numpy.add.at``), as scipy's ``sum_duplicates`` adds the values of a row.
+:class:`FoldedEntries` holds one entry per position (row, column): the positions as sorted keys
+``row * cols + col`` (int64) and each one's sum (float64), 16 bytes a position. Entries are
+added to it a batch at a time (:meth:`FoldedEntries.add`): each value is added onto the sum of
+its position so far, one at a time in the order given (``numpy.add.at``), a new position's sum
+starting from -0.0 (which adds nothing to any value, -0.0 and NaN included), as scipy's
+``sum_duplicates`` adds the values of a row. New positions are merged into the sorted keys in
+place, from the back, a block at a time, so a batch costs its own sort and a pass over the
+positions after its first new one, and memory the positions, exactly, plus about 32 bytes an
+entry of the batch.
 """
 
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import numpy as np
 
@@ -37,15 +40,6 @@ class _Growing:
         buffer.resize(self.size, refcheck=False)
         self.size = 0
         return buffer
-
-
-class FoldPlan(NamedTuple):
-    """What a fold of held entries makes of them: ``positions``, the distinct keys
-    ``row * cols + col`` in increasing order, and ``slot``, for every entry in order, the index
-    in ``positions`` of its key."""
-
-    positions: np.ndarray
-    slot: np.ndarray
 
 
 class HeldEntries:
@@ -76,48 +70,107 @@ class HeldEntries:
             joined.append(mine.take())
         return joined
 
-    def _keys(self, cols: int) -> np.ndarray:
-        """``row * cols + col`` of every entry, in order (8 bytes an entry)."""
-        rows, columns = (growing.buffer[:growing.size] for growing in self._arrays[:2])
-        keys = rows.astype(np.int64)
-        keys *= cols
-        keys += columns
-        return keys
 
-    def positions(self, cols: int) -> int:
-        """The number of distinct positions of the entries in a matrix of ``cols`` columns
-        (memory: 9 bytes an entry)."""
-        keys = self._keys(cols)
-        keys.sort()
-        return int(np.count_nonzero(keys[1:] != keys[:-1])) + (keys.size > 0)
+_BLOCK = 1 << 16
+"""Positions moved at a time when new ones are merged in."""
 
-    def plan_fold(self, cols: int) -> FoldPlan:
-        """The positions of the entries in a matrix of ``cols`` columns, and each one's slot.
 
-        Memory: 8 bytes an entry for the keys, 8 for their order, then 4 for the slots and 8 a
-        distinct position.
+class FoldedEntries:
+    """One entry per position of a matrix of ``cols`` columns: ``keys`` (``row * cols +
+    col``, int64, increasing) and ``sums`` (float64), arrays of exactly :attr:`size`."""
+
+    def __init__(self, cols: int) -> None:
+        self.cols = cols
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.sums = np.zeros(0, dtype=np.float64)
+
+    @property
+    def size(self) -> int:
+        return self.keys.size
+
+    def add(self, entries: list[np.ndarray]) -> None:
+        """Add ``[rows, cols, values]`` (emptied: the arrays are freed as they are used), each
+        value onto its position's sum in the order given.
+
+        Memory beyond the entries: 8 bytes an entry for their keys, 8 for their order and 8
+        for their sorted keys, or later 8 for their group and 8 for their slots; and some 17 to
+        33 a distinct position among them (and 17 a new one, for the positions grown).
         """
-        keys = self._keys(cols)
-        order = np.argsort(keys)  # equal keys in any order: only the groups count
-        keys.sort()
+        rows, columns, values = entries
+        entries.clear()
+        keys = rows.astype(np.int64)
+        keys *= self.cols
+        keys += columns
+        del rows, columns
+        if not keys.size:
+            return
+        if (keys[1:] > keys[:-1]).all() and (not self.size or keys[0] > self.keys[-1]):
+            self._append(keys, values)  # in order already, every position new
+            return
+        order = np.argsort(keys)  # the one sort of these entries (equal keys in any order)
+        keys = keys[order]
         first = np.empty(keys.size, dtype=bool)
-        first[:1] = True
+        first[0] = True
         np.not_equal(keys[1:], keys[:-1], out=first[1:])
-        positions = keys[first]
+        distinct = keys[first]
         del keys
-        slot = np.empty(first.size, dtype=np.int32 if first.size < 2**31 else np.int64)
-        group = np.cumsum(first, dtype=slot.dtype)
+        group = np.cumsum(first)
         del first
         group -= 1
-        slot[order] = group
-        return FoldPlan(positions, slot)
+        slot = np.empty_like(group)
+        slot[order] = group  # the index in distinct of every entry's key, in the order given
+        del order, group
+        # Where each distinct key is (or goes) among the positions: those before it, and the
+        # new keys before it.
+        place = np.searchsorted(self.keys, distinct)
+        if self.size:
+            new = self.keys[np.minimum(place, self.size - 1)] != distinct
+        else:
+            new = np.ones(distinct.size, dtype=bool)
+        place += np.cumsum(new)
+        place -= new
+        if new.all():  # no copies where every position is new (a file without duplicates)
+            self._insert(place, distinct)
+        else:
+            self._insert(place[new], distinct[new])
+        del distinct, new
+        for lo in range(0, slot.size, _BLOCK):  # the slots among all positions, in place
+            slot[lo:lo + _BLOCK] = place[slot[lo:lo + _BLOCK]]
+        del place
+        np.add.at(self.sums, slot, values)  # in order, one at a time
 
-    def fold(self, plan: FoldPlan, cols: int) -> None:
-        """Replace the entries by one per position of ``plan`` (from :meth:`plan_fold`, nothing
-        appended since): the sum of its values in the order they were appended."""
-        _, _, values = self.take()
-        sums = np.full(plan.positions.size, -0.0)
-        np.add.at(sums, plan.slot, values)  # in order, one at a time
-        del values
-        rows, columns = np.divmod(plan.positions, cols)
-        self.extend(rows.astype(np.int32), columns.astype(np.int32), sums)
+    def _append(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """Append positions beyond those held, increasing, and their values (each one's sum:
+        -0.0 plus the value, as :meth:`add` adds it)."""
+        old = self.size
+        self.keys.resize(old + keys.size, refcheck=False)
+        self.sums.resize(old + keys.size, refcheck=False)
+        self.keys[old:] = keys
+        np.add(values, -0.0, out=self.sums[old:])
+
+    def _insert(self, at: np.ndarray, keys: np.ndarray) -> None:
+        """Grow the positions to hold ``keys`` (new, increasing) at the indices ``at`` (of the
+        grown arrays), their sums -0.0; the positions already held move up, a block at a time
+        from the back, so nothing is overwritten before it has moved."""
+        if not at.size:
+            return
+        old = self.size
+        size = old + at.size
+        is_new = np.zeros(size, dtype=bool)
+        is_new[at] = True
+        self.keys.resize(size, refcheck=False)
+        self.sums.resize(size, refcheck=False)
+        stop, moved, placed = size, old, at.size  # blocks above stop are done
+        first = int(at[0])  # nothing below it moves
+        while stop > first:
+            start = max(stop - _BLOCK, first)
+            here = is_new[start:stop]
+            count = int(np.count_nonzero(here))
+            kept = ~here
+            for array, fresh in ((self.keys, keys[placed - count:placed]), (self.sums, -0.0)):
+                block = array[start:stop]
+                block[kept] = array[moved - (stop - start - count):moved].copy()
+                block[here] = fresh
+            moved -= stop - start - count
+            placed -= count
+            stop = start

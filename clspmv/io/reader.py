@@ -10,13 +10,22 @@ malformed line among the declared entries, a data line beyond them, too few of t
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 
 from clspmv.io.entries import Collector, Entries
 from clspmv.io.fast import parse_canonical
 from clspmv.io.header import Header, parse_header
-from clspmv.io.source import CHUNK, Source
+from clspmv.io.source import CHUNK, Piece, Source
 from clspmv.io.validating import parse_piece
+
+
+def _next_piece(pieces: Generator[Piece, int | None, None], first_line: int) -> Piece | None:
+    """The next piece of ``pieces`` (:meth:`Source.pieces`), told the number of its first line
+    (the lines of the pieces before it were counted by whoever parsed them), or ``None``."""
+    try:
+        return pieces.send(first_line)
+    except StopIteration:
+        return None
 
 
 def read_entries(src: Source, header: Header, *, fast: bool = True,
@@ -28,15 +37,20 @@ def read_entries(src: Source, header: Header, *, fast: bool = True,
     """
     found = 0
     last_line = src.lineno  # the number of the file's last line read so far
-    for piece in src.pieces(chunk_size):
+    pieces = src.pieces(chunk_size)
+    piece = next(pieces, None)
+    while piece is not None:
         entries = parse_canonical(piece.data, header, found) if fast else None
-        if entries is None:
-            entries, last_line = parse_piece(src, piece, header, found)
-        else:
+        if entries is not None:
             last_line = piece.first_line + entries.count - 1  # one line an entry
-        src.piece_lines(last_line - piece.first_line + 1)
-        found += entries.count
-        yield entries
+            parts: Iterable[tuple[Entries, int]] = [(entries, last_line)]
+        else:
+            parts = parse_piece(src, piece, header, found)
+        for entries, line in parts:
+            found += entries.count
+            last_line = line
+            yield entries
+        piece = _next_piece(pieces, last_line + 1)
     if found < header.entries:
         raise src.error(
             last_line,

@@ -29,7 +29,7 @@ def _bound(value: object, name: str) -> int:
 
 def read_rows(
     path: str | os.PathLike[str], start: int, stop: int, *, chunk_size: int = CHUNK
-) -> sp.csr_matrix:
+) -> sp.csr_array:
     """Read rows ``start`` to ``stop - 1`` of a Matrix Market file, streaming it.
 
     The result equals ``read(path)[start:stop]`` (same values, bit for bit, but sums of
@@ -44,7 +44,7 @@ def read_rows(
         chunk_size: bytes of the file parsed at a time (memory scales with it).
 
     Returns:
-        A float64 :class:`scipy.sparse.csr_matrix` of shape ``(stop - start, cols)`` with
+        A float64 :class:`scipy.sparse.csr_array` of shape ``(stop - start, cols)`` with
         sorted indices: duplicates summed, explicit zeros kept, symmetric and
         skew-symmetric files mirrored, pattern entries 1.0 (as :func:`read`).
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from typing import IO, NamedTuple
 
@@ -67,7 +67,6 @@ class Source:
         self.lineno = 0  # number of complete or partial lines consumed so far
         self.failed_line = 0  # the line of the last error made
         self.corrupt = False  # whether the gzip data was found corrupt
-        self._told_lines: int | None = None  # see piece_lines
 
     def close(self) -> None:
         """Close the file."""
@@ -153,13 +152,11 @@ class Source:
             self.lineno += 1
         return line
 
-    def piece_lines(self, lines: int) -> None:
-        """Tell :meth:`pieces` how many lines the piece it handed out last holds, where the
-        caller has counted them anyway (so that they are not counted again)."""
-        self._told_lines = lines
-
-    def pieces(self, size: int = CHUNK) -> Iterator[Piece]:
+    def pieces(self, size: int = CHUNK) -> Generator[Piece, int | None, None]:
         """Everything after the lines read so far, as pieces of whole lines.
+
+        The caller sends each piece after the first the number of its first line (``send``:
+        it has counted the lines of the piece before, parsing it); ``next`` counts them here.
 
         A piece holds the lines that end within ``size`` bytes read (at least one line); the
         last piece holds the file's last line even without a final newline. A line longer than
@@ -186,9 +183,8 @@ class Source:
                     if long_line:
                         yield Piece(data[:long_line], line)
                     raise self.too_long(line + data.count(b"\n", 0, long_line))
-                self._told_lines = None
-                yield Piece(data, line)
-                line += data.count(b"\n") if self._told_lines is None else self._told_lines
+                told = yield Piece(data, line)
+                line = told if told is not None else line + data.count(b"\n")
                 if partial_size > LINE_LIMIT:
                     raise self.too_long(line)
             if failure is not None:

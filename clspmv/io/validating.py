@@ -10,6 +10,8 @@ entries).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from clspmv.io.entries import Entries, array_positions
@@ -219,13 +221,14 @@ def parse_part(src: Source, data: bytes, first_line: int, header: Header,
     return Entries((r - 1).astype(np.int32), (c - 1).astype(np.int32), v, limit), body.last_line
 
 
-def parse_piece(src: Source, piece: Piece, header: Header, found: int) -> tuple[Entries, int]:
-    """:func:`parse_part` over a piece of any size, :data:`PART` bytes at a time."""
+def parse_piece(src: Source, piece: Piece, header: Header,
+                found: int) -> Iterator[tuple[Entries, int]]:
+    """:func:`parse_part` over a piece of any size, :data:`PART` bytes at a time: the entries
+    of each part and the number of its last line."""
     data, line = piece
     if not data.strip(b" \t\r\n"):  # blank lines only: nothing to tokenize
-        return Entries.empty(), line - 1 + data.count(b"\n") + (data[-1:] != b"\n")
-    parts: list[Entries] = []
-    last_line = line - 1
+        yield Entries.empty(), line - 1 + data.count(b"\n") + (data[-1:] != b"\n")
+        return
     start = 0
     while start < len(data):
         end = len(data)
@@ -233,8 +236,7 @@ def parse_piece(src: Source, piece: Piece, header: Header, found: int) -> tuple[
             end = (data.rfind(b"\n", start, start + PART) + 1
                    or data.find(b"\n", start + PART) + 1 or end)
         entries, last_line = parse_part(src, data[start:end], line, header, found)
-        parts.append(entries)
+        yield entries, last_line
         found += entries.count
         line = last_line + 1
         start = end
-    return Entries.join(parts), last_line
