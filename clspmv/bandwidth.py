@@ -196,16 +196,18 @@ def _steps(device: Device, sweep: bool) -> int:
     return first + (len(_sweep(device)) if sweep else 0)
 
 
-def copy_rate(device: Device, repeat: int = 5, progress: bool = True) -> float:
+def copy_rate(device: Device, repeat: int = 5, progress: bool = True,
+              nbytes: int | None = None) -> float:
     """Bytes per second (read plus written) of the best copy of :func:`measure`'s buffers by
     ``enqueue_copy`` and by the copy kernel of every vector type of :data:`COPY_VECTORS` at
     work-group size 256 (or the device's maximum): :func:`measure`'s copy figure without its
     read kernels and work-group sweep, a quarter of its kernel builds (the calibration's
-    streaming prior, within the calibration's time budget). DeviceError on a simulator and
-    past the probes' time bound (:mod:`clspmv.probing`)."""
+    streaming prior, within the calibration's time budget). ``nbytes``: bytes per buffer instead
+    of :func:`buffer_bytes` (the quick calibration's smaller pair, :mod:`clspmv.model.quick`).
+    DeviceError on a simulator and past the probes' time bound (:mod:`clspmv.probing`)."""
     refuse_simulator(device, PROBE)
     with ProbeRun(device, PROBE, _steps(device, sweep=False), progress) as run:
-        stream = _Stream(device, buffer_bytes(device), repeat, run)
+        stream = _Stream(device, nbytes or buffer_bytes(device), repeat, run)
         try:
             _first_pass(stream, reads=False)
         finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 from dataclasses import replace
 
 import numpy as np
@@ -33,6 +34,19 @@ def order_from(width: int) -> EllOrder:
     ``width`` slots: column-major faster below it, row-major twice as fast from it."""
     return EllOrder({w: (1.0, 1.2) if w < width else (1.0, 0.5) for w in MEASURED_WIDTHS})
 
+
+
+@pytest.fixture(autouse=True)
+def info_logged(caplog) -> None:
+    """The library's INFO notes recorded (where the CLI would print them)."""
+    caplog.set_level(logging.INFO, logger="clspmv")
+
+
+def said(caplog) -> str:
+    """What the library logged at INFO or above since the last call (then forgotten)."""
+    text = "\n".join(r.getMessage() for r in caplog.records if r.levelno >= logging.INFO)
+    caplog.clear()
+    return text
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
@@ -147,7 +161,7 @@ def test_an_unusable_order_file_falls_back_with_one_warning(device, cache, damag
                             "where CLSPMV_CALIBRATE allows)")
 
 
-def test_an_unusable_order_file_is_measured_again(device, cache, monkeypatch, capsys) -> None:
+def test_an_unusable_order_file_is_measured_again(device, cache, monkeypatch, caplog) -> None:
     """A named ELL format on a device whose order file is damaged measures the order again
     (where work-items do not run in lockstep) after one warning, and stores it whole."""
     monkeypatch.setattr(order_probe, "PROBE_ROWS", 256)
@@ -161,7 +175,7 @@ def test_an_unusable_order_file_is_measured_again(device, cache, monkeypatch, ca
     assert len(got) == 1
     assert_matches(M @ np.ones(300), A, np.ones(300), np.float64)
     lockstep = M._fmt.layout.lockstep
-    assert ("measuring the ELL order" in capsys.readouterr().err) != lockstep
+    assert ("measuring the ELL order" in said(caplog)) != lockstep
     assert ell_order.stored(device) != lockstep
     if not lockstep:
         ell_order._memory.clear()
@@ -184,9 +198,9 @@ def test_a_calibration_timed_with_another_order_is_measured_again(device, cache)
     assert store.load(device) is not None
 
 
-def test_a_named_ell_format_measures_the_order_once(device, cache, monkeypatch, capsys) -> None:
+def test_a_named_ell_format_measures_the_order_once(device, cache, monkeypatch, caplog) -> None:
     """from_scipy(format="ellr") on a device without a stored order measures it first (one line
-    on stderr) where work-items do not run in lockstep, and converts in it; the next conversion
+    in the log) where work-items do not run in lockstep, and converts in it; the next conversion
     reads it; an explicit row_major, CLSPMV_CALIBRATE=0 and lockstep layouts measure nothing."""
     monkeypatch.setattr(order_probe, "PROBE_ROWS", 256)
     A = sp.diags([1.0 + k for k in range(5)], range(5), shape=(300, 300), format="csr")
@@ -195,21 +209,21 @@ def test_a_named_ell_format_measures_the_order_once(device, cache, monkeypatch, 
     monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
     clspmv.DeviceMatrix.from_scipy(A, format="ellr", device=device, row_major=False)
     clspmv.DeviceMatrix.from_scipy(A, format="csr-scalar", device=device)
-    assert not ell_order.stored(device) and "ELL order" not in capsys.readouterr().err
+    assert not ell_order.stored(device) and "ELL order" not in said(caplog)
     lockstep = FORMAT_CLASSES["ellr"].layout_for(device).lockstep
     M = clspmv.DeviceMatrix.from_scipy(A, format="hyb", device=device)
     assert ell_order.stored(device) != lockstep
-    assert ("measuring the ELL order" in capsys.readouterr().err) != lockstep
+    assert ("measuring the ELL order" in said(caplog)) != lockstep
     width = ell_order.row_major_width(device)
     assert M.params["row_major"] == int(not lockstep and 5 >= width)
     x = np.linspace(-1, 1, 300)
     assert_matches(M @ x, A, x, np.float64)
     clspmv.DeviceMatrix.from_scipy(A, format="ellr", device=device)
-    assert "ELL order" not in capsys.readouterr().err  # measured once
+    assert "ELL order" not in said(caplog)  # measured once
 
 
 def test_an_order_measured_at_fewer_widths_is_measured_again(device, cache, monkeypatch,
-                                                             capsys) -> None:
+                                                             caplog) -> None:
     """An order stored before clspmv measured every width of MEASURED_WIDTHS (here: 4-24 slots
     only, as before 2 and 3 were added) counts as none: a calibration timed in it is rebuilt
     with a warning, and a named conversion measures the order again where work-items do not run
@@ -225,7 +239,7 @@ def test_an_order_measured_at_fewer_widths_is_measured_again(device, cache, monk
     A = sp.diags([1.0, 2.0, 3.0], [0, 1, 2], shape=(300, 300), format="csr")
     clspmv.DeviceMatrix.from_scipy(A, format="hyb", device=device)
     lockstep = FORMAT_CLASSES["hyb"].layout_for(device).lockstep
-    assert ("measuring the ELL order" in capsys.readouterr().err) != lockstep
+    assert ("measuring the ELL order" in said(caplog)) != lockstep
     assert ell_order.stored(device) != lockstep
     if not lockstep:
         times = json.loads(ell_order.order_path(device).read_text())["times"]

@@ -145,3 +145,20 @@ def benchmark_matrices(device: Device | SimpleNamespace) -> dict[str, sp.csr_mat
         mats["random-far"] = _from_lengths(np.full(m // 2, 8, np.int64), cols, None,
                                            np.random.default_rng(12))
     return mats
+
+
+def small_matrices(simd_width: int, compute_units: int, rows: int) -> dict[str, sp.csr_matrix]:
+    """Small matrices (fixed seeds) of the quick calibration's probes
+    (:mod:`clspmv.model.quick`) and the full calibration's reference product: one row of 4
+    entries per lane (SIMD width x compute units), and about ``rows`` rows (a multiple of the
+    lanes) of a band of 8, of 8 random columns and of power-law lengths."""
+    rng = np.random.default_rng(13)
+    unit = simd_width * compute_units
+    m = max(unit, rows // unit * unit)
+    powerlaw = np.minimum(rng.zipf(2.0, m) * 3, 512).astype(np.int64)
+    return {
+        "launch": _from_lengths(np.full(unit, 4, np.int64), unit, 8, rng),
+        "banded": _from_lengths(np.full(m, 8, np.int64), m, 16, rng),
+        "random": _from_lengths(np.full(m, 8, np.int64), m, None, rng),
+        "powerlaw": _from_lengths(powerlaw // 2 + 1, m, 64, rng),
+    }

@@ -4,7 +4,11 @@ the library's own path, and the time models (:mod:`.timemodel`) fitted to them.
 The benchmark matrices are :func:`.benchmarks.benchmark_matrices`, sized from the device. Every
 format of one matrix is uploaded before any is timed, then the timed products go in rounds, one
 product of each format per round (:func:`kernel_times`): a slow phase of a shared machine falls
-on every format of the matrix alike instead of on one format's products.
+on every format of the matrix alike instead of on one format's products. A reference product
+timed before and after each matrix (:class:`Sentinel`) catches a slow phase that lasts: a matrix
+timed while it ran slow is timed again, and one still slow after
+:data:`clspmv.model.probes.MEASURE_PASSES` timings is flagged in the measurements
+(``noisy``) with one :class:`~clspmv.errors.ClspmvWarning`.
 
 :func:`calibrate` is :func:`measure` (the device's timings, :class:`Measurements`) then
 :func:`fit` (the models from them); the calibration keeps the measurements, and :func:`refit`
@@ -13,7 +17,9 @@ fits them again in this version's model form without the device.
 
 from __future__ import annotations
 
+import logging
 import time
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -21,21 +27,31 @@ from typing import Any
 
 import numpy as np
 import pyopencl.array as cl_array
+import scipy.sparse as sp
 from scipy.optimize import nnls
 
 from .. import bandwidth
 from ..cache_schema import items, nullable, number, record, rising, table, text
 from ..canonical import canonical_csr
 from ..device import Device
+from ..errors import ClspmvWarning
 from ..formats import FORMAT_CLASSES, SINGLE_FORMATS, Format, convert
 from ..precision import Precision, resolve
 from ..probing import ProbeRun, refuse_simulator
 from ..version import __version__
-from .benchmarks import benchmark_matrices
+from .benchmarks import benchmark_matrices, small_matrices
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches
 from .order_probe import store_ell_order
-from .probes import REPEATS, XCacheProbe, kernel_times, probe_x_cache
+from .probes import (
+    MEASURE_PASSES,
+    REPEATS,
+    X_PROBE_FORMAT,
+    XCacheProbe,
+    kernel_times,
+    probe_x_cache,
+    timed_in_passes,
+)
 from .timemodel import (
     CONVERSION_TERMS,
     TERMS,
@@ -43,6 +59,8 @@ from .timemodel import (
     conversion_terms,
     prior,
 )
+
+logger = logging.getLogger(__name__)
 
 MEASUREMENT = 13
 """What a calibration measured, bumped when the kernels or their timing change the times it
@@ -86,6 +104,12 @@ products timed until they reach their steady speed (:data:`clspmv.model.probes.S
 1 = products of several kernels timed behind :mod:`clspmv.cover`'s spin, float64 kernels on
 NVIDIA with the streaming hint (0: before, when a product's span could hold the host's
 enqueueing)."""
+SENTINEL_FORMAT = X_PROBE_FORMAT
+"""The format of the reference product timed between the calibration's matrices
+(:class:`Sentinel`): one row per work-item, no kernel of its own to tune."""
+SENTINEL_ROWS = 1 << 16
+"""Rows of the reference product's band (0.5 M entries: in a CPU's cache, a few tenths of a
+millisecond a product on the 2-core CPU)."""
 PRIOR_WEIGHT = 0.02
 """Weight of the pull towards the device-wide priors in the non-negative least-squares fit."""
 FAR_TERM = TERMS.index("far xbytes")
@@ -133,7 +157,9 @@ MEASUREMENTS = record({
 }, {"x_probe": nullable(record({
     "x_bytes": rising(items(number(1, 2.0**40, integer=True), max_len=256)),
     "seconds": items(number(high=1e6, positive=True), max_len=256),
-    "scattered_lines": number(high=2.0**40)}))})
+    "scattered_lines": number(high=2.0**40)})),
+    "noisy": items(text(), max_len=256),
+    "sentinel_s": items(number(high=1e6, positive=True), max_len=4096)})
 """The shape of :meth:`Measurements.to_json` in a calibration file (:mod:`clspmv.cache_schema`):
 the device facts bounded as far as :func:`.benchmarks.benchmark_matrices` sizes its matrices
 from them sensibly, every time finite and the kernel times above 0 (the fit divides by them)."""
@@ -160,6 +186,12 @@ class Measurements:
     dtype: str = "float64"
     x_probe: XCacheProbe | None = None
     """The x cache probe (None in calibrations measured before it)."""
+    noisy: list[str] = field(default_factory=list)
+    """The matrices still timed while the reference product ran slow after
+    :data:`clspmv.model.probes.MEASURE_PASSES` timings (:func:`_measure`): the calibration
+    measured noise there."""
+    sentinel_s: list[float] = field(default_factory=list)
+    """The reference product's kernel seconds before and after each matrix's timing."""
 
     def to_json(self) -> dict[str, object]:
         """The timings and facts, JSON-ready (features are made again from the facts)."""
@@ -172,7 +204,8 @@ class Measurements:
                 "stream_bw": self.stream_bw, "seconds": self.seconds, "facts": self.facts,
                 "dtype": self.dtype, "kernel_s": table(self.kernel_s),
                 "conversion_s": table(self.conversion_s),
-                "x_probe": self.x_probe.to_json() if self.x_probe else None}
+                "x_probe": self.x_probe.to_json() if self.x_probe else None,
+                "noisy": list(self.noisy), "sentinel_s": list(self.sentinel_s)}
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> Measurements:
@@ -192,7 +225,9 @@ class Measurements:
         return cls(str(data["device"]), str(data["driver"]), int(data["cache_bytes"]),
                    float(data["stream_bw"]), feats, pairs(data["kernel_s"]),
                    pairs(data["conversion_s"]), float(data["seconds"]), facts, dtype.name,
-                   XCacheProbe.from_json(probe) if probe else None)  # type: ignore[arg-type]
+                   XCacheProbe.from_json(probe) if probe else None,  # type: ignore[arg-type]
+                   [str(k) for k in data.get("noisy") or []],  # type: ignore[attr-defined]
+                   [float(t) for t in data.get("sentinel_s") or []])  # type: ignore
 
 
 def measure(device: Device, progress: bool = True, dtype: object = np.float64,
@@ -244,32 +279,76 @@ def _measure(device: Device, names: tuple[str, ...], precision: Precision, bar: 
     stream = bandwidth.copy_rate(device, REPEATS, progress)
     out = Measurements(device.name, device.driver_version, device.cache_bytes, stream, feats,
                        facts=facts, dtype=precision.value.name, x_probe=probe)
-    for key, csr in mats.items():
-        x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
-        y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
-        uploaded: dict[str, Format] = {}
-        for name in names:
-            bar.update()
-            if refusal(name, feats[key]) is not None:
-                continue
-            layout = FORMAT_CLASSES[name].layout_for(device)
-            # the format's own kernel, unsplit: a prediction adds coo's model of a long-row tail
-            # (clspmv.model.predict.kernel_time), as the features here carry no split
-            own = ({"long_rows": 0} if getattr(FORMAT_CLASSES[name], "splits_long_rows", False)
-                   else {})
-            convert(csr[:64], name, layout, precision, **own).compile(device)  # builds untimed
-            t0 = time.perf_counter()
-            # owned: timed as from_scipy converts (on a CPU, the arrays used in place)
-            uploaded[name] = convert(csr, name, layout, precision, owned=True, **own)
-            uploaded[name].upload(device)
-            device.queue.finish()
-            out.conversion_s[(key, name)] = time.perf_counter() - t0
-        # each matrix's timing bounded like a probe (a device far slower than its facts)
-        with ProbeRun(device, f"calibration timing of {key}", None, progress=False) as run:
-            for name, seconds in kernel_times(uploaded, x, y, REPEATS, run).items():
-                out.kernel_s[(key, name)] = seconds
-        del uploaded  # this matrix's device buffers, before the next matrix's
+    sentinel = Sentinel(device, precision)
+
+    timed: set[str] = set()
+
+    def time_matrix(key: str) -> None:
+        if key in timed:
+            bar.total += len(names)  # timed again: another pass
+        timed.add(key)
+        _time_matrix(device, key, mats[key], feats[key], names, precision, out, bar)
+
+    passes = timed_in_passes(list(mats), time_matrix, sentinel.seconds)
+    out.noisy, out.sentinel_s = passes.noisy, passes.reference_s
     return out
+
+
+class Sentinel:
+    """The reference product timed before and after every calibration matrix or probe
+    (:data:`SENTINEL_FORMAT` on a band of :data:`SENTINEL_ROWS` rows of 8 entries,
+    :func:`clspmv.model.probes.timed_in_passes`): where it ran slower than its fastest by more
+    than :data:`clspmv.model.probes.NOISE_TOLERANCE`, other work took the device meanwhile and
+    that matrix is timed again."""
+
+    def __init__(self, device: Device, precision: Precision) -> None:
+        csr = canonical_csr(small_matrices(device.simd_width, device.compute_units,
+                                           SENTINEL_ROWS)["banded"], precision.value)
+        layout = FORMAT_CLASSES[SENTINEL_FORMAT].layout_for(device)
+        self.fmt = convert(csr, SENTINEL_FORMAT, layout, precision)
+        self.fmt.upload(device)
+        self.x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
+        self.y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
+        self.device = device
+
+    def seconds(self) -> float:
+        """The reference product's kernel seconds now (the fastest of its rounds)."""
+        with ProbeRun(self.device, "the calibration's reference product", None,
+                      progress=False) as run:
+            return kernel_times({"sentinel": self.fmt}, self.x, self.y, REPEATS, run)["sentinel"]
+
+
+def _time_matrix(device: Device, key: str, csr: sp.csr_matrix, feats: Features,
+                 names: tuple[str, ...], precision: Precision, out: Measurements,
+                 bar: Any) -> None:
+    """Convert, upload and time every format of ``names`` that accepts the calibration matrix
+    ``key`` (``csr``), keeping in ``out`` the fastest kernel and conversion seconds of this and
+    any earlier timing of it; a step of ``bar`` per format."""
+    x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
+    y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
+    uploaded: dict[str, Format] = {}
+    for name in names:
+        bar.update()
+        if refusal(name, feats) is not None:
+            continue
+        layout = FORMAT_CLASSES[name].layout_for(device)
+        # the format's own kernel, unsplit: a prediction adds coo's model of a long-row tail
+        # (clspmv.model.predict.kernel_time), as the features here carry no split
+        own = ({"long_rows": 0} if getattr(FORMAT_CLASSES[name], "splits_long_rows", False)
+               else {})
+        convert(csr[:64], name, layout, precision, **own).compile(device)  # builds untimed
+        t0 = time.perf_counter()
+        # owned: timed as from_scipy converts (on a CPU, the arrays used in place)
+        uploaded[name] = convert(csr, name, layout, precision, owned=True, **own)
+        uploaded[name].upload(device)
+        device.queue.finish()
+        seconds = time.perf_counter() - t0
+        out.conversion_s[(key, name)] = min(seconds, out.conversion_s.get((key, name), seconds))
+    # each matrix's timing bounded like a probe (a device far slower than its facts)
+    with ProbeRun(device, f"calibration timing of {key}", None, progress=False) as run:
+        for name, seconds in kernel_times(uploaded, x, y, REPEATS, run).items():
+            out.kernel_s[(key, name)] = min(seconds, out.kernel_s.get((key, name), seconds))
+    del uploaded  # this matrix's device buffers, before the next matrix's
 
 
 def fit(meas: Measurements, formats: Iterable[str] | None = None) -> Calibration:
@@ -329,8 +408,17 @@ def calibrate(device: Device, progress: bool = True, dtype: object = np.float64,
     :mod:`.timemodel`); ``seconds`` is the whole calibration's time."""
     start = time.perf_counter()
     names = tuple(formats or SINGLE_FORMATS)
-    cal = fit(measure(device, progress, dtype, names), names)
+    meas = measure(device, progress, dtype, names)
+    cal = fit(meas, names)
     cal.seconds = time.perf_counter() - start
+    if meas.noisy:
+        warnings.warn(
+            f"the calibration of {device.name} measured noise: a reference product ran up to "
+            f"{max(meas.sentinel_s) / min(meas.sentinel_s) - 1:.0%} slower than its fastest "
+            f"while {len(meas.noisy)} of its matrices were timed, {MEASURE_PASSES} times "
+            f"({', '.join(meas.noisy[:4])}); the calibration is flagged and its choices of "
+            "format may be off. Measure it again on a quiet machine: clspmv calibrate --force "
+            f"--device {device.index[0]}:{device.index[1]}", ClspmvWarning, stacklevel=2)
     return cal
 
 

@@ -11,7 +11,7 @@ on a 16-core Xeon).
 
 from __future__ import annotations
 
-import sys
+import logging
 from contextlib import AbstractContextManager
 
 import numpy as np
@@ -27,6 +27,8 @@ from ..formats import FORMAT_CLASSES, Format, Layout, convert
 from ..precision import Precision, resolve
 from ..probing import refuse_simulator
 from .probes import REPEATS, kernel_times
+
+logger = logging.getLogger(__name__)
 
 PROBE_ROWS = 200_000
 """Rows of each probe matrix."""
@@ -88,7 +90,7 @@ def ensure_ell_order(device: Device, fmt: str, params: dict[str, object]) -> Non
     ELL order (:data:`ORDERED_FORMATS`, no explicit ``row_major``), the device's work-items do
     not run in lockstep and no order is stored for it (or one measured at fewer widths, or an
     unusable file: :func:`clspmv.ell_order.stored`), measure the order once and store it,
-    saying so on stderr (what a calibration does first; :meth:`clspmv.DeviceMatrix.from_scipy`
+    saying so in the log (what a calibration does first; :meth:`clspmv.DeviceMatrix.from_scipy`
     with a named format calls this, so ``format="ellr"`` takes the measured order without a
     calibration). Threads and processes converting at once measure it once
     (:func:`clspmv.cache_files.measuring`: the others wait and take it). ``CLSPMV_CALIBRATE=0``
@@ -101,7 +103,7 @@ def ensure_ell_order(device: Device, fmt: str, params: dict[str, object]) -> Non
     with _measuring_order(device):
         if ell_order.stored(device):  # stored by the thread or process this one waited for
             return
-        print(f"clspmv: measuring the ELL order of {device.name} once (about a second; stored "
-              f"in {ell_order.order_path(device)}; CLSPMV_CALIBRATE=0 skips it)", file=sys.stderr)
+        logger.info("measuring the ELL order of %s once (about a second; stored in %s; "
+                    "CLSPMV_CALIBRATE=0 skips it)", device.name, ell_order.order_path(device))
         precision = resolve(np.float64 if device.fp64 else np.float32, np.float64)
         ell_order.save(device, measure_ell_order(device, precision, PROBE_ROWS))

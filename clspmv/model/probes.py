@@ -17,8 +17,11 @@ The x cache probe refuses a simulator and runs with progress within the probes' 
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 import pyopencl as cl
@@ -33,6 +36,8 @@ from ..precision import Precision
 from ..probing import ProbeRun, refuse_simulator
 from .features import features
 from .sampling import LINE_BYTES
+
+logger = logging.getLogger(__name__)
 
 REPEATS = 9
 """Timed products per (matrix, format), in rounds over the formats; the calibration keeps the
@@ -132,6 +137,60 @@ def kernel_times(formats: dict[str, Format], x: cl_array.Array, y: cl_array.Arra
                       if rounds < max_rounds(fmt.device.type)
                       and sum(samples[name]) < STEADY_S}
     return {name: min(times) for name, times in samples.items()}
+
+
+NOISE_TOLERANCE = 0.2
+"""Largest share by which repeated timings of the same products may disagree (the slower over
+the faster, less 1) before they count as noise: on the quiet 2-core CPU the fastest of a
+format's rounds repeats within a few per cent, while a product that loses a core to another
+process takes up to twice as long (:func:`kernel_times`)."""
+MEASURE_PASSES = 3
+"""Timings of a calibration's matrix or probe at most (:func:`timed_in_passes`)."""
+
+K = TypeVar("K", bound=Hashable)
+
+
+@dataclass
+class Passes(Generic[K]):
+    """What :func:`timed_in_passes` found: the keys still timed while the reference ran slow
+    after the last pass (empty: none), the reference's seconds in order, and the passes."""
+
+    noisy: list[K]
+    reference_s: list[float]
+    passes: int
+
+    @property
+    def slowest(self) -> float:
+        """The reference's slowest time over its fastest, less 1."""
+        return max(self.reference_s) / min(self.reference_s) - 1.0
+
+
+def timed_in_passes(keys: list[K], time_key: Callable[[K], None], reference: Callable[[], float],
+                    passes: int = MEASURE_PASSES, tolerance: float = NOISE_TOLERANCE
+                    ) -> Passes[K]:
+    """Time every key (``time_key`` keeps the fastest of its timings itself: noise only slows a
+    product) with a timing of a reference product (``reference``, seconds) before the first
+    and after each; a key whose reference before or after ran slower than the fastest
+    reference by more than ``tolerance`` was timed while other work took the device, and is
+    timed again, at most ``passes`` times in all. ``noisy``: the keys still slow after the last
+    pass (the caller flags them)."""
+    times: list[float] = []
+    pending, done = list(keys), 0
+    while True:
+        done += 1
+        around = [reference()]
+        for key in pending:
+            time_key(key)
+            around.append(reference())
+        times += around
+        steady = min(times) * (1 + tolerance)
+        pending = [key for key, before, after in zip(pending, around[:-1], around[1:],
+                                                     strict=True) if max(before, after) > steady]
+        if not pending or done >= passes:
+            return Passes(pending, times, done)
+        logger.info("a reference product ran up to %.0f %% slower than its fastest while %d "
+                    "keys were timed: timing them again", 100 * (max(around) / min(times) - 1),
+                    len(pending))
 
 
 X_PROBE_ENTRIES = 2_000_000

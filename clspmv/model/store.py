@@ -12,15 +12,21 @@ Threads and processes that need a calibration at once measure it once: the other
 and read it (:func:`clspmv.cache_files.measuring`). Where the cache folder cannot hold files the
 calibration is kept in memory for the process (one warning).
 
-``CLSPMV_CALIBRATE=0``, and the Oclgrind simulator, measure nothing: a calibration stored for the
-device is still used, else the quick default of :data:`clspmv.model.timemodel.QUICK_DEFAULT`
-(device facts only).
+Two kinds are measured: the quick calibration (:mod:`clspmv.model.quick`: seconds of probes
+scaling a prior of the device's class), which the first ``format="auto"`` on a device measures,
+and the full one (:mod:`clspmv.model.calibrate`: a minute on a GPU, one to several on a 2-core
+CPU), which ``clspmv calibrate``, :func:`calibration` with ``full=True`` or ``force=True``, or
+``CLSPMV_CALIBRATE=full`` (or ``1``: what the first use measured before the quick calibration)
+measure. A stored full calibration is always taken over a quick one, and a quick one never
+replaces it. ``CLSPMV_CALIBRATE=0``, and the Oclgrind simulator, measure nothing: a calibration
+stored for the device is still used, else the quick default of
+:data:`clspmv.model.timemodel.QUICK_DEFAULT` (device facts only).
 """
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -40,22 +46,38 @@ from ..errors import ClspmvWarning
 from ..formats import SINGLE_FORMATS
 from ..version import __version__
 from .calibrate import MEASUREMENT, MEASUREMENTS, calibrate, refit_stored
+from .quick import QUICK_MEASUREMENT, QUICK_MEASUREMENTS, quick_calibrate
 from .timemodel import TERMS, Calibration, quick_default
 
+logger = logging.getLogger(__name__)
 _memory: dict[Path, Calibration] = {}
+
+FULL = ("1", "full")
+"""The values of ``CLSPMV_CALIBRATE`` that ask for the full calibration on first use and in
+place of a stored quick one (``1``: what the first use measured before the quick calibration);
+unset or ``quick``, the first use measures the quick one; ``0``, nothing."""
+
+
+def _either_measurements(value: object, where: str) -> None:
+    """A calibration's ``measurements``: a quick one's probes or a full one's timings."""
+    if isinstance(value, dict) and "quick" in value:
+        QUICK_MEASUREMENTS(value, where)
+    else:
+        MEASUREMENTS(value, where)
 
 _COEFFICIENTS = table(items(number(high=1e6), max_len=64), max_len=256)
 _CURVE = rising(items(row(number(high=2.0**50, positive=True), number(high=1.0)), max_len=256))
 CALIBRATION_FILE = record({
     "device": text(), "driver": text(), "clspmv": text(),
-    "kind": text("measured", "quick-default"),
+    "kind": text("measured", "quick", "quick-default"),
     "cache_bytes": number(high=2.0**44, integer=True), "launch_s": number(high=10.0),
     "stream_bw": number(high=1e15, positive=True), "gather_bw": number(high=1e15, positive=True),
     "kernel": _COEFFICIENTS, "conversion": _COEFFICIENTS,
     "terms": items(text(), max_len=64), "conversion_terms": items(text(), max_len=64),
 }, {
     "x_miss": _CURVE, "stream_miss": _CURVE, "seconds": number(high=1e6),
-    "fit": table(number(high=1e6), max_len=256), "measurements": nullable(MEASUREMENTS),
+    "fit": table(number(high=1e6), max_len=256),
+    "measurements": nullable(_either_measurements),
     "measurement": number(high=1e6, integer=True),
     "ell_row_major_width": number(high=4096, integer=True),
 })
@@ -98,9 +120,11 @@ def _checked_for(device: Device) -> Callable[[object], tuple[Calibration, bool]]
         if made_for != (device.name, device.driver_version, __version__):
             raise ValueError(f"it was made for {made_for[0]} (driver {made_for[1]}, clspmv "
                              f"{made_for[2]})")
-        if data["kind"] == "measured" and data.get("measurement") != MEASUREMENT:
-            raise ValueError(f"it was measured with other kernels or timing (measurement "
-                             f"{data.get('measurement', 0)}, now {MEASUREMENT})")
+        now = {"measured": MEASUREMENT, "quick": QUICK_MEASUREMENT}.get(str(data["kind"]))
+        if now is not None and data.get("measurement") != now:
+            raise ValueError(f"it was measured with other kernels, timing or prior ("
+                             f"{data['kind']} measurement {data.get('measurement', 0)}, now "
+                             f"{now})")
         cal, refitted = _in_this_form(data)
         if cal.ell_row_major_width and not stored(device):
             raise ValueError("its formats were timed in an ELL order that is no longer stored "
@@ -149,13 +173,19 @@ def calibration_findings(devices: list[Device]) -> list[dict[str, object]]:
             cal = load(d)
         if cal is not None:
             detail = f"{cal.kind}, stored in {path}"
+            if cal.kind == "quick":
+                detail += ("; clspmv calibrate measures the full one (under a minute on a GPU, "
+                           "up to 3 on a 2-core CPU)")
+            if noisy(cal):
+                detail += "; flagged: it measured noise (measure it again on a quiet machine)"
             if cal.ell_row_major_width:
                 detail += f"; ELL rows row-major from {cal.ell_row_major_width} slots (measured)"
         elif os.path.lexists(path):
             detail = f"{path} is unusable and will be measured again on first use"
         else:
-            detail = ("none yet: the first format='auto' measures it (under a minute on a GPU, "
-                      "up to 3 on a 2-core CPU)")
+            detail = ("none yet: the first format='auto' measures a quick one (seconds); "
+                      "clspmv calibrate the full one (under a minute on a GPU, up to 3 on a "
+                      "2-core CPU)")
         out.append({"what": str(d), "ok": True, "detail": detail,
                     "fix": f"clspmv calibrate --device {d.index[0]}:{d.index[1]}"})
     return out
@@ -170,33 +200,68 @@ def save(cal: Calibration, device: Device) -> Path | None:
     return path if write_json(path, cal.to_json(), CALIBRATION_FILE) else None
 
 
-def calibration(device: Device, force: bool = False, progress: bool = True) -> Calibration:
+def noisy(cal: Calibration) -> list[str]:
+    """What ``cal`` measured while the machine's speed varied beyond the probes' tolerance
+    (:data:`clspmv.model.probes.NOISE_TOLERANCE`): the full calibration's matrices or the quick
+    one's probes that stayed noisy after they were measured again (empty: none)."""
+    stored = cal.measurements or {}
+    quick = stored.get("quick")
+    return list((quick if isinstance(quick, dict) else stored).get("noisy") or [])
+
+
+def wants_full() -> bool:
+    """Whether ``CLSPMV_CALIBRATE`` asks for the full calibration (:data:`FULL`)."""
+    return os.environ.get("CLSPMV_CALIBRATE", "").strip().lower() in FULL
+
+
+def _usable(cal: Calibration | None, full: bool) -> bool:
+    """Whether ``cal`` serves a caller that asks for the full calibration or not."""
+    return cal is not None and (cal.kind == "measured" or not full)
+
+
+def calibration(device: Device, force: bool = False, progress: bool = True,
+                full: bool | None = None) -> Calibration:
     """``device``'s calibration: remembered in this process, else read from the cache, else
-    measured (:func:`clspmv.model.calibrate`, saying so on stderr) and stored; the quick default
-    instead of a measurement with ``CLSPMV_CALIBRATE=0`` and on the Oclgrind simulator
+    measured and stored: the quick calibration (:func:`clspmv.model.quick.quick_calibrate`,
+    seconds) unless ``full`` (None: ``force`` or ``CLSPMV_CALIBRATE=full``) asks for the full
+    one (:func:`clspmv.model.calibrate`), which also replaces a stored quick one. A stored full
+    calibration is always taken, and a quick one never replaces it (a forced quick one is then
+    kept for this process only). The quick default instead of a measurement with
+    ``CLSPMV_CALIBRATE=0`` and on the Oclgrind simulator
     (:func:`clspmv.cache_files.measures_on_first_use`). ``force`` measures again (DeviceError
     on the simulator). One thread or process measures at a time; one that waited for another
     takes what that one stored (:func:`clspmv.cache_files.measuring`)."""
     key = calibration_path(device)
+    full = (force or wants_full()) if full is None else full
     if not force:
         cal = _memory.get(key) or load(device)
-        if cal is not None:
-            _memory[key] = cal
-            return cal
+        if _usable(cal, full):
+            _memory[key] = cal  # type: ignore[assignment]
+            return cal  # type: ignore[return-value]
         if not measures_on_first_use(device):
-            return quick_default(device.name, device.driver_version, __version__, device.type,
-                                 SINGLE_FORMATS, device.cache_bytes)
+            return cal or quick_default(device.name, device.driver_version, __version__,
+                                        device.type, SINGLE_FORMATS, device.cache_bytes)
     with measuring(key, f"the calibration of {device.name}"):
-        cal = None if force else _memory.get(key) or load(device)  # one this one waited for
-        if cal is None:
-            if not force:
-                print(f"clspmv: no usable calibration for {device.name}; measuring it once "
-                      f"(under a minute on a GPU, up to 3 minutes on a 2-core CPU; stored in "
-                      f"{key}; CLSPMV_CALIBRATE=0 skips it)", file=sys.stderr)
-            cal = calibrate(device, progress=progress)
-            save(cal, device)
-    _memory[key] = cal
-    return cal
+        stored = load(device) or _memory.get(key)  # one this one waited for
+        cal = None if force else stored
+        if not _usable(cal, full):
+            if full:
+                logger.info("no usable full calibration for %s; measuring it once (under a "
+                            "minute on a GPU, up to 3 minutes on a 2-core CPU; stored in %s; "
+                            "CLSPMV_CALIBRATE=0 skips it)", device.name, key)
+                cal = calibrate(device, progress=progress)
+            else:
+                logger.info("measuring a quick calibration of %s (seconds; stored in %s; "
+                            "clspmv calibrate or CLSPMV_CALIBRATE=full measure the full one, "
+                            "CLSPMV_CALIBRATE=0 nothing)", device.name, key)
+                cal = quick_calibrate(device, progress=progress)
+            if cal.kind == "measured" or stored is None or stored.kind != "measured":
+                save(cal, device)
+            else:
+                logger.info("the full calibration stored in %s stays; the quick one is kept "
+                            "for this process", key)
+    _memory[key] = cal  # type: ignore[assignment]
+    return cal  # type: ignore[return-value]
 
 
 def forget() -> None:

@@ -1,0 +1,250 @@
+"""The quick calibration: a few seconds of probes that scale the prior of the device's class
+(:mod:`.prior`) into a :class:`~clspmv.model.timemodel.Calibration` of kind ``"quick"``, what
+the first ``format="auto"`` on a new device measures instead of the full calibration
+(:mod:`.calibrate`: every format on 25 matrices sized from the device, a minute on a GPU and
+one to several on a 2-core CPU).
+
+The probes: the streaming bandwidth over a buffer pair of :data:`STREAM_BYTES` each
+(:func:`clspmv.bandwidth.copy_rate`) and the kernel and conversion times of the few formats of
+:data:`PROBE_FORMATS` on the small matrices of :func:`probe_matrices` (one row per lane for the
+launch cost, a band, random columns and power-law rows of :data:`PROBE_ROWS` rows). The model:
+every format's coefficients are the prior's shape times the device's launch cost and inverse
+streaming bandwidth (:func:`clspmv.model.prior.scales`), and times one multiplier per group of
+terms (:data:`GROUPS`: launches, memory traffic, work in the cache) fitted to the probes in
+the logarithm of the times, drawn towards 1 (:data:`PULL`); conversions are the prior's times
+one multiplier (the median ratio of the probes' measured to predicted conversions). The x
+cache's miss curves are the prior's: the probe of :func:`clspmv.model.probes.probe_x_cache`
+alone allocates x of 256 MiB. Nothing of the ELL order is measured: a named ELL format
+measures it on first use (:func:`clspmv.model.order_probe.ensure_ell_order`).
+
+Noise: a reference product is timed before and after each probe matrix
+(:class:`clspmv.model.calibrate.Sentinel`, :func:`clspmv.model.probes.timed_in_passes`); a
+matrix timed while it ran slower than its fastest by more than
+:data:`clspmv.model.probes.NOISE_TOLERANCE` is timed again (the fastest of its timings kept),
+at most :data:`clspmv.model.probes.MEASURE_PASSES` times, and one still slow then is flagged
+(``measurements["quick"]["noisy"]``) with one :class:`~clspmv.errors.ClspmvWarning`.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pyopencl.array as cl_array
+import scipy.sparse as sp
+from scipy.optimize import least_squares
+
+from .. import bandwidth
+from ..cache_schema import items, number, record, table, text
+from ..canonical import canonical_csr
+from ..device import Device
+from ..errors import ClspmvWarning
+from ..formats import FORMAT_CLASSES, SINGLE_FORMATS, Format, convert
+from ..precision import Precision, resolve
+from ..probing import ProbeRun, refuse_simulator
+from ..version import __version__
+from .benchmarks import small_matrices
+from .calibrate import Sentinel
+from .features import Features, features, refusal, with_exact_diagonals
+from .launches import launches
+from .prior import scales
+from .prior_data import PRIORS
+from .probes import REPEATS, kernel_times, timed_in_passes
+from .timemodel import TERMS, Calibration, conversion_terms
+
+QUICK_MEASUREMENT = 1
+"""What a quick calibration measured and the prior it scales: a stored quick calibration of
+another value is measured again (:mod:`.store`)."""
+PROBE_FORMATS = {"cpu": ("csr-scalar", "csr-blocks", "ellr"),
+                 "gpu": ("csr-scalar", "csr-vector", "ellr")}
+"""The formats the probes time per device class: a row per work-item, the class's usual
+fastest CSR kernel and the padded ELL layout, whose terms differ most. (Every format probed,
+each fitted to its own probes drawn towards the prior, chose worse on the 2-core CPU: the
+products of small matrices in the cache, timed in a few seconds on a shared machine, moved
+formats by their noise.)"""
+PROBE_ROWS = 1 << 16
+"""Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
+in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
+STREAM_BYTES = 64 << 20
+"""Bytes per buffer of the quick streaming probe (two buffers)."""
+STREAM_REPEATS = 3
+"""Timed copies per variant of the quick streaming probe (the median is kept)."""
+GROUPS = {
+    "launch": ("launch",),
+    "memory": ("bytes", "xbytes", "wide bytes", "far xbytes"),
+    "cache": ("cached bytes", "work-items", "longest", "lanes", "cached wide bytes",
+              "length changes"),
+}
+"""The terms each fitted multiplier scales."""
+PULL = 0.5
+"""Weight of the pull of each group multiplier's logarithm towards 0 in the fit."""
+
+
+def prior_class(device_type: str) -> str:
+    """The prior's class of a device type: ``"gpu"``, else ``"cpu"``."""
+    return "gpu" if device_type == "gpu" else "cpu"
+
+
+def probe_matrices(simd_width: int, compute_units: int) -> dict[str, sp.csr_matrix]:
+    """The probes' matrices: :func:`clspmv.model.benchmarks.small_matrices` of
+    :data:`PROBE_ROWS` rows."""
+    return small_matrices(simd_width, compute_units, PROBE_ROWS)
+
+
+@dataclass
+class QuickProbes:
+    """What the quick calibration measured: per (matrix, format) the fastest kernel seconds and
+    the conversion seconds, the streaming bandwidth, and the passes of its timings
+    (:class:`clspmv.model.probes.Passes`)."""
+
+    kernel_s: dict[tuple[str, str], float]
+    conversion_s: dict[tuple[str, str], float]
+    stream_bw: float
+    passes: int
+    slowest: float
+    """The reference product's slowest time over its fastest, less 1."""
+    noisy: list[str]
+    """The probe matrices still timed while the reference product ran slow."""
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, object]:
+        """JSON-ready (a quick calibration's ``measurements["quick"]``:
+        :data:`QUICK_MEASUREMENTS`)."""
+        def keyed(d: dict[tuple[str, str], float]) -> dict[str, float]:
+            return {f"{m}/{f}": t for (m, f), t in d.items()}
+        return {"kernel_s": keyed(self.kernel_s), "conversion_s": keyed(self.conversion_s),
+                "stream_bw": self.stream_bw, "passes": self.passes,
+                "slowest": min(self.slowest, 1e6), "noisy": list(self.noisy),
+                "seconds": self.seconds}
+
+
+QUICK_MEASUREMENTS = record({"quick": record({
+    "kernel_s": table(number(high=1e6, positive=True), max_len=64),
+    "conversion_s": table(number(high=1e6), max_len=64),
+    "stream_bw": number(high=1e15, positive=True), "passes": number(1, 100, integer=True),
+    "slowest": number(high=1e6), "noisy": items(text(), max_len=64),
+    "seconds": number(high=1e6)})})
+"""The shape of a quick calibration's ``measurements`` in its file (:mod:`clspmv.cache_schema`)."""
+
+
+def measure_quick(device: Device, precision: Precision, progress: bool = False
+                  ) -> tuple[QuickProbes, dict[str, Features]]:
+    """Time the probes on ``device`` (the module's docstring): the probes and the features of
+    their matrices. DeviceError on a simulator and past the probes' time bound."""
+    refuse_simulator(device, "a quick calibration")
+    start = time.perf_counter()
+    names = PROBE_FORMATS[prior_class(device.type)]
+    mats = {k: canonical_csr(v, precision.value)
+            for k, v in probe_matrices(device.simd_width, device.compute_units).items()}
+    feats = {k: with_exact_diagonals(features(v, device.simd_width), v) for k, v in mats.items()}
+    stream = bandwidth.copy_rate(device, STREAM_REPEATS, progress=False,
+                                 nbytes=min(STREAM_BYTES, device.max_allocation // 4))
+    uploaded: dict[str, dict[str, Format]] = {k: {} for k in mats}
+    conversion_s: dict[tuple[str, str], float] = {}
+    kernel_s: dict[tuple[str, str], float] = {}
+    with ProbeRun(device, "the quick calibration", None, progress) as run:
+        for key, csr in mats.items():
+            for name in names:
+                if refusal(name, feats[key]) is not None:
+                    continue
+                layout = FORMAT_CLASSES[name].layout_for(device)
+                own = ({"long_rows": 0} if getattr(FORMAT_CLASSES[name], "splits_long_rows",
+                                                   False) else {})
+                if key == "launch":  # builds untimed, as the full calibration's
+                    convert(csr, name, layout, precision, **own).compile(device)
+                t0 = time.perf_counter()
+                fmt = convert(csr, name, layout, precision, owned=True, **own)
+                fmt.upload(device)
+                device.queue.finish()
+                conversion_s[(key, name)] = time.perf_counter() - t0
+                uploaded[key][name] = fmt
+                run.step()
+        vectors = {k: (cl_array.to_device(device.queue, np.ones(v.shape[1], precision.value)),
+                       cl_array.zeros(device.queue, v.shape[0], precision.value))
+                   for k, v in mats.items()}
+
+        def time_matrix(key: str) -> None:
+            for name, t in kernel_times(uploaded[key], *vectors[key], REPEATS, run).items():
+                kernel_s[(key, name)] = min(t, kernel_s.get((key, name), t))
+
+        passes = timed_in_passes(list(mats), time_matrix, Sentinel(device, precision).seconds)
+    probes = QuickProbes(kernel_s, conversion_s, stream, passes.passes, passes.slowest,
+                         passes.noisy, time.perf_counter() - start)
+    return probes, feats
+
+
+def _group_of_term() -> np.ndarray:
+    """Per term of :data:`~clspmv.model.timemodel.TERMS` the index of its group in
+    :data:`GROUPS`."""
+    index = {t: g for g, terms in enumerate(GROUPS.values()) for t in terms}
+    return np.array([index[t] for t in TERMS])
+
+
+def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | object,
+              formats: tuple[str, ...] = SINGLE_FORMATS) -> Calibration:
+    """The quick calibration of ``device`` (its ``name``, ``driver_version``, ``type`` and
+    ``cache_bytes`` are read) from its probes: the prior of its class scaled by the measured
+    launch cost and streaming bandwidth, times the group multipliers fitted to the probes'
+    kernel times; conversions the prior's times the probes' median ratio."""
+    prior = PRIORS[prior_class(device.type)]  # type: ignore[attr-defined]
+    shapes: dict[str, list[float]] = prior["kernel"]  # type: ignore[assignment]
+    # the launch scale that gives each probed format's prior launch term its time on the matrix
+    # of one row per lane (the prior's shapes are relative to the full calibration's launch cost)
+    first = TERMS.index("launch")
+    tiny = [t / (max(launches(f, feats[m]), 1) * shapes[f][first])
+            for (m, f), t in probes.kernel_s.items() if m == "launch" and shapes[f][first] > 0]
+    launch = float(np.median(tiny))
+    cal = Calibration(device.name, device.driver_version, __version__,  # type: ignore
+                      "quick", device.cache_bytes, launch, probes.stream_bw,  # type: ignore
+                      probes.stream_bw, x_miss=[list(p) for p in prior["x_miss"]],  # type: ignore
+                      stream_miss=[list(p) for p in prior["stream_miss"]],  # type: ignore
+                      measurement=QUICK_MEASUREMENT)
+    base = {f: np.asarray(shapes[f]) * scales(launch, probes.stream_bw) for f in formats}
+    group = _group_of_term()
+    keys = list(probes.kernel_s)
+    # per probe the predicted seconds of each group of terms, before the multipliers
+    parts = np.array([np.bincount(group, base[f] * cal.terms(f, feats[m]), len(GROUPS))
+                      for m, f in keys])
+    measured = np.log([probes.kernel_s[k] for k in keys])
+
+    def residuals(log_a: np.ndarray) -> np.ndarray:
+        predicted = np.maximum(parts @ np.exp(log_a), 1e-30)
+        return np.concatenate([np.log(predicted) - measured, PULL * log_a])
+
+    log_a = least_squares(residuals, np.zeros(len(GROUPS))).x
+    multiplier = np.exp(log_a)[group]
+    cal.kernel = {f: [float(v) for v in base[f] * multiplier] for f in formats}
+    cal.gather_bw = 1.0 / float(np.median([c[TERMS.index("xbytes")]
+                                           for c in cal.kernel.values()
+                                           if c[TERMS.index("xbytes")] > 0]))
+    conv_prior: dict[str, list[float]] = prior["conversion"]  # type: ignore[assignment]
+    ratio = float(np.median([t / np.dot(conv_prior[f], conversion_terms(f, feats[m]))
+                             for (m, f), t in probes.conversion_s.items()]))
+    cal.conversion = {f: [float(v) * ratio for v in conv_prior[f]] for f in formats}
+    cal.fit = {f: float(np.median([abs(cal.kernel_time(f, feats[m]) / probes.kernel_s[(m, f)]
+                                       - 1) for m, g in keys if g == f]))
+               for f in {f for _, f in keys}}
+    cal.measurements = {"quick": probes.to_json()}
+    return cal
+
+
+def quick_calibrate(device: Device, progress: bool = False, dtype: object = np.float64
+                    ) -> Calibration:
+    """Measure the quick probes on ``device`` (float32 where it has no fp64) and fit the quick
+    calibration (:func:`fit_quick`); one :class:`~clspmv.errors.ClspmvWarning` where probes
+    stayed noisy (the calibration stays flagged in its measurements)."""
+    start = time.perf_counter()
+    precision = resolve(dtype if device.fp64 else np.float32, np.float64)
+    probes, feats = measure_quick(device, precision, progress)
+    cal = fit_quick(probes, feats, device)
+    cal.seconds = time.perf_counter() - start
+    if probes.noisy:
+        warnings.warn(f"the quick calibration of {device.name} measured noise: a reference "
+                      f"product ran up to {probes.slowest:.0%} slower than its fastest while "
+                      f"its probes were timed, {probes.passes} times ("
+                      f"{', '.join(probes.noisy)}); it is flagged and its choices of format may "
+                      "be off. Measure again on a quiet machine: clspmv calibrate --device "
+                      f"{device.index[0]}:{device.index[1]}", ClspmvWarning, stacklevel=3)
+    return cal

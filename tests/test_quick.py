@@ -1,0 +1,266 @@
+"""The quick calibration (clspmv.model.quick): its prior, its probes' work, the passes that catch
+noise, and what it stores."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import clspmv
+from clspmv.errors import ClspmvWarning
+from clspmv.formats import SINGLE_FORMATS
+from clspmv.model import prior as prior_mod
+from clspmv.model.features import features
+from clspmv.model.prior_data import PRIORS
+from clspmv.model.probes import MEASURE_PASSES, NOISE_TOLERANCE, timed_in_passes
+from clspmv.model.timemodel import TERMS
+
+quick = importlib.import_module("clspmv.model.quick")
+store = importlib.import_module("clspmv.model.store")
+calibrate_mod = importlib.import_module("clspmv.model.calibrate")
+probes = importlib.import_module("clspmv.model.probes")
+
+A = sp.random(3000, 3000, density=2e-3, format="csr", random_state=3)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty cache of this test's own; the first use measures the quick calibration."""
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("CLSPMV_CALIBRATE", raising=False)
+    store.forget()
+    yield tmp_path
+    store.forget()
+
+
+@pytest.fixture
+def measured_device(device):
+    """``device`` where something is measured (not the simulator)."""
+    if device.is_simulator:
+        pytest.skip("nothing is measured on a simulator")
+    return device
+
+
+def no_full_calibration(monkeypatch) -> None:
+    """Make every piece of the full calibration fail the test if it runs."""
+    def never(*args, **kwargs):
+        raise AssertionError("the full calibration ran")
+
+    for module, name in ((calibrate_mod, "measure"), (calibrate_mod, "benchmark_matrices"),
+                         (calibrate_mod, "probe_x_cache"), (store, "calibrate"),
+                         (probes, "probe_x_cache")):
+        monkeypatch.setattr(module, name, never)
+
+
+# -- the prior ----------------------------------------------------------------------------------
+def test_the_prior_covers_every_format_and_term() -> None:
+    for kind in ("cpu", "gpu"):
+        assert set(PRIORS[kind]["kernel"]) == set(SINGLE_FORMATS)
+        assert all(len(c) == len(TERMS) and min(c) >= 0 for c in PRIORS[kind]["kernel"].values())
+        assert set(PRIORS[kind]["conversion"]) == set(SINGLE_FORMATS)
+    assert PRIORS["cpu"]["stream_miss"] and not PRIORS["gpu"]["stream_miss"]
+
+
+def _calibration(device: str, launch: float, stream: float, coef: list[float]) -> dict:
+    return {"device": device, "driver": "1", "launch_s": launch, "stream_bw": stream,
+            "terms": list(TERMS), "conversion_terms": ["fixed", "entries", "slots"],
+            "kernel": {"ell": coef}, "conversion": {"ell": [1.0, 2.0, 3.0]},
+            "x_miss": [[1.0, 0.0], [2.0, 1.0]], "stream_miss": []}
+
+
+def test_derive_takes_shapes_per_device_then_across_devices() -> None:
+    """Coefficients over the device's scales; a device with several calibrations counts once
+    (its median), then the median over devices."""
+    n = len(TERMS)
+    a1 = _calibration("A", 2e-6, 1e10, [4e-6] + [3e-10] * (n - 1))  # shape [2, 3, 3, ...]
+    a2 = _calibration("A", 2e-6, 1e10, [8e-6] + [5e-10] * (n - 1))  # shape [4, 5, 5, ...]
+    b = _calibration("B", 1e-6, 1e11, [1e-6] + [1e-11] * (n - 1))  # shape [1, 1, 1, ...]
+    got = prior_mod.derive([a1, a2, b])
+    # A's median shape [3, 4, 4, ...], B's [1, 1, ...]: their median (of two) the mean
+    assert got["kernel"]["ell"] == pytest.approx([2.0] + [2.5] * (n - 1))
+    assert got["conversion"]["ell"] == pytest.approx([1.0, 2.0, 3.0])
+    assert got["x_miss"] == [[1.0, 0.0], [2.0, 1.0]] and got["stream_miss"] == []
+    with pytest.raises(ValueError, match="of another model form"):
+        prior_mod.derive([{**b, "terms": ["launch"]}])
+
+
+# -- the fit ------------------------------------------------------------------------------------
+def _fake_device(kind: str = "cpu") -> SimpleNamespace:
+    return SimpleNamespace(name="Fake", driver_version="1", type=kind, cache_bytes=1 << 25,
+                           simd_width=16, compute_units=2)
+
+
+SCALES = {"cpu": (1.2e-7, 4e10), "gpu": (3.8e-6, 4e12)}
+"""A launch cost and streaming bandwidth of each class, as its full calibrations measured."""
+
+
+def _probes_of(true_multipliers: np.ndarray, kind: str = "cpu"):
+    """Quick probes timed as the prior of ``kind``, scaled by :data:`SCALES` and the group
+    multipliers ``true_multipliers``, predicts them (conversions at twice the prior's); with the
+    features of the probe matrices and the device."""
+    dev = _fake_device(kind)
+    mats = quick.probe_matrices(dev.simd_width, dev.compute_units)
+    feats = {k: features(v.astype(np.float64), dev.simd_width) for k, v in mats.items()}
+    prior = PRIORS[kind]
+    launch, stream = SCALES[kind]
+    truth = quick.Calibration("Fake", "1", "0", "quick", dev.cache_bytes, launch, stream, stream,
+                              x_miss=prior["x_miss"], stream_miss=prior["stream_miss"])
+    scale = prior_mod.scales(launch, stream) * true_multipliers[quick._group_of_term()]
+    truth.kernel = {f: list(np.asarray(prior["kernel"][f]) * scale) for f in SINGLE_FORMATS}
+    truth.conversion = {f: [2 * c for c in prior["conversion"][f]] for f in SINGLE_FORMATS}
+    pairs = [(m, f) for m in feats for f in quick.PROBE_FORMATS[kind]]
+    kernel_s = {(m, f): truth.kernel_time(f, feats[m]) for m, f in pairs}
+    conversion_s = {(m, f): truth.conversion_time(f, feats[m]) for m, f in pairs}
+    return quick.QuickProbes(kernel_s, conversion_s, stream, 2, 0.01, []), feats, dev, truth
+
+
+@pytest.mark.parametrize("kind", ["cpu", "gpu"])
+def test_the_fit_finds_the_group_multipliers(kind) -> None:
+    """Probes of a device whose work in the cache costs twice the prior's: the fitted model
+    predicts every format (probed or not) on the probe matrices close to that device's times,
+    and its conversions at twice the prior's."""
+    probes_, feats, dev, truth = _probes_of(np.array([1.0, 1.0, 2.0]), kind)
+    cal = quick.fit_quick(probes_, feats, dev)
+    assert cal.kind == "quick" and cal.measurement == quick.QUICK_MEASUREMENT
+    stream = SCALES[kind][1]
+    assert cal.stream_bw == stream and cal.measurements["quick"]["stream_bw"] == stream
+    for f in SINGLE_FORMATS:
+        for m in feats:
+            assert cal.kernel_time(f, feats[m]) == pytest.approx(truth.kernel_time(f, feats[m]),
+                                                                 rel=0.1), (f, m)
+        assert cal.conversion[f] == pytest.approx(truth.conversion[f])
+    unscaled = quick.fit_quick(_probes_of(np.ones(3), kind)[0], feats, dev)
+    ratio = np.array(cal.kernel["csr-scalar"]) / np.maximum(unscaled.kernel["csr-scalar"], 1e-300)
+    cached = TERMS.index("work-items")
+    assert 1.8 < ratio[cached] < 2.05 and ratio[TERMS.index("bytes")] == pytest.approx(1, rel=0.1)
+
+
+# -- passes and noise ---------------------------------------------------------------------------
+def _reference(*seconds: float):
+    """A reference timing returning ``seconds`` in turn (the last one after them)."""
+    left = list(seconds)
+    return lambda: left.pop(0) if len(left) > 1 else left[0]
+
+
+def test_keys_timed_while_the_reference_ran_slow_are_timed_again() -> None:
+    timed: list[str] = []
+    got = timed_in_passes(["a", "b", "c"], timed.append, _reference(1.0, 1.0, 2.0, 1.0, 1.0))
+    # the reference slow between b and c: both timed again, then steady
+    assert timed == ["a", "b", "c", "b", "c"] and got.noisy == [] and got.passes == 2
+    assert got.reference_s == [1.0, 1.0, 2.0, 1.0, 1.0, 1.0, 1.0]
+    assert got.slowest == pytest.approx(1.0)
+
+
+def test_keys_never_timed_steadily_are_flagged_after_the_last_pass() -> None:
+    timed: list[str] = []
+    slow = 1.0 + 2 * NOISE_TOLERANCE
+    got = timed_in_passes(["a", "b"], timed.append, _reference(1.0, *[slow] * 99))
+    assert timed == ["a", "b"] * MEASURE_PASSES and got.noisy == ["a", "b"]
+    assert got.passes == MEASURE_PASSES
+    steady = timed_in_passes(["a"], [].append, _reference(1.0, 1.0 + NOISE_TOLERANCE / 2))
+    assert steady.noisy == [] and steady.passes == 1
+
+
+# -- on the device: work, kind, noise -----------------------------------------------------------
+class Spy:
+    """Counts of the quick calibration's work: conversions (and their entries), products."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.conversions, self.entries, self.products = 0, 0, 0
+        convert = quick.convert
+
+        def counted_convert(csr, name, *args, **kwargs):
+            self.conversions += 1
+            self.entries += csr.nnz
+            fmt = convert(csr, name, *args, **kwargs)
+            launch = fmt.launch
+
+            def counted_launch(*a, **k):
+                self.products += 1
+                return launch(*a, **k)
+            fmt.launch = counted_launch
+            return fmt
+        monkeypatch.setattr(quick, "convert", counted_convert)
+
+
+def test_first_use_measures_the_quick_calibration_only(measured_device, cache,
+                                                       monkeypatch) -> None:
+    """The first format="auto" on an empty cache measures the quick calibration, within a bound
+    of work (conversions, entries converted, products), never the full benchmark set, and stores
+    it with kind "quick"; the next use reads it."""
+    no_full_calibration(monkeypatch)
+    spy = Spy(monkeypatch)
+    M = clspmv.DeviceMatrix.from_scipy(A, device=measured_device)
+    assert M.selection.calibration == "quick"
+    x = np.linspace(-1, 1, A.shape[1])
+    np.testing.assert_allclose((M @ x), A @ x, rtol=1e-10, atol=1e-12)
+    matrices = quick.probe_matrices(measured_device.simd_width, measured_device.compute_units)
+    kind = quick.prior_class(measured_device.type)
+    per_matrix = len(quick.PROBE_FORMATS[kind])
+    assert spy.conversions <= len(matrices) * per_matrix + per_matrix  # + the untimed builds
+    assert spy.entries <= sum(m.nnz for m in matrices.values()) * per_matrix + 1000
+    most_rounds = probes.max_rounds(measured_device.type) + 1  # + the warm-up
+    assert 0 < spy.products <= MEASURE_PASSES * spy.conversions * 2 * most_rounds
+    data = json.loads(store.calibration_path(measured_device).read_text())
+    assert data["kind"] == "quick" and data["measurement"] == quick.QUICK_MEASUREMENT
+    assert set(data["kernel"]) == set(SINGLE_FORMATS)
+    assert 1 <= data["measurements"]["quick"]["passes"] <= MEASURE_PASSES
+    store.forget()
+    before = spy.conversions
+    again = clspmv.DeviceMatrix.from_scipy(A, device=measured_device)
+    assert again.selection.calibration == "quick" and spy.conversions == before
+
+
+def test_noisy_probes_are_measured_again_then_flagged(measured_device, cache,
+                                                      monkeypatch) -> None:
+    """The reference product's timings (monkeypatched) slow after every probe matrix: the
+    probes timed MEASURE_PASSES times, then the calibration stored flagged with one
+    ClspmvWarning; slow after the first matrix only: that matrix and the next timed again, and
+    nothing flagged."""
+    monkeypatch.setattr(quick, "PROBE_ROWS", 2048)  # the passes matter here, not the sizes
+    real_probe = quick.kernel_times
+    timed: list[str] = []
+    factors: list[float] = []
+
+    def probe(formats, x, y, repeat, run=None):
+        timed.append(len(y))
+        return real_probe(formats, x, y, 2, run)
+
+    def reference(formats, x, y, repeat, run=None):  # the reference's times, injected
+        return {k: 1e-3 * (factors.pop(0) if factors else 1.0) for k in formats}
+    monkeypatch.setattr(quick, "kernel_times", probe)
+    monkeypatch.setattr(calibrate_mod, "kernel_times", reference)
+    matrices = len(quick.probe_matrices(measured_device.simd_width,
+                                        measured_device.compute_units))
+
+    factors.extend([1.0] + [3.0] * 100)
+    with pytest.warns(ClspmvWarning, match="measured noise: a reference product ran up to") as said:
+        cal = store.calibration(measured_device, progress=False)
+    assert len(said) == 1 and "clspmv calibrate --device" in str(said[0].message)
+    assert len(timed) == MEASURE_PASSES * matrices and cal.measurements["quick"]["passes"] == 3
+    assert len(store.noisy(cal)) == matrices
+    assert store.noisy(store.load(measured_device)) == store.noisy(cal)
+
+    store.forget()
+    store.calibration_path(measured_device).unlink()
+    timed.clear()
+    factors.clear()
+    factors.extend([1.0, 1.0, 3.0])  # slow after the second matrix only
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClspmvWarning)
+        cal = store.calibration(measured_device, progress=False)
+    assert len(timed) == matrices + 2 and not store.noisy(cal)
+    assert cal.measurements["quick"]["passes"] == 2
+
+
+def test_quick_probes_refuse_what_a_format_refuses() -> None:
+    """The power-law probe is too uneven for ELLR (its padding): it is left out, not failed."""
+    mats = quick.probe_matrices(16, 2)
+    f = features(mats["powerlaw"].astype(np.float64), 16)
+    assert quick.refusal("ellr", f) is not None and quick.refusal("csr-scalar", f) is None
