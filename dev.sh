@@ -3,22 +3,26 @@
 #
 #   bash dev.sh bench [clspmv bench options]   set up, then run the demo benchmark on the default
 #                                              device (writes reports/<date>-<host>/)
-#   bash dev.sh test  [pytest options]         set up with the test tools, lint, run the tests
-#                                              (what CI runs: .ci/run calls this)
+#   bash dev.sh test  [tox options]            set up, then run tox: every environment of
+#                                              tox.ini (what CI runs: .ci/run calls this), or
+#                                              those named, e.g. `-e main -- -k csr`
 #
 # Setting up means: a virtual environment in .venv (Python >= 3.10), the package installed in it
-# with the extras the command needs, and an OpenCL device that builds and runs kernels. For the
-# device it tries, in order, and says in one line what each try found (the devices that work,
-# or each device's reason, e.g. "PoCL 3.0 from PyPI cannot compile for this CPU (LLVM: unknown
-# target CPU 'znver5')", from `python -m clspmv.doctor --require-device`): the drivers already
-# installed (a GPU's, or any PoCL); PoCL from PyPI (the `pocl` extra, which works where its
-# bundled LLVM knows the CPU); Debian's pocl-opencl-icd through apt-get when this user may
-# install system packages (root or password-less sudo), waiting up to APT_LOCK_WAIT_S seconds
+# with the extras the command needs (tox for `test`), and an OpenCL device that builds and runs
+# kernels. For the device it tries, in order, and says in one line what each try found (the
+# devices that work, or each device's reason, e.g. "PoCL 3.0 from PyPI cannot compile for this
+# CPU (LLVM: unknown target CPU 'znver5')", from `python -m clspmv.doctor --require-device`): the
+# drivers already installed (a GPU's, or any PoCL); for `bench` only, PoCL from PyPI (the `pocl`
+# extra, which works where its bundled LLVM knows the CPU; tox's environments do not see .venv's
+# packages: `tox -e pypi-pocl` tests it); Debian's pocl-opencl-icd through apt-get when this user
+# may install system packages (root or password-less sudo), waiting up to APT_LOCK_WAIT_S seconds
 # for an apt or dpkg that holds the package lock (unattended upgrades at a first boot). If none
-# works it stops with one message saying what to install. A shell script rather than a Makefile
-# or tox: it needs nothing but bash and Python, and the device step is a sequence of tries that
-# make expresses badly. Sourced (`source dev.sh`), it defines its functions and runs nothing
-# (tests/test_dev_sh.py runs the device step with stand-ins for apt-get and python).
+# works it stops with one message saying what to install. For `test` it then lets tox find the
+# other Pythons pyenv holds (the py3XX environments skip where there is none) and runs tox, which
+# fails when an environment's pytest collects no test. A shell script in front of tox: it needs
+# nothing but bash and Python, and the device step is a sequence of tries that tox expresses
+# badly. Sourced (`source dev.sh`), it defines its functions and runs nothing (tests/test_dev_sh.py
+# runs the device step with stand-ins for apt-get and python).
 set -euo pipefail
 
 APT_LOCK_WAIT_S=300  # seconds apt-get waits for the package lock another apt or dpkg holds
@@ -138,11 +142,12 @@ try_debian_pocl() {
 }
 
 # The tries, each saying what it found, until one gives a device; status 1, with what to install,
-# when none did, or at once when the check itself fails.
-opencl_device() {  # $1: the extras of the command
+# when none did, or at once when the check itself fails. PyPI's PoCL only for a command that runs
+# in .venv ($1 names its extras; empty for tox, whose environments have packages of their own).
+opencl_device() {  # $1: the extras of the command, or "" when tox runs it
     local status=0
     try_device "the drivers installed" || status=$?
-    if [ "$status" -eq 1 ]; then
+    if [ "$status" -eq 1 ] && [ -n "$1" ]; then
         status=0
         try_pypi_pocl "$1" || status=$?
     fi
@@ -159,17 +164,49 @@ opencl_device() {  # $1: the extras of the command
     return 1
 }
 
+# Lets tox find the CPythons pyenv holds besides the one in use (pyenv's shims answer only for
+# the versions PYENV_VERSION names) and says which; nothing where pyenv is absent. No registry
+# offers another CPython to CI's Debian 12: its apt has python3.11 alone, and PyPI's installers
+# of one (pbs-installer, uv) download it from elsewhere.
+other_pythons() {
+    if ! command -v pyenv >/dev/null; then
+        echo "  no pyenv: tox looks for python3.X on PATH"
+        return 0
+    fi
+    local held
+    held=$(pyenv versions --bare --skip-aliases 2>/dev/null | grep -E '^3\.[0-9]+\.[0-9]+$' |
+           paste -s -d ' ') || true
+    if [ -z "$held" ]; then
+        echo "  pyenv holds no CPython 3"
+        return 0
+    fi
+    PYENV_VERSION="${PYENV_VERSION:-$(pyenv version-name 2>/dev/null || echo system)}:${held// /:}"
+    export PYENV_VERSION
+    echo "  pyenv's CPythons, for tox's py3XX environments: $held"
+}
+
+# tox, its output also in $log; says again at the end which environments skipped and why.
+run_tox() {
+    local status=0
+    tox "$@" 2>&1 | tee "$log" || status=$?
+    grep -E '^SKIPPED ENVIRONMENT ' "$log" || true
+    sed -n 's/^  \([^ ]*\): SKIP .*/SKIPPED ENVIRONMENT \1: tox found no such Python here/p' "$log"
+    return "$status"
+}
+
 main() {
     [ $# -ge 1 ] || usage
     cd "$(dirname "${BASH_SOURCE[0]}")"
     export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1
-    local command=$1 extras
+    # extras: .venv's; runner: what else .venv needs; device_extras: those PyPI's PoCL is
+    # installed beside when it is tried ("" for tox, which does not see .venv's packages)
+    local command=$1 extras runner device_extras
     shift
     case "$command" in
-        bench) extras="plot,mkl" ;;
-        # mpi: the distributed product's tests launch mpiexec (the mpich wheel); oclgrind: every
-        # kernel runs under the Oclgrind simulator's checks (the quick run), and must not skip.
-        test) extras="test,lint,plot,mkl,oclgrind,mpi" ;;
+        bench) extras="plot,mkl" runner="" device_extras="plot,mkl" ;;
+        # tox installs each environment's extras (tox.ini); .venv gets the test tools too, for
+        # running pytest in it by hand.
+        test) extras="test" runner="tox>=4" device_extras="" ;;
         *) usage ;;
     esac
 
@@ -179,12 +216,12 @@ main() {
     # shellcheck disable=SC1091
     source .venv/bin/activate
     python --version
-    python -m pip install -q -e ".[$extras]"
+    python -m pip install -q -e ".[$extras]" ${runner:+"$runner"}
 
     step "OpenCL device"
     log=$(mktemp)
     trap 'rm -f "$log"' EXIT
-    opencl_device "$extras" || exit 1
+    opencl_device "$device_extras" || exit 1
 
     case "$command" in
         bench)
@@ -193,20 +230,11 @@ main() {
             clspmv bench "$@"
             ;;
         test)
-            export CLSPMV_REQUIRE_OCLGRIND=1
             clspmv devices
-            step "ruff check clspmv tests tools"
-            ruff check clspmv tests tools
-            step "tests"
-            set +e
-            python -m pytest -q "$@"
-            local status=$?
-            set -e
-            if [ "$status" -eq 5 ]; then
-                echo "pytest collected no tests: that is a failure" >&2
-                exit 1
-            fi
-            [ "$status" -eq 0 ] || exit "$status"
+            step "other Pythons"
+            other_pythons
+            step "tox $*"
+            run_tox "$@"
             step "tests passed"
             ;;
     esac

@@ -5,8 +5,9 @@
 the ``oclgrind`` extra) is too slow for the whole suite: it is left out unless the spec names it
 (``CLSPMV_TEST_DEVICES=oclgrind``); ``tests/test_oclgrind.py`` runs the kernels on it.
 
-Hypothesis profiles: ``ci`` (default; derandomized, bounded) and ``fuzz`` (thousands of cases,
-``tox -e fuzz``), chosen by ``HYPOTHESIS_PROFILE``.
+Hypothesis profiles: ``ci`` (default; derandomized, bounded: ``tox -e short-fuzz``, which CI runs)
+and ``fuzz`` (thousands of cases, ``tox -e fuzz``), chosen by ``HYPOTHESIS_PROFILE``. Which OpenCL
+implementation the devices come from is tox's choice (``.ci/opencl_env.py``), not the tests'.
 """
 
 from __future__ import annotations

@@ -165,3 +165,51 @@ def test_a_failing_check_stops_the_step(bin_dir: Path) -> None:
     assert done.stderr == ("the device check itself fails: fix that first (its error is "
                            "above)\n")
     assert calls(bin_dir) == ["python -m clspmv.doctor --require-device"]
+
+
+def test_tox_device_step_leaves_out_pypi_pocl(bin_dir: Path) -> None:
+    """For tox (no extras: its environments do not see .venv's packages) the tries are the
+    installed drivers, then Debian's PoCL; nothing is pip-installed."""
+    python(bin_dir)
+    apt_get(bin_dir)
+    done = run(bin_dir, 'opencl_device ""')
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        f"  the drivers installed: {NO_DEVICE}",
+        "  Debian's pocl-opencl-icd (apt-get): installing (apt-get waits up to 1 s for another "
+        "apt or dpkg)",
+        f"  Debian's pocl-opencl-icd (apt-get): {NO_DEVICE}"]
+    assert not any("pip" in c for c in calls(bin_dir)), calls(bin_dir)
+
+
+def test_pyenv_pythons_are_named_for_tox(bin_dir: Path) -> None:
+    """The CPython 3 versions pyenv holds join the one in use in PYENV_VERSION (its shims then
+    answer for python3.12 and the like); pyenv's Python 2 and virtualenvs are left out."""
+    stand_in(bin_dir, "pyenv", 'case "$*" in\n'
+                               '"versions --bare --skip-aliases") '
+                               'printf "2.7.18\\n3.10.13\\n3.11.7\\n3.12.1\\nwork\\n" ;;\n'
+                               '"version-name") echo 3.11.7 ;;\n'
+                               'esac')
+    done = run(bin_dir, 'unset PYENV_VERSION; other_pythons; echo "$PYENV_VERSION"')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "  pyenv's CPythons, for tox's py3XX environments: 3.10.13 3.11.7 3.12.1",
+        "3.11.7:3.10.13:3.11.7:3.12.1"]
+
+
+@pytest.mark.parametrize("status", [0, 3])
+def test_tox_skips_repeated_at_the_end(bin_dir: Path, status: int) -> None:
+    """tox's status is dev.sh's; the environments that skipped (an implementation that builds no
+    kernel here, a Python not found) are said again after tox's own summary."""
+    stand_in(bin_dir, "tox", 'echo "SKIPPED ENVIRONMENT pypi-pocl: PoCL from PyPI builds no '
+                             'kernel"\n'
+                             'echo "SKIPPED [4] tests/test_product.py:35: format refuses"\n'
+                             'echo "  main: OK (700.00=setup[60.00]+cmd[640.00] seconds)"\n'
+                             'echo "  py312: SKIP (0.05 seconds)"\n'
+                             f'exit {status}')
+    done = run(bin_dir, "status=0; run_tox -e main || status=$?; echo status=$status")
+    assert done.stdout.splitlines()[-3:] == [
+        "SKIPPED ENVIRONMENT pypi-pocl: PoCL from PyPI builds no kernel",
+        "SKIPPED ENVIRONMENT py312: tox found no such Python here",
+        f"status={status}"]
+    assert calls(bin_dir) == ["tox -e main"]

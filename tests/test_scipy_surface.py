@@ -23,7 +23,7 @@ FORMATS = ("csr-vector", "sell", "coo", "ellr")
 
 def _matrix(m: int = 70, n: int = 50, seed: int = 3) -> sp.csr_array:
     return sp.random_array((m, n), density=0.1, format="csr", dtype=np.float64,
-                           rng=np.random.default_rng(seed))
+                           random_state=np.random.default_rng(seed))
 
 
 def _columns(Y: np.ndarray, A: sp.sparray, X: np.ndarray, dtype: np.dtype) -> None:
