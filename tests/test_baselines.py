@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 import clspmv
 from clspmv import bandwidth
-from clspmv.bench import baselines
+from clspmv.bench import baseline_cusparse, baselines
 from clspmv.bench import generators as g
 from clspmv.cli import main
 from clspmv.matrix import canonical_csr
@@ -95,11 +95,11 @@ def test_cusparse(problem, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeCupy()
     fake.install(monkeypatch)
     A, x = problem
-    r = baselines.cusparse_product(A, x, warmup=2, repeat=5)
+    r = baseline_cusparse.cusparse_product(A, x, warmup=2, repeat=5)
     assert r.status == "ok" and r.device == "Fake GPU (cuSPARSE)" and r.device_type == "gpu"
     assert r.timing.repeats == 5 and r.timing.median_ms == pytest.approx(0.25)
     assert np.array_equal(r.y, A @ x) and fake.freed == 1
-    assert fake.copies == [baselines.COVER_BYTES] * 7 and r.params == ""
+    assert fake.copies == [baseline_cusparse.COVER_BYTES] * 7 and r.params == ""
 
 
 def test_cusparse_times_the_gpu_work_alone(problem, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -107,7 +107,7 @@ def test_cusparse_times_the_gpu_work_alone(problem, monkeypatch: pytest.MonkeyPa
     queued behind doubles until it outlasts it, and the time is the kernels' 0.25 ms."""
     fake = FakeCupy(host_ms=0.6)
     fake.install(monkeypatch)
-    r = baselines.cusparse_product(*problem, warmup=1, repeat=3)
+    r = baseline_cusparse.cusparse_product(*problem, warmup=1, repeat=3)
     assert r.timing.median_ms == pytest.approx(0.25) and r.params == ""
     mib = 1 << 20
     assert fake.copies == [256 * mib, 512 * mib, 1024 * mib] + [1024 * mib] * 3
@@ -118,8 +118,8 @@ def test_cusparse_says_when_host_time_is_included(problem,
     """A host part that outlasts the largest copy is timed, and the record says so."""
     fake = FakeCupy(host_ms=3.0)
     fake.install(monkeypatch)
-    r = baselines.cusparse_product(*problem, warmup=1, repeat=4)
-    assert max(fake.copies) == baselines.COVER_LIMIT
+    r = baseline_cusparse.cusparse_product(*problem, warmup=1, repeat=4)
+    assert max(fake.copies) == baseline_cusparse.COVER_LIMIT
     assert r.timing.median_ms == pytest.approx(0.25 + 3.0 - 2.0)
     assert r.params == "host time included in 4 of 4 samples (not covered by a 2048 MiB copy)"
 
@@ -132,7 +132,7 @@ def test_cusparse_says_when_host_time_is_included(problem,
 def test_cusparse_absent(problem, monkeypatch: pytest.MonkeyPatch, fake: FakeCupy,
                          reason: str) -> None:
     fake.install(monkeypatch)
-    r = baselines.cusparse_product(*problem)
+    r = baseline_cusparse.cusparse_product(*problem)
     assert r.status == "absent" and r.reason.startswith(reason) and r.timing is None
 
 
@@ -141,7 +141,7 @@ def test_cusparse_absent(problem, monkeypatch: pytest.MonkeyPatch, fake: FakeCup
 def test_cusparse_on_a_real_gpu(problem, dtype) -> None:
     A, x = problem
     A, x = canonical_csr(A, dtype), x.astype(dtype)
-    r = baselines.cusparse_product(A, x, warmup=1, repeat=5)
+    r = baseline_cusparse.cusparse_product(A, x, warmup=1, repeat=5)
     assert r.status == "ok" and r.device.endswith("(cuSPARSE)") and r.timing.median_ms > 0
     np.testing.assert_allclose(r.y, A.astype(np.float64) @ x.astype(np.float64),
                                rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
@@ -149,7 +149,7 @@ def test_cusparse_on_a_real_gpu(problem, dtype) -> None:
 
 def test_cusparse_without_cupy(problem, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "cupy", None)
-    r = baselines.cusparse_product(*problem)
+    r = baseline_cusparse.cusparse_product(*problem)
     assert r.status == "absent" and "cupy cannot be imported" in r.reason
     assert "pip install cupy-cuda12x" in r.reason
 

@@ -22,7 +22,7 @@ import scipy.sparse.linalg as sla
 
 import clspmv
 from clspmv import bandwidth, report
-from clspmv.bench import baselines, generators, operations, reference
+from clspmv.bench import baseline_cusparse, baselines, generators, operations, reference, registry
 from clspmv.bench.records import (
     FIELDS,
     Record,
@@ -376,13 +376,13 @@ def test_host_baselines_of_the_other_operations(dtype) -> None:
     xt = rng.standard_normal(300).astype(dtype)
     X = np.asfortranarray(rng.standard_normal((200, 3)).astype(dtype))
     tol = {"rtol": 1e-5 if dtype == np.float32 else 1e-12, "atol": 1e-5}
-    names = ["scipy"] + (["mkl"] if HAVE_MKL else [])
+    names = ["scipy"] + (["mkl", "mkl-optimised"] if HAVE_MKL else [])
     for name in names:
-        r = baselines.PRODUCTS[name](A, xt, transpose=True, warmup=1, repeat=3)
+        r = registry.BASELINES[name].product(A, xt, transpose=True, warmup=1, repeat=3)
         assert r.status == "ok" and r.y.shape == (200,)
         np.testing.assert_allclose(r.y, A.T.astype(np.float64) @ xt, **tol)
         for order_X in (X, np.ascontiguousarray(X)):
-            r = baselines.PRODUCTS[name](A, order_X, warmup=1, repeat=3)
+            r = registry.BASELINES[name].product(A, order_X, warmup=1, repeat=3)
             assert r.status == "ok" and r.y.shape == (300, 3)
             np.testing.assert_allclose(r.y, A.astype(np.float64) @ X, **tol)
 
@@ -412,7 +412,7 @@ def test_cusparse_route(monkeypatch, routines, transpose, columns, fortran, expe
     FakeCupy(routines=routines).install(monkeypatch)
     monkeypatch.setitem(sys.modules, "cupy.cusparse", None)
     monkeypatch.setitem(sys.modules, "cupyx.cusparse", None)  # a real cupy may be imported
-    assert baselines.cusparse_route(transpose, columns, fortran).startswith(expected)
+    assert baseline_cusparse.cusparse_route(transpose, columns, fortran).startswith(expected)
 
 
 def test_cusparse_transpose_and_matmat(monkeypatch) -> None:
@@ -420,12 +420,12 @@ def test_cusparse_transpose_and_matmat(monkeypatch) -> None:
     fake.install(monkeypatch)
     A = canonical_csr(sp.random(50, 40, density=0.1, format="csr", random_state=2), np.float64)
     x = np.random.default_rng(1).standard_normal(50)
-    r = baselines.cusparse_product(A, x, transpose=True, warmup=1, repeat=4)
+    r = baseline_cusparse.cusparse_product(A, x, transpose=True, warmup=1, repeat=4)
     assert r.status == "ok" and r.timing.median_ms == pytest.approx(0.25)
     np.testing.assert_allclose(r.y, A.T @ x, rtol=1e-13)
     assert "CUSPARSE_OPERATION_TRANSPOSE" in r.params
     X = np.asfortranarray(np.random.default_rng(2).standard_normal((40, 5)))
-    r = baselines.cusparse_product(A, X, warmup=1, repeat=4)
+    r = baseline_cusparse.cusparse_product(A, X, warmup=1, repeat=4)
     np.testing.assert_allclose(r.y, A @ X, rtol=1e-13)
     assert r.params == "csr @ X: cusparseSpMM, column-major X and Y" and fake.freed == 2
 
@@ -439,13 +439,13 @@ def test_cusparse_transpose_and_matmat_on_a_real_gpu(dtype) -> None:
     rng = np.random.default_rng(3)
     tol = {"rtol": 1e-4 if dtype == np.float32 else 1e-12, "atol": 1e-4}
     xt = rng.standard_normal(3000).astype(dtype)
-    r = baselines.cusparse_product(A, xt, transpose=True, warmup=1, repeat=3)
+    r = baseline_cusparse.cusparse_product(A, xt, transpose=True, warmup=1, repeat=3)
     assert r.status == "ok" and r.timing.median_ms > 0, r.reason
     assert "CUSPARSE_OPERATION_TRANSPOSE" in r.params and "not determined" not in r.params
     np.testing.assert_allclose(r.y, A.T.astype(np.float64) @ xt, **tol)
     X = rng.standard_normal((3000, 8)).astype(dtype)
     for order, ordered in (("C", np.ascontiguousarray(X)), ("F", np.asfortranarray(X))):
-        r = baselines.cusparse_product(A, ordered, warmup=1, repeat=3)
+        r = baseline_cusparse.cusparse_product(A, ordered, warmup=1, repeat=3)
         assert r.status == "ok" and ("SpMM" in r.params or "csrmm2" in r.params), r.params
         assert ("copied to column-major" in r.params) == (order == "C")
         np.testing.assert_allclose(r.y, A.astype(np.float64) @ X, **tol)

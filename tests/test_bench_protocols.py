@@ -59,7 +59,8 @@ def test_a_registered_baseline_and_operation_run(device: clspmv.Device, tmp_path
     assert main(argv) == 0
     data = json.loads((out / "results.json").read_text())
     meta, records = data["meta"], data["records"]
-    assert list(meta["definitions"]["baselines"]) == ["scipy", "mkl", "cusparse", "fake"]
+    assert list(meta["definitions"]["baselines"]) == ["scipy", "mkl", "mkl-optimised",
+                                                      "cusparse", "fake"]
     assert meta["settings"]["operations"] == ["twice"] and meta["settings"]["twice"]
     assert meta["formulas"]["twice: products"] == "products per measurement"
     assert [(r["format"], r["operation"]) for r in records] == [

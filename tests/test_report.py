@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from clspmv import report
-from clspmv.bench.records import Record, results_path
+from clspmv.bench.records import Record, read_results, results_path
 from clspmv.cli import main
 from clspmv.report import crossover, tables
+from clspmv.report.compat import PLAIN_MKL
 
 CPU = "Some CPU (PoCL)"
 GPU = "Some GPU (NVIDIA CUDA)"
@@ -178,6 +179,10 @@ def without(record: dict, name: str) -> dict:
      f"{{path}}: meta device 1 has no 'label' and 'type' texts; {FIX}"),
     ("results.json", results(run={"runs": [{"devices": "gpu"}]}),
      f"{{path}}: meta field 'devices' is \"gpu\", expected a list; {FIX}"),
+    ("results.json", results(run=dict(meta("c"), thread_pools=3)),
+     f"{{path}}: meta field 'thread_pools' is 3, expected a list or text; {FIX}"),
+    ("results.json", results(run=dict(meta("c"), thread_pools=["mkl"])),
+     f"{{path}}: meta field 'thread_pools' holds something other than objects; {FIX}"),
     ("results.json", "", "{path}: not a JSON file (Expecting value: line 1 column 1 (char 0)); "
      "pass a results.json written by clspmv bench"),
     ("results.json", results()[:40], "{path}: not a JSON file (Unterminated string starting at"),
@@ -189,8 +194,8 @@ def without(record: dict, name: str) -> dict:
      "{path}: the file is cut short (Compressed file ended before the end-of-stream marker was "
      f"reached); {FIX}"),
 ], ids=["no-device", "nnz-text", "time-bool", "speedup-text", "record-list", "records-object",
-        "meta-list", "device-label", "merged-run", "empty", "cut-short", "not-utf8", "no-meta",
-        "not-gzip", "gzip-cut-short"])
+        "meta-list", "device-label", "merged-run", "pools-number", "pools-texts", "empty",
+        "cut-short", "not-utf8", "no-meta", "not-gzip", "gzip-cut-short"])
 def test_report_on_a_bad_results_file(name: str, content: str | bytes, message: str,
                                       tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / name
@@ -303,12 +308,31 @@ def test_a_report_knows_its_plots(tmp_path: Path) -> None:
 REPORTS = Path(__file__).resolve().parents[1] / "reports"
 
 
-@pytest.mark.parametrize("folder", sorted(p.name for p in REPORTS.glob("20*")
-                                          if results_path(p).exists()))
+BENCH_TOOLS = ("clspmv bench", "clspmv report")
+"""The ``meta.tool`` of results that ``clspmv bench`` wrote or ``clspmv report`` merged: those
+whose report.md :func:`clspmv.report.tables.render` makes (a tool's own results, such as
+tools/cpu_vs_mkl.py's, come with a report of its own, tested with the tool)."""
+
+
+def bench_reports() -> list[str]:
+    """The committed report folders of :data:`BENCH_TOOLS`' results."""
+    return sorted(p.name for p in REPORTS.glob("20*") if results_path(p).exists()
+                  and read_results(results_path(p))["meta"].get("tool") in BENCH_TOOLS)
+
+
+def test_the_committed_bench_reports_are_found() -> None:
+    """No committed report is left out of the test below for lack of a known tool."""
+    tools = {read_results(results_path(p))["meta"].get("tool") for p in REPORTS.glob("20*")
+             if results_path(p).exists()}
+    assert tools <= {*BENCH_TOOLS, "tools/cpu_vs_mkl.py"} and len(bench_reports()) >= 40
+
+
+@pytest.mark.parametrize("folder", bench_reports())
 def test_committed_results_render_their_report(folder: str) -> None:
-    """Every committed results.json (older field names and meta data included) renders the
-    tables of its committed report.md: the report is a function of results.json alone, not of
-    today's defaults. The plots are the ones the report lists (matplotlib is not run here)."""
+    """Every committed results.json of clspmv bench (older field names and meta data included)
+    renders the tables of its committed report.md: the report is a function of results.json
+    alone, not of today's defaults. The plots are the ones the report lists (matplotlib is not
+    run here)."""
     committed = (REPORTS / folder / "report.md").read_text(encoding="utf-8")
     plots = re.findall(r"^!\[([^\]]+)\]", committed.split("## Plots")[1], re.MULTILINE)
     metas, records = report.load([results_path(REPORTS / folder)])
@@ -355,6 +379,60 @@ def test_definitions_come_from_the_runs_meta() -> None:
     assert "× other" in text and "× scipy" not in text
     old = tables.render([{}], recs)
     assert "| matrix   | coo   | ell      |" in old and "× scipy" in old
+
+
+# -- issue 44: which MKL handle each column compares with; the thread pools ----------------------
+MKL_RECORDS = [
+    rec("m", 400, CPU, "ell", 1.0, speedups={"mkl": 2.0, "mkl-optimised": 1.5}),
+    rec("m", 400, "c (MKL, 2 threads)", "mkl", 2.0, kind="baseline"),
+    rec("m", 400, "c (MKL, 2 threads)", "mkl-optimised", 1.5, kind="baseline"),
+]
+
+
+def _legend(text: str, section: str) -> list[str]:
+    """The bullets of ``section``'s baseline legend."""
+    part = text.split(section)[1].split("\n## ")[0]
+    return [line for line in part.splitlines() if line.startswith("- `")]
+
+
+def test_baseline_columns_say_which_mkl_handle() -> None:
+    """The summary and the Baselines section define each baseline of their columns as the run
+    recorded it: MKL's plain handle and the hinted and optimised one."""
+    texts = {"mkl": "MKL plain", "mkl-optimised": "MKL hinted + optimised", "cusparse": "gpu"}
+    text = tables.render([dict(meta("c"), definitions={"baselines": texts})], MKL_RECORDS)
+    expected = ["- `mkl`: MKL plain", "- `mkl-optimised`: MKL hinted + optimised"]
+    assert _legend(text, "## Summary") == expected  # cusparse ran nowhere: not defined here
+    assert _legend(text, "## Baselines\n") == expected
+    assert "| × mkl kernel   | × mkl-optimised kernel   |" in _summary(text)
+
+
+@pytest.mark.parametrize("definitions, expected", [
+    ({"baselines": {"mkl": "through sparse_dot_mkl"}}, f"through sparse_dot_mkl; {PLAIN_MKL}"),
+    (None, PLAIN_MKL),  # a run that recorded no definitions at all
+])
+def test_runs_before_the_optimised_baseline_had_the_plain_handle(definitions, expected) -> None:
+    """Older runs did not say which MKL handle ``mkl`` was: the plain one, the only one."""
+    run = meta("c") if definitions is None else dict(meta("c"), definitions=definitions)
+    text = tables.render([run], MKL_RECORDS[:2])
+    assert _legend(text, "## Summary") == [f"- `mkl`: {expected}"]
+    assert PLAIN_MKL.startswith("MKL's plain handle: no mkl_sparse_set_mv_hint, no "
+                                "mkl_sparse_optimize")
+
+
+@pytest.mark.parametrize("pools, line", [
+    ([{"user_api": "blas", "internal_api": "mkl", "prefix": "libmkl_rt", "version": "2026.2",
+       "num_threads": 1, "threading_layer": "intel"},
+      {"internal_api": "openmp", "prefix": "libiomp", "version": None, "num_threads": 2}],
+     "- thread pools (threadpoolctl): mkl 2026.2 (libmkl_rt, intel): 1 thread; openmp "
+     "(libiomp): 2 threads"),
+    ([], "- thread pools (threadpoolctl): none loaded"),
+    ("threadpoolctl is not installed", "- thread pools (threadpoolctl): threadpoolctl is not "
+     "installed"),
+])
+def test_runs_section_names_the_thread_pools(pools: object, line: str) -> None:
+    text = tables.render([dict(meta("c"), thread_pools=pools)], MKL_RECORDS)
+    assert [s for s in text.splitlines() if s.startswith("- thread pools")] == [line]
+    assert "thread pools" not in tables.render([meta("c")], MKL_RECORDS)  # older runs
 
 
 # -- issue 14: the answer first, wall-time speedups, plain header ----------------------------------

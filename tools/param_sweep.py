@@ -21,7 +21,7 @@ import numpy as np
 from strips_eval import build, timed
 
 import clspmv
-from clspmv.bench.baselines import cusparse_product
+from clspmv.bench.baseline_cusparse import cusparse_product
 from clspmv.bench.generators import generate
 
 

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 import clspmv
-from clspmv.bench import baselines
+from clspmv.bench import baseline_cusparse
 from clspmv.bench.generators import generate
 from clspmv.bench.timing import time_side_by_side
 
@@ -64,7 +64,7 @@ def compare(device: clspmv.Device, spec: str, repeat: int, variable: str, dtype:
     else:
         os.environ[variable] = before
     times = time_side_by_side(matrices, x, warmup=3, repeat=repeat)
-    cusparse = baselines.cusparse_product(A, x, warmup=3, repeat=repeat)
+    cusparse = baseline_cusparse.cusparse_product(A, x, warmup=3, repeat=repeat)
     formats = dict.fromkeys(f for f, _ in matrices)
     pairs = " ".join(f"{f}={times[(f, '1')].median_ms * 1e3:.1f}/"
                      f"{times[(f, '0')].median_ms * 1e3:.1f}" for f in formats)

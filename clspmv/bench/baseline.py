@@ -1,7 +1,8 @@
 """The protocol of a baseline: another library's product, measured in the same run on the same
 matrix and value type as the formats. The baselines themselves are in
-:mod:`clspmv.bench.baselines`, registered in :mod:`clspmv.bench.registry`; the runner loops over
-the registered ones and never asks for one by name.
+:mod:`clspmv.bench.baselines` (scipy, MKL) and :mod:`clspmv.bench.baseline_cusparse`, registered
+in :mod:`clspmv.bench.registry`; the runner loops over the registered ones and never asks for one
+by name.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ class BaselineResult:
     """Iterations a solver ran (solver baselines)."""
 
 
+def absent(name: str, device: str, device_type: str, reason: str) -> BaselineResult:
+    """The result of a baseline that cannot run here, with the reason (what to install)."""
+    return BaselineResult(name, device, device_type, "absent", reason)
+
+
 Product = Callable[..., BaselineResult]
 """``product(A, x, *, transpose=False, warmup=, repeat=[, threads=]) -> BaselineResult``; x a
 vector or an n x k array (several right-hand sides). An unavailable baseline returns a result
@@ -56,7 +62,8 @@ class Baseline:
     solvers: dict[str, Callable[..., BaselineResult]] = field(default_factory=dict)
     """Solver name -> ``solve(A, b, solver, iterations, *, warmup=, repeat=)``."""
     threaded: bool = False
-    """Whether ``product`` takes ``threads=`` (``--mkl-threads``)."""
+    """Whether ``product`` takes ``threads=`` (``--mkl-threads``): it runs on MKL's thread pool,
+    which the run's meta then records (:func:`clspmv.bench.metadata.thread_pools`)."""
     library_versions: Callable[[], dict[str, str]] | None = None
     """The versions of the libraries it has loaded (for the run's meta data)."""
     availability: Callable[[], Any] | None = None

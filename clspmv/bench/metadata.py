@@ -20,7 +20,7 @@ from ..device import Device
 from ..matrix import FORMATS
 from ..precision import Precision
 from . import methodology
-from .baselines import host_cpu
+from .baselines import host_cpu, mkl_threads_set
 from .plan import Plan
 from .records import device_label
 from .registry import BASELINES
@@ -82,6 +82,34 @@ def versions() -> dict[str, str]:
     return out
 
 
+THREAD_POOL_FIELDS = ("user_api", "internal_api", "prefix", "version", "num_threads",
+                      "threading_layer", "filepath")
+"""What :func:`thread_pools` keeps of each of threadpoolctl's pools, where the value is JSON text,
+a number, true/false or null (a pool's controller may hold something else there: scipy's for
+fast_matrix_market gives its version getter, a function, as ``version``)."""
+
+
+def thread_pools(mkl_threads: int | None = None, *, load_mkl: bool = False
+                 ) -> list[dict[str, Any]] | str:
+    """The native thread pools loaded in this process (MKL, OpenBLAS, OpenMP) and their thread
+    counts, as threadpoolctl finds them; or why there are none (threadpoolctl not installed).
+    With ``load_mkl``, MKL is loaded first and set to ``mkl_threads`` as the MKL baselines set
+    it, so that its pool is the one they run on (nothing when MKL cannot be loaded: the
+    baselines say why)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "threadpoolctl is not installed (pip install threadpoolctl): thread counts unknown"
+    if load_mkl:
+        try:
+            mkl_threads_set(mkl_threads)
+        except ImportError:
+            pass
+    return [{k: pool[k] for k in THREAD_POOL_FIELDS
+             if k in pool and isinstance(pool[k], (str, int, float, bool, type(None)))}
+            for pool in threadpool_info()]
+
+
 def device_meta(device: Device) -> dict[str, Any]:
     """The facts of a device that results.json keeps."""
     return {
@@ -108,6 +136,9 @@ def run_meta(plan: Plan, command: str) -> dict[str, Any]:
         settings["operations"] = [op.name for op in ops]
         for op in ops:
             settings.update(op.settings(plan))
+    # first: MKL is loaded for its pool, and then its version is among the versions
+    pools = thread_pools(plan.mkl_threads, load_mkl=any(BASELINES[name].threaded
+                                                        for name in plan.baselines))
     return {
         "tool": "clspmv bench",
         "command": command,
@@ -116,6 +147,7 @@ def run_meta(plan: Plan, command: str) -> dict[str, Any]:
         "interrupted": False,
         "host": {"name": socket.gethostname(), "cpu": host_cpu(),
                  "cores": os.cpu_count(), "os": platform.platform()},
+        "thread_pools": pools,
         "versions": versions(),
         "git": git_info(),
         "devices": [device_meta(d) for d in plan.devices],

@@ -296,7 +296,7 @@ _META_KINDS: dict[str, tuple[type, ...]] = {
     "finished": (str, type(None)), "interrupted": (bool,), "host": (dict,),
     "versions": (dict,), "git": (dict, type(None)), "devices": (list,), "settings": (dict,),
     "method": (list,), "formulas": (dict,), "definitions": (dict,), "not_run": (list,),
-    "runs": (list,)}
+    "runs": (list,), "thread_pools": (list, str)}
 """The JSON kinds of the meta fields the reports read (a field may be missing: older runs)."""
 
 
@@ -341,6 +341,10 @@ def _check_meta(meta: Any, where: str) -> None:
                 and isinstance(device.get("type"), str)):
             raise ResultsFileError(f"{where}: meta device {i + 1} has no 'label' and 'type' "
                                    f"texts; {_REWRITE}")
+    pools = meta.get("thread_pools", ())
+    if not isinstance(pools, str) and not all(isinstance(pool, dict) for pool in pools):
+        raise ResultsFileError(f"{where}: meta field 'thread_pools' holds something other than "
+                               f"objects; {_REWRITE}")
     for run in meta.get("runs", ()):
         _check_meta(run, where)
 

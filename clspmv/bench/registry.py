@@ -4,12 +4,12 @@ plus one entry here."""
 
 from __future__ import annotations
 
-from . import baselines, distributed, operations, selection, sweep
+from . import baseline_cusparse, baselines, distributed, operations, selection, sweep
 from .baseline import Baseline
 from .operation import Operation
 
 BASELINES: dict[str, Baseline] = {b.name: b for b in (
-    baselines.SCIPY, baselines.MKL, baselines.CUSPARSE)}
+    baselines.SCIPY, baselines.MKL, baselines.MKL_OPTIMISED, baseline_cusparse.CUSPARSE)}
 """Baseline name -> :class:`~clspmv.bench.baseline.Baseline`, in the order records list them."""
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (

@@ -10,7 +10,7 @@
   product from a numpy x to a numpy y; :func:`time_host`: a host call
   (scipy, MKL, a solve); :func:`time_wall_once`: a one-time cost (a transposed copy).
 * :func:`convert`: host conversion and upload by the library's own path, timed separately.
-* cuSPARSE is timed by CUDA events in :mod:`clspmv.bench.baselines`, summarised here.
+* cuSPARSE is timed by CUDA events in :mod:`clspmv.bench.baseline_cusparse`, summarised here.
 """
 
 from __future__ import annotations

@@ -58,6 +58,10 @@ class Definitions:
     (empty: no run measured it)."""
     formulas: dict[str, str] = field(default_factory=dict)
     """Every run's formulas (``meta["formulas"]``, the first run's text where two differ)."""
+    baseline_texts: dict[str, str] = field(default_factory=dict)
+    """Baseline name -> what it calls and how it is timed (``meta["definitions"]["baselines"]``,
+    the first run's text where two differ; none where no run recorded one): which MKL handle
+    ``mkl`` and ``mkl-optimised`` are, for instance."""
 
     @classmethod
     def of(cls, metas: list[dict[str, Any]]) -> Definitions:
@@ -72,13 +76,17 @@ class Definitions:
         selections = [m["settings"]["selection"] for m in metas
                       if isinstance((m.get("settings") or {}).get("selection"), dict)]
         formulas: dict[str, str] = {}
+        texts: dict[str, str] = {}
         for m in metas:
             for name, text in (m.get("formulas") or {}).items():
                 formulas.setdefault(name, text)
+            for name, text in m["definitions"]["baselines"].items():
+                if text:
+                    texts.setdefault(name, text)
         return cls(tuple(baselines), tuple(formats), mixed["dtype"], mixed["baseline_dtype"],
                    mixed["note"], tuple(metas[0]["method"]),
                    sweeps[0] if sweeps else LEGACY_SWEEP_DEFAULTS,
-                   selections[0] if selections else {}, formulas)
+                   selections[0] if selections else {}, formulas, texts)
 
     def baseline_dtype(self, dtype: str) -> str:
         """The dtype of the baseline records a format's records of ``dtype`` are compared
@@ -92,6 +100,14 @@ class Definitions:
             dtype == self.mixed and r.get("kind") == "baseline"
             and r["dtype"] == self.baseline_dtype(dtype))]
 
+
+    def baseline_legend(self, intro: str, names: Iterable[str]) -> list[str]:
+        """``intro`` and a list defining the baselines ``names`` (the ``× X`` columns) as the
+        runs recorded them, e.g. which MKL handle each MKL baseline is; nothing where no run
+        recorded any."""
+        lines = [f"- `{name}`: {self.baseline_texts[name]}" for name in names
+                 if name in self.baseline_texts]
+        return [intro, "", *lines, ""] if lines else []
 
     def format_order(self, present: Iterable[str]) -> list[str]:
         """The formats of ``present`` in the runs' order, then any others by name."""

@@ -2,7 +2,8 @@
 when they were made, so that an old run renders the same tables today.
 
 Runs before this reader recorded no ``definitions`` (the baselines, mixed precision), no
-``method`` and no sweep defaults; :func:`upgrade_meta` fills them in. The values below are
+``method`` and no sweep defaults, and runs before the ``mkl-optimised`` baseline did not say which
+MKL handle ``mkl`` was; :func:`upgrade_meta` fills them in. The values below are
 frozen history, not today's defaults: do not change them when the library's defaults change.
 (Old records' ``speedup_vs_<name>`` fields are read by :func:`clspmv.bench.records.upgrade`.)
 """
@@ -15,6 +16,12 @@ from ..bench import methodology
 
 LEGACY_BASELINES = ("scipy", "mkl", "cusparse")
 """The baselines every run knew before they were registered (the columns of its tables)."""
+
+PLAIN_MKL = ("MKL's plain handle: no mkl_sparse_set_mv_hint, no mkl_sparse_optimize "
+             "(sparse_dot_mkl binds neither; the only MKL path before the mkl-optimised "
+             "baseline)")
+"""What the ``mkl`` baseline of runs before the ``mkl-optimised`` one was: their meta did not say
+which MKL handle it was, as there was one only."""
 
 LEGACY_FORMATS = ("coo", "csr-scalar", "csr-vector", "csr-aligned", "csr-adaptive", "csr-blocks",
                   "ell", "ellr", "ellr-t", "pjds", "sell", "hyb", "dia")
@@ -66,7 +73,10 @@ def upgrade_meta(meta: dict[str, Any]) -> dict[str, Any]:
     back unchanged)."""
     out = dict(meta)
     definitions = dict(out.get("definitions") or {})
-    definitions.setdefault("baselines", {name: "" for name in LEGACY_BASELINES})
+    baselines = dict(definitions.get("baselines") or {name: "" for name in LEGACY_BASELINES})
+    if "mkl" in baselines and "mkl-optimised" not in baselines:
+        baselines["mkl"] = "; ".join(text for text in (baselines["mkl"], PLAIN_MKL) if text)
+    definitions["baselines"] = baselines
     definitions.setdefault("formats", list(LEGACY_FORMATS))
     definitions.setdefault("mixed", dict(LEGACY_MIXED))
     out["definitions"] = definitions

@@ -27,6 +27,8 @@ def runs_section(metas: list[dict[str, Any]]) -> str:
                 f"- code: {commit}", f"- versions: {versions}"]
         if meta.get("note"):
             out.append(f"- note: {meta['note']}")
+        if "thread_pools" in meta:  # older runs did not record them
+            out.append(f"- thread pools (threadpoolctl): {thread_pools_text(meta['thread_pools'])}")
         settings = meta.get("settings", {})
         suite = _plain(settings.get("suite"), "none (matrices named on the command line)")
         out.append(f"- settings: suite {suite}"
@@ -40,6 +42,21 @@ def runs_section(metas: list[dict[str, Any]]) -> str:
             out.append(f"- not run: {'; '.join(meta['not_run'])}")
         out += ["", devices_table(meta.get("devices", [])), ""]
     return "\n".join(out)
+
+
+def thread_pools_text(pools: list[dict[str, Any]] | str) -> str:
+    """The native thread pools a run recorded (:func:`clspmv.bench.metadata.thread_pools`), e.g.
+    ``mkl 2026.2 (libmkl_rt, intel): 2 threads``; or why it could not (a sentence)."""
+    if isinstance(pools, str):
+        return pools
+    parts = []
+    for pool in pools:
+        name = " ".join(str(pool[k]) for k in ("internal_api", "version") if pool.get(k))
+        where = ", ".join(str(pool[k]) for k in ("prefix", "threading_layer") if pool.get(k))
+        threads = pool.get("num_threads", "?")
+        parts.append(f"{name or '?'}{f' ({where})' if where else ''}: {threads} "
+                     f"thread{'' if threads == 1 else 's'}")
+    return "; ".join(parts) or "none loaded"
 
 
 def _plain(value: Any, none: str = "none") -> str:

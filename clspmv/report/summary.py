@@ -143,12 +143,15 @@ def summary_section(records: list[Rec], defs: Definitions, plots: list[str] | st
     out = ["## Summary: the fastest format per matrix", "",
            "Which format is fastest on each device and value type, and how much faster it is "
            "than each baseline (the columns are defined below the tables).", ""]
+    shown: list[str] = []  # the baselines of the columns
     for device in unique(r["device"] for r in recs):
         for dtype in unique(r["dtype"] for r in recs if r["device"] == device):
             here = [r for r in recs if r["device"] == device and r["dtype"] == dtype]
             rows, headers = summary_rows(here, records, defs, dtype)
             out += [f"### On {device}, {dtype}", "", table(rows, headers), ""]
-    out += [INTRO, ""]
+            shown += ran(records, defs, dtype)
+    out += [INTRO, "", *defs.baseline_legend("The baselines, as the runs define them:",
+                                             unique(shown))]
     if isinstance(plots, list) and SUMMARY_PLOT in plots:
         out += [f"![{SUMMARY_PLOT}]({SUMMARY_PLOT})", ""]
     return "\n".join(out)

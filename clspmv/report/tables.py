@@ -198,7 +198,9 @@ def baselines_section(records: list[Rec], defs: Definitions) -> str:
     base = baseline_records(records)
     if not base:
         return "## Baselines\n\nNo baseline was run."
-    out = ["## Baselines", ""]
+    out = ["## Baselines", "", *defs.baseline_legend(
+        "As the runs define them:", [b for b in defs.baselines if any(r["format"] == b
+                                                                      for r in base)])]
     for dtype in unique(r["dtype"] for r in base):
         here = [r for r in base if r["dtype"] == dtype]
         names = [b for b in defs.baselines if any(r["format"] == b for r in here)]

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 import clspmv
-from clspmv.bench import baselines
+from clspmv.bench import baseline_cusparse
 from clspmv.bench.sources import resolve
 from clspmv.bench.timing import time_side_by_side
 from clspmv.formats.csr_adaptive import partition
@@ -41,7 +41,7 @@ def main() -> None:
             err = max(float(np.abs(M @ x - ref).max() / np.abs(ref).max())
                       for M in matrices.values())
             times = time_side_by_side(matrices, x, warmup=3, repeat=args.repeat)
-            cus = baselines.cusparse_product(A, x, warmup=3, repeat=args.repeat)
+            cus = baseline_cusparse.cusparse_product(A, x, warmup=3, repeat=args.repeat)
             c_us = cus.timing.median_ms * 1e3 if cus.timing else float("nan")
             w, s = (times[k].median_ms * 1e3 for k in ("whole", "split"))
             p = matrices["split"].params

@@ -18,7 +18,7 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 import clspmv
-from clspmv.bench.baselines import cusparse_product
+from clspmv.bench.baseline_cusparse import cusparse_product
 from clspmv.bench.generators import generate
 from clspmv.cover import matrix_ns
 

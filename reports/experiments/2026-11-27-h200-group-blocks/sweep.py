@@ -18,7 +18,7 @@ import numpy as np
 import pyopencl.array as cl_array
 
 import clspmv
-from clspmv.bench.baselines import cusparse_product
+from clspmv.bench.baseline_cusparse import cusparse_product
 from clspmv.cover import matrix_ns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "2026-11-27-h200-adaptive-one-kernel"))

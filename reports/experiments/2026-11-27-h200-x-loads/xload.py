@@ -26,7 +26,7 @@ import pyopencl.array as cl_array
 
 import clspmv
 from clspmv import build
-from clspmv.bench.baselines import cusparse_product
+from clspmv.bench.baseline_cusparse import cusparse_product
 from clspmv.cover import matrix_ns
 from clspmv.errors import UnsuitableFormatError
 
