@@ -12,23 +12,57 @@ Krylov solvers with their vectors on the device: :mod:`clspmv.solvers`.
 
 from __future__ import annotations
 
-from . import io, solvers
-from .device import Device, devices, select_device
-from .errors import (
-    BuildError,
-    ClspmvError,
-    ClspmvWarning,
-    DeviceError,
-    IndexOverflowError,
-    MatrixFormatError,
-    SettingError,
-    StoredMatrixError,
-    UnsuitableFormatError,
-)
-from .matrix import FORMATS, DeviceMatrix
-from .stats import MatrixStats, stats
-from .unsupported import UnsupportedAttributeError, UnsupportedOperationError
+import importlib
+from typing import TYPE_CHECKING
+
 from .version import __version__ as __version__
+
+if TYPE_CHECKING:  # what the names below are, for type checkers and readers
+    from . import io, solvers
+    from .device import Device, devices, select_device
+    from .errors import (
+        BuildError,
+        ClspmvError,
+        ClspmvWarning,
+        DeviceError,
+        IndexOverflowError,
+        MatrixFormatError,
+        SettingError,
+        StoredMatrixError,
+        UnsuitableFormatError,
+    )
+    from .matrix import FORMATS, DeviceMatrix
+    from .stats import MatrixStats, stats
+    from .unsupported import UnsupportedAttributeError, UnsupportedOperationError
+
+_HOMES = {
+    "io": "io", "solvers": "solvers",
+    **dict.fromkeys(("Device", "devices", "select_device"), "device"),
+    **dict.fromkeys(("BuildError", "ClspmvError", "ClspmvWarning", "DeviceError",
+                     "IndexOverflowError", "MatrixFormatError", "SettingError",
+                     "StoredMatrixError", "UnsuitableFormatError"), "errors"),
+    **dict.fromkeys(("FORMATS", "DeviceMatrix"), "matrix"),
+    **dict.fromkeys(("MatrixStats", "stats"), "stats"),
+    **dict.fromkeys(("UnsupportedAttributeError", "UnsupportedOperationError"), "unsupported"),
+}
+"""Public name -> the module that defines it. The names are loaded on first use (PEP 562), so
+that ``import clspmv.entry`` (the ``clspmv`` command) does not wait for numpy, scipy and pyopencl
+before it can answer Ctrl-C."""
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'clspmv' has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{home}")
+    value = module if home == name else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "FORMATS",

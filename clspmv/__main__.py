@@ -1,7 +1,7 @@
-"""``python -m clspmv``: the same as the ``clspmv`` command."""
+"""``python -m clspmv``: the same as the ``clspmv`` command (:func:`clspmv.entry.main`)."""
 
 import sys
 
-from .cli import main
+from .entry import main
 
 sys.exit(main())

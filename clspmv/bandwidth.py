@@ -39,15 +39,25 @@ WORK_GROUP_SIZES = (64, 256, 1024)
 """Work-group sizes tried (those above the device's maximum are left out)."""
 
 MIN_BUFFER = 256 << 20
+MAX_BUFFER = 512 << 20
+"""Most bytes per buffer. Four times the cache a device reports would be far more on a CPU:
+there the driver reports the whole last-level cache of the host's processor (a 2-core VM on a
+large Zen part reported 480 MiB, so 1920 MiB per buffer, two of them, 13-20 s of ``clspmv bench``)
+while a core streams through its own share of it (32-96 MiB per Zen CCD); the largest cache one
+device reaches today is a GPU's 256 MiB (MI300X's Infinity Cache), which 512 MiB still doubles."""
+MEMORY_SHARE = 8
+"""A buffer takes at most this share of the device's global memory (the host's, on a CPU): the
+two take a quarter, leaving the rest to the matrices of the run and to other programs."""
 PROBE = "the copy bandwidth"
 """The probe's name in its progress bar and errors."""
 
 
 def buffer_bytes(device: Device) -> int:
-    """Bytes per buffer: max(256 MiB, 4 x the device's cache), at most half the largest
-    allocation and a quarter of global memory (two buffers are needed), a multiple of 4 KiB."""
-    want = max(MIN_BUFFER, 4 * device.cache_bytes)
-    cap = min(device.max_allocation // 2, device.global_memory // 4)
+    """Bytes per buffer: 4 x the device's cache, at least :data:`MIN_BUFFER` and at most
+    :data:`MAX_BUFFER`, half the largest allocation and 1/:data:`MEMORY_SHARE` of global memory
+    (two buffers are needed), a multiple of 4 KiB."""
+    want = min(max(MIN_BUFFER, 4 * device.cache_bytes), MAX_BUFFER)
+    cap = min(device.max_allocation // 2, device.global_memory // MEMORY_SHARE)
     return max(4096, (min(want, cap) // 4096) * 4096)
 
 

@@ -13,8 +13,8 @@ What the files promise, whatever else runs:
 
 - one measurement of a file's contents at a time, across the threads of a process (a lock per
   file) and across processes (``filelock`` on ``<file>.lock``): :func:`measuring`; the waiting
-  side says so (a note logged at INFO, which the ``clspmv`` command shows on stderr), naming the
-  lock, and then reads what the other measured; a side that did not wait does not read again;
+  side says so (a note logged at WARNING, :func:`_say_waiting`), naming the lock, and then reads
+  what the other measured; a side that did not wait does not read again;
 - a reader sees a whole file or none: :func:`write_json` writes a temporary file of a unique
   name made exclusively in the same folder, then renames it over the file, which replaces a
   symbolic link there rather than writing through it; :func:`read_checked` follows none;
@@ -37,6 +37,7 @@ import os
 import platform
 import re
 import stat
+import sys
 import tempfile
 import threading
 import warnings
@@ -151,13 +152,28 @@ def forget() -> None:
         _warned.clear()
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+"""The folder of clspmv's modules, which :func:`user_stacklevel` steps over."""
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of a :func:`warnings.warn` called by this function's caller that names
+    the first line outside clspmv: the user's call, however deep in clspmv the warning is made
+    (``skip_file_prefixes`` does this from Python 3.12)."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _warn_once(key: tuple[object, ...], message: str) -> None:
-    """One :class:`~clspmv.errors.ClspmvWarning` per ``key`` and process."""
+    """One :class:`~clspmv.errors.ClspmvWarning` per ``key`` and process, naming the user's
+    line (:func:`user_stacklevel`)."""
     with _state:
         if key in _warned:
             return
         _warned.add(key)
-    warnings.warn(message, ClspmvWarning, stacklevel=4)
+    warnings.warn(message, ClspmvWarning, stacklevel=user_stacklevel())
 
 
 def _folder_unusable(folder: Path, err: OSError) -> None:
@@ -181,6 +197,15 @@ def _usable(folder: Path) -> bool:
         _folder_unusable(folder, err)
         return False
     return True
+
+
+def where_stored(path: Path) -> str:
+    """Where what is measured for ``path`` goes, as a note says it: ``stored in <path>``, or
+    kept in memory where its folder cannot hold files (found so, and warned, before:
+    :func:`_usable`), so that no note claims a file that will not be written."""
+    if _usable(path.parent):
+        return f"stored in {path}"
+    return "kept in memory for this process only: the cache folder cannot hold files"
 
 
 def _strict_float(literal: str) -> float:
@@ -310,8 +335,11 @@ def _lock_path(path: Path) -> Path:
 
 
 def _say_waiting(what: str, who: str, lock: Path) -> None:
-    """The one note of a waiting thread or process (logged at INFO: the CLI shows it)."""
-    logger.info("waiting for %s, which %s is measuring (lock %s)", what, who, lock)
+    """The one note of a waiting thread or process, logged at WARNING: it may wait for minutes,
+    and Python's last-resort handler prints a WARNING on stderr where the program configured no
+    logging, so a library user sees why it is blocked too (the ``clspmv`` command shows it
+    through its own handler)."""
+    logger.warning("waiting for %s, which %s is measuring (lock %s)", what, who, lock)
 
 
 def _file_lock(path: Path, what: str) -> tuple[filelock.FileLock | None, bool]:
@@ -359,7 +387,7 @@ def measuring(path: Path, what: str) -> Iterator[bool]:
     <device>"``): one thread of this process at a time (a lock per file: filelock's locks are
     per thread, and one thread taking a second on the same file waits on itself) and one
     process at a time (:func:`_file_lock`). A thread or process that has to wait says so (a
-    note logged at INFO), naming ``what`` and the lock.
+    note logged at WARNING: :func:`_say_waiting`), naming ``what`` and the lock.
 
     Yields whether ``path`` may have been stored since the caller last read it: True where this
     one waited for another thread or process, or the file changed while the locks were taken;

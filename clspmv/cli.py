@@ -8,11 +8,12 @@
     clspmv report FILE.json...     rebuild report.md and plots from saved (and merged) results
 
 Every failure ends in one line ``clspmv: error: <the problem; the fix>`` on stderr, never a
-traceback. Exit codes: 0 success, 1 no device / a device error, 2 bad arguments, an unreadable
-matrix or results file, an output folder that holds another run or cannot be written, or a
-benchmark that made no record, 130 interrupted (one line ``clspmv: interrupted``; the results
-measured so far are kept), 141 the reader of the output went away (``clspmv ... | head``: quietly,
-as a program killed by SIGPIPE).
+traceback. Exit codes: 0 success, 1 no device / a device error / out of memory, 2 bad
+arguments, an unreadable matrix or results file, an output folder that holds another run or
+cannot be written, or a benchmark that made no record, 130 interrupted (one line ``clspmv:
+interrupted``, also while it starts: :mod:`clspmv.entry`; the results measured so far are
+kept), 141 the reader of the output went away (``clspmv ... | head``: quietly, as a program
+killed by SIGPIPE).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import os
 import shlex
 import socket
 import sys
@@ -33,7 +33,8 @@ from tabulate import tabulate
 
 from . import __version__
 from . import cli_values as values
-from .device import devices, select_device
+from .device import Device, devices, select_device
+from .entry import INTERRUPTED, interrupted, output_closed
 from .errors import ClspmvError, DeviceError
 from .matrix import FORMATS
 from .stats import format_table, legend, stats
@@ -165,6 +166,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if not getattr(results, "writes", True):  # --distributed: ranks other than 0
             return 0
         if not results.records:  # nothing was measured: no report, and a failure
+            from .report import folder  # no run to keep: the folder is free for the next one
+            folder.remove(folder.files_of(out))
+            with contextlib.suppress(OSError):  # only where nothing else is in it
+                out.rmdir()
             return _error("no record was made, so no report was written; not run: "
                           + "; ".join(results.meta["not_run"]), 2)
         path = report.write(out, [results.meta], [r.as_dict() for r in results.records])
@@ -173,7 +178,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"clspmv: interrupted; the {len(results.records)} records measured so far are "
               f"in {results.json_path} (clspmv report {results.json_path} makes a report)",
               file=sys.stderr)
-        return 130
+        return INTERRUPTED
     counts: dict[str, int] = {}
     for r in results.records:
         counts[r.status] = counts.get(r.status, 0) + 1
@@ -214,26 +219,51 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    import json
-
+    from .cache_files import where_stored
     from .ell_order import order_path
     from .model import store
 
+    if args.json and not args.show or args.show and (args.force or args.quick):
+        return _error("--show prints what is stored (--json: as JSON) and measures nothing; "
+                      "--force and --quick measure: use one or the other", 2)
     device = select_device(args.device)
     path = store.calibration_path(device)
+    if args.show:  # what is stored, never a measurement
+        cal = store.load(device)
+        if cal is None:
+            return _error(f"no calibration stored for {device.name}; `clspmv calibrate "
+                          f"--device {spec(device)}` measures it", 1)
+        if args.json:
+            import json
+
+            print(json.dumps(cal.to_json(), indent=1, sort_keys=True))
+        else:
+            print(store.describe(cal, path))
+        return 0
+    wanted = "quick" if args.quick else "measured"
     cal = None if args.force else store.load(device)
-    if cal is None:
-        cal = store.calibration(device, force=True, progress=not args.quiet)
-        stored = path if path.is_file() else "kept in memory only (see the warning)"
-        print(f"calibrated {device.name} in {cal.seconds:.1f} s: {stored}")
-        if cal.ell_row_major_width:
-            print(f"ELL rows of {cal.ell_row_major_width} slots or more are row-major on it "
-                  f"(measured first: {order_path(device)})")
-    elif not args.show:
-        print(f"calibration of {device.name}: {path}")
-    if args.show:  # what this process uses (the file's content where it was stored)
-        print(json.dumps(cal.to_json(), indent=1, sort_keys=True))
+    if cal is not None and cal.kind in ("measured", wanted):  # a full one serves both
+        print(f"calibration of {device.name} ({store.KIND_NAMES[cal.kind]}): {path}; --force "
+              "measures it again, --show prints it")
+        return 0
+    cal = store.calibration(device, force=True, full=not args.quick, progress=not args.quiet)
+    now = store.load(device)
+    if cal.kind == "quick" and now is not None and now.kind == "measured":  # never replaced
+        where = (f"kept for this process only: the full calibration stored in {path} stays "
+                 "(it is always taken over a quick one)")
+    else:
+        where = str(path) if path.is_file() else "kept in memory only (see the warning)"
+    print(f"calibrated {device.name} ({store.KIND_NAMES[cal.kind]}) in {cal.seconds:.1f} s: "
+          f"{where}")
+    if cal.ell_row_major_width:
+        print(f"ELL rows of {cal.ell_row_major_width} slots or more are row-major on it "
+              f"(measured first; {where_stored(order_path(device))})")
     return 0
+
+
+def spec(device: Device) -> str:
+    """How ``--device`` names ``device``: ``P:D``."""
+    return f"{device.index[0]}:{device.index[1]}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -276,7 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "bench", help="benchmark formats and baselines, write results and a report",
         description="Measure every format (or those chosen) on each matrix, device and value "
-                    "type, with scipy, MKL and cuSPARSE baselines in the same run; write "
+                    "type, with scipy, MKL (plain and optimised handles) and cuSPARSE "
+                    "baselines in the same run; write "
                     "results.json, results.csv, report.md and plots. Without MATRIX and "
                     "--suite: the demo suite on the default device.")
     p.add_argument("matrices", nargs="*", metavar="MATRIX",
@@ -305,7 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baselines", type=values.baselines, default=list(BASELINES),
                    metavar=f"{','.join(BASELINES)}|none",
                    help="baselines measured on the same matrices (default: all of them; those "
-                        "that cannot run are recorded as absent with the reason)")
+                        "that cannot run are recorded as absent with the reason); mkl is "
+                        "MKL's plain handle (sparse_dot_mkl: no hint, no mkl_sparse_optimize), "
+                        "mkl-optimised the same routines on a handle given "
+                        "mkl_sparse_set_mv_hint and mkl_sparse_optimize")
     p.add_argument("--repeat", type=values.positive_int, default=10, metavar="N",
                    help="timed products per measurement after warm-up (default: 10; fewer, at "
                         "least 3, when N products would take more than 10 s)")
@@ -313,7 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="untimed products first (default: 2; more until they have taken "
                         "20 ms)")
     p.add_argument("--mkl-threads", type=values.positive_int, default=None, metavar="N",
-                   help="threads of the MKL baseline (default: MKL's, the number of cores)")
+                   help="threads of the MKL baselines, mkl and mkl-optimised (default: "
+                        "MKL's, the number of cores)")
     p.add_argument("--max-seconds", type=values.positive_float, default=None, metavar="S",
                    help="time budget of the whole run: once spent, nothing new starts and what "
                         "is left is recorded as skipped (default: none)")
@@ -381,15 +416,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_report)
 
     p = sub.add_parser(
-        "calibrate", help="measure the device for format='auto' (stored in the user cache)",
-        description="Run the micro-benchmarks that instantiate the per-format time models of "
-                    "format='auto' on a device, unless a calibration is stored already, and "
-                    "store it as JSON in the user cache directory (CLSPMV_CACHE_DIR overrides).")
+        "calibrate", help="measure the device's full calibration for format='auto' (stored "
+                          "in the user cache)",
+        description="Measure the full calibration of a device: the micro-benchmarks that "
+                    "instantiate the per-format time models of format='auto' (under a minute "
+                    "on a GPU, up to 3 on a 2-core CPU), unless a full one is stored already, "
+                    "and store it as JSON in the user cache directory (CLSPMV_CACHE_DIR "
+                    "overrides). The first format='auto' on a device measures only the quick "
+                    "calibration (seconds), which this replaces. --show prints what is stored "
+                    "and measures nothing: exit code 1 when nothing is.")
     p.add_argument("--device", default=None, metavar="SPEC",
                    help="device spec as 'clspmv devices' lists them (default: "
                         f"{DEFAULT_DEVICE})")
     p.add_argument("--force", action="store_true", help="measure again even if stored")
-    p.add_argument("--show", action="store_true", help="print the stored calibration")
+    p.add_argument("--quick", action="store_true",
+                   help="measure the quick calibration (seconds) instead of the full one; a "
+                        "full one stored stays")
+    p.add_argument("--show", action="store_true",
+                   help="print a summary of the stored calibration (kind, date, noise, "
+                        "rates, coefficients); measure nothing")
+    p.add_argument("--json", action="store_true", help="with --show: the stored file's JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=cmd_calibrate)
     return parser
@@ -405,22 +451,9 @@ def _end_progress_bars() -> None:
             bar.close()
 
 
-def _output_closed() -> int:
-    """The exit code when the reader of stdout or stderr went away (``clspmv ... | head``): 141,
-    quietly, as for a program killed by SIGPIPE. Both are pointed at /dev/null so that Python's
-    last flush at exit does not complain."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            os.dup2(devnull, stream.fileno())
-        except (AttributeError, OSError, ValueError):  # not a file (captured in tests)
-            pass
-    os.close(devnull)
-    return 141
-
-
 def _run(argv: list[str]) -> int:
     """Parse and run ``argv``; every failure a user can cause as one line and its exit code."""
+    args = None
     try:
         args = build_parser().parse_args(argv)
         args.argv = argv
@@ -429,10 +462,15 @@ def _run(argv: list[str]) -> int:
         return code
     except KeyboardInterrupt:
         _end_progress_bars()
-        print("clspmv: interrupted", file=sys.stderr)
-        return 130
+        return interrupted()
     except BrokenPipeError:
         raise  # main's: before OSError's, whose message it would print into the closed pipe
+    except MemoryError as err:  # a matrix or a run larger than this machine's memory
+        _end_progress_bars()
+        doing = f"running clspmv {args.command}" if args is not None else "starting"
+        return _error(f"out of memory while {doing}: "
+                      f"{err or 'an allocation failed'}; use smaller matrices, fewer value "
+                      "types or another machine", 1)
     except ClspmvError as err:  # a device (1); a matrix, a results file, a folder (2)
         return _error(err, 1 if isinstance(err, DeviceError) else 2)
     except OSError as err:  # a file or folder that cannot be read or written
@@ -466,7 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return _run(list(sys.argv[1:] if argv is None else argv))
         except BrokenPipeError:
-            return _output_closed()
+            return output_closed()
 
 
 if __name__ == "__main__":

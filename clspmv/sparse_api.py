@@ -27,7 +27,14 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 from .arguments import real_array
-from .unsupported import SCIPY_NAMES, UnsupportedOperationError, absent, elementwise
+from .unsupported import (
+    SCIPY_NAMES,
+    UnsupportedOperationError,
+    absent,
+    absolute,
+    comparison,
+    elementwise,
+)
 
 
 def diagonal_offset(k: object, what: str = "k") -> int:
@@ -155,16 +162,16 @@ class ScipyOperators:
         numpy scalar of :attr:`dtype`."""
         return self.diagonal(diagonal_offset(offset, "offset")).sum()
 
-    def count_nonzero(self, axis: object = None) -> int | np.ndarray:
-        """The entries that are not zero (``axis=None``: an int; ``axis=0``: per column,
-        ``axis=1``: per row, 1-D arrays), as scipy's: explicit zeros are left out, unlike
-        :attr:`nnz`, and NaN counts. The matrix is read back from the device
+    def count_nonzero(self, axis: object = None) -> np.int64 | np.ndarray:
+        """The entries that are not zero (``axis=None``: a ``numpy.int64``; ``axis=0``: per
+        column, ``axis=1``: per row, 1-D arrays), as scipy's: explicit zeros are left out,
+        unlike :attr:`nnz`, and NaN counts. The matrix is read back from the device
         (:meth:`to_scipy`)."""
         axis = _axis(axis)
         host = self.to_scipy()
         nonzero = host.data != 0
         if axis is None:
-            return int(np.count_nonzero(nonzero))
+            return np.int64(np.count_nonzero(nonzero))
         if axis == 0:
             return np.bincount(host.indices[nonzero], minlength=host.shape[1])
         rows = np.repeat(np.arange(host.shape[0]), np.diff(host.indptr))
@@ -294,24 +301,34 @@ class ScipyOperators:
     def __pow__(self, other: object) -> object:
         raise elementwise("**")
 
+    # comparisons are element-wise in scipy.sparse, never identity (``is`` asks that); so, as
+    # scipy's sparse arrays, a device matrix is unhashable
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:  # type: ignore[override]
+        raise comparison("==")
+
+    def __ne__(self, other: object) -> bool:  # type: ignore[override]
+        raise comparison("!=")
+
     def __lt__(self, other: object) -> object:
-        raise elementwise("<")
+        raise comparison("<")
 
     def __le__(self, other: object) -> object:
-        raise elementwise("<=")
+        raise comparison("<=")
 
     def __gt__(self, other: object) -> object:
-        raise elementwise(">")
+        raise comparison(">")
 
     def __ge__(self, other: object) -> object:
-        raise elementwise(">=")
+        raise comparison(">=")
 
     def __neg__(self) -> object:
         raise UnsupportedOperationError("-M is not supported on a device matrix: use "
                                         "matvec(x, alpha=-1.0)")
 
     def __abs__(self) -> object:
-        raise elementwise("abs()")
+        raise absolute()
 
 
 _KEPT = ("dtype", "precision", "accumulate_dtype", "format", "device", "nnz", "nbytes", "params",

@@ -24,9 +24,13 @@ SCIPY_NAMES = frozenset({n for n in dir(sp.csr_array) if not n.startswith("_")}
 """The public names of scipy's ``csr_array`` (its arrays included): those a device matrix lacks
 raise :class:`UnsupportedAttributeError` (:func:`absent`)."""
 
-_ELEMENTWISE = ("element-wise arithmetic on a device matrix is not supported: {op} needs "
-                "scipy.sparse on the host (M.to_scipy() {op} ...), then "
-                "DeviceMatrix.from_scipy again")
+_ELEMENTWISE = ("element-wise arithmetic on a device matrix is not supported: {expr} needs "
+                "scipy.sparse on the host ({host}), then DeviceMatrix.from_scipy again")
+
+_COMPARISON = ("M {op} B compares element by element in scipy.sparse, which a device matrix does "
+               "not do: compare on the host (M.to_scipy() {op} B; two device matrices hold the "
+               "same entries where (M.to_scipy() != N.to_scipy()).nnz == 0); M is N tells "
+               "whether they are the same object")
 
 _HOW = {
     **dict.fromkeys(
@@ -54,8 +58,21 @@ _READ_BACK = ("is not computed on the device: M.to_scipy().{name} reads the matr
 
 
 def elementwise(op: str) -> UnsupportedOperationError:
-    """The error of the element-wise operator ``op`` (``+``, ``/``, ``<``, ...)."""
-    return UnsupportedOperationError(_ELEMENTWISE.format(op=op))
+    """The error of the element-wise binary operator ``op`` (``+``, ``/``, ``**``, ...)."""
+    return UnsupportedOperationError(_ELEMENTWISE.format(expr=f"M {op} B",
+                                                         host=f"M.to_scipy() {op} B"))
+
+
+def absolute() -> UnsupportedOperationError:
+    """The error of ``abs(M)``."""
+    return UnsupportedOperationError(_ELEMENTWISE.format(expr="abs(M)",
+                                                         host="abs(M.to_scipy())"))
+
+
+def comparison(op: str) -> UnsupportedOperationError:
+    """The error of the comparison ``op`` (``==``, ``<``, ...): element-wise in scipy.sparse,
+    never the identity of the objects (``is`` asks that)."""
+    return UnsupportedOperationError(_COMPARISON.format(op=op))
 
 
 def absent(owner: str, name: str) -> UnsupportedAttributeError:

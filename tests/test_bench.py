@@ -649,13 +649,6 @@ def test_bandwidth_leaves_out_a_variant_the_driver_cannot_create(device, monkeyp
     assert any(k.startswith("copy float4") for k in bw.variants) and bw.copy_gbps > 0
 
 
-def test_buffer_size_rule(device: clspmv.Device) -> None:
-    size = BUFFER_BYTES(device)
-    assert size % 4096 == 0 and size <= device.max_allocation // 2
-    assert size == min(max(256 << 20, 4 * device.cache_bytes), device.max_allocation // 2,
-                       device.global_memory // 4) // 4096 * 4096
-
-
 def test_records_are_json_clean(tmp_path: Path) -> None:
     from clspmv.bench.records import Record, Results
 

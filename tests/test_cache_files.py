@@ -4,6 +4,8 @@ side needs to read the file again (issue 46 review)."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -69,7 +71,8 @@ def test_no_second_read_when_nobody_was_waited_for(tmp_path, caplog) -> None:
 
 def test_a_second_read_after_waiting_for_another_thread(tmp_path, caplog) -> None:
     """The thread that waited is told to read again (the other stored the file), and says it
-    waited as an INFO note of clspmv.cache_files."""
+    waited as a WARNING of clspmv.cache_files (it may wait for minutes: a library user sees it
+    without configuring logging)."""
     caplog.set_level(logging.INFO, logger="clspmv")
     path = tmp_path / "calibration-x.json"
     inside, told = threading.Event(), []
@@ -88,8 +91,36 @@ def test_a_second_read_after_waiting_for_another_thread(tmp_path, caplog) -> Non
     first.join(10)
     assert told == [True]
     assert [(r.name, r.levelno, r.getMessage()) for r in caplog.records] == [
-        ("clspmv.cache_files", logging.INFO, "waiting for the calibration of x, which another "
-         f"thread of this process is measuring (lock {path}.lock)")]
+        ("clspmv.cache_files", logging.WARNING, "waiting for the calibration of x, which "
+         f"another thread of this process is measuring (lock {path}.lock)")]
+
+
+def test_blocking_notes_reach_a_program_without_logging(tmp_path) -> None:
+    """A program that configured no logging still sees why it waits (Python's last-resort
+    handler prints WARNINGs on stderr), and no INFO note."""
+    code = ("import logging, pathlib\n"
+            "from clspmv import cache_files\n"
+            "logging.getLogger('clspmv.cache_files').info('an INFO note')\n"
+            "cache_files._say_waiting('the calibration of x', 'another process', "
+            "pathlib.Path('/c/x.lock'))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, "", "waiting for the calibration of x, which another process is measuring (lock "
+        "/c/x.lock)\n")
+
+
+def test_no_stored_claim_where_the_folder_cannot_hold_files(tmp_path) -> None:
+    """Notes say where a measurement goes: the file, or memory once the folder was found unable
+    to hold files (after its warning), never a file that will not be written."""
+    path = tmp_path / "calibration-x.json"
+    assert cache_files.where_stored(path) == f"stored in {path}"
+    blocked = tmp_path / "a-file" / "calibration-x.json"
+    (tmp_path / "a-file").write_text("")
+    with pytest.warns(ClspmvWarning, match="cannot hold files") as warned:
+        said = cache_files.where_stored(blocked)
+    assert said == "kept in memory for this process only: the cache folder cannot hold files"
+    assert warned[0].filename == __file__  # the user's line, not clspmv's
 
 
 def test_a_second_read_when_the_file_changed_meanwhile(tmp_path, monkeypatch) -> None:

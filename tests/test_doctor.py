@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing.context
 
 import pyopencl as cl
 import pytest
@@ -332,3 +333,52 @@ def test_the_simulator_is_told_by_its_device_not_its_name(device) -> None:
     assert [f.simulator for f in findings] == [False, True]
     assert doctor.usable_device_exists(findings)
     assert doctor.verdict(findings) == f"builds and runs kernels: {lookalike}"
+
+
+def _fails_before_opencl(indices: object, send: object) -> None:
+    """A checking child that fails as an unreadable home folder makes Python fail, before it
+    sends doctor.STARTED (run in the spawned child, so defined at module level)."""
+    raise PermissionError(13, "Permission denied", "/home/nobody/.cache")
+
+
+def test_a_child_failing_before_opencl_is_not_blamed_on_the_driver(device, monkeypatch) -> None:
+    """The checking process's stderr is kept: one that ends before it touches OpenCL says its
+    last line and a fix that is not the driver's, for every device it was to check."""
+    monkeypatch.setattr(doctor, "_check", _fails_before_opencl)
+    findings = doctor.device_findings([device, device])
+    said = ("does not work: its check could not start: the process checking it ended before "
+            "using OpenCL (exit code 1): PermissionError: [Errno 13] Permission denied: "
+            "'/home/nobody/.cache'")
+    assert [f.detail for f in findings[:2]] == [said, said]
+    assert findings[0].fix == (
+        "fix what the error says (the Python environment, the home or temporary folder, the "
+        "machine's memory or process limits), then run clspmv doctor again: the OpenCL driver "
+        "was not reached")
+    assert "driver of" not in doctor.report(findings)
+
+
+def test_a_child_that_cannot_be_started(device, monkeypatch) -> None:
+    def refused(self: object) -> None:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", refused)
+    assert doctor.checked_device_errors([device, device]) == [
+        "its check could not start: starting a process failed (BlockingIOError: [Errno 11] "
+        "Resource temporarily unavailable)"] * 2
+
+
+def test_pyopencl_cache_failure_is_said_in_words(listed, device, monkeypatch) -> None:
+    """pyopencl fails on an unwritable cache with KeyError('PYOPENCL_CACHE_FAILURE_FATAL'):
+    the finding says what that means and how to fix it, not the driver."""
+    words = ("pyopencl cannot use its compiler cache (in $XDG_CACHE_HOME, else "
+             "~/.cache/pyopencl), and fails on that with KeyError "
+             "'PYOPENCL_CACHE_FAILURE_FATAL' instead of building without it")
+    fix = ("set XDG_CACHE_HOME to a writable folder, or make the home folder ($HOME) writable: "
+           "PoCL keeps its kernel cache there too")
+    assert doctor.reason(device, KeyError("PYOPENCL_CACHE_FAILURE_FATAL")) == words
+    monkeypatch.setattr(device_module, "_unreadable",
+                        [("[0:0] (Oclgrind)", "'PYOPENCL_CACHE_FAILURE_FATAL'")])
+    first = doctor.device_findings()[0]
+    assert (first.detail, first.fix) == (f"could not be read: {words}", fix)
+    broken = doctor.device_findings([device], probe=lambda d: words)[0]
+    assert (broken.detail, broken.fix) == (f"does not work: {words}", fix)

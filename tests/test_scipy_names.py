@@ -6,8 +6,6 @@ does not do. ``format="csr"`` and the format parameters: tests/test_matrix_forma
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -97,6 +95,7 @@ def test_reductions_match_scipy(device, name, fmt, precision):
                 _close(trace, host.trace(k), value, scale)
             np.testing.assert_array_equal(view.diagonal(), np.diagonal(ref))
             assert view.count_nonzero() == np.count_nonzero(ref) == host.count_nonzero()
+            assert type(view.count_nonzero()) is type(host.count_nonzero()) is np.int64
             for axis in (0, 1, -1):
                 counts = view.count_nonzero(axis=axis)
                 assert counts.shape == (ref.shape[1 - axis % 2],)
@@ -219,6 +218,31 @@ def test_every_scipy_array_name_works_or_says_what_to_use(device):
             assert not isinstance(err.value, UnsupportedOperationError)
 
 
+@pytest.mark.parametrize("op", ["==", "!=", "<", "<=", ">", ">="])
+def test_comparisons_are_refused_not_identity(device, op):
+    """M == M2 is element-wise in scipy.sparse, never identity: every comparison, with another
+    device matrix, itself, a scalar or a scipy matrix, raises the error naming what to use;
+    and a device matrix is unhashable, as scipy's sparse arrays are."""
+    A = MATRICES["square"]()
+    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-scalar", device=device)
+    N = clspmv.DeviceMatrix.from_scipy(A, format="csr-scalar", device=device)
+    compare = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+               "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}[op]
+    for left, right in ((M, N), (M, M), (M.T, N), (M, 1.0), (M, A), (M, sp.csr_matrix(A))):
+        with pytest.raises(UnsupportedOperationError) as err:
+            compare(left, right)
+        assert str(err.value) == (
+            f"M {op} B compares element by element in scipy.sparse, which a device matrix does "
+            f"not do: compare on the host (M.to_scipy() {op} B; two device matrices hold the "
+            "same entries where (M.to_scipy() != N.to_scipy()).nnz == 0); M is N tells whether "
+            "they are the same object")
+    for view in (M, M.T):
+        with pytest.raises(TypeError, match="unhashable type"):
+            hash(view)
+    with pytest.raises(TypeError, match="unhashable type: 'csr_array'"):
+        hash(A)  # as scipy's
+
+
 def test_operators_say_what_to_use(device):
     M = clspmv.DeviceMatrix.from_scipy(MATRICES["square"](), format="csr-scalar", device=device)
     for view in (M, M.T):
@@ -228,11 +252,14 @@ def test_operators_say_what_to_use(device):
             view[0, 1] = 2.0
         with pytest.raises(UnsupportedOperationError, match="iterate over M.to_scipy"):
             list(view)
-        for op, bad in (("<", lambda v: v < 1), (">=", lambda v: v >= 1),
-                        ("abs()", abs), ("/", lambda v: 1 / v), ("-", lambda v: v - v)):
-            with pytest.raises(UnsupportedOperationError, match="element-wise arithmetic .*: "
-                               + re.escape(op) + " needs scipy.sparse"):
+        for expr, host, bad in (("abs(M)", "abs(M.to_scipy())", abs),
+                                ("M / B", "M.to_scipy() / B", lambda v: 1 / v),
+                                ("M - B", "M.to_scipy() - B", lambda v: v - v)):
+            with pytest.raises(UnsupportedOperationError) as err:
                 bad(view)
+            assert str(err.value) == (f"element-wise arithmetic on a device matrix is not "
+                                      f"supported: {expr} needs scipy.sparse on the host "
+                                      f"({host}), then DeviceMatrix.from_scipy again")
         with pytest.raises(NotImplementedError, match="use M @ x"):
             view * 2.0
         with pytest.raises(NotImplementedError, match="alpha=-1.0"):

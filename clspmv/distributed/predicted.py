@@ -12,9 +12,9 @@ part's format when one is named, else in the format predicted fastest for the st
 ``"auto"`` would weigh). Within a strip the weight is shared by the rows in proportion to
 their entries plus one, as ``"nnz"`` balances.
 
-The time model needs a measured calibration of the device (:func:`clspmv.model.calibration`);
-with the quick default (``CLSPMV_CALIBRATE=0``) or none, :func:`partition_calibration` returns
-None and the rows are balanced by entries instead.
+The time model needs a measured calibration of the device, quick or full
+(:func:`clspmv.model.calibration`); with the quick default (``CLSPMV_CALIBRATE=0``) or none,
+:func:`partition_calibration` returns None and the rows are balanced by entries instead.
 """
 
 from __future__ import annotations
@@ -46,12 +46,18 @@ TIME_STRIP_ENTRIES = 4096
 """Fewest entries of a strip on average (fewer strips for a small matrix)."""
 
 
+WEIGHING_KINDS = ("measured", "quick")
+"""The calibrations whose coefficients weigh rows: the full one and the quick one (the prior of
+the device's class scaled by the device's own probes, what ``format="auto"`` predicts with);
+not the quick default, device facts only, whose per-format costs were never measured."""
+
+
 def partition_calibration(device: Device, measure: bool) -> Calibration | None:
     """The calibration ``partition="time"`` weighs rows with on ``device``: the device's
     (:func:`clspmv.model.calibration`, measured on first use when ``measure``, else only a
-    stored one); None where it is no measured one."""
+    stored one); None where it is none of :data:`WEIGHING_KINDS`."""
     cal = calibration(device) if measure else load(device)
-    return cal if cal is not None and cal.kind == "measured" else None
+    return cal if cal is not None and cal.kind in WEIGHING_KINDS else None
 
 
 def strip_size(rows: int, entries: int, simd_width: int, work_group_size: int) -> int:

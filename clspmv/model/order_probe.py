@@ -19,7 +19,7 @@ import pyopencl.array as cl_array
 import scipy.sparse as sp
 
 from .. import ell_order
-from ..cache_files import measures_on_first_use, measuring
+from ..cache_files import measures_on_first_use, measuring, where_stored
 from ..canonical import canonical_csr
 from ..device import Device
 from ..ell_order import MEASURED_WIDTHS, EllOrder
@@ -103,7 +103,8 @@ def ensure_ell_order(device: Device, fmt: str, params: dict[str, object]) -> Non
     with _measuring_order(device):
         if ell_order.stored(device):  # stored by the thread or process this one waited for
             return
-        logger.info("measuring the ELL order of %s once (about a second; stored in %s; "
-                    "CLSPMV_CALIBRATE=0 skips it)", device.name, ell_order.order_path(device))
+        logger.info("measuring the ELL order of %s once (about a second; %s; "
+                    "CLSPMV_CALIBRATE=0 skips it)", device.name,
+                    where_stored(ell_order.order_path(device)))
         precision = resolve(np.float64 if device.fp64 else np.float32, np.float64)
         ell_order.save(device, measure_ell_order(device, precision, PROBE_ROWS))

@@ -29,7 +29,10 @@ import logging
 import os
 import warnings
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
+
+from tabulate import tabulate
 
 from .. import cache_files
 from ..cache_files import (
@@ -37,6 +40,8 @@ from ..cache_files import (
     measures_on_first_use,
     measuring,
     read_checked,
+    user_stacklevel,
+    where_stored,
     write_json,
 )
 from ..cache_schema import items, nullable, number, record, rising, row, table, text
@@ -152,7 +157,8 @@ def load(device: Device) -> Calibration | None:
     cal, refitted = found
     if refitted:
         warnings.warn(f"calibration file {path} was fitted in an earlier model form; fitted "
-                      "again to the timings it keeps and saved", ClspmvWarning, stacklevel=3)
+                      "again to the timings it keeps and saved", ClspmvWarning,
+                      stacklevel=user_stacklevel())
         save(cal, device)
     return cal
 
@@ -209,6 +215,53 @@ def noisy(cal: Calibration) -> list[str]:
     return list((quick if isinstance(quick, dict) else stored).get("noisy") or [])
 
 
+KIND_NAMES = {"measured": "full (measured: clspmv calibrate)",
+              "quick": "quick (a prior scaled by seconds of probes: the first format='auto')",
+              "quick-default": "quick default (device facts only, nothing measured)"}
+"""How :func:`describe` names each ``kind`` of calibration."""
+
+
+def _rate(seconds_per_byte: float) -> str:
+    """A model's seconds per byte as GB/s ("-" for a term the fit left at zero)."""
+    return f"{1e-9 / seconds_per_byte:.3g}" if seconds_per_byte > 0 else "-"
+
+
+def describe(cal: Calibration, path: Path) -> str:
+    """``cal`` (stored in ``path``) for a reader, as ``clspmv calibrate --show`` prints it:
+    its kind, when it was stored, its noise flags, the device's rates it measured, and per
+    format the first coefficients of the kernel-time model and the fit's error
+    (:meth:`~clspmv.model.timemodel.Calibration.to_json` has them all)."""
+    try:
+        when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime(
+            "%Y-%m-%d %H:%M UTC")
+    except OSError:  # kept in memory only
+        when = "not stored"
+    flagged = noisy(cal)
+    lines = [
+        f"calibration of {cal.device} (driver {cal.driver}, clspmv {cal.clspmv})",
+        f"  kind:      {KIND_NAMES.get(cal.kind, cal.kind)}",
+        f"  stored:    {when}, {path}",
+        f"  took:      {cal.seconds:.1f} s to measure; noise: " + (
+            f"flagged ({', '.join(map(str, flagged))}): measure it again on a quiet machine"
+            if flagged else "none flagged"),
+        f"  device:    copy {cal.stream_bw / 1e9:.3g} GB/s, random gathers "
+        f"{cal.gather_bw / 1e9:.3g} GB/s, launch {cal.launch_s * 1e6:.3g} us, cache "
+        f"{cal.cache_bytes / 2**20:.3g} MiB",
+    ]
+    if cal.ell_row_major_width:
+        lines.append(f"  ELL order: rows of {cal.ell_row_major_width} slots or more row-major")
+    at = {name: TERMS.index(name) for name in ("launch", "bytes", "xbytes")}
+    rows = [[fmt, f"{coef[at['launch']] * 1e6:.3g}", _rate(coef[at["bytes"]]),
+             _rate(coef[at["xbytes"]]),
+             f"{cal.fit[fmt] * 100:.0f}" if fmt in cal.fit else "-"]
+            for fmt, coef in cal.kernel.items()]
+    table = tabulate(rows, headers=["format", "launch us", "bytes GB/s", "x bytes GB/s",
+                                    "fit error %"], disable_numparse=True)
+    return "\n".join(lines) + "\n\n" + table + (
+        "\n\n(the first kernel-time coefficients of each format, as rates; --json prints "
+        "them all)")
+
+
 def wants_full() -> bool:
     """Whether ``CLSPMV_CALIBRATE`` asks for the full calibration (:data:`FULL`)."""
     return os.environ.get("CLSPMV_CALIBRATE", "").strip().lower() in FULL
@@ -245,15 +298,15 @@ def calibration(device: Device, force: bool = False, progress: bool = True,
         stored = load(device) or _memory.get(key)  # one this one waited for
         cal = None if force else stored
         if not _usable(cal, full):
-            if full:
-                logger.info("no usable full calibration for %s; measuring it once (under a "
-                            "minute on a GPU, up to 3 minutes on a 2-core CPU; stored in %s; "
-                            "CLSPMV_CALIBRATE=0 skips it)", device.name, key)
+            if full:  # minutes: at WARNING, which reaches a library user without logging set
+                logger.warning("no usable full calibration for %s; measuring it once (under a "
+                               "minute on a GPU, up to 3 minutes on a 2-core CPU; %s; "
+                               "CLSPMV_CALIBRATE=0 skips it)", device.name, where_stored(key))
                 cal = calibrate(device, progress=progress)
-            else:
-                logger.info("measuring a quick calibration of %s (seconds; stored in %s; "
-                            "clspmv calibrate or CLSPMV_CALIBRATE=full measure the full one, "
-                            "CLSPMV_CALIBRATE=0 nothing)", device.name, key)
+            else:  # seconds: a note at INFO
+                logger.info("measuring a quick calibration of %s (seconds; %s; clspmv "
+                            "calibrate or CLSPMV_CALIBRATE=full measure the full one, "
+                            "CLSPMV_CALIBRATE=0 nothing)", device.name, where_stored(key))
                 cal = quick_calibrate(device, progress=progress)
             if cal.kind == "measured" or stored is None or stored.kind != "measured":
                 save(cal, device)
