@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import os
 import re
 import tempfile
 import tracemalloc
@@ -483,6 +484,62 @@ def test_tall_header_allocates_nothing_before_the_entries(tmp_path: Path) -> Non
     assert peak <= 2 * returned + (64 << 20), (peak, returned)
 
 
+ABSURD_ROWS = (r"line 2: the size line declares 2000000000 rows{}: their CSR row pointer would "
+               r"need {} bytes \({} GiB\), over 64 times the arrays of the entries held \({}\): "
+               r"read the file with clspmv\.io\.read_coo\(path\), in memory proportional to its "
+               r"entries, or fix the row count on the size line$")
+
+
+def test_absurd_row_count_is_refused_before_the_row_pointer(tmp_path: Path) -> None:
+    # 78 bytes declaring 2 * 10**9 rows for one entry: the CSR row pointer would take 8 GB (and
+    # minutes, or a MemoryError); read and read_rows refuse it, allocating nothing of the kind.
+    text = b"%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 1\n1 1 1.0\n"
+    assert len(text) == 78
+    path = put(tmp_path, text)
+    _, peak = traced_peak(lambda: refused(
+        mmio.read, path, ABSURD_ROWS.format("", 8000000004, 7.5, "1 entry, 12 bytes")))
+    assert peak < 8 << 20, peak
+    _, peak = traced_peak(lambda: refused(
+        lambda p: mmio.read_rows(p, 5, 1_900_000_000), path, ABSURD_ROWS.format(
+            ", of which rows 5:1900000000 are read", 7599999984, 7.1, "0 entries, 0 bytes")))
+    assert peak < 8 << 20, peak
+    # What the message offers reads it, and so does a range of few rows.
+    coo = mmio.read_coo(path)
+    assert coo.shape == (2_000_000_000, 2_000_000_000) and coo.nnz == 1
+    A = mmio.read_rows(path, 0, 10)
+    assert A.shape == (10, 2_000_000_000) and A.nnz == 1 and A[0, 0] == 1.0
+
+
+def test_tall_matrix_of_few_entries_still_reads(tmp_path: Path) -> None:
+    lines = ["1 3 1.5", "500000 2 -2.0", "1000000 1 3.0"]
+    path = put(tmp_path, f"{BANNER}1000000 3 3\n" + "\n".join(lines) + "\n")
+    expected = scipy.io.mmread(path).tocsr()
+    assert_same_csr(mmio.read(path), expected)
+    assert_same_csr(mmio.read_rows(path, 400_000, 1_000_000), expected[400_000:])
+
+
+def test_row_pointer_beyond_the_memory_available(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Within 64 times its entries (4 MB of row pointer for 10,000 entries) but beyond the
+    # memory available (scaled down: 1 MiB free allowance, 2 MiB available): refused.
+    A = random_csr(1_000_000, 50, 10_000, seed=5)
+    path = mmio.write(tmp_path / "a.mtx", A)
+    monkeypatch.setattr(assembly, "ROW_POINTER_FREE", 1 << 20)
+    assert_same_csr(mmio.read(path), A)
+    monkeypatch.setattr(assembly, "available_memory", lambda: 2 << 20)
+    refused(mmio.read, path, r"line 2: the size line declares 1000000 rows: their CSR row "
+            r"pointer would need 4000004 bytes \(3\.8 MiB\), more than the 2097152 bytes "
+            r"\(2\.0 MiB\) of memory available now: read the file with clspmv\.io\.read_coo")
+    monkeypatch.setattr(assembly, "available_memory", lambda: None)  # unknown: read
+    assert_same_csr(mmio.read(path), A)
+
+
+def test_available_memory_is_within_the_physical_memory() -> None:
+    available = assembly.available_memory()
+    physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert isinstance(available, int) and 0 < available <= physical, (available, physical)
+
+
 def test_validating_path_memory(tmp_path: Path) -> None:
     # CRLF sends every piece to the validating reader: its memory is bounded by a piece, not
     # the file (it used to need about 13 times the file).
@@ -522,15 +579,18 @@ def _sequential_sums(keys: list[int], values: list[float]) -> dict[int, float]:
     return sums
 
 
+@pytest.mark.parametrize("column_major", [False, True])
 @pytest.mark.parametrize("seed", range(40))
-def test_folded_entries_sum_in_order(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_folded_entries_sum_in_order(seed: int, column_major: bool,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
     # Batches added one after the other (new positions merged in blocks of 3 here; some
     # batches increasing beyond the positions held, which are appended): the keys sorted and
     # distinct, each sum its values added in the order given, bit for bit.
     monkeypatch.setattr(held, "_BLOCK", 3)
     rng = np.random.default_rng(seed)
     rows, cols = int(rng.integers(1, 30)), int(rng.integers(1, 30))
-    folded = held.FoldedEntries(cols)
+    folded = held.FoldedEntries((rows, cols), column_major=column_major)
+    width = rows if column_major else cols  # keys: major * width + minor
     keys: list[int] = []
     values: list[float] = []
     for _ in range(int(rng.integers(1, 6))):
@@ -539,11 +599,12 @@ def test_folded_entries_sum_in_order(seed: int, monkeypatch: pytest.MonkeyPatch)
         if seed % 3 == 0 and rng.random() < 0.7:  # increasing, beyond the keys held
             after = max(keys, default=-1) + 1
             k = np.unique(rng.integers(after, after + 3 * n + 1, n))
-            r, c, n = k // cols, k % cols, k.size
+            major, minor, n = k // width, k % width, k.size
+            r, c = (minor, major) if column_major else (major, minor)
         v = rng.standard_normal(n) * 10.0 ** rng.integers(-20, 20, n)
         v[rng.random(n) < 0.1] = -0.0
         folded.add([r.astype(np.int32), c.astype(np.int32), v])
-        keys += (r * cols + c).tolist()
+        keys += (c * rows + r if column_major else r * cols + c).tolist()
         values += v.tolist()
     sums = _sequential_sums(keys, values)
     assert folded.keys.tolist() == sorted(sums)
@@ -551,17 +612,20 @@ def test_folded_entries_sum_in_order(seed: int, monkeypatch: pytest.MonkeyPatch)
                           np.array([sums[k] for k in sorted(sums)]).view(np.uint64))
 
 
+@pytest.mark.parametrize("column_major", [False, True])
 @pytest.mark.parametrize("index", [np.int32, np.int64])
-def test_folded_csr_is_scipys(index: type, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_folded_csr_is_scipys(index: type, column_major: bool,
+                              monkeypatch: pytest.MonkeyPatch) -> None:
     # Distinct entries (explicit zeros, empty rows and columns, a last row) folded and made
-    # CSR a block of 5 at a time: scipy's tocsr, bit for bit, the column indices written over
-    # the keys as 32-bit or 64-bit integers (which scipy may narrow again).
+    # CSR a block of 5 at a time: scipy's tocsr, bit for bit, the minor indices written over
+    # the keys as 32-bit or 64-bit integers (which scipy may narrow again); column-major keys
+    # made CSC, then transposed.
     monkeypatch.setattr(assembly, "_BLOCK", 5)
     monkeypatch.setattr(assembly, "_INT32_MAX", 2**31 - 1 if index is np.int32 else 10)
     A = random_csr(40, 23, 300, seed=2)
     A.data[::7] = 0.0
     coo = A.tocoo()
-    folded = held.FoldedEntries(A.shape[1])
+    folded = held.FoldedEntries(A.shape, column_major=column_major)
     order = np.random.default_rng(2).permutation(A.nnz)
     folded.add([coo.row[order].astype(np.int32), coo.col[order].astype(np.int32),
                 coo.data[order]])

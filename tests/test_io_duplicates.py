@@ -19,7 +19,7 @@ import pytest
 import scipy.sparse as sp
 
 from clspmv import io as mmio
-from clspmv.io import reader
+from clspmv.io import entries, held, reader
 
 SCALED_FOLD = 1 << 12
 SCALED_CHUNK = 1 << 16
@@ -172,3 +172,44 @@ def test_symmetric_file_of_both_triangles_within_the_bound(tmp_path: Path) -> No
                                            fold_at=SCALED_FOLD).csr())
     _check(A, peak, SCALED_SLACK, expected)
     assert np.all(A.data == 2.0)
+
+
+@pytest.mark.parametrize("times", [1, 2])
+@pytest.mark.parametrize("case", ["column pointer fits", "too wide", "symmetric"])
+def test_column_major_file_within_the_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            times: int, case: str) -> None:
+    # A file written column by column (as SuiteSparse writes them), once or twice: a general
+    # one folded in column-major keys (its entries appended, the result transposed once) where
+    # the CSC column pointer is not much longer than the row pointer, else (and a symmetric
+    # one, whose mirrors come row by row) in row-major keys; the same sums, bit for bit,
+    # within the bound either way.
+    if case == "too wide":
+        monkeypatch.setattr(entries, "COLUMN_POINTER_EXTRA", 1000)
+    orders = []
+    init = held.FoldedEntries.__init__
+    monkeypatch.setattr(held.FoldedEntries, "__init__", lambda self, shape, column_major=False:
+                        orders.append(column_major) or init(self, shape, column_major=column_major))
+    symmetry = "symmetric" if case == "symmetric" else "general"
+    shape = (1000, 1000) if case == "symmetric" else (400, 2000)
+    rows, cols = _distinct(150_000, shape, seed=8)
+    if case == "symmetric":
+        rows, cols = np.maximum(rows, cols), np.minimum(rows, cols)  # the lower triangle
+        keep = np.unique(rows.astype(np.int64) * shape[1] + cols, return_index=True)[1]
+        rows, cols = rows[keep], cols[keep]
+    order = np.lexsort((rows, cols))
+    rows, cols = np.tile(rows[order], times), np.tile(cols[order], times)
+    values = np.random.default_rng(8).integers(0, len(_VALUES), rows.size)
+    path = _file(tmp_path, shape, rows, cols, values, symmetry)
+    if case == "symmetric":
+        off = rows != cols
+        rows, cols = np.concatenate([rows, cols[off]]), np.concatenate([cols, rows[off]])
+        values = np.concatenate([values, values[off]])
+    expected = _expected(shape, rows, cols, values)
+    A, peak = _peak(lambda: reader.collect(path, chunk_size=SCALED_CHUNK,
+                                           fold_at=SCALED_FOLD).csr())
+    _check(A, peak, SCALED_SLACK, expected)
+    assert orders == [case == "column pointer fits"]
+    assert A.has_canonical_format
+    rows_read = reader.collect(path, rows=lambda header: (100, 300), chunk_size=SCALED_CHUNK,
+                               fold_at=SCALED_FOLD).csr()
+    _check(rows_read, 0, SCALED_SLACK, expected[100:300])

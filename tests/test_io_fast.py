@@ -39,7 +39,7 @@ def fast_result(path: Path, chunk_size: int = 1 << 22) -> sp.csr_array | None:
     """What the fast path alone makes of ``path`` (None: it leaves a piece to the other)."""
     with Source(path) as src:
         header = parse_header(src)
-        kept = Collector(header)
+        kept = Collector(header, name=src.name)
         found = 0
         for piece in src.pieces(chunk_size):
             entries = fast.parse_canonical(piece.data, header, found)

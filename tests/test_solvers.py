@@ -61,11 +61,11 @@ def rhs(A: sp.csr_matrix, seed: int = 0) -> np.ndarray:
     return b * (1e3 / np.linalg.norm(b))  # scipy's BiCGStab breakdown tests are absolute
 
 
-def real_matrix(name: str) -> sp.csr_matrix:
+def real_matrix(name: str) -> sp.csr_array:
     path = MATRICES / f"{name}.mtx.gz"
     if not path.is_file():
         pytest.skip(f"{path} is absent")
-    return clspmv.io.read(path).tocsr()
+    return clspmv.io.read(path)
 
 
 def need_fp64(device) -> None:

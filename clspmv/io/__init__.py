@@ -24,8 +24,8 @@ each; for a CSR result, their duplicates summed along the way where they are man
 result is assembled after the whole body was read and checked. The peak of a read is at most
 twice the arrays it returns plus 64 MiB, wherever its duplicates are in the file (see
 :class:`~clspmv.io.entries.Collector`), and its time linear in the file's size (plus the row
-pointer's for :func:`read`). More than 2**31 - 1 rows or columns (the kernels' 32-bit indices)
-is an error.
+pointer's for :func:`read`, which is refused where it is absurd for the entries read). More
+than 2**31 - 1 rows or columns (the kernels' 32-bit indices) is an error.
 
 Modules: ``grammar`` (the language), ``source`` (the opened file, in pieces), ``header`` (banner
 and size line), ``fast`` (fast_matrix_market behind cheap checks), ``validating`` (the reader
@@ -62,12 +62,18 @@ def read(path: str | os.PathLike[str]) -> sp.csr_array:
     since whenever they reach 2**18 or an eighth of the positions: duplicates never take more
     than that, wherever they are in the file (:class:`~clspmv.io.entries.Collector`). The CSR
     arrays (12 bytes an entry and 4 a row) are made from the folded positions, already in CSR
-    order, with the column indices written over them (:mod:`clspmv.io.assembly`). The row
+    order, with the column indices written over them (:mod:`clspmv.io.assembly`); a general
+    file written column by column (as SuiteSparse writes them) is folded in column order, its
+    entries appended rather than merged, and made CSC then transposed once (a peak of both,
+    twice the arrays returned). The row
     pointer is the one array sized by the declared shape rather than by the entries read; it
     is allocated last, once the body has been read and checked, so a header that lies about its
     entries fails before it. A tall file with few entries (a valid file may declare up to
-    2**31 - 1 rows, and scipy reads it) therefore costs 4 bytes a row here: :func:`read_coo`
-    reads it without that array.
+    2**31 - 1 rows, and scipy reads it) therefore costs 4 bytes a row here: up to 256 MiB
+    whatever it holds, beyond that up to 64 times the arrays of its entries and within the
+    memory available; past those, the read is refused before the row pointer is allocated (a
+    header of two billion rows for one entry would take 8 GB), and :func:`read_coo` reads the
+    file without that array.
 
     Args:
         path: a ``.mtx`` file, gzip-compressed or not (recognised by its magic bytes).
@@ -86,7 +92,9 @@ def read(path: str | os.PathLike[str]) -> sp.csr_array:
 
     Raises:
         MatrixFormatError: the file is malformed or of an unsupported kind (complex,
-            Hermitian, vector); the message names the file and the line.
+            Hermitian, vector), or declares rows whose row pointer is absurd for its entries
+            or beyond the memory available (see above); the message names the file and the
+            line.
         OSError: the file cannot be opened or read.
     """
     return collect(path, fold_at=FOLD_ENTRIES).csr()

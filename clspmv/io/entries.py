@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from clspmv.errors import MatrixFormatError
 from clspmv.io import assembly
 from clspmv.io.header import Header
 from clspmv.io.held import FoldedEntries, HeldEntries
@@ -23,6 +24,11 @@ from clspmv.io.held import FoldedEntries, HeldEntries
 FOLD_ENTRIES = 1 << 18
 """Entries held (4 MiB) from which a CSR read sums their duplicates as it goes (see
 :class:`Collector`)."""
+
+
+COLUMN_POINTER_EXTRA = 1 << 22
+"""Columns beyond the rows (16 MiB of column pointer) up to which a CSR read may fold
+column-major entries column-major (:meth:`Collector._column_major`)."""
 
 
 class Entries(NamedTuple):
@@ -64,12 +70,15 @@ class Collector:
     from then on, the entries held since are folded in the same way whenever they reach
     ``fold_at`` or an eighth of the positions, whichever is more. So duplicates never take
     more than that, wherever they are in the file (a matrix written twice, a few positions
-    repeated after many distinct ones), and every entry is sorted once, in a batch.
+    repeated after many distinct ones), and every entry is sorted once, in a batch. The
+    positions are kept in row-major order, or in column-major order where the file's first
+    entries come column by column (:meth:`_column_major`).
     """
 
     def __init__(self, header: Header, start: int = 0, stop: int | None = None, *,
-                 fold_at: int | None = None) -> None:
+                 fold_at: int | None = None, name: str) -> None:
         self.header = header
+        self.name = name  # the file's, for errors
         self.start = start
         self.stop = header.rows if stop is None else stop
         self._own = HeldEntries()
@@ -102,10 +111,35 @@ class Collector:
         into.extend(r, c, v)
 
     def _fold(self) -> None:
+        own = self._own.size
+        batch = self._own.take_after(self._mirrored)  # one batch: own, then mirrored
         if self._folded is None:
-            self._folded = FoldedEntries(self.header.cols)
-        self._folded.add(self._own.take_after(self._mirrored))  # one batch: own, then mirrored
+            self._folded = FoldedEntries(self.shape, column_major=self._column_major(
+                batch[0][:own], batch[1][:own]))
+        self._folded.add(batch)
         self._fold_at = max(self._fold_every, self._folded.size // 8)
+
+    def _column_major(self, rows: np.ndarray, cols: np.ndarray) -> bool:
+        """Whether to fold in column-major keys: the file's first entries arrive column by
+        column but not row by row (so that the entries that follow are appended rather than
+        merged into the middle of the positions, see :class:`FoldedEntries`), and the CSC
+        column pointer the result is transposed from is at most :data:`COLUMN_POINTER_EXTRA`
+        entries longer than the CSR row pointer (within the bound of the read's memory).
+
+        Not for a symmetric or skew-symmetric file: the mirrors of entries that come in one
+        order come in the other, so half the entries are merged whichever order is kept (and
+        a read took as long either way); row-major keys spare the transposition's memory.
+        """
+        height, width = self.shape
+        if (self.header.symmetry != "general" or width > height + COLUMN_POINTER_EXTRA
+                or rows.size < 2):
+            return False
+
+        def increasing(major: np.ndarray, minor: np.ndarray, size: int) -> bool:
+            keys = major.astype(np.int64) * size + minor
+            return bool((keys[1:] >= keys[:-1]).all())
+
+        return increasing(cols, rows, height) and not increasing(rows, cols, width)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -120,7 +154,23 @@ class Collector:
     def csr(self) -> sp.csr_array:
         """The kept entries as a float64 CSR array: duplicates summed, indices sorted,
         explicit zeros kept (as scipy's COO to CSR conversion makes it, where nothing was
-        folded)."""
+        folded).
+
+        Raises:
+            MatrixFormatError: the row pointer would be absurd for the entries held, or beyond
+                the memory available (:func:`~clspmv.io.assembly.row_pointer_refusal`); it is
+                not allocated.
+        """
+        held = self._own.size + self._mirrored.size
+        if self._folded is not None:
+            held += self._folded.size
+        refusal = assembly.row_pointer_refusal(self.stop - self.start, held)
+        if refusal is not None:
+            rows = f"{self.header.rows} rows"
+            if self.shape[0] != self.header.rows:
+                rows += f", of which rows {self.start}:{self.stop} are read"
+            raise MatrixFormatError(f"{self.name}: line {self.header.body_line - 1}: the size "
+                                    f"line declares {rows}: {refusal}")
         if self._folded is None:
             return assembly.csr(self._own, self._mirrored, self.shape)
         self._fold()

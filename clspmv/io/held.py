@@ -5,7 +5,8 @@ float64 values: 16 bytes an entry) that grow in place with ``realloc`` (no copy 
 arrays, whose pages the system remaps).
 
 :class:`FoldedEntries` holds one entry per position (row, column): the positions as sorted keys
-``row * cols + col`` (int64) and each one's sum (float64), 16 bytes a position. Entries are
+``row * cols + col`` (int64; ``col * rows + row`` in column-major order, for entries that arrive
+so) and each one's sum (float64), 16 bytes a position. Entries are
 added to it a batch at a time (:meth:`FoldedEntries.add`): each value is added onto the sum of
 its position so far, one at a time in the order given (``numpy.add.at``), a new position's sum
 starting from -0.0 (which adds nothing to any value, -0.0 and NaN included), as scipy's
@@ -76,11 +77,18 @@ _BLOCK = 1 << 16
 
 
 class FoldedEntries:
-    """One entry per position of a matrix of ``cols`` columns: ``keys`` (``row * cols +
-    col``, int64, increasing) and ``sums`` (float64), arrays of exactly :attr:`size`."""
+    """One entry per position of a matrix of ``shape``: ``keys`` (``row * cols + col``, or
+    ``col * rows + row`` where ``column_major``; int64, increasing) and ``sums`` (float64),
+    arrays of exactly :attr:`size`.
 
-    def __init__(self, cols: int) -> None:
-        self.cols = cols
+    Entries that arrive in the order of the keys are appended, without a sort or a merge: a
+    file written row by row folds fastest in row-major keys, one written column by column (as
+    SuiteSparse writes them) in column-major keys.
+    """
+
+    def __init__(self, shape: tuple[int, int], *, column_major: bool = False) -> None:
+        self.shape = shape
+        self.column_major = column_major
         self.keys = np.zeros(0, dtype=np.int64)
         self.sums = np.zeros(0, dtype=np.float64)
 
@@ -98,10 +106,11 @@ class FoldedEntries:
         """
         rows, columns, values = entries
         entries.clear()
-        keys = rows.astype(np.int64)
-        keys *= self.cols
-        keys += columns
-        del rows, columns
+        major, minor = (columns, rows) if self.column_major else (rows, columns)
+        keys = major.astype(np.int64)
+        keys *= self.shape[0] if self.column_major else self.shape[1]
+        keys += minor
+        del rows, columns, major, minor
         if not keys.size:
             return
         if (keys[1:] > keys[:-1]).all() and (not self.size or keys[0] > self.keys[-1]):

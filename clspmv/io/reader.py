@@ -68,7 +68,7 @@ def collect(path: str | os.PathLike[str], *, rows: Callable[[Header], tuple[int,
     with Source(path) as src, src.blaming_corruption():
         header = parse_header(src)
         start, stop = rows(header) if rows is not None else (0, header.rows)
-        kept = Collector(header, start, stop, fold_at=fold_at)
+        kept = Collector(header, start, stop, fold_at=fold_at, name=src.name)
         for entries in read_entries(src, header, fast=fast, chunk_size=chunk_size):
             kept.add(entries)
         return kept

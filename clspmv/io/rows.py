@@ -52,7 +52,8 @@ def read_rows(
         ValueError: the range is not within the matrix's rows, or ``chunk_size < 1``.
         TypeError: ``start`` or ``stop`` is not an integer.
         MatrixFormatError: the file is malformed anywhere (the whole file is checked,
-            whatever the range); the message names the line.
+            whatever the range), or the range's row pointer is absurd for its entries (as in
+            :func:`read`); the message names the line.
         OSError: the file cannot be opened.
     """
     start, stop = _bound(start, "start"), _bound(stop, "stop")
