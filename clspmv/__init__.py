@@ -13,6 +13,8 @@ Krylov solvers with their vectors on the device: :mod:`clspmv.solvers`.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING
 
 from .version import __version__ as __version__
@@ -50,14 +52,32 @@ that ``import clspmv.entry`` (the ``clspmv`` command) does not wait for numpy, s
 before it can answer Ctrl-C."""
 
 
+_MODULES = ("io", "solvers")
+"""The public names that are modules; ``stats`` is the function of the module of that name."""
+
+
 def __getattr__(name: str) -> object:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'clspmv' has no attribute {name!r}")
     module = importlib.import_module(f"{__name__}.{home}")
-    value = module if home == name else getattr(module, name)
+    value = module if name in _MODULES else getattr(module, name)
     globals()[name] = value
     return value
+
+
+class _Package(types.ModuleType):
+    """The package's module type: importing the submodule ``clspmv.stats`` binds it on the
+    package (Python does so for every submodule), where the public ``clspmv.stats`` is its
+    function; the module stays in ``sys.modules``."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name not in _MODULES and name in _HOMES and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:

@@ -19,8 +19,9 @@ What the files promise, whatever else runs:
   name made exclusively in the same folder, then renames it over the file, which replaces a
   symbolic link there rather than writing through it; :func:`read_checked` follows none;
 - a file that is not what clspmv writes (not JSON, truncated, ``NaN``, ``1e400``, a string
-  where a number belongs, nested too deep, larger than :data:`MAX_FILE_BYTES`, a directory, a
-  link, unreadable) is reported by one warning per version of the file and taken as missing;
+  where a number belongs, nested too deep, larger than :data:`clspmv.cache_read.MAX_FILE_BYTES`,
+  a directory, a link, unreadable: :mod:`clspmv.cache_read`) is reported by one warning per
+  version of the file and taken as missing;
 - a folder where no file can be made (read-only, not a directory, not creatable) gives one
   warning, and the callers keep what they measure in memory for the process.
 """
@@ -32,11 +33,9 @@ import errno
 import functools
 import json
 import logging
-import math
 import os
 import platform
 import re
-import stat
 import sys
 import tempfile
 import threading
@@ -47,6 +46,7 @@ from typing import TypeVar
 
 import filelock
 
+from .cache_read import parse_json, read_file
 from .cache_schema import Check
 from .device import Device
 from .errors import ClspmvWarning
@@ -54,10 +54,6 @@ from .version import __version__
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
-
-MAX_FILE_BYTES = 4 << 20
-"""Largest cache file read (a calibration with its measurements is about 30-60 kB)."""
-
 LOCK_WAIT_S = 900.0
 """Longest wait for another thread or process measuring the same file (five times the longest
 calibration, 3 minutes on a 2-core CPU); after it this one measures too, with a warning."""
@@ -207,66 +203,6 @@ def where_stored(path: Path) -> str:
         return f"stored in {path}"
     return "kept in memory for this process only: the cache folder cannot hold files"
 
-
-def _strict_float(literal: str) -> float:
-    """A JSON number as a float; ValueError beyond the floats' range (``1e400``)."""
-    value = float(literal)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {literal:.40} is out of range")
-    return value
-
-
-def _no_constant(literal: str) -> object:
-    """ValueError for the ``NaN``, ``Infinity`` and ``-Infinity`` that Python's JSON takes."""
-    raise ValueError(f"{literal} is not a number")
-
-
-def parse_json(raw: bytes) -> object:
-    """The JSON of ``raw``, strictly: UTF-8, no ``NaN`` or ``Infinity``, no number beyond the
-    floats' range; ValueError naming the problem (a nesting too deep for the parser too)."""
-    try:
-        return json.loads(raw.decode("utf-8"), parse_float=_strict_float,
-                          parse_constant=_no_constant)
-    except RecursionError:
-        raise ValueError("it is nested too deep") from None
-    except UnicodeDecodeError as err:
-        raise ValueError(f"not UTF-8 text ({err.reason} at byte {err.start})") from None
-    except json.JSONDecodeError as err:
-        raise ValueError(f"not JSON ({err.msg} at line {err.lineno} column {err.colno})"
-                         ) from None
-
-
-def _read(path: Path) -> tuple[bytes, tuple[int, ...]] | None:
-    """The bytes of ``path`` and its version (inode, size, modification time); None where there
-    is no file (nor folder). Opened without following a symbolic link and without waiting on a
-    FIFO; OSError / ValueError where it cannot be read or is no regular file of a sane size."""
-    flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-             | getattr(os, "O_CLOEXEC", 0))
-    try:
-        fd = os.open(path, flags)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as err:
-        if err.errno == errno.ELOOP:
-            raise ValueError("it is a symbolic link, which clspmv does not follow") from None
-        raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError("it is a directory" if stat.S_ISDIR(st.st_mode)
-                             else "it is no regular file")
-        chunks: list[bytes] = []
-        size = 0
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_FILE_BYTES:
-                raise ValueError(f"more than the {MAX_FILE_BYTES} bytes a cache file may have")
-    finally:
-        os.close(fd)
-    return b"".join(chunks), (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 def read_checked(path: Path, what: str, check: Callable[[object], T],
                  instead: str) -> T | None:
     """What ``check`` makes of the JSON in ``path`` (:func:`parse_json`); None where there is no
@@ -276,7 +212,7 @@ def read_checked(path: Path, what: str, check: Callable[[object], T],
     reason and ``instead`` (what happens now)."""
     version: tuple[int, ...] = ()
     try:
-        found = _read(path)
+        found = read_file(path)
         if found is None:
             return None
         raw, version = found

@@ -34,8 +34,8 @@ from tabulate import tabulate
 from . import __version__
 from . import cli_values as values
 from .device import Device, devices, select_device
-from .entry import INTERRUPTED, interrupted, output_closed
 from .errors import ClspmvError, DeviceError
+from .exit_codes import INTERRUPTED, interrupted, output_closed
 from .matrix import FORMATS
 from .stats import format_table, legend, stats
 

@@ -3,39 +3,15 @@
 cold start) inside the handler of Ctrl-C and of a closed output, so that an interrupt while it
 starts is one line and exit code 130, as one while it runs, never a traceback.
 
-It imports nothing of clspmv or beyond the standard library at module level: what the package's
-own ``__init__`` imports still comes first (Python imports a package before its modules)."""
+It imports nothing beyond the standard library at module level (of clspmv only
+:mod:`clspmv.exit_codes`, itself standard library only): what the package's own ``__init__``
+imports still comes first (Python imports a package before its modules)."""
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
 
-INTERRUPTED = 130
-"""The exit code after Ctrl-C (``clspmv: interrupted`` on stderr)."""
-OUTPUT_CLOSED = 141
-"""The exit code where the reader of the output went away, as a program killed by SIGPIPE."""
-
-
-def interrupted() -> int:
-    """Say ``clspmv: interrupted`` on stderr; the exit code :data:`INTERRUPTED`."""
-    print("clspmv: interrupted", file=sys.stderr)
-    return INTERRUPTED
-
-
-def output_closed() -> int:
-    """The exit code where the reader of stdout or stderr went away (``clspmv ... | head``):
-    :data:`OUTPUT_CLOSED`, quietly. Both are pointed at /dev/null so that Python's last flush at
-    exit does not complain."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            os.dup2(devnull, stream.fileno())
-        except (AttributeError, OSError, ValueError):  # not a file (captured in tests)
-            pass
-    os.close(devnull)
-    return OUTPUT_CLOSED
+from .exit_codes import interrupted, output_closed
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -27,7 +27,7 @@ import pytest
 import scipy.sparse as sp
 
 import clspmv
-from clspmv import cache_files, ell_order
+from clspmv import cache_files, cache_read, ell_order
 from clspmv.device import SIMULATOR
 from clspmv.ell_order import MEASURED_WIDTHS, ROW_MAJOR_WIDTH, EllOrder
 from clspmv.errors import ClspmvWarning, DeviceError
@@ -404,7 +404,7 @@ def damaged(kind: str, text: str) -> str | bytes:
     elif kind == "binary":
         return b"\xff\xfe\x00"
     elif kind == "large":
-        return text + " " * cache_files.MAX_FILE_BYTES
+        return text + " " * cache_read.MAX_FILE_BYTES
     return json.dumps(data, allow_nan=True)
 
 

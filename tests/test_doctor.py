@@ -12,7 +12,7 @@ from calibration_fixture import fixture_calibration
 
 import clspmv
 from clspmv import device as device_module
-from clspmv import doctor, ell_order
+from clspmv import doctor, doctor_check, ell_order
 from clspmv.device import SIMULATOR
 
 
@@ -47,20 +47,20 @@ def test_pocl_whose_llvm_lacks_the_cpu(device, monkeypatch, pypi) -> None:
     """A PoCL listed but unable to build (PoCL 3.0 from PyPI on Zen 5): its reason in one line
     (the LLVM's, not pyopencl's thrice-repeated failure), its fix, and no usable device unless
     another one works; no simulator is mentioned where none is listed."""
-    version = doctor._pocl_version(device)
+    version = doctor_check._pocl_version(device)
     if version is None:
         pytest.skip(f"{device.platform} is not PoCL")
     wheel = {True: f"{version}.0", False: None}[pypi]
 
     def installed(name: str) -> str:
         if wheel is None:
-            raise doctor.importlib.metadata.PackageNotFoundError(name)
+            raise doctor_check.importlib.metadata.PackageNotFoundError(name)
         return wheel
 
-    monkeypatch.setattr(doctor.importlib.metadata, "version", installed)
+    monkeypatch.setattr(doctor_check.importlib.metadata, "version", installed)
     broken = dataclasses.replace(device, name="pthread-znver5",
                                  platform="Portable Computing Language")
-    reason = doctor.reason(broken, RuntimeError(UNKNOWN_CPU))
+    reason = doctor_check.reason(broken, RuntimeError(UNKNOWN_CPU))
     from_pypi = " from PyPI" if pypi else ""
     assert reason == (f"PoCL {version}{from_pypi} cannot compile for this CPU (LLVM: unknown "
                       "target CPU 'znver5')")
@@ -84,7 +84,7 @@ def test_compiler_error_in_one_line(device) -> None:
     without its temporary file's name."""
     with pytest.raises(cl.Error) as err:
         cl.Program(device.context, "__kernel void k(__global float *a) { a[0] = b; }").build()
-    reason = doctor.reason(device, err.value)
+    reason = doctor_check.reason(device, err.value)
     assert reason.startswith("clBuildProgram failed: BUILD_PROGRAM_FAILURE")
     assert reason.count("BUILD_PROGRAM_FAILURE") == 1 and "\n" not in reason
     assert "undeclared identifier 'b'" in reason and ".cl:" not in reason
@@ -93,7 +93,7 @@ def test_compiler_error_in_one_line(device) -> None:
 def test_a_check_past_its_bound_is_flagged(device, monkeypatch) -> None:
     """A device whose check does not finish in time (here: a bound too short to start the
     process) is a failing finding with its fix, not a hang; the doctor goes on."""
-    monkeypatch.setattr(doctor, "CHECK_LIMIT_S", 0.01)
+    monkeypatch.setattr(doctor_check, "CHECK_LIMIT_S", 0.01)
     findings = doctor.device_findings([device])
     assert [f.ok for f in findings] == [False, False]
     assert findings[0].detail == ("does not work: its check did not finish within 0.01 s (the "
@@ -337,14 +337,14 @@ def test_the_simulator_is_told_by_its_device_not_its_name(device) -> None:
 
 def _fails_before_opencl(indices: object, send: object) -> None:
     """A checking child that fails as an unreadable home folder makes Python fail, before it
-    sends doctor.STARTED (run in the spawned child, so defined at module level)."""
+    sends doctor_check.STARTED (run in the spawned child, so defined at module level)."""
     raise PermissionError(13, "Permission denied", "/home/nobody/.cache")
 
 
 def test_a_child_failing_before_opencl_is_not_blamed_on_the_driver(device, monkeypatch) -> None:
     """The checking process's stderr is kept: one that ends before it touches OpenCL says its
     last line and a fix that is not the driver's, for every device it was to check."""
-    monkeypatch.setattr(doctor, "_check", _fails_before_opencl)
+    monkeypatch.setattr(doctor_check, "_check", _fails_before_opencl)
     findings = doctor.device_findings([device, device])
     said = ("does not work: its check could not start: the process checking it ended before "
             "using OpenCL (exit code 1): PermissionError: [Errno 13] Permission denied: "
@@ -375,7 +375,7 @@ def test_pyopencl_cache_failure_is_said_in_words(listed, device, monkeypatch) ->
              "'PYOPENCL_CACHE_FAILURE_FATAL' instead of building without it")
     fix = ("set XDG_CACHE_HOME to a writable folder, or make the home folder ($HOME) writable: "
            "PoCL keeps its kernel cache there too")
-    assert doctor.reason(device, KeyError("PYOPENCL_CACHE_FAILURE_FATAL")) == words
+    assert doctor_check.reason(device, KeyError("PYOPENCL_CACHE_FAILURE_FATAL")) == words
     monkeypatch.setattr(device_module, "_unreadable",
                         [("[0:0] (Oclgrind)", "'PYOPENCL_CACHE_FAILURE_FATAL'")])
     first = doctor.device_findings()[0]

@@ -67,7 +67,7 @@ def test_wheel_installs_and_runs(tmp_path: Path) -> None:
     with zipfile.ZipFile(wheels[0]) as whl:
         names = set(whl.namelist())
         entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-        assert "clspmv = clspmv.cli:main" in whl.read(entry_points).decode()
+        assert "clspmv = clspmv.entry:main" in whl.read(entry_points).decode()
     assert {f"clspmv/kernels_cl/{k}" for k in KERNELS} <= names
     assert "clspmv/cli.py" in names and "clspmv/__main__.py" in names
 

@@ -50,7 +50,8 @@ from ..ell_order import row_major_width, stored
 from ..errors import ClspmvWarning
 from ..formats import SINGLE_FORMATS
 from ..version import __version__
-from .calibrate import MEASUREMENT, MEASUREMENTS, calibrate, refit_stored
+from .calibrate import calibrate, refit_stored
+from .measurements import MEASUREMENT, MEASUREMENTS
 from .quick import QUICK_MEASUREMENT, QUICK_MEASUREMENTS, quick_calibrate
 from .timemodel import TERMS, Calibration, quick_default
 
