@@ -15,6 +15,15 @@ quantities (:class:`RankCosts`) and the machine's bandwidths (:class:`Machine`) 
   the host;
 * the network: a latency per message and the larger of the bytes sent and received over the
   network bandwidth;
+* the node's shared-memory window (peers of the same node, :mod:`.node_exchange`): no network,
+  the copies device -> window and window -> device instead (whole x slices counted as their
+  size), the pieces of both directions in flight at once on two queues. Measured on four H100s
+  (reports/2026-11-28-gpu-x4-scaling, random matrix): the two directions do *not* each run at
+  the pinned rate: 2 ranks moved 80 MB down and 80 MB up each in 2.8-3.2 ms, their sum at the
+  pinned 54 GB/s (2.95 ms; the larger direction alone would be 1.5 ms). So a rank's window
+  copies take their bytes, both directions together, over :attr:`Machine.staging_bandwidth`,
+  plus a launch latency per piece of the direction with more pieces (4 ranks: 40 MB down in
+  10 pieces and 120 MB up in 30 took 3.9-4.1 ms; 2.9 ms of bytes and 30 launches of 39 us);
 * a latency per device command (kernel launch or host <-> device copy; :func:`launches` counts
   them per term), which dominates small products and CPU devices, where a launch costs tens of
   microseconds next to kernels of a few.
@@ -27,10 +36,10 @@ quantities (:class:`RankCosts`) and the machine's bandwidths (:class:`Machine`) 
   (it predicted poisson2d 15-45 % short in every run).
 
 The modes combine the terms (section 3.1): ``vector`` adds everything; ``overlap`` and ``task``
-run the exchange (copy down, messages, halo up) beside the device's local kernel, which is
-enqueued first: in ``overlap`` the host thread completes the messages while the device computes
-(MPI progresses inside the wait), in ``task`` a second thread does. Neither can hide more than
-the local kernel's time. The time of a product is the slowest rank's.
+run the exchange (copy down, messages and window copies at once, halo up) beside the device's
+local kernel, which is enqueued first: in ``overlap`` the host thread completes the messages
+while the device computes (MPI progresses inside the wait), in ``task`` a second thread does.
+Neither can hide more than the local kernel's time. The time of a product is the slowest rank's.
 """
 
 from __future__ import annotations
@@ -45,6 +54,7 @@ import scipy.sparse as sp
 
 from .collective import barrier_asleep
 from .modes import MODES
+from .node_exchange import Setting, read_setting
 from .partition import balanced_offsets, check_offsets, non_local_span, owners, row_offsets
 
 HELPS = 1.1
@@ -87,12 +97,35 @@ class RankCosts:
     halo: int
     """x values received per product."""
     send_messages: int
+    """MPI messages sent per product (peers reached through the window not counted)."""
     recv_messages: int
     value_bytes: int = 8
     index_bytes: int = 4
     scattered: bool = False
     """The non-local part stores scattered rows: its product goes into a scratch vector that a
     second kernel adds into y (else it adds into y at a row offset)."""
+    window_send: int = 0
+    """Of :attr:`send`, the values for peers of this rank's node (through the window)."""
+    window_halo: int = 0
+    """Of :attr:`halo`, the values from peers of this rank's node."""
+    window_down: int = 0
+    """Values copied device -> window per product: this rank's whole x slice once where a peer
+    gets it whole, plus the values picked for each other peer of the node."""
+    window_up: int = 0
+    """Values copied window -> device per product: the whole slices and the picked values this
+    rank receives from peers of its node."""
+    window_pieces: int = 0
+    """Copies of the window's pipeline per product in the direction with more of them."""
+
+    @property
+    def message_send(self) -> int:
+        """Values sent through MPI messages."""
+        return self.send - self.window_send
+
+    @property
+    def message_halo(self) -> int:
+        """Values received through MPI messages."""
+        return self.halo - self.window_halo
 
 
 def kernel_bytes(nnz: int, rows: int, value_bytes: int, index_bytes: int, alpha: float) -> float:
@@ -119,8 +152,8 @@ def launches(c: RankCosts, resident: bool = False) -> dict[str, int]:
     return {
         "local": int(rows),
         "non_local": non_local * (2 if c.scattered else 1),
-        "send_down": (2 if resident else 0) * int(c.send > 0),
-        "halo_up": non_local,
+        "send_down": (2 if resident else 0) * int(c.message_send > 0),
+        "halo_up": int(rows and c.message_halo > 0),
         "x_up": 0 if resident else int(c.x_entries > 0),
         "y_down": 0 if resident else int(rows),
         "network": 0,
@@ -130,19 +163,21 @@ def launches(c: RankCosts, resident: bool = False) -> dict[str, int]:
 def terms(c: RankCosts, machine: Machine, resident: bool = False) -> dict[str, float]:
     """The seconds of each part of one rank's product: ``local``, ``non_local`` (kernels),
     ``send_down``, ``halo_up``, ``x_up``, ``y_down`` (staging) and ``network``; each part's
-    device commands (:func:`launches`) add ``machine.launch_latency`` each."""
+    device commands (:func:`launches`) add ``machine.launch_latency`` each. The MPI messages'
+    share of the exchange only (the window's: :func:`window_seconds`)."""
     v, b_dev, b_stage = c.value_bytes, machine.device_bandwidth, machine.staging_bandwidth
     vectors = 0.0 if resident else 1.0
+    send, halo = c.message_send, c.message_halo
     net = 0.0
-    if c.send or c.halo:
+    if send or halo:
         net = (machine.network_latency * max(c.send_messages, c.recv_messages)
-               + max(c.send, c.halo) * v / machine.network_bandwidth)
+               + max(send, halo) * v / machine.network_bandwidth)
     seconds = {
         "local": (kernel_bytes(c.local_nnz, c.rows, v, c.index_bytes, machine.alpha) / b_dev
                   * machine.sharing),
         "non_local": non_local_bytes(c, machine.alpha) / b_dev * machine.sharing,
-        "send_down": c.send * v / b_stage,
-        "halo_up": c.halo * v / b_stage,
+        "send_down": send * v / b_stage,
+        "halo_up": halo * v / b_stage,
         "x_up": vectors * c.x_entries * v / b_stage,
         "y_down": vectors * c.rows * v / b_stage,
         "network": net,
@@ -151,10 +186,20 @@ def terms(c: RankCosts, machine: Machine, resident: bool = False) -> dict[str, f
     return {k: t + counts[k] * machine.launch_latency for k, t in seconds.items()}
 
 
+def window_seconds(c: RankCosts, machine: Machine) -> float:
+    """Seconds of one rank's window copies (both directions in flight at once; see the
+    module): its values down and up over :attr:`Machine.staging_bandwidth`, plus a launch
+    latency per piece of the direction with more pieces."""
+    values = c.window_down + c.window_up
+    return (values * c.value_bytes / machine.staging_bandwidth
+            + c.window_pieces * machine.launch_latency)
+
+
 def rank_time(c: RankCosts, machine: Machine, mode: str, resident: bool = False) -> float:
     """Predicted seconds of one rank's product in ``mode``."""
     t = terms(c, machine, resident)
-    exchange = t["send_down"] + t["network"] + t["halo_up"]
+    # the window's copies run while the host waits for the messages (plan.ExchangePlan.wait)
+    exchange = t["send_down"] + max(t["network"], window_seconds(c, machine)) + t["halo_up"]
     after = t["non_local"] + t["y_down"]
     if mode == "vector":
         return exchange + t["x_up"] + t["local"] + after
@@ -170,9 +215,15 @@ def predict(costs: list[RankCosts], machine: Machine, resident: bool = False
 
 
 def rank_costs(A: Any, ranks: int, partition: object = "nnz", offsets: object = None,
-               value_bytes: int = 8) -> list[RankCosts]:
+               value_bytes: int = 8, ranks_per_node: int | None = None,
+               setting: Setting | None = None) -> list[RankCosts]:
     """The :class:`RankCosts` of every rank when ``A`` (scipy.sparse) is distributed over
-    ``ranks`` as :meth:`DistributedMatrix.from_scipy` would (no MPI, no device)."""
+    ``ranks`` as :meth:`DistributedMatrix.from_scipy` would (no MPI, no device).
+
+    ``ranks_per_node``: consecutive ranks sharing a node, whose values go through the node's
+    window as :class:`.plan.ExchangePlan` sends them under ``setting`` (None:
+    :func:`.node_exchange.read_setting`, the environment's); None: every rank a node of its
+    own (MPI messages to every peer)."""
     csr = sp.csr_matrix(A)
     m, n = csr.shape
     row_nnz = np.diff(csr.indptr)
@@ -192,13 +243,51 @@ def rank_costs(A: Any, ranks: int, partition: object = "nnz", offsets: object = 
         span = non_local_span(nl_rows)
         stored = nl_rows.size if span is None else span[1] - span[0]
         parts.append((block.shape[0], int(mine.sum()), int((~mine).sum()), int(stored),
-                      span is None and stored > 0, int(cols[j + 1] - cols[j])))
-    return [RankCosts(rows, loc, nl, nl_rows, x, send=int(counts[:, j].sum()),
-                      halo=int(counts[j].sum()),
-                      send_messages=int(np.count_nonzero(counts[:, j])),
-                      recv_messages=int(np.count_nonzero(counts[j])), value_bytes=value_bytes,
-                      scattered=bool(scattered))
-            for j, (rows, loc, nl, nl_rows, scattered, x) in enumerate(parts)]
+                      span is None and stored > 0))
+    nodes = np.arange(ranks) // (ranks_per_node or 1)
+    setting = read_setting() if setting is None else setting
+    window = (nodes[:, None] == nodes[None, :]) & (ranks_per_node is not None
+                                                   and setting.exchange != "messages")
+    paths = _window_paths(counts, window, np.diff(cols), setting, value_bytes)
+    through = counts * window
+    return [RankCosts(rows, loc, nl, nl_rows, int(cols[j + 1] - cols[j]),
+                      send=int(counts[:, j].sum()), halo=int(counts[j].sum()),
+                      send_messages=int(np.count_nonzero(counts[:, j] * ~window[:, j])),
+                      recv_messages=int(np.count_nonzero(counts[j] * ~window[j])),
+                      value_bytes=value_bytes, scattered=bool(scattered),
+                      window_send=int(through[:, j].sum()), window_halo=int(through[j].sum()),
+                      window_down=paths[j][0], window_up=paths[j][1], window_pieces=paths[j][2])
+            for j, (rows, loc, nl, nl_rows, scattered) in enumerate(parts)]
+
+
+def _window_paths(counts: np.ndarray, window: np.ndarray, slices: np.ndarray, setting: Setting,
+                  value_bytes: int) -> list[tuple[int, int, int]]:
+    """Per rank (values down, values up, pieces of the longer direction) through the window,
+    as :func:`.node_exchange.plan_routes` lays them out: a reader needing at least
+    ``setting.whole`` of a writer's x slice gets all of it (written once for all such readers);
+    every peer's values cut into pieces of ``setting.chunk`` bytes (0: one piece). Mirrors that
+    rule because plan_routes decides it inside a collective call."""
+    per = max(1, setting.chunk // value_bytes) if setting.chunk else 0
+
+    def pieces(values: int) -> int:
+        return (-(-values // per) if per else 1) if values else 0
+
+    ranks = counts.shape[0]
+    # whole[k, j]: reader k gets writer j's whole slice
+    whole = window & (counts > 0) & (counts >= setting.whole * slices[None, :]) & (slices > 0)
+    np.fill_diagonal(whole, False)
+    out = []
+    for j in range(ranks):
+        sent = counts[:, j] * window[:, j] * ~whole[:, j]
+        got = counts[j] * window[j] * ~whole[j]
+        has_whole = bool(whole[:, j].any())
+        down = int(sent.sum()) + (int(slices[j]) if has_whole else 0)
+        up = int(got.sum() + (slices * whole[j]).sum())
+        n_down = sum(pieces(int(v)) for v in sent) + (pieces(int(slices[j])) if has_whole else 0)
+        n_up = sum(pieces(int(v)) for v in got) + sum(
+            pieces(int(slices[k])) for k in np.flatnonzero(whole[j]))
+        out.append((down, up, max(n_down, n_up)))
+    return out
 
 
 def one_rank(costs: list[RankCosts]) -> RankCosts:
