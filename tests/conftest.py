@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -98,3 +100,22 @@ def shared_matrices() -> str:
     if not MATRICES.is_dir():
         pytest.skip(f"the shared matrix folder {MATRICES} is absent")
     return str(MATRICES)
+
+
+@pytest.fixture
+def calibration_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty cache folder of this test's own, with no calibration held in memory."""
+    from clspmv.model import store
+
+    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path))
+    store.forget()
+    yield tmp_path
+    store.forget()
+
+
+@pytest.fixture
+def measured_device(device: clspmv.Device) -> clspmv.Device:
+    """``device`` where something is measured (not the simulator)."""
+    if device.is_simulator:
+        pytest.skip("nothing is measured on a simulator")
+    return device

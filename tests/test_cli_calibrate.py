@@ -25,15 +25,6 @@ def spec(device: clspmv.Device) -> str:
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    """An empty cache of this test's own."""
-    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path))
-    store.forget()
-    yield tmp_path
-    store.forget()
-
-
-@pytest.fixture
 def measured(monkeypatch, device) -> list[tuple[bool, bool]]:
     """store.calibration replaced: records (force, full) of each call, stores nothing."""
     calls: list[tuple[bool, bool]] = []
@@ -47,14 +38,15 @@ def measured(monkeypatch, device) -> list[tuple[bool, bool]]:
     return calls
 
 
-def test_show_without_a_calibration_measures_nothing(device, cache, measured, capsys) -> None:
+def test_show_without_a_calibration_measures_nothing(device, calibration_cache, measured,
+                                                     capsys) -> None:
     assert main(["calibrate", "--device", spec(device), "--show"]) == 1
     assert capsys.readouterr() == ("", f"clspmv: error: no calibration stored for {device.name}; "
                                        f"`clspmv calibrate --device {spec(device)}` measures it\n")
-    assert measured == [] and not any(cache.iterdir())
+    assert measured == [] and not any(calibration_cache.iterdir())
 
 
-def test_show_is_a_summary_and_json_on_request(device, cache, measured, capsys) -> None:
+def test_show_is_a_summary_and_json_on_request(device, calibration_cache, measured, capsys) -> None:
     cal = fixture_calibration(device)
     store.save(cal, device)
     assert main(["calibrate", "--device", spec(device), "--show"]) == 0
@@ -76,7 +68,7 @@ def test_show_is_a_summary_and_json_on_request(device, cache, measured, capsys) 
     assert measured == []
 
 
-def test_json_and_show_with_measuring_options_are_refused(device, cache, measured,
+def test_json_and_show_with_measuring_options_are_refused(device, calibration_cache, measured,
                                                           capsys) -> None:
     for argv in (["--json"], ["--show", "--force"], ["--show", "--quick"]):
         assert main(["calibrate", "--device", spec(device), *argv]) == 2
@@ -86,7 +78,7 @@ def test_json_and_show_with_measuring_options_are_refused(device, cache, measure
     assert measured == []
 
 
-def test_a_stored_quick_calibration_is_replaced_by_the_full_one(device, cache, measured,
+def test_a_stored_quick_calibration_is_replaced_by_the_full_one(device, calibration_cache, measured,
                                                                  capsys) -> None:
     quick = dataclasses.replace(fixture_calibration(device), kind="quick",
                                 measurement=QUICK_MEASUREMENT)
@@ -106,7 +98,7 @@ def test_a_stored_quick_calibration_is_replaced_by_the_full_one(device, cache, m
     assert measured == [(True, True), (True, False)]
 
 
-def test_a_stored_full_calibration_is_kept(device, cache, measured, capsys) -> None:
+def test_a_stored_full_calibration_is_kept(device, calibration_cache, measured, capsys) -> None:
     store.save(fixture_calibration(device), device)
     for argv in ([], ["--quick"]):
         assert main(["calibrate", "--device", spec(device), *argv]) == 0

@@ -14,7 +14,6 @@ import logging
 import re
 import warnings
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pyopencl as cl
@@ -55,16 +54,7 @@ FORMATS = SINGLE_FORMATS
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    """An empty calibration cache of this test's own."""
-    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path))
-    store.forget()
-    yield tmp_path
-    store.forget()
-
-
-@pytest.fixture
-def stored(device, cache) -> Calibration:
+def stored(device, calibration_cache) -> Calibration:
     """The fixture stored as ``device``'s calibration (format="auto" reads it)."""
     cal = fixture_calibration(device)
     store.save(cal, device)
@@ -299,11 +289,12 @@ def test_from_scipy_auto_hook(device, stored) -> None:
 
 
 # -- the store ----------------------------------------------------------------------------------
-def test_quick_default_when_calibration_is_off(device, cache, monkeypatch, no_measuring) -> None:
+def test_quick_default_when_calibration_is_off(device, calibration_cache, monkeypatch,
+                                               no_measuring) -> None:
     monkeypatch.setenv("CLSPMV_CALIBRATE", "0")
     M = clspmv.DeviceMatrix.from_scipy(sp.eye(50, format="csr"), device=device)
     assert M.selection.calibration == "quick-default" and not no_measuring
-    assert not list(cache.iterdir())  # nothing measured, nothing stored
+    assert not list(calibration_cache.iterdir())  # nothing measured, nothing stored
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "truncated", "stale", "other-model",
@@ -383,7 +374,7 @@ def test_a_calibration_measured_another_way_is_rebuilt(device, stored, monkeypat
     assert len(no_measuring) == 2
 
 
-def test_missing_calibration_is_measured_once_and_stored(device, cache, monkeypatch,
+def test_missing_calibration_is_measured_once_and_stored(device, calibration_cache, monkeypatch,
                                                          no_measuring, caplog) -> None:
     monkeypatch.setenv("CLSPMV_CALIBRATE", "1")
     with caplog.at_level(logging.INFO, logger="clspmv.model.store"):
@@ -395,7 +386,7 @@ def test_missing_calibration_is_measured_once_and_stored(device, cache, monkeypa
     assert notes == [("clspmv.model.store", logging.WARNING)], notes
 
 
-def test_cpu_calibration_is_keyed_by_the_host_processor(device, cache, monkeypatch,
+def test_cpu_calibration_is_keyed_by_the_host_processor(device, calibration_cache, monkeypatch,
                                                        no_measuring) -> None:
     """A CPU device's calibration file names the host's processor (PoCL gives different
     processors one device name): the same device on another processor finds no calibration and

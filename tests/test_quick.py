@@ -39,14 +39,6 @@ def cache(tmp_path, monkeypatch):
     store.forget()
 
 
-@pytest.fixture
-def measured_device(device):
-    """``device`` where something is measured (not the simulator)."""
-    if device.is_simulator:
-        pytest.skip("nothing is measured on a simulator")
-    return device
-
-
 def no_full_calibration(monkeypatch) -> None:
     """Make every piece of the full calibration fail the test if it runs."""
     def never(*args, **kwargs):

@@ -57,84 +57,79 @@ def measured(monkeypatch) -> list[str]:
     return runs
 
 
-@pytest.fixture
-def real_device(device):
-    if device.is_simulator:
-        pytest.skip("nothing is measured on a simulator")
-    return device
-
-
 def _stored_kind(device) -> str:
     return json.loads(store.calibration_path(device).read_text())["kind"]
 
 
-def test_first_use_measures_and_stores_the_quick_one(real_device, cache, measured,
+def test_first_use_measures_and_stores_the_quick_one(measured_device, cache, measured,
                                                      caplog) -> None:
     with caplog.at_level(logging.INFO, logger="clspmv.model.store"):
-        cal = store.calibration(real_device, progress=False)
-    assert cal.kind == "quick" and measured == ["quick"] and _stored_kind(real_device) == "quick"
+        cal = store.calibration(measured_device, progress=False)
+    assert cal.kind == "quick" and measured == ["quick"]
+    assert _stored_kind(measured_device) == "quick"
     assert "measuring a quick calibration" in caplog.text and "seconds" in caplog.text
     store.forget()
-    assert store.calibration(real_device).kind == "quick" and measured == ["quick"]
+    assert store.calibration(measured_device).kind == "quick" and measured == ["quick"]
 
 
 @pytest.mark.parametrize("ask", ["argument", "full", "1", "force"])
-def test_the_full_one_replaces_a_stored_quick_one_when_asked(real_device, cache, measured,
+def test_the_full_one_replaces_a_stored_quick_one_when_asked(measured_device, cache, measured,
                                                              monkeypatch, ask) -> None:
     """full=True, CLSPMV_CALIBRATE=full (or 1, what measured on first use before) and force
     measure the full calibration where a quick one is stored; it replaces the file."""
-    store.calibration(real_device, progress=False)
+    store.calibration(measured_device, progress=False)
     if ask in ("full", "1"):
         monkeypatch.setenv("CLSPMV_CALIBRATE", ask)
-    cal = store.calibration(real_device, progress=False, full=True if ask == "argument" else None,
+    cal = store.calibration(measured_device, progress=False,
+                            full=True if ask == "argument" else None,
                             force=ask == "force")
     assert cal.kind == "measured" and measured == ["quick", "measured"]
-    assert _stored_kind(real_device) == "measured"
+    assert _stored_kind(measured_device) == "measured"
     store.forget()
     monkeypatch.delenv("CLSPMV_CALIBRATE", raising=False)
-    assert store.calibration(real_device).kind == "measured" and len(measured) == 2
+    assert store.calibration(measured_device).kind == "measured" and len(measured) == 2
 
 
-def test_a_stored_full_one_is_always_taken(real_device, cache, measured, monkeypatch) -> None:
+def test_a_stored_full_one_is_always_taken(measured_device, cache, measured, monkeypatch) -> None:
     """A stored full calibration serves every caller, quick or full, and a forced quick one
     does not replace its file (it serves this process only)."""
-    store.save(fixture_calibration(real_device), real_device)
+    store.save(fixture_calibration(measured_device), measured_device)
     store.forget()
     for env in (None, "quick", "full", "1"):
         if env is None:
             monkeypatch.delenv("CLSPMV_CALIBRATE", raising=False)
         else:
             monkeypatch.setenv("CLSPMV_CALIBRATE", env)
-        assert store.calibration(real_device, progress=False).kind == "measured"
+        assert store.calibration(measured_device, progress=False).kind == "measured"
     assert measured == []
-    cal = store.calibration(real_device, progress=False, force=True, full=False)
+    cal = store.calibration(measured_device, progress=False, force=True, full=False)
     assert cal.kind == "quick" and measured == ["quick"]
-    assert _stored_kind(real_device) == "measured"
+    assert _stored_kind(measured_device) == "measured"
 
 
-def test_nothing_is_measured_with_calibrate_0(real_device, cache, measured,
+def test_nothing_is_measured_with_calibrate_0(measured_device, cache, measured,
                                               monkeypatch) -> None:
     monkeypatch.setenv("CLSPMV_CALIBRATE", "0")
-    assert store.calibration(real_device).kind == "quick-default" and measured == []
-    store.save(_stand_in(real_device, "quick"), real_device)
+    assert store.calibration(measured_device).kind == "quick-default" and measured == []
+    store.save(_stand_in(measured_device, "quick"), measured_device)
     store.forget()
-    assert store.calibration(real_device).kind == "quick" and measured == []  # still read
+    assert store.calibration(measured_device).kind == "quick" and measured == []  # still read
 
 
-def test_a_quick_one_of_another_prior_is_measured_again(real_device, cache, measured) -> None:
-    store.save(replace(_stand_in(real_device, "quick"), measurement=QUICK_MEASUREMENT + 1),
-               real_device)
+def test_a_quick_one_of_another_prior_is_measured_again(measured_device, cache, measured) -> None:
+    store.save(replace(_stand_in(measured_device, "quick"), measurement=QUICK_MEASUREMENT + 1),
+               measured_device)
     store.forget()
     with pytest.warns(ClspmvWarning, match=r"other kernels, timing or prior \(quick measurement"):
-        assert store.calibration(real_device, progress=False).kind == "quick"
-    assert measured == ["quick"] and store.load(real_device).measurement == QUICK_MEASUREMENT
+        assert store.calibration(measured_device, progress=False).kind == "quick"
+    assert measured == ["quick"] and store.load(measured_device).measurement == QUICK_MEASUREMENT
 
 
-def test_doctor_names_the_kind_and_the_full_calibration(real_device, cache, measured) -> None:
-    (finding,) = store.calibration_findings([real_device])
+def test_doctor_names_the_kind_and_the_full_calibration(measured_device, cache, measured) -> None:
+    (finding,) = store.calibration_findings([measured_device])
     assert "the first format='auto' measures a quick one (seconds)" in finding["detail"]
-    store.calibration(real_device, progress=False)
-    (finding,) = store.calibration_findings([real_device])
+    store.calibration(measured_device, progress=False)
+    (finding,) = store.calibration_findings([measured_device])
     assert finding["detail"].startswith("quick, stored in ")
     assert "clspmv calibrate measures the full one" in finding["detail"]
     assert finding["fix"].startswith("clspmv calibrate --device ")
