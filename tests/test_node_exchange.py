@@ -72,12 +72,12 @@ def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_pieces_cut_each_peer_and_fit_the_progress_word() -> None:
-    from clspmv.distributed.node_exchange import PIECE_BITS, _cut, _piece_values
+    from clspmv.distributed.node_exchange import PIECE_BITS, _cut, piece_values
 
-    assert _piece_values(1000, 8, 64) == 8
-    assert _piece_values(1000, 8, 0) == 1000
-    assert _piece_values(0, 8, 0) == 1
-    assert _piece_values(1 << 30, 4, 4) == -(-(1 << 30) // ((1 << PIECE_BITS) - 1))
+    assert piece_values(1000, 8, 64) == 8
+    assert piece_values(1000, 8, 0) == 1000
+    assert piece_values(0, 8, 0) == 1
+    assert piece_values(1 << 30, 4, 4) == -(-(1 << 30) // ((1 << PIECE_BITS) - 1))
     assert _cut(20, 8) == [(0, 8), (8, 16), (16, 20)]
     assert _cut(0, 8) == []
 

@@ -447,12 +447,17 @@ class DistributedMatrix:
         """What this rank moves per product, for :mod:`.model`."""
         m, n = self.local_shape
         local_nnz, nl_nnz, nl_rows = self._counts
+        plan, itemsize = self.plan, self.dtype.itemsize
+        window_sent, window_received = plan.bytes_by_path["window"]
+        down, up, pieces = plan.window_copies
         return model.RankCosts(
             rows=m, local_nnz=local_nnz, non_local_nnz=nl_nnz, non_local_rows=nl_rows,
-            x_entries=n, send=self.plan.send_size, halo=self.plan.halo_size,
-            send_messages=self.plan.messages,
-            recv_messages=int(np.count_nonzero(self.plan.recv_counts)),
-            value_bytes=self.dtype.itemsize, scattered=self._rows_dev is not None)
+            x_entries=n, send=plan.send_size, halo=plan.halo_size,
+            send_messages=int(np.count_nonzero(plan.send_counts[plan.message_peers])),
+            recv_messages=int(np.count_nonzero(plan.recv_counts[plan.message_peers])),
+            value_bytes=itemsize, scattered=self._rows_dev is not None,
+            window_send=window_sent // itemsize, window_halo=window_received // itemsize,
+            window_down=down, window_up=up, window_pieces=pieces)
 
     def all_costs(self) -> list[model.RankCosts]:
         """Every rank's :meth:`costs` (collective, bounded in time)."""

@@ -15,15 +15,8 @@ quantities (:class:`RankCosts`) and the machine's bandwidths (:class:`Machine`) 
   the host;
 * the network: a latency per message and the larger of the bytes sent and received over the
   network bandwidth;
-* the node's shared-memory window (peers of the same node, :mod:`.node_exchange`): no network,
-  the copies device -> window and window -> device instead (whole x slices counted as their
-  size), the pieces of both directions in flight at once on two queues. Measured on four H100s
-  (reports/2026-11-28-gpu-x4-scaling, random matrix): the two directions do *not* each run at
-  the pinned rate: 2 ranks moved 80 MB down and 80 MB up each in 2.8-3.2 ms, their sum at the
-  pinned 54 GB/s (2.95 ms; the larger direction alone would be 1.5 ms). So a rank's window
-  copies take their bytes, both directions together, over :attr:`Machine.staging_bandwidth`,
-  plus a launch latency per piece of the direction with more pieces (4 ranks: 40 MB down in
-  10 pieces and 120 MB up in 30 took 3.9-4.1 ms; 2.9 ms of bytes and 30 launches of 39 us);
+* the node's shared-memory window (peers of the same node): no network, the copies through
+  the window instead (:mod:`.window_model`);
 * a latency per device command (kernel launch or host <-> device copy; :func:`launches` counts
   them per term), which dominates small products and CPU devices, where a launch costs tens of
   microseconds next to kernels of a few.
@@ -44,7 +37,6 @@ Neither can hide more than the local kernel's time. The time of a product is the
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -56,6 +48,8 @@ from .collective import barrier_asleep
 from .modes import MODES
 from .node_exchange import Setting, read_setting
 from .partition import balanced_offsets, check_offsets, non_local_span, owners, row_offsets
+from .probe_timing import both_ways, launch_latency, ping_pong
+from .window_model import window_fields, window_seconds
 
 HELPS = 1.1
 """Predicted speedup below which more ranks are not worth it."""
@@ -186,15 +180,6 @@ def terms(c: RankCosts, machine: Machine, resident: bool = False) -> dict[str, f
     return {k: t + counts[k] * machine.launch_latency for k, t in seconds.items()}
 
 
-def window_seconds(c: RankCosts, machine: Machine) -> float:
-    """Seconds of one rank's window copies (both directions in flight at once; see the
-    module): its values down and up over :attr:`Machine.staging_bandwidth`, plus a launch
-    latency per piece of the direction with more pieces."""
-    values = c.window_down + c.window_up
-    return (values * c.value_bytes / machine.staging_bandwidth
-            + c.window_pieces * machine.launch_latency)
-
-
 def rank_time(c: RankCosts, machine: Machine, mode: str, resident: bool = False) -> float:
     """Predicted seconds of one rank's product in ``mode``."""
     t = terms(c, machine, resident)
@@ -244,50 +229,12 @@ def rank_costs(A: Any, ranks: int, partition: object = "nnz", offsets: object = 
         stored = nl_rows.size if span is None else span[1] - span[0]
         parts.append((block.shape[0], int(mine.sum()), int((~mine).sum()), int(stored),
                       span is None and stored > 0))
-    nodes = np.arange(ranks) // (ranks_per_node or 1)
     setting = read_setting() if setting is None else setting
-    window = (nodes[:, None] == nodes[None, :]) & (ranks_per_node is not None
-                                                   and setting.exchange != "messages")
-    paths = _window_paths(counts, window, np.diff(cols), setting, value_bytes)
-    through = counts * window
+    exchange = window_fields(counts, np.diff(cols), ranks_per_node, setting, value_bytes)
     return [RankCosts(rows, loc, nl, nl_rows, int(cols[j + 1] - cols[j]),
                       send=int(counts[:, j].sum()), halo=int(counts[j].sum()),
-                      send_messages=int(np.count_nonzero(counts[:, j] * ~window[:, j])),
-                      recv_messages=int(np.count_nonzero(counts[j] * ~window[j])),
-                      value_bytes=value_bytes, scattered=bool(scattered),
-                      window_send=int(through[:, j].sum()), window_halo=int(through[j].sum()),
-                      window_down=paths[j][0], window_up=paths[j][1], window_pieces=paths[j][2])
+                      value_bytes=value_bytes, scattered=bool(scattered), **exchange[j])
             for j, (rows, loc, nl, nl_rows, scattered) in enumerate(parts)]
-
-
-def _window_paths(counts: np.ndarray, window: np.ndarray, slices: np.ndarray, setting: Setting,
-                  value_bytes: int) -> list[tuple[int, int, int]]:
-    """Per rank (values down, values up, pieces of the longer direction) through the window,
-    as :func:`.node_exchange.plan_routes` lays them out: a reader needing at least
-    ``setting.whole`` of a writer's x slice gets all of it (written once for all such readers);
-    every peer's values cut into pieces of ``setting.chunk`` bytes (0: one piece). Mirrors that
-    rule because plan_routes decides it inside a collective call."""
-    per = max(1, setting.chunk // value_bytes) if setting.chunk else 0
-
-    def pieces(values: int) -> int:
-        return (-(-values // per) if per else 1) if values else 0
-
-    ranks = counts.shape[0]
-    # whole[k, j]: reader k gets writer j's whole slice
-    whole = window & (counts > 0) & (counts >= setting.whole * slices[None, :]) & (slices > 0)
-    np.fill_diagonal(whole, False)
-    out = []
-    for j in range(ranks):
-        sent = counts[:, j] * window[:, j] * ~whole[:, j]
-        got = counts[j] * window[j] * ~whole[j]
-        has_whole = bool(whole[:, j].any())
-        down = int(sent.sum()) + (int(slices[j]) if has_whole else 0)
-        up = int(got.sum() + (slices * whole[j]).sum())
-        n_down = sum(pieces(int(v)) for v in sent) + (pieces(int(slices[j])) if has_whole else 0)
-        n_up = sum(pieces(int(v)) for v in got) + sum(
-            pieces(int(slices[k])) for k in np.flatnonzero(whole[j]))
-        out.append((down, up, max(n_down, n_up)))
-    return out
 
 
 def one_rank(costs: list[RankCosts]) -> RankCosts:
@@ -338,42 +285,12 @@ def effective_bandwidth(c: RankCosts, local_seconds: float, alpha: float = 1.0) 
     return kernel_bytes(c.local_nnz, c.rows, c.value_bytes, c.index_bytes, alpha) / local_seconds
 
 
-LAUNCH_BATCH = 20
-"""Tiny kernels per timed batch in :func:`launch_latency`."""
-
-
-def launch_latency(device: Any, repeats: int = 5) -> float:
-    """Wall seconds per device command: the best over ``repeats`` batches of
-    :data:`LAUNCH_BATCH` one-element kernels enqueued back to back and waited for, divided by
-    the batch size (a product's commands follow each other on one queue too)."""
-    import pyopencl.array as cl_array
-
-    from ..vectors import DeviceVectors
-
-    vec = DeviceVectors(device, np.float32)
-    a = cl_array.zeros(device.queue, 1, np.float32)
-    b = cl_array.zeros(device.queue, 1, np.float32)
-
-    def batch() -> Any:
-        for _ in range(LAUNCH_BATCH):
-            event = vec.copy_strided(1, a, 0, 1, b, 0, 1)
-        return event
-
-    batch().wait()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        batch().wait()
-        best = min(best, time.perf_counter() - start)
-    return best / LAUNCH_BATCH
-
-
 def probe(comm: Any, device: Any, nbytes: int = 1 << 24, repeats: int = 5,
           exchange_bytes: int = 1 << 26) -> Machine:
     """Measure a :class:`Machine` (collective): device copy bandwidth (device to device, counted
     as read + write), host -> device bandwidth from pinned memory (``nbytes``), the network
-    between ranks 0 and 1 and the latency of a device command (:func:`launch_latency`). Every
-    rank returns rank 0's figures.
+    between ranks 0 and 1 and the latency of a device command
+    (:func:`.probe_timing.launch_latency`). Every rank returns rank 0's figures.
 
     The network is measured as a product uses it: both ranks send at once (``Sendrecv``) from
     and into the host buffers of the exchange (pinned on GPUs); the latency is half the best
@@ -404,10 +321,10 @@ def probe(comm: Any, device: Any, nbytes: int = 1 << 24, repeats: int = 5,
     stage_bw = nbytes / best(lambda: cl.enqueue_copy(queue, a, host))
     latency, net_bw = 0.0, float("inf")
     if comm.size > 1:
-        latency = _ping_pong(comm, np.zeros(1), repeats * 20) / 2
+        latency = ping_pong(comm, np.zeros(1), repeats * 20) / 2
         buffers = HostBuffers(device, np.float64, pinned=device.type == "gpu")
         n = exchange_bytes // 8 if comm.rank < 2 else 0
-        both = _both_ways(comm, buffers(n), buffers(n), repeats)
+        both = both_ways(comm, buffers(n), buffers(n), repeats)
         net_bw = exchange_bytes / max(both - latency, 1e-9)
     launch = launch_latency(device, repeats)
     figures = comm.bcast((device_bw, stage_bw, net_bw, latency), root=0)
@@ -442,36 +359,3 @@ def probe_sharing(comm: Any, kernel: Callable[[], float], repeats: int = 3,
     slowest_alone = max(a for a, _ in every)
     factor = max(t for _, t in every) / slowest_alone if slowest_alone > 0 else 1.0
     return comm.bcast(max(1.0, factor), root=0)
-
-
-def _ping_pong(comm: Any, buf: np.ndarray, repeats: int) -> float:
-    """Best round-trip seconds between ranks 0 and 1 (the others wait at a barrier)."""
-    best = float("inf")
-    comm.Barrier()
-    for _ in range(repeats):
-        start = time.perf_counter()
-        if comm.rank == 0:
-            comm.Send(buf, 1, 99)
-            comm.Recv(buf, 1, 99)
-        elif comm.rank == 1:
-            comm.Recv(buf, 0, 99)
-            comm.Send(buf, 0, 99)
-        best = min(best, time.perf_counter() - start)
-    comm.Barrier()
-    return best
-
-
-def _both_ways(comm: Any, send: np.ndarray, recv: np.ndarray, repeats: int) -> float:
-    """Best seconds of ranks 0 and 1 exchanging ``send`` into ``recv`` at once (``Sendrecv``;
-    the others wait at a barrier), after one untimed exchange."""
-    best = float("inf")
-    peer = 1 - comm.rank
-    for i in range(repeats + 1):
-        comm.Barrier()
-        start = time.perf_counter()
-        if comm.rank < 2:
-            comm.Sendrecv(send, peer, 98, recv, peer, 98)
-        if i:
-            best = min(best, time.perf_counter() - start)
-    comm.Barrier()
-    return best

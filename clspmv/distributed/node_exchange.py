@@ -173,11 +173,10 @@ def plan_routes(comm: Any, node_ranks: dict[int, int], directions: list[Counts],
     writes = []
     for d, (send_counts, send_displs, _, _) in enumerate(directions):
         peers = [p for p in sorted(node_ranks) if send_counts[p]]
-        wholes = [p for p in peers if d == 0 and slice_values
-                  and send_counts[p] >= whole * slice_values]
+        wholes = [p for p in peers if d == 0 and takes_whole(send_counts[p], slice_values, whole)]
         parts = [p for p in peers if p not in wholes]
         total = int(sum(send_counts[p] for p in parts)) + (slice_values if wholes else 0)
-        per = _piece_values(total, itemsize, chunk)
+        per = piece_values(total, itemsize, chunk)
         offset = count = 0
         mine: list[Piece] = []
         if wholes:
@@ -217,11 +216,20 @@ def plan_routes(comm: Any, node_ranks: dict[int, int], directions: list[Counts],
     return routes
 
 
-def _piece_values(total: int, itemsize: int, chunk: int) -> int:
-    """Values per piece: ``chunk`` bytes' worth (all of them for 0), enough that an exchange's
-    pieces fit below ``2**PIECE_BITS``."""
+def takes_whole(values: Any, slice_values: Any, whole: float) -> Any:
+    """Whether a reader that needs ``values`` of a writer's x slice of ``slice_values`` gets the
+    whole slice (it needs some, and at least the share ``whole`` of it); elementwise on numpy
+    arrays (the model, :mod:`.window_model`, asks for every pair of ranks at once)."""
+    return (values > 0) & (slice_values > 0) & (values >= whole * slice_values)
+
+
+def piece_values(total: int, itemsize: int, chunk: int) -> int:
+    """Values per piece of a writer that puts ``total`` values into its slot: ``chunk`` bytes'
+    worth (all of them for 0), enough that an exchange's pieces fit below ``2**PIECE_BITS``."""
     per = max(1, chunk // itemsize) if chunk else max(1, total)
     return max(per, -(-total // ((1 << PIECE_BITS) - 1)))
+
+
 
 
 def _cut(count: int, per: int) -> list[tuple[int, int]]:

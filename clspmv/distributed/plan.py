@@ -174,10 +174,16 @@ class ExchangePlan:
         return int(self.halo_buffer.size)
 
     @property
-    def messages(self) -> int:
-        """Peers this rank sends values to per product, through either path (the messages of a
-        plan without window)."""
-        return int(np.count_nonzero(self.send_counts))
+    def window_copies(self) -> tuple[int, int, int]:
+        """(values copied device -> window, values copied window -> device, pieces of the
+        direction with more of them) per product A x, as :mod:`.window_model` predicts them;
+        (0, 0, 0) without window."""
+        route = self._directions[0].route
+        if route is None:
+            return 0, 0, 0
+        reads = [p for pieces in route.reads.values() for p in pieces]
+        return (route.slot_values, sum(p.stop - p.start for p in reads),
+                max(len(route.writes), len(reads)))
 
     @property
     def bytes_by_path(self) -> dict[str, tuple[int, int]]:
