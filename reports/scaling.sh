@@ -184,7 +184,7 @@ for part in strong weak; do
             done
         fi
         [ ${#files[@]} -gt 0 ] || continue
-        "$python" -m clspmv report "${files[@]}" --out "$out/$part/$exchange" >/dev/null
+        "$python" -m clspmv report "${files[@]}" --out "$out/$part/$exchange" --force >/dev/null
         if [ "$part" = weak ]; then
             "$python" "$here/scaling_tables.py" weak "$out/$part/$exchange/weak.md" "${files[@]}"
         fi
