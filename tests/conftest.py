@@ -119,3 +119,11 @@ def measured_device(device: clspmv.Device) -> clspmv.Device:
     if device.is_simulator:
         pytest.skip("nothing is measured on a simulator")
     return device
+
+
+@pytest.fixture
+def first_use_cache(calibration_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """:func:`calibration_cache` with ``CLSPMV_CALIBRATE`` unset: the first ``format="auto"``
+    measures the quick calibration, as on a user's first day."""
+    monkeypatch.delenv("CLSPMV_CALIBRATE", raising=False)
+    return calibration_cache

@@ -29,16 +29,6 @@ probes = importlib.import_module("clspmv.model.probes")
 A = sp.random(3000, 3000, density=2e-3, format="csr", random_state=3)
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """An empty cache of this test's own; the first use measures the quick calibration."""
-    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("CLSPMV_CALIBRATE", raising=False)
-    store.forget()
-    yield tmp_path
-    store.forget()
-
-
 def no_full_calibration(monkeypatch) -> None:
     """Make every piece of the full calibration fail the test if it runs."""
     def never(*args, **kwargs):
@@ -181,7 +171,7 @@ class Spy:
         monkeypatch.setattr(quick, "convert", counted_convert)
 
 
-def test_first_use_measures_the_quick_calibration_only(measured_device, cache,
+def test_first_use_measures_the_quick_calibration_only(measured_device, first_use_cache,
                                                        monkeypatch) -> None:
     """The first format="auto" on an empty cache measures the quick calibration, within a bound
     of work (conversions, entries converted, products), never the full benchmark set, and stores
@@ -209,7 +199,7 @@ def test_first_use_measures_the_quick_calibration_only(measured_device, cache,
     assert again.selection.calibration == "quick" and spy.conversions == before
 
 
-def test_noisy_probes_are_measured_again_then_flagged(measured_device, cache,
+def test_noisy_probes_are_measured_again_then_flagged(measured_device, first_use_cache,
                                                       monkeypatch) -> None:
     """The reference product's timings (monkeypatched) slow after every probe matrix: the
     probes timed MEASURE_PASSES times, then the calibration stored flagged with one

@@ -21,16 +21,6 @@ from clspmv.model.timemodel import Calibration, quick_default
 store = importlib.import_module("clspmv.model.store")
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """An empty cache of this test's own, ``CLSPMV_CALIBRATE`` unset."""
-    monkeypatch.setenv("CLSPMV_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("CLSPMV_CALIBRATE", raising=False)
-    store.forget()
-    yield tmp_path
-    store.forget()
-
-
 def _stand_in(device, kind: str) -> Calibration:
     cal = quick_default(device.name, device.driver_version, clspmv.__version__, device.type,
                         SINGLE_FORMATS, device.cache_bytes)
@@ -61,7 +51,7 @@ def _stored_kind(device) -> str:
     return json.loads(store.calibration_path(device).read_text())["kind"]
 
 
-def test_first_use_measures_and_stores_the_quick_one(measured_device, cache, measured,
+def test_first_use_measures_and_stores_the_quick_one(measured_device, first_use_cache, measured,
                                                      caplog) -> None:
     with caplog.at_level(logging.INFO, logger="clspmv.model.store"):
         cal = store.calibration(measured_device, progress=False)
@@ -73,7 +63,8 @@ def test_first_use_measures_and_stores_the_quick_one(measured_device, cache, mea
 
 
 @pytest.mark.parametrize("ask", ["argument", "full", "1", "force"])
-def test_the_full_one_replaces_a_stored_quick_one_when_asked(measured_device, cache, measured,
+def test_the_full_one_replaces_a_stored_quick_one_when_asked(measured_device,
+                                                             first_use_cache, measured,
                                                              monkeypatch, ask) -> None:
     """full=True, CLSPMV_CALIBRATE=full (or 1, what measured on first use before) and force
     measure the full calibration where a quick one is stored; it replaces the file."""
@@ -90,7 +81,8 @@ def test_the_full_one_replaces_a_stored_quick_one_when_asked(measured_device, ca
     assert store.calibration(measured_device).kind == "measured" and len(measured) == 2
 
 
-def test_a_stored_full_one_is_always_taken(measured_device, cache, measured, monkeypatch) -> None:
+def test_a_stored_full_one_is_always_taken(measured_device,
+                                           first_use_cache, measured, monkeypatch) -> None:
     """A stored full calibration serves every caller, quick or full, and a forced quick one
     does not replace its file (it serves this process only)."""
     store.save(fixture_calibration(measured_device), measured_device)
@@ -107,7 +99,7 @@ def test_a_stored_full_one_is_always_taken(measured_device, cache, measured, mon
     assert _stored_kind(measured_device) == "measured"
 
 
-def test_nothing_is_measured_with_calibrate_0(measured_device, cache, measured,
+def test_nothing_is_measured_with_calibrate_0(measured_device, first_use_cache, measured,
                                               monkeypatch) -> None:
     monkeypatch.setenv("CLSPMV_CALIBRATE", "0")
     assert store.calibration(measured_device).kind == "quick-default" and measured == []
@@ -116,7 +108,8 @@ def test_nothing_is_measured_with_calibrate_0(measured_device, cache, measured,
     assert store.calibration(measured_device).kind == "quick" and measured == []  # still read
 
 
-def test_a_quick_one_of_another_prior_is_measured_again(measured_device, cache, measured) -> None:
+def test_a_quick_one_of_another_prior_is_measured_again(measured_device,
+                                                        first_use_cache, measured) -> None:
     store.save(replace(_stand_in(measured_device, "quick"), measurement=QUICK_MEASUREMENT + 1),
                measured_device)
     store.forget()
@@ -125,7 +118,8 @@ def test_a_quick_one_of_another_prior_is_measured_again(measured_device, cache, 
     assert measured == ["quick"] and store.load(measured_device).measurement == QUICK_MEASUREMENT
 
 
-def test_doctor_names_the_kind_and_the_full_calibration(measured_device, cache, measured) -> None:
+def test_doctor_names_the_kind_and_the_full_calibration(measured_device,
+                                                        first_use_cache, measured) -> None:
     (finding,) = store.calibration_findings([measured_device])
     assert "the first format='auto' measures a quick one (seconds)" in finding["detail"]
     store.calibration(measured_device, progress=False)
