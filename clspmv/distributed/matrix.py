@@ -326,6 +326,10 @@ class DistributedMatrix:
             self._worker.close()
             self._worker = None
         if self._comm is not None:
+            # a product whose result stays on the device may still be copying from or into the
+            # window's memory (and a peer's): drain the queues before the memory goes
+            for queue in (self._device.queue, self.copy_queue, self.up_queue):
+                queue.finish()
             self.plan.free()
             self._comm.Free()
             self._comm = None
