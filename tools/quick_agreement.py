@@ -79,7 +79,12 @@ def main() -> int:
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     full = load(args.full)
-    quicks = {Path(p).stem: load(p) for p in args.quick}
+    stems = [Path(p).stem for p in args.quick]
+    # calibration files are named by device: files of one device differ by their folder
+    labels = stems if len(set(stems)) == len(stems) else [Path(p).parent.name for p in args.quick]
+    if len(set(labels)) != len(labels):
+        raise SystemExit("give the quick calibrations distinct file or folder names")
+    quicks = {label: load(p) for label, p in zip(labels, args.quick, strict=True)}
     device = (facts_device(full) if args.device == "facts"
               else clspmv.select_device(args.device))
     precision = resolve(args.dtype, np.float64)
@@ -103,7 +108,7 @@ def main() -> int:
                 per_quick[label].append(ratio)
                 picks[label] = pick
                 rec[label] = {"choice": pick, "predicted_ratio": ratio}
-                line += f" | {pick:12s} {ratio:.3f}"
+                line += f" | {label}: {pick:12s} {ratio:.3f}"
             if name in args.measure and args.device != "facts":
                 ms = measured_ms(csr, device, precision, {chosen.format, *picks.values()})
                 rec["measured_ms"] = ms

@@ -24,6 +24,7 @@ first start to its last stop), one panel per matrix and rank count.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -122,40 +123,49 @@ def _pick(here: list[Rec], matrix: str, ranks: int, mode: str) -> Rec | None:
                  and r.get("mode") == mode), None)
 
 
+def _matrix_ranks(here: list[Rec]) -> Iterator[tuple[str, int]]:
+    """Each matrix (smallest first) and each rank count it was run on, in the tables' order."""
+    for m in matrices_by_size(here):
+        for n in sorted({r.get("ranks") or 0 for r in here if r["matrix"] == m}):
+            yield m, n
+
+
+def _passed_runs(here: list[Rec]) -> Iterator[tuple[str, int, str, Rec]]:
+    """(matrix, ranks, mode, record) of every run that passed, in the tables' order."""
+    for m, n in _matrix_ranks(here):
+        for mode in _modes(here):
+            r = _pick(here, m, n, mode)
+            if r is not None and _ok(r):
+                yield m, n, mode, r
+
+
 def scaling_table(here: list[Rec]) -> str:
     modes = _modes(here)
     rows = []
-    for m in matrices_by_size(here):
-        for n in sorted({r.get("ranks") or 0 for r in here if r["matrix"] == m}):
-            row = [m, str(n)]
-            for mode in modes:
-                r = _pick(here, m, n, mode)
-                if r is None:
-                    row += ["", "", "", ""]
-                elif not _ok(r):
-                    row += [r["status"], DASH, DASH, DASH]
-                else:
-                    row += [num(r.get("kernel_ms"), ".3f"), num(r.get("speedup_over_one"), ".2f"),
-                            _pct(r.get("efficiency")), _model(r)]
-            rows.append(row)
+    for m, n in _matrix_ranks(here):
+        row = [m, str(n)]
+        for mode in modes:
+            r = _pick(here, m, n, mode)
+            if r is None:
+                row += ["", "", "", ""]
+            elif not _ok(r):
+                row += [r["status"], DASH, DASH, DASH]
+            else:
+                row += [num(r.get("kernel_ms"), ".3f"), num(r.get("speedup_over_one"), ".2f"),
+                        _pct(r.get("efficiency")), _model(r)]
+        rows.append(row)
     headers = ["matrix", "ranks"] + [h for mode in modes for h in (
         f"{mode} ms", f"{mode} × 1 rank", f"{mode} eff.", f"{mode} model ms (err)")]
     return table(rows, headers)
 
 
 def parts_table(here: list[Rec]) -> str:
-    rows = []
-    for m in matrices_by_size(here):
-        for n in sorted({r.get("ranks") or 0 for r in here if r["matrix"] == m}):
-            for mode in _modes(here):
-                r = _pick(here, m, n, mode)
-                if r is None or not _ok(r):
-                    continue
-                rows.append([m, str(n), mode, num(r.get("kernel_ms"), ".3f"),
-                             *[num(r.get(f"{p}_ms"), ".3f") for p in
-                               ("local", "non_local", "staging", "gather", "communication")],
-                             num(r.get("imbalance"), ".2f"), _bytes(r.get("bytes_sent")),
-                             _bytes(r.get("bytes_received")), _bytes(r.get("bytes_exchanged"))])
+    rows = [[m, str(n), mode, num(r.get("kernel_ms"), ".3f"),
+             *[num(r.get(f"{p}_ms"), ".3f") for p in
+               ("local", "non_local", "staging", "gather", "communication")],
+             num(r.get("imbalance"), ".2f"), _bytes(r.get("bytes_sent")),
+             _bytes(r.get("bytes_received")), _bytes(r.get("bytes_exchanged"))]
+            for m, n, mode, r in _passed_runs(here)]
     return table(rows, ["matrix", "ranks", "mode", "product", "local", "non-local", "staging",
                         "gather", "exchange", "imbalance", "sent / rank", "received / rank",
                         "sent, all ranks"])
@@ -163,16 +173,15 @@ def parts_table(here: list[Rec]) -> str:
 
 def model_table(here: list[Rec]) -> str:
     rows = []
-    for m in matrices_by_size(here):
-        for n in sorted({r.get("ranks") or 0 for r in here if r["matrix"] == m}):
-            r = next((r for r in here if r["matrix"] == m and r.get("ranks") == n and _ok(r)
-                      and r.get("predicted_ms") is not None), None)
-            if r is None:
-                continue
-            rows.append([m, str(n), num(r.get("model_device_gbps"), ".2f"),
-                         num(r.get("probed_copy_gbps"), ".1f"), num(r.get("staging_gbps"), ".1f"),
-                         num(r.get("network_gbps"), ".2f"), num(r.get("latency_us"), ".1f"),
-                         num(r.get("launch_us"), ".1f"), r.get("reference") or DASH])
+    for m, n in _matrix_ranks(here):
+        r = next((r for r in here if r["matrix"] == m and r.get("ranks") == n and _ok(r)
+                  and r.get("predicted_ms") is not None), None)
+        if r is None:
+            continue
+        rows.append([m, str(n), num(r.get("model_device_gbps"), ".2f"),
+                     num(r.get("probed_copy_gbps"), ".1f"), num(r.get("staging_gbps"), ".1f"),
+                     num(r.get("network_gbps"), ".2f"), num(r.get("latency_us"), ".1f"),
+                     num(r.get("launch_us"), ".1f"), r.get("reference") or DASH])
     return table(rows, ["matrix", "ranks", "device GB/s (1-rank kernel)", "copy GB/s (probe)",
                         "staging GB/s", "network GB/s", "latency µs", "launch µs",
                         "1-rank reference"])
@@ -185,20 +194,17 @@ def _step(rows: list[dict[str, Any]], where: str, name: str) -> dict[str, Any] |
 def timeline_table(here: list[Rec]) -> str:
     """Per matrix, rank count (> 1), mode and rank: each of :data:`TIMELINE_STEPS`."""
     rows = []
-    for m in matrices_by_size(here):
-        for n in sorted({r.get("ranks") or 0 for r in here if r["matrix"] == m}):
-            for mode in _modes(here):
-                r = _pick(here, m, n, mode)
-                if r is None or not _ok(r) or not r.get("timeline") or n < 2:
-                    continue
-                for rank, steps in enumerate(r["timeline"]):
-                    cells = []
-                    for where, name in TIMELINE_STEPS:
-                        step = _step(steps, where, name)
-                        cells.append(DASH if step is None else
-                                     f"{step['first']:.2f}–{step['last']:.2f} "
-                                     f"({step['busy']:.2f}, {step['count']})")
-                    rows.append([m, str(n), mode, str(rank), *cells])
+    for m, n, mode, r in _passed_runs(here):
+        if not r.get("timeline") or n < 2:
+            continue
+        for rank, steps in enumerate(r["timeline"]):
+            cells = []
+            for where, name in TIMELINE_STEPS:
+                step = _step(steps, where, name)
+                cells.append(DASH if step is None else
+                             f"{step['first']:.2f}–{step['last']:.2f} "
+                             f"({step['busy']:.2f}, {step['count']})")
+            rows.append([m, str(n), mode, str(rank), *cells])
     return table(rows, ["matrix", "ranks", "mode", "rank",
                         *[f"{name} ({where})" if where == "host" else name
                           for where, name in TIMELINE_STEPS]]) if rows else ""
