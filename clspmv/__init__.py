@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 from .version import __version__ as __version__
 
 if TYPE_CHECKING:  # what the names below are, for type checkers and readers
+    from collections.abc import Sequence
+
     from . import io, solvers
     from .device import Device, devices, select_device
     from .errors import (
@@ -33,9 +35,14 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and readers
         StoredMatrixError,
         UnsuitableFormatError,
     )
-    from .matrix import FORMATS, DeviceMatrix
+    from .matrix import DeviceMatrix
     from .stats import MatrixStats, stats
     from .unsupported import UnsupportedAttributeError, UnsupportedOperationError
+
+    FORMATS: Sequence[str]
+    """Every registered format's name (:data:`clspmv.formats.FORMAT_CLASSES`), read at each
+    use: a format added by :func:`clspmv.formats.register` is among them until
+    :func:`clspmv.formats.unregister`."""
 
 _HOMES = {
     "io": "io", "solvers": "solvers",
@@ -43,7 +50,7 @@ _HOMES = {
     **dict.fromkeys(("BuildError", "ClspmvError", "ClspmvWarning", "DeviceError",
                      "IndexOverflowError", "MatrixFormatError", "SettingError",
                      "StoredMatrixError", "UnsuitableFormatError"), "errors"),
-    **dict.fromkeys(("FORMATS", "DeviceMatrix"), "matrix"),
+    "FORMATS": "formats", "DeviceMatrix": "matrix",
     **dict.fromkeys(("MatrixStats", "stats"), "stats"),
     **dict.fromkeys(("UnsupportedAttributeError", "UnsupportedOperationError"), "unsupported"),
 }
@@ -56,12 +63,19 @@ _MODULES = ("io", "solvers")
 """The public names that are modules; ``stats`` is the function of the module of that name."""
 
 
+def _every_format(cls: type) -> bool:
+    return True
+
+
 def __getattr__(name: str) -> object:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'clspmv' has no attribute {name!r}")
     module = importlib.import_module(f"{__name__}.{home}")
-    value = module if name in _MODULES else getattr(module, name)
+    if name == "FORMATS":  # every registered format, read at each use: a live view
+        value: object = module.FormatNames(_every_format)
+    else:
+        value = module if name in _MODULES else getattr(module, name)
     globals()[name] = value
     return value
 

@@ -7,20 +7,21 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from .matrix import FORMATS
+from .formats import FORMAT_CLASSES
 
 
 def formats(text: str) -> list[str] | str:
-    """``all``, ``auto`` or a comma-separated list of format names, in any case."""
+    """``all``, ``auto`` or a comma-separated list of format names, in any case: the formats
+    registered when the command line is read (:func:`clspmv.formats.register`)."""
     if text.strip().lower() in ("all", "auto"):
         return text.strip().lower()
     names = [name.strip().lower() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in FORMATS]
+    unknown = [name for name in names if name not in FORMAT_CLASSES]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
             f"unknown format{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(map(repr, unknown)) or repr(text)}; "
-            f"choose 'all', 'auto' or from {', '.join(FORMATS)}"
+            f"choose 'all', 'auto' or from {', '.join(FORMAT_CLASSES)}"
         )
     return names
 

@@ -220,9 +220,6 @@ def test_docstrings_are_not_string_constants() -> None:
 
 
 MODEL = Path(clspmv.__file__).parent / "model"
-NOT_YET = {"calibrate.py", "order_probe.py", "prior_data.py", "probes.py", "quick.py"}
-"""Model modules of another owner this wave that still name formats (see the report of issue
-42): expected to fail until they no longer do (then drop them here)."""
 
 
 @pytest.mark.parametrize("path", sorted(MODEL.glob("*.py")), ids=lambda p: p.name)
@@ -230,6 +227,4 @@ def test_the_model_names_no_format(path: Path) -> None:
     names = set(FORMAT_CLASSES)
     found = [f"{path.name}:{c.lineno}: {c.value!r}"
              for c in _string_constants(ast.parse(path.read_text())) if c.value in names]
-    if found and path.name in NOT_YET:
-        pytest.xfail(f"still names formats {len(found)} times: {'; '.join(found[:3])}")
     assert not found, "format names as string literals in clspmv/model: " + "; ".join(found)

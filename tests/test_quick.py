@@ -17,7 +17,6 @@ from clspmv.errors import ClspmvWarning
 from clspmv.formats import SINGLE_FORMATS
 from clspmv.model import prior as prior_mod
 from clspmv.model.features import features
-from clspmv.model.prior_data import PRIORS
 from clspmv.model.probes import MEASURE_PASSES, NOISE_TOLERANCE, timed_in_passes
 from clspmv.model.timemodel import TERMS
 
@@ -42,11 +41,13 @@ def no_full_calibration(monkeypatch) -> None:
 
 # -- the prior ----------------------------------------------------------------------------------
 def test_the_prior_covers_every_format_and_term() -> None:
+    """The shipped prior (prior.json) names exactly the library's formats."""
     for kind in ("cpu", "gpu"):
-        assert set(PRIORS[kind]["kernel"]) == set(SINGLE_FORMATS)
-        assert all(len(c) == len(TERMS) and min(c) >= 0 for c in PRIORS[kind]["kernel"].values())
-        assert set(PRIORS[kind]["conversion"]) == set(SINGLE_FORMATS)
-    assert PRIORS["cpu"]["stream_miss"] and not PRIORS["gpu"]["stream_miss"]
+        prior = prior_mod.prior_of(kind)
+        assert set(prior.kernels) == set(SINGLE_FORMATS)
+        assert all(len(c) == len(TERMS) and min(c) >= 0 for c in prior.kernels.values())
+        assert set(prior.conversions) == set(SINGLE_FORMATS)
+    assert prior_mod.prior_of("cpu").stream_miss and not prior_mod.prior_of("gpu").stream_miss
 
 
 def _calibration(device: str, launch: float, stream: float, coef: list[float]) -> dict:
@@ -89,14 +90,14 @@ def _probes_of(true_multipliers: np.ndarray, kind: str = "cpu"):
     dev = _fake_device(kind)
     mats = quick.probe_matrices(dev.simd_width, dev.compute_units)
     feats = {k: features(v.astype(np.float64), dev.simd_width) for k, v in mats.items()}
-    prior = PRIORS[kind]
+    prior = prior_mod.prior_of(kind)
     launch, stream = SCALES[kind]
     truth = quick.Calibration("Fake", "1", "0", "quick", dev.cache_bytes, launch, stream, stream,
-                              x_miss=prior["x_miss"], stream_miss=prior["stream_miss"])
+                              x_miss=prior.x_miss, stream_miss=prior.stream_miss)
     scale = prior_mod.scales(launch, stream) * true_multipliers[quick._group_of_term()]
-    truth.kernel = {f: list(np.asarray(prior["kernel"][f]) * scale) for f in SINGLE_FORMATS}
-    truth.conversion = {f: [2 * c for c in prior["conversion"][f]] for f in SINGLE_FORMATS}
-    pairs = [(m, f) for m in feats for f in quick.PROBE_FORMATS[kind]]
+    truth.kernel = {f: list(np.asarray(prior.kernel_shape(f)) * scale) for f in SINGLE_FORMATS}
+    truth.conversion = {f: [2 * c for c in prior.conversion(f)] for f in SINGLE_FORMATS}
+    pairs = [(m, f) for m in feats for f in quick.probe_formats(kind)]
     kernel_s = {(m, f): truth.kernel_time(f, feats[m]) for m, f in pairs}
     conversion_s = {(m, f): truth.conversion_time(f, feats[m]) for m, f in pairs}
     return quick.QuickProbes(kernel_s, conversion_s, stream, 2, 0.01, []), feats, dev, truth
@@ -184,7 +185,7 @@ def test_first_use_measures_the_quick_calibration_only(measured_device, first_us
     np.testing.assert_allclose((M @ x), A @ x, rtol=1e-10, atol=1e-12)
     matrices = quick.probe_matrices(measured_device.simd_width, measured_device.compute_units)
     kind = quick.prior_class(measured_device.type)
-    per_matrix = len(quick.PROBE_FORMATS[kind])
+    per_matrix = len(quick.probe_formats(kind))
     assert spy.conversions <= len(matrices) * per_matrix + per_matrix  # + the untimed builds
     assert spy.entries <= sum(m.nnz for m in matrices.values()) * per_matrix + 1000
     most_rounds = probes.max_rounds(measured_device.type) + 1  # + the warm-up

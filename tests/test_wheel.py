@@ -70,6 +70,7 @@ def test_wheel_installs_and_runs(tmp_path: Path) -> None:
         assert "clspmv = clspmv.entry:main" in whl.read(entry_points).decode()
     assert {f"clspmv/kernels_cl/{k}" for k in KERNELS} <= names
     assert "clspmv/cli.py" in names and "clspmv/__main__.py" in names
+    assert "clspmv/model/prior.json" in names  # the quick calibration's data
 
     venv = tmp_path / "venv"  # without --system-site-packages: only what the wheel pulls in
     run([sys.executable, "-m", "venv", venv], tmp_path, "creating the virtual environment")

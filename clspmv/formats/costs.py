@@ -10,6 +10,10 @@ A hook a format must answer (:attr:`FormatCosts.trial_family`,
 :class:`MissingCostHook` naming the format and the hook until the class declares it: a new
 format is never silently costed like another. The others have the default the docstring says.
 
+Besides the costs, what the calibration's probes ask (:attr:`FormatCosts.probed_in`: the few
+formats a probe times, :data:`PROBES`) and whether a format's default layout follows the
+device's measured ELL order (:meth:`FormatCosts.follows_ell_order`).
+
 The hooks read the features of :mod:`clspmv.model.features` (``f``: a
 :class:`~clspmv.model.features.Features`) and, for the slots, a :class:`RowShape` that the model
 makes of a whole matrix's row lengths or of a block of row strips'; the formats import nothing
@@ -18,6 +22,7 @@ of the model (its types only, for the annotations).
 
 from __future__ import annotations
 
+import inspect
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
@@ -35,6 +40,38 @@ if TYPE_CHECKING:
 CONVERSION_KINDS = ("copy", "layout")
 """Values of :attr:`FormatCosts.conversion_kind`: ``"copy"`` for a conversion that is little
 more than a copy of the CSR arrays, ``"layout"`` for one that lays the entries out anew."""
+
+
+PROBES = ("reference", "ell order", "quick cpu", "quick gpu")
+"""The calibration's probes that time a few chosen formats rather than every one
+(:attr:`FormatCosts.probed_in`): ``"reference"`` the reference product timed between the
+calibration's matrices and the x-cache probe (:mod:`clspmv.model.probes`; exactly one format),
+``"ell order"`` the probe of the device's ELL order (:mod:`clspmv.model.order_probe`; exactly
+one format, taking ``row_major``), ``"quick cpu"`` and ``"quick gpu"`` the quick calibration's
+probes per device class (:mod:`clspmv.model.quick`)."""
+
+PROBED_IN: dict[str, tuple[str, ...]] = {
+    "csr-scalar": ("reference", "quick cpu", "quick gpu"),
+    "csr-vector": ("quick gpu",),
+    "csr-blocks": ("quick cpu",),
+    "ellr": ("ell order", "quick cpu", "quick gpu"),
+}
+"""The probes of :data:`PROBES` that time each of the library's formats by name: the default of
+:attr:`FormatCosts.probed_in` (a class may set its own; why each format, in the probes' modules).
+By name rather than inherited, so that a subclass registered under another name is no probe's
+format unless it says so."""
+
+
+class _ByName:
+    """A class attribute whose default is the entry of ``table`` under the class's
+    :attr:`~FormatCosts.name` (``default`` where it has none); a class setting the attribute
+    overrides it."""
+
+    def __init__(self, table: dict[str, tuple[str, ...]], default: tuple[str, ...]) -> None:
+        self.table, self.default = table, default
+
+    def __get__(self, obj: object, owner: type) -> tuple[str, ...]:
+        return self.table.get(getattr(owner, "name", ""), self.default)
 
 
 NEEDED = {"matrix_bytes": "the bytes of the matrix its product reads",
@@ -139,6 +176,22 @@ class FormatCosts:
     """Whether neighbouring rows share SIMD lanes (``lockstep`` of
     :func:`~clspmv.formats.long_rows.long_row_limit`)."""
 
+    probed_in: ClassVar[tuple[str, ...]] = _ByName(PROBED_IN, ())  # type: ignore[assignment]
+    """The calibration probes of :data:`PROBES` that time this format: by default its entry in
+    :data:`PROBED_IN` (none for a format not there)."""
+
+    @classmethod
+    def follows_ell_order(cls) -> bool:
+        """Whether the format's default layout follows the device's measured ELL order
+        (:mod:`clspmv.ell_order`): where its ``from_csr`` takes ``row_major`` with the default
+        None, the rule of :func:`~clspmv.formats.ell.row_major_layout` (read from the signature,
+        so that the rule and the model cannot disagree)."""
+        from_csr = getattr(cls, "from_csr", None)
+        if from_csr is None:
+            return False
+        row_major = inspect.signature(from_csr).parameters.get("row_major")
+        return row_major is not None and row_major.default is None
+
     @classmethod
     def slots(cls, shape: RowShape) -> int:
         """Slots (entries plus padding) the format stores for rows of ``shape``: the entries
@@ -219,5 +272,5 @@ def csr_bytes_read(f: Features, slots: int) -> int:
     return slots * slot_bytes(f) + (f.rows + 1) * 4
 
 
-__all__ = ["CONVERSION_KINDS", "FormatCosts", "MissingCostHook", "RowShape", "check_cost_hooks",
-           "csr_bytes_read", "missing", "padded_row_count", "slot_bytes"]
+__all__ = ["CONVERSION_KINDS", "PROBED_IN", "PROBES", "FormatCosts", "MissingCostHook", "RowShape",
+           "check_cost_hooks", "csr_bytes_read", "missing", "padded_row_count", "slot_bytes"]

@@ -42,13 +42,13 @@ from .benchmarks import benchmark_matrices, small_matrices
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches
 from .measurements import MEASUREMENT, Measurements
-from .order_probe import store_ell_order
+from .order_probe import probe_format, store_ell_order
 from .probes import (
     MEASURE_PASSES,
     REPEATS,
-    X_PROBE_FORMAT,
     kernel_times,
     probe_x_cache,
+    reference_format,
     timed_in_passes,
 )
 from .timemodel import (
@@ -61,9 +61,6 @@ from .timemodel import (
 
 logger = logging.getLogger(__name__)
 
-SENTINEL_FORMAT = X_PROBE_FORMAT
-"""The format of the reference product timed between the calibration's matrices
-(:class:`Sentinel`): one row per work-item, no kernel of its own to tune."""
 SENTINEL_ROWS = 1 << 16
 """Rows of the reference product's band (0.5 M entries: in a CPU's cache, a few tenths of a
 millisecond a product on the 2-core CPU)."""
@@ -131,7 +128,7 @@ def _measure(device: Device, names: tuple[str, ...], precision: Precision, bar: 
     facts = {"type": device.type, "simd_width": device.simd_width,
              "compute_units": device.compute_units, "cache_bytes": device.cache_bytes,
              "far_x_bytes": probe.far_x_bytes}
-    if not FORMAT_CLASSES["ellr"].layout_for(device).lockstep:
+    if not FORMAT_CLASSES[probe_format()].layout_for(device).lockstep:
         # the device's ELL order first: the formats below are timed in the layouts it gives
         order = store_ell_order(device, precision)
         facts["ell_row_major_width"] = order.row_major_width
@@ -164,16 +161,16 @@ def _measure(device: Device, names: tuple[str, ...], precision: Precision, bar: 
 
 class Sentinel:
     """The reference product timed before and after every calibration matrix or probe
-    (:data:`SENTINEL_FORMAT` on a band of :data:`SENTINEL_ROWS` rows of 8 entries,
-    :func:`clspmv.model.probes.timed_in_passes`): where it ran slower than its fastest by more
-    than :data:`clspmv.model.probes.NOISE_TOLERANCE`, other work took the device meanwhile and
-    that matrix is timed again."""
+    (:func:`clspmv.model.probes.reference_format` on a band of :data:`SENTINEL_ROWS` rows of 8
+    entries, :func:`clspmv.model.probes.timed_in_passes`): where it ran slower than its fastest
+    by more than :data:`clspmv.model.probes.NOISE_TOLERANCE`, other work took the device
+    meanwhile and that matrix is timed again."""
 
     def __init__(self, device: Device, precision: Precision) -> None:
         csr = canonical_csr(small_matrices(device.simd_width, device.compute_units,
                                            SENTINEL_ROWS)["banded"], precision.value)
-        layout = FORMAT_CLASSES[SENTINEL_FORMAT].layout_for(device)
-        self.fmt = convert(csr, SENTINEL_FORMAT, layout, precision)
+        name = reference_format()
+        self.fmt = convert(csr, name, FORMAT_CLASSES[name].layout_for(device), precision)
         self.fmt.upload(device)
         self.x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
         self.y = cl_array.zeros(device.queue, csr.shape[0], precision.value)

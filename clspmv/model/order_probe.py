@@ -1,6 +1,7 @@
-"""Measure a device's ELL order (:mod:`clspmv.ell_order`): ``ellr`` column-major against
-row-major on rows of a few widths, through the library's own conversion and the calibration's
-timing (:func:`clspmv.model.probes.kernel_times`, the two orders in rounds).
+"""Measure a device's ELL order (:mod:`clspmv.ell_order`): the format of :func:`probe_format`
+(``ellr``) column-major against row-major on rows of a few widths, through the library's own
+conversion and the calibration's timing (:func:`clspmv.model.probes.kernel_times`, the two
+orders in rounds).
 
 The probe matrices have :data:`PROBE_ROWS` rows of one width each, their entries spread over a
 band of :data:`PROBE_SPREAD` columns (the rows' x stays in the cache, the order's streams do not:
@@ -26,7 +27,7 @@ from ..ell_order import MEASURED_WIDTHS, EllOrder
 from ..formats import FORMAT_CLASSES, Format, Layout, convert
 from ..precision import Precision, resolve
 from ..probing import refuse_simulator
-from .probes import REPEATS, kernel_times
+from .probes import REPEATS, kernel_times, probed_format
 
 logger = logging.getLogger(__name__)
 
@@ -45,18 +46,26 @@ def probe_matrix(width: int, rows: int = PROBE_ROWS, spread: int = PROBE_SPREAD)
     return sp.csr_matrix((np.ones(rows * width), cols.ravel(), indptr), shape=(rows, rows))
 
 
+def probe_format() -> str:
+    """The format whose two orders the probe times (:func:`clspmv.model.probes.probed_format`
+    of ``"ell order"``: ``ellr``, one work-item per padded row that stops at the row's end)."""
+    return probed_format("ell order")
+
+
 def measure_ell_order(device: Device, precision: Precision, rows: int = PROBE_ROWS) -> EllOrder:
-    """``ellr``'s kernel seconds column-major and row-major on :func:`probe_matrix` of ``rows``
-    rows and every :data:`clspmv.ell_order.MEASURED_WIDTHS` width on ``device``; DeviceError on
-    a simulator, where nothing is measured (:func:`clspmv.probing.refuse_simulator`)."""
+    """:func:`probe_format`'s kernel seconds column-major and row-major on :func:`probe_matrix`
+    of ``rows`` rows and every :data:`clspmv.ell_order.MEASURED_WIDTHS` width on ``device``;
+    DeviceError on a simulator, where nothing is measured
+    (:func:`clspmv.probing.refuse_simulator`)."""
     refuse_simulator(device, "the ELL order probe")
-    layout: Layout = FORMAT_CLASSES["ellr"].layout_for(device)
+    probed = probe_format()
+    layout: Layout = FORMAT_CLASSES[probed].layout_for(device)
     order = EllOrder()
     for width in MEASURED_WIDTHS:
         csr = canonical_csr(probe_matrix(width, rows), precision.value)
         pair: dict[str, Format] = {}
         for name, row_major in (("column", False), ("row", True)):
-            pair[name] = convert(csr, "ellr", layout, precision, row_major=row_major)
+            pair[name] = convert(csr, probed, layout, precision, row_major=row_major)
             pair[name].upload(device)
         x = cl_array.to_device(device.queue, np.ones(csr.shape[1], precision.value))
         y = cl_array.zeros(device.queue, csr.shape[0], precision.value)
@@ -64,10 +73,6 @@ def measure_ell_order(device: Device, precision: Precision, rows: int = PROBE_RO
         order.times[width] = (seconds["column"], seconds["row"])
         del pair
     return order
-
-
-ORDERED_FORMATS = ("ell", "ellr", "hyb")
-"""The formats whose default layout follows the device's ELL order."""
 
 
 def _measuring_order(device: Device) -> AbstractContextManager[None]:
@@ -87,18 +92,20 @@ def store_ell_order(device: Device, precision: Precision) -> EllOrder:
 
 def ensure_ell_order(device: Device, fmt: str, params: dict[str, object]) -> None:
     """Before ``fmt`` is converted for ``device`` with ``params``: where its layout follows the
-    ELL order (:data:`ORDERED_FORMATS`, no explicit ``row_major``), the device's work-items do
-    not run in lockstep and no order is stored for it (or one measured at fewer widths, or an
-    unusable file: :func:`clspmv.ell_order.stored`), measure the order once and store it,
-    saying so in the log (what a calibration does first; :meth:`clspmv.DeviceMatrix.from_scipy`
-    with a named format calls this, so ``format="ellr"`` takes the measured order without a
-    calibration). Threads and processes converting at once measure it once
-    (:func:`clspmv.cache_files.measuring`: the others wait and take it). ``CLSPMV_CALIBRATE=0``
-    and the Oclgrind simulator measure nothing (:func:`clspmv.cache_files.measures_on_first_use`:
-    the layouts keep :data:`clspmv.ell_order.ROW_MAJOR_WIDTH`)."""
-    if (fmt not in ORDERED_FORMATS or params.get("row_major") is not None
+    ELL order (:meth:`~clspmv.formats.costs.FormatCosts.follows_ell_order`: ``ell``, ``ellr``,
+    ``hyb``; no explicit ``row_major``), the device's work-items do not run in lockstep and no
+    order is stored for it (or one measured at fewer widths, or an unusable file:
+    :func:`clspmv.ell_order.stored`), measure the order once and store it, saying so in the log
+    (what a calibration does first; :meth:`clspmv.DeviceMatrix.from_scipy` with a named format
+    calls this, so ``format="ellr"`` takes the measured order without a calibration). Threads
+    and processes converting at once measure it once (:func:`clspmv.cache_files.measuring`: the
+    others wait and take it). ``CLSPMV_CALIBRATE=0`` and the Oclgrind simulator measure nothing
+    (:func:`clspmv.cache_files.measures_on_first_use`: the layouts keep
+    :data:`clspmv.ell_order.ROW_MAJOR_WIDTH`)."""
+    cls = FORMAT_CLASSES.get(fmt)
+    if (cls is None or not cls.follows_ell_order() or params.get("row_major") is not None
             or not measures_on_first_use(device)
-            or FORMAT_CLASSES[fmt].layout_for(device).lockstep or ell_order.stored(device)):
+            or cls.layout_for(device).lockstep or ell_order.stored(device)):
         return
     with _measuring_order(device):
         if ell_order.stored(device):  # stored by the thread or process this one waited for

@@ -10,24 +10,36 @@ the median of those shapes per device (its calibrations), then across devices, s
 with many stored calibrations counts once. The quick calibration multiplies the shapes by its
 own measured scales and fits three group multipliers to a handful of probes.
 
-The shipped prior (:data:`clspmv.model.prior_data.PRIORS`) is :func:`derive` of the full
+The shipped prior (:data:`PRIOR_FILE`, read by :func:`prior_of`) is :func:`derive` of the full
 calibrations of the current model form (:data:`clspmv.model.timemodel.TERMS`, measurement 10 or
 later) committed under ``reports/`` at commit 976aa3b (:data:`SOURCES`): CPUs a 2-core Zen 5
 under PoCL 3.1 and 3.0 and a 16-core Xeon under PoCL 5.0, GPUs an H200 and an H100 (NVIDIA
 OpenCL). Made again by ``python -m clspmv.model.prior COMMIT`` from a checkout holding them.
+
+It holds the library's formats by name; a format registered at run time
+(:func:`clspmv.formats.register`) without an entry borrows one (:class:`ClassPrior`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..cache_schema import Invalid, items, number, record, row, table, text
+from ..errors import ClspmvError
+from ..formats import FORMAT_CLASSES, Format
 from .timemodel import CONVERSION_TERMS, TERMS
+
+PRIOR_FILE = Path(__file__).with_name("prior.json")
+"""The shipped prior: per device class (``"cpu"``, ``"gpu"``) :func:`derive`'s tables, with
+the commit of its sources and the model form (terms) it was derived in."""
 
 SOURCES = {
     "cpu": (
@@ -105,6 +117,81 @@ def derive(calibrations: Iterable[dict[str, object]]) -> dict[str, object]:
     }
 
 
+_MISS_CURVE = items(row(number(), number(high=1.0)), max_len=64)
+PRIOR_SHAPE = record({
+    "commit": text(max_len=40), "terms": items(text()), "conversion_terms": items(text()),
+    "classes": table(record({
+        "kernel": table(row(*[number()] * len(TERMS))),
+        "conversion": table(row(*[number()] * len(CONVERSION_TERMS))),
+        "x_miss": _MISS_CURVE, "stream_miss": _MISS_CURVE}), keys=text("cpu", "gpu"))})
+"""The shape of :data:`PRIOR_FILE` (:mod:`clspmv.cache_schema`), coefficients of this model
+form's terms."""
+
+
+@dataclass(frozen=True)
+class ClassPrior:
+    """The prior of one device class: per format the kernel shape (coefficients over
+    :func:`scales`) and conversion coefficients, and the x cache's miss curves.
+
+    A registered format the prior does not name borrows (:meth:`kernel_shape`,
+    :meth:`conversion`): per term the median of the formats of its trial family for the kernel
+    (:attr:`~clspmv.formats.costs.FormatCosts.trial_family`: the kernels whose times move
+    together) and of its conversion kind for the conversion
+    (:attr:`~clspmv.formats.costs.FormatCosts.conversion_kind`), of every format the prior
+    names where none of them is there. The quick calibration then scales the borrowed shape by
+    the device's probes as any other."""
+
+    kernels: dict[str, list[float]]
+    conversions: dict[str, list[float]]
+    x_miss: list[list[float]]
+    stream_miss: list[list[float]]
+
+    def kernel_shape(self, fmt: str) -> list[float]:
+        """The kernel shape of the registered format ``fmt`` (its own, else borrowed)."""
+        family = FORMAT_CLASSES[fmt].trial_family
+        return _own_or_borrowed(self.kernels, fmt, lambda cls: cls.trial_family == family)
+
+    def conversion(self, fmt: str) -> list[float]:
+        """The conversion coefficients of the registered format ``fmt`` (its own, else
+        borrowed)."""
+        kind = FORMAT_CLASSES[fmt].conversion_kind
+        return _own_or_borrowed(self.conversions, fmt, lambda cls: cls.conversion_kind == kind)
+
+
+def _own_or_borrowed(table: dict[str, list[float]], fmt: str,
+                     alike: Callable[[type[Format]], bool]) -> list[float]:
+    """``table``'s entry of ``fmt``, else per term the median of the entries of the registered
+    formats ``alike`` accepts (of every entry where it accepts none)."""
+    if fmt in table:
+        return table[fmt]
+    lenders = [c for f, c in table.items() if f in FORMAT_CLASSES and alike(FORMAT_CLASSES[f])]
+    return [float(v) for v in np.median(np.array(lenders or list(table.values())), axis=0)]
+
+
+@functools.cache
+def _shipped() -> dict[str, object]:
+    """:data:`PRIOR_FILE` read and checked (once per process): ClspmvError where it is missing,
+    damaged or of another model form."""
+    fix = "reinstall clspmv (or make it again: python -m clspmv.model.prior COMMIT)"
+    try:
+        data = json.loads(PRIOR_FILE.read_text())
+        PRIOR_SHAPE(data, "")
+    except (OSError, ValueError) as err:  # json's errors and Invalid are ValueErrors
+        what = "is damaged" if isinstance(err, (Invalid, json.JSONDecodeError)) else "is missing"
+        raise ClspmvError(f"the quick calibration's prior {PRIOR_FILE} {what} ({err}); "
+                          f"{fix}") from err
+    if data["terms"] != list(TERMS) or data["conversion_terms"] != list(CONVERSION_TERMS):
+        raise ClspmvError(f"the quick calibration's prior {PRIOR_FILE} is of another model form "
+                          f"(terms {data['terms']}, this clspmv's {list(TERMS)}); {fix}")
+    return data
+
+
+def prior_of(device_class: str) -> ClassPrior:
+    """The shipped prior of ``device_class`` (``"cpu"`` or ``"gpu"``, :data:`PRIOR_FILE`)."""
+    data = _shipped()["classes"][device_class]  # type: ignore[index]
+    return ClassPrior(data["kernel"], data["conversion"], data["x_miss"], data["stream_miss"])
+
+
 def _at_commit(commit: str, path: str) -> dict[str, object]:
     """The JSON of ``path`` at ``commit`` of the checkout this runs in."""
     raw = subprocess.run(["git", "show", f"{commit}:{path}"], check=True, capture_output=True,
@@ -112,28 +199,33 @@ def _at_commit(commit: str, path: str) -> dict[str, object]:
     return json.loads(raw)
 
 
+def prior_text(priors: dict[str, dict[str, object]], commit: str) -> str:
+    """The JSON of :data:`PRIOR_FILE` for ``priors`` (per device class :func:`derive`'s
+    tables) derived at ``commit``: one format per line, coefficients to 4 digits."""
+    def coefficients(table_: dict[str, list[float]]) -> str:
+        return ",\n".join(f"        {json.dumps(fmt)}: [{', '.join(f'{c:.4g}' for c in coef)}]"
+                           for fmt, coef in table_.items())
+
+    def curve(points: list[list[float]]) -> str:
+        return f"[{', '.join(f'[{b:.0f}, {m:.4g}]' for b, m in points)}]"
+
+    classes = ",\n".join(
+        f'    {json.dumps(kind)}: {{\n'
+        f'      "kernel": {{\n{coefficients(prior["kernel"])}\n      }},\n'  # type: ignore
+        f'      "conversion": {{\n{coefficients(prior["conversion"])}\n      }},\n'  # type: ignore
+        f'      "x_miss": {curve(prior["x_miss"])},\n'  # type: ignore[arg-type]
+        f'      "stream_miss": {curve(prior["stream_miss"])}\n    }}'  # type: ignore[arg-type]
+        for kind, prior in priors.items())
+    return (f'{{\n  "commit": {json.dumps(commit)},\n  "terms": {json.dumps(list(TERMS))},\n'
+            f'  "conversion_terms": {json.dumps(list(CONVERSION_TERMS))},\n'
+            f'  "classes": {{\n{classes}\n  }}\n}}\n')
+
+
 def main(commit: str) -> None:
-    """Write :mod:`clspmv.model.prior_data` from :data:`SOURCES` at ``commit``."""
+    """Write :data:`PRIOR_FILE` from :data:`SOURCES` at ``commit``."""
     priors = {kind: derive(_at_commit(commit, p) for p in paths)
               for kind, paths in SOURCES.items()}
-    target = Path(__file__).with_name("prior_data.py")
-    lines = ["# ruff: noqa: E501 (generated: one format per line)",
-             '"""The quick calibration\'s prior (:mod:`clspmv.model.prior`): generated by',
-             f'``python -m clspmv.model.prior {commit}``; do not edit."""', "",
-             "PRIORS: dict[str, dict[str, object]] = {"]
-    for kind, prior in priors.items():
-        lines.append(f"    {kind!r}: {{")
-        for part in ("kernel", "conversion"):
-            lines.append(f"        {part!r}: {{")
-            for fmt, coef in prior[part].items():  # type: ignore[attr-defined]
-                lines.append(f"            {fmt!r}: [{', '.join(f'{c:.4g}' for c in coef)}],")
-            lines.append("        },")
-        for part in ("x_miss", "stream_miss"):
-            points = ", ".join(f"[{b:.0f}, {m:.4g}]" for b, m in prior[part])  # type: ignore
-            lines.append(f"        {part!r}: [{points}],")
-        lines.append("    },")
-    lines.append("}")
-    target.write_text("\n".join(lines) + "\n")
+    PRIOR_FILE.write_text(prior_text(priors, commit))
 
 
 if __name__ == "__main__":

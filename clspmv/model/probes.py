@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from ..canonical import canonical_csr
 from ..cover import covered_ns, spins
 from ..device import Device
+from ..errors import ClspmvError
 from ..formats import FORMAT_CLASSES, Format, convert
 from ..precision import Precision
 from ..probing import ProbeRun, refuse_simulator
@@ -199,11 +200,35 @@ enough to fill a GPU and to take milliseconds on a CPU, where the probe costs ab
 X_PROBE_ROW = 8
 X_PROBE_MIB = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 """Sizes of x probed, MiB (those above half the device's largest allocation are left out)."""
-X_PROBE_FORMAT = "csr-scalar"
-"""The format the probe times: one row per work-item, its time the matrix streamed plus the
-gathers. (On the 2-core CPU ``ellr``'s larger fixed part per entry flattens the curve: its
-fitted knee was at 13.5 MiB, csr-scalar's at 11.3 MiB; csr-scalar's time per entry on random
-columns rose 1.7-fold from 12 to 16 MiB of x, where the CSR kernels' times turn.)"""
+
+
+def probed_formats(probe: str) -> tuple[str, ...]:
+    """The registered formats that the calibration probe ``probe`` times (one of
+    :data:`clspmv.formats.costs.PROBES`; :attr:`~clspmv.formats.costs.FormatCosts.probed_in`),
+    in the registry's order."""
+    return tuple(name for name, cls in FORMAT_CLASSES.items() if probe in cls.probed_in)
+
+
+def probed_format(probe: str) -> str:
+    """The one registered format that the probe ``probe`` times (:func:`probed_formats`);
+    ClspmvError where none or several are."""
+    names = probed_formats(probe)
+    if len(names) != 1:
+        found = f"{len(names)} ({', '.join(names)})" if names else "none"
+        raise ClspmvError(f"the {probe!r} probe times one format, and the registered formats "
+                          f"name {found} in their probed_in (clspmv.formats.costs.PROBED_IN): "
+                          "keep the probe in exactly one format's probed_in")
+    return names[0]
+
+
+def reference_format() -> str:
+    """The format of the x-cache probe and of the calibration's reference product
+    (:func:`probed_format` of ``"reference"``: ``csr-scalar``): one row per work-item, its time
+    the matrix streamed plus the gathers, no kernel of its own to tune. (On the 2-core CPU
+    ``ellr``'s larger fixed part per entry flattens the curve: its fitted knee was at 13.5 MiB,
+    csr-scalar's at 11.3 MiB; csr-scalar's time per entry on random columns rose 1.7-fold from
+    12 to 16 MiB of x, where the CSR kernels' times turn.)"""
+    return probed_format("reference")
 
 
 FAR_MISS = 0.75
@@ -307,20 +332,21 @@ X_PROBE = "the x cache probe"
 
 
 def probe_x_cache(device: Device, precision: Precision, progress: bool = True) -> XCacheProbe:
-    """Time :data:`X_PROBE_FORMAT` products on :func:`x_probe_matrices` over x of
+    """Time :func:`reference_format` products on :func:`x_probe_matrices` over x of
     :data:`X_PROBE_MIB` sizes, all uploaded first and timed in rounds (:func:`kernel_times`),
     on a progress bar of the uploads and rounds. DeviceError on a simulator and past the
     probes' time bound (:mod:`clspmv.probing`)."""
     refuse_simulator(device, X_PROBE)
     itemsize = np.dtype(precision.value).itemsize
     sizes = [mib << 20 for mib in X_PROBE_MIB if mib << 20 <= device.max_allocation // 2]
-    layout = FORMAT_CLASSES[X_PROBE_FORMAT].layout_for(device)
+    name = reference_format()
+    layout = FORMAT_CLASSES[name].layout_for(device)
     uploaded: dict[str, Format] = {}
     csr = None
     with ProbeRun(device, X_PROBE, None, progress) as run:
         for size, A in zip(sizes, x_probe_matrices(sizes, itemsize), strict=True):
             csr = canonical_csr(A, precision.value)
-            uploaded[str(size)] = convert(csr, X_PROBE_FORMAT, layout, precision)
+            uploaded[str(size)] = convert(csr, name, layout, precision)
             uploaded[str(size)].upload(device)
             run.step()
         x = cl_array.to_device(device.queue, np.ones(max(sizes) // itemsize, precision.value))

@@ -6,7 +6,7 @@ one to several on a 2-core CPU).
 
 The probes: the streaming bandwidth over a buffer pair of :data:`STREAM_BYTES` each
 (:func:`clspmv.bandwidth.copy_rate`) and the kernel and conversion times of the few formats of
-:data:`PROBE_FORMATS` on the small matrices of :func:`probe_matrices` (one row per lane for the
+:func:`probe_formats` on the small matrices of :func:`probe_matrices` (one row per lane for the
 launch cost, a band, random columns and power-law rows of :data:`PROBE_ROWS` rows). The model:
 every format's coefficients are the prior's shape times the device's launch cost and inverse
 streaming bandwidth (:func:`clspmv.model.prior.scales`), and times one multiplier per group of
@@ -49,21 +49,13 @@ from .benchmarks import small_matrices
 from .calibrate import Sentinel
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches
-from .prior import scales
-from .prior_data import PRIORS
-from .probes import REPEATS, kernel_times, timed_in_passes
+from .prior import prior_of, scales
+from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
 from .timemodel import TERMS, Calibration, conversion_terms
 
 QUICK_MEASUREMENT = 1
 """What a quick calibration measured and the prior it scales: a stored quick calibration of
 another value is measured again (:mod:`.store`)."""
-PROBE_FORMATS = {"cpu": ("csr-scalar", "csr-blocks", "ellr"),
-                 "gpu": ("csr-scalar", "csr-vector", "ellr")}
-"""The formats the probes time per device class: a row per work-item, the class's usual
-fastest CSR kernel and the padded ELL layout, whose terms differ most. (Every format probed,
-each fitted to its own probes drawn towards the prior, chose worse on the 2-core CPU: the
-products of small matrices in the cache, timed in a few seconds on a shared machine, moved
-formats by their noise.)"""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
@@ -85,6 +77,18 @@ PULL = 0.5
 def prior_class(device_type: str) -> str:
     """The prior's class of a device type: ``"gpu"``, else ``"cpu"``."""
     return "gpu" if device_type == "gpu" else "cpu"
+
+
+def probe_formats(device_class: str) -> tuple[str, ...]:
+    """The formats the probes time on a device of ``device_class`` (``"cpu"`` or ``"gpu"``):
+    those probed in ``"quick cpu"`` or ``"quick gpu"``
+    (:attr:`~clspmv.formats.costs.FormatCosts.probed_in`): a row per work-item (``csr-scalar``),
+    the class's usual fastest CSR kernel (``csr-blocks``, ``csr-vector``) and the padded ELL
+    layout (``ellr``), whose terms differ most. (Every format probed, each fitted to its own
+    probes drawn towards the prior, chose worse on the 2-core CPU: the products of small
+    matrices in the cache, timed in a few seconds on a shared machine, moved formats by their
+    noise.)"""
+    return probed_formats(f"quick {device_class}")
 
 
 def probe_matrices(simd_width: int, compute_units: int) -> dict[str, sp.csr_matrix]:
@@ -135,7 +139,7 @@ def measure_quick(device: Device, precision: Precision, progress: bool = False
     their matrices. DeviceError on a simulator and past the probes' time bound."""
     refuse_simulator(device, "a quick calibration")
     start = time.perf_counter()
-    names = PROBE_FORMATS[prior_class(device.type)]
+    names = probe_formats(prior_class(device.type))
     mats = {k: canonical_csr(v, precision.value)
             for k, v in probe_matrices(device.simd_width, device.compute_units).items()}
     feats = {k: with_exact_diagonals(features(v, device.simd_width), v) for k, v in mats.items()}
@@ -188,8 +192,8 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     ``cache_bytes`` are read) from its probes: the prior of its class scaled by the measured
     launch cost and streaming bandwidth, times the group multipliers fitted to the probes'
     kernel times; conversions the prior's times the probes' median ratio."""
-    prior = PRIORS[prior_class(device.type)]  # type: ignore[attr-defined]
-    shapes: dict[str, list[float]] = prior["kernel"]  # type: ignore[assignment]
+    prior = prior_of(prior_class(device.type))  # type: ignore[attr-defined]
+    shapes = {f: prior.kernel_shape(f) for f in {*formats, *(f for _, f in probes.kernel_s)}}
     # the launch scale that gives each probed format's prior launch term its time on the matrix
     # of one row per lane (the prior's shapes are relative to the full calibration's launch cost)
     first = TERMS.index("launch")
@@ -198,8 +202,8 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     launch = float(np.median(tiny))
     cal = Calibration(device.name, device.driver_version, __version__,  # type: ignore
                       "quick", device.cache_bytes, launch, probes.stream_bw,  # type: ignore
-                      probes.stream_bw, x_miss=[list(p) for p in prior["x_miss"]],  # type: ignore
-                      stream_miss=[list(p) for p in prior["stream_miss"]],  # type: ignore
+                      probes.stream_bw, x_miss=[list(p) for p in prior.x_miss],
+                      stream_miss=[list(p) for p in prior.stream_miss],
                       measurement=QUICK_MEASUREMENT)
     base = {f: np.asarray(shapes[f]) * scales(launch, probes.stream_bw) for f in formats}
     group = _group_of_term()
@@ -219,10 +223,9 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     cal.gather_bw = 1.0 / float(np.median([c[TERMS.index("xbytes")]
                                            for c in cal.kernel.values()
                                            if c[TERMS.index("xbytes")] > 0]))
-    conv_prior: dict[str, list[float]] = prior["conversion"]  # type: ignore[assignment]
-    ratio = float(np.median([t / np.dot(conv_prior[f], conversion_terms(f, feats[m]))
+    ratio = float(np.median([t / np.dot(prior.conversion(f), conversion_terms(f, feats[m]))
                              for (m, f), t in probes.conversion_s.items()]))
-    cal.conversion = {f: [float(v) * ratio for v in conv_prior[f]] for f in formats}
+    cal.conversion = {f: [float(v) * ratio for v in prior.conversion(f)] for f in formats}
     cal.fit = {f: float(np.median([abs(cal.kernel_time(f, feats[m]) / probes.kernel_s[(m, f)]
                                        - 1) for m, g in keys if g == f]))
                for f in {f for _, f in keys}}

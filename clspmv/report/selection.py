@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..formats import FORMAT_CLASSES
+from ..formats import FormatNames
 from .common import (
     Definitions,
     Rec,
@@ -31,7 +32,9 @@ from .common import (
     unique,
 )
 
-FORMATS = tuple(FORMAT_CLASSES)
+FORMATS: Sequence[str] = FormatNames(lambda cls: True)
+"""Every registered format, in the registry's order (the plot's order of its markers), read at
+each use: a format added by :func:`clspmv.formats.register` is among them."""
 
 OPERATION = "selection"
 PREFIX = f"{OPERATION}: "
