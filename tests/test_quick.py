@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import runpy
 import warnings
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -122,6 +124,73 @@ def test_the_fit_finds_the_group_multipliers(kind) -> None:
     ratio = np.array(cal.kernel["csr-scalar"]) / np.maximum(unscaled.kernel["csr-scalar"], 1e-300)
     cached = TERMS.index("work-items")
     assert 1.8 < ratio[cached] < 2.05 and ratio[TERMS.index("bytes")] == pytest.approx(1, rel=0.1)
+
+
+def test_the_fit_takes_the_prior_it_is_given() -> None:
+    """A prior passed in (a cross-validation's, derived without the device) replaces the
+    shipped one: a format no probe times keeps that prior's shape, scaled as the shipped one's
+    would be (the same probes, the same multipliers)."""
+    probes_, feats, dev, _ = _probes_of(np.array([1.0, 1.5, 2.0]))
+    shipped = prior_mod.prior_of("cpu")
+    unprobed = next(f for f in SINGLE_FORMATS if f not in quick.probe_formats("cpu"))
+    doubled = prior_mod.ClassPrior(
+        {**shipped.kernels, unprobed: [2 * c for c in shipped.kernels[unprobed]]},
+        shipped.conversions, shipped.x_miss, shipped.stream_miss)
+    default = quick.fit_quick(probes_, feats, dev)
+    given = quick.fit_quick(probes_, feats, dev, prior=doubled)
+    assert given.kernel[unprobed] == pytest.approx([2 * c for c in default.kernel[unprobed]],
+                                                   rel=1e-9)
+    for f in quick.probe_formats("cpu"):
+        assert given.kernel[f] == pytest.approx(default.kernel[f], rel=1e-9)
+
+
+# -- the cross-validation (tools/quick_crossval.py) -----------------------------------------------
+CROSSVAL = runpy.run_path(str(Path(__file__).resolve().parent.parent / "tools"
+                              / "quick_crossval.py"))
+
+
+def _scored(dia_cost: float) -> dict[str, tuple[float, str, str]]:
+    """The tool's score of a quick calibration fitted to the synthetic probes of a device whose
+    full calibration is the shipped CPU prior (scaled), but with ``dia`` (never probed) costing
+    ``dia_cost`` times the prior's, on two small matrices."""
+    dev = _fake_device()
+    shipped = prior_mod.prior_of("cpu")
+    launch, stream = SCALES["cpu"]
+    truth = quick.Calibration("Fake", "1", "0", "measured", dev.cache_bytes, launch, stream,
+                              stream, x_miss=shipped.x_miss, stream_miss=shipped.stream_miss)
+    scale = prior_mod.scales(launch, stream)
+    truth.kernel = {f: list(np.asarray(shipped.kernel_shape(f)) * scale
+                            * (dia_cost if f == "dia" else 1.0)) for f in SINGLE_FORMATS}
+    truth.conversion = {f: shipped.conversion(f) for f in SINGLE_FORMATS}
+    facts = {"simd_width": dev.simd_width, "compute_units": dev.compute_units}
+    probes_ = CROSSVAL["synthetic_probes"](truth, "cpu", CROSSVAL["probe_features"](facts),
+                                           np.random.default_rng(0), 0.0, 1.0)
+    assert {f for _, f in probes_.kernel_s} == set(quick.probe_formats("cpu"))
+    cal = quick.fit_quick(probes_, CROSSVAL["probe_features"](facts), dev, prior=shipped)
+    side = 300
+    line = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(side, side))
+    mats = {"poisson": sp.kronsum(line, line, format="csr"), "random": A.tocsr()}
+    key = (dev.simd_width, dev.compute_units)
+    feats = {k: {key: features(v, dev.simd_width, compute_units=dev.compute_units)}
+             for k, v in mats.items()}
+    return CROSSVAL["ratios"](truth, cal, feats, key)
+
+
+def test_the_cross_validation_scores_the_quick_choice_by_the_full_model() -> None:
+    """A device whose shapes are the prior's: the quick choice is the full one everywhere. The
+    same device with dia ten times dearer (the probes never time dia): the quick calibration
+    still takes dia on the 2-D Poisson matrix, and the tool scores that choice by the full
+    model's times."""
+    assert "dia" not in quick.probe_formats("cpu")  # the case this test builds
+    same = _scored(1.0)
+    assert all(r == 1.0 and pick == best for r, pick, best in same.values())
+    assert same["poisson"][1] == "dia"
+    dear = _scored(10.0)
+    ratio, pick, best = dear["poisson"]
+    assert pick == "dia" and best != "dia" and ratio > 1.25
+    assert CROSSVAL["summary"]([r for r, _, _ in dear.values()]) == (1, 2, ratio)
+    assert CROSSVAL["machine_of"]({"device": "pthread-skylake-avx512-AMD EPYC"}) == \
+        CROSSVAL["machine_of"]({"device": "pthread-AMD EPYC"}) == "AMD EPYC"
 
 
 # -- passes and noise ---------------------------------------------------------------------------

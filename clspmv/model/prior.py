@@ -7,8 +7,11 @@ the device's own scale (the launch cost for the ``launch`` term, the inverse str
 for every other term: bytes, lines of x and the per-item terms alike) it becomes a shape that
 devices of one class share more closely than the coefficients themselves. :func:`derive` takes
 the median of those shapes per device (its calibrations), then across devices, so that a device
-with many stored calibrations counts once. The quick calibration multiplies the shapes by its
-own measured scales and fits three group multipliers to a handful of probes.
+with many stored calibrations counts once. A term most devices' fits left out stays 0 (the CPUs'
+``longest`` of ``csr-scalar``): the median of the non-zero values instead chose no better in a
+leave-one-processor-out cross-validation (``tools/quick_crossval.py``; the report
+``reports/2026-11-28-cpu-2core-xeon-quick-agreement``). The quick calibration multiplies the
+shapes by its own measured scales and fits three group multipliers to a handful of probes.
 
 The shipped prior (:data:`PRIOR_FILE`, read by :func:`prior_of`) is :func:`derive` of the full
 calibrations of the current model form (:data:`clspmv.model.timemodel.TERMS`, measurement 10 or

@@ -49,7 +49,7 @@ from .benchmarks import small_matrices
 from .calibrate import Sentinel
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches
-from .prior import prior_of, scales
+from .prior import ClassPrior, prior_of, scales
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
 from .timemodel import TERMS, Calibration, conversion_terms
 
@@ -187,12 +187,14 @@ def _group_of_term() -> np.ndarray:
 
 
 def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | object,
-              formats: tuple[str, ...] = SINGLE_FORMATS) -> Calibration:
+              formats: tuple[str, ...] = SINGLE_FORMATS, prior: ClassPrior | None = None
+              ) -> Calibration:
     """The quick calibration of ``device`` (its ``name``, ``driver_version``, ``type`` and
-    ``cache_bytes`` are read) from its probes: the prior of its class scaled by the measured
+    ``cache_bytes`` are read) from its probes: the prior (default: the shipped one of its
+    class; another for a cross-validation, ``tools/quick_crossval.py``) scaled by the measured
     launch cost and streaming bandwidth, times the group multipliers fitted to the probes'
     kernel times; conversions the prior's times the probes' median ratio."""
-    prior = prior_of(prior_class(device.type))  # type: ignore[attr-defined]
+    prior = prior or prior_of(prior_class(device.type))  # type: ignore[attr-defined]
     shapes = {f: prior.kernel_shape(f) for f in {*formats, *(f for _, f in probes.kernel_s)}}
     # the launch scale that gives each probed format's prior launch term its time on the matrix
     # of one row per lane (the prior's shapes are relative to the full calibration's launch cost)
