@@ -42,15 +42,17 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import filelock
 
 from .cache_read import parse_json, read_file
 from .cache_schema import Check
-from .device import Device
 from .errors import ClspmvWarning
 from .version import __version__
+
+if TYPE_CHECKING:
+    from .device import Device
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)

@@ -45,8 +45,9 @@ def _error(message: object, code: int) -> int:
     return code
 
 
-DEFAULT_DEVICE = ("$CLSPMV_DEVICE, else $PYOPENCL_CTX, else the first GPU, else the first CPU; "
-                  "the Oclgrind simulator only when named")
+DEFAULT_DEVICE = ("$CLSPMV_DEVICE, else $PYOPENCL_CTX, else the first GPU, else the fastest "
+                  "CPU implementation that clspmv calibrate or doctor compared, else the first "
+                  "CPU; the Oclgrind simulator only when named")
 """The rule of the default device (:func:`clspmv.device.select_device`), as the help says it."""
 
 DTYPES: dict[str, list[np.dtype | str]] = {
@@ -258,6 +259,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if cal.ell_row_major_width:
         print(f"ELL rows of {cal.ell_row_major_width} slots or more are row-major on it "
               f"(measured first; {where_stored(order_path(device))})")
+    if device.type == "cpu":  # the default device follows the fastest CPU implementation
+        from .implementations import compare_and_remember, finding
+
+        for comparison in compare_and_remember():
+            if device in {imp.device for imp in comparison.ranked}:
+                print(f"{finding(comparison)['detail']}")
     return 0
 
 

@@ -265,7 +265,11 @@ def select_device(spec: object = None) -> Device:
     timing does not, see :attr:`Device.profiling`). The same context or queue gives the same
     :class:`Device` each time. Without a spec: the
     environment variable ``CLSPMV_DEVICE`` (same syntax), else ``PYOPENCL_CTX`` (PyOpenCL's
-    ``"P:D"`` or ``"P"`` syntax), else the first GPU, else the first CPU, else the first device.
+    ``"P:D"`` or ``"P"`` syntax), else the first GPU, else among the CPU devices the fastest
+    implementation (Debian's PoCL, PyPI's, Intel's runtime: one machine can have several) where
+    ``clspmv doctor`` compared two or more by their stored calibrations and those calibrations
+    are unchanged since (:mod:`clspmv.fastest_cpu`: one small file read, nothing measured),
+    else the first CPU, else the first device.
     The Oclgrind simulator (:attr:`Device.is_simulator`) is taken only where a spec or
     ``CLSPMV_DEVICE`` names it: a name matching a real device too gives the real one, and a
     type, the default and ``PYOPENCL_CTX`` (set for PyOpenCL, not for clspmv) never give it.
@@ -304,13 +308,23 @@ def select_device(spec: object = None) -> Device:
 
 
 def _default(found: list[Device]) -> Device:
-    """The first GPU, else the first CPU, else the first device, the simulator left out."""
+    """The first GPU, else the fastest CPU implementation recorded by ``clspmv doctor``
+    (:func:`clspmv.fastest_cpu.recorded_fastest`), else the first CPU, else the first device,
+    the simulator left out."""
     real = [d for d in found if not d.is_simulator]
     if not real:
         raise DeviceError(f"the only OpenCL device is the Oclgrind simulator {found[0]}, "
                           f"thousands of times slower than hardware; {_naming(found[0])}; "
                           f"{_INSTALL_HINT}")
-    return next((d for kind in ("gpu", "cpu") for d in real if d.type == kind), real[0])
+    gpu = next((d for d in real if d.type == "gpu"), None)
+    cpus = [d for d in real if d.type == "cpu"]
+    if gpu is not None or not cpus:
+        return gpu or real[0]
+    if len(cpus) == 1:
+        return cpus[0]
+    from .fastest_cpu import recorded_fastest  # only where CPUs are to be compared
+
+    return recorded_fastest(cpus) or cpus[0]
 
 
 _user_devices: dict[tuple[int, int], Device] = {}

@@ -8,7 +8,10 @@ float32 and float64 kernels build and run, and the device probes of
 :mod:`clspmv.device_probes` answer. It says whether a device has fp64, which one is the default
 (and when there is none), and flags the Oclgrind simulator as not suitable for measurements;
 then the baselines the benchmark compares against (one for a GPU this machine lacks is a note
-marked ``i``, not a problem) and the format-selection calibration of each device.
+marked ``i``, not a problem), the format-selection calibration of each device and, where one
+processor has several CPU implementations (PoCL, Intel's runtime), which is fastest by their
+stored calibrations (:mod:`clspmv.implementations`; recorded for the default device) or the
+command that calibrates those not compared.
 ``python -m clspmv.doctor --require-device`` prints one line, the devices that work or why none
 does, and exits 0 only when some device other than the simulator works: ``dev.sh`` asks it
 after each way of getting a device it tries.
@@ -202,6 +205,16 @@ def calibration_findings(found: Sequence[Device] | None = None) -> list[Finding]
             for entry in state(devices() if found is None else list(found))]
 
 
+def implementation_findings(found: Sequence[Device] | None = None) -> list[Finding]:
+    """Which CPU implementation is fastest, per processor with two or more
+    (:func:`clspmv.implementations.compare`, from the stored calibrations), recorded for the
+    default device (:func:`clspmv.fastest_cpu.remember`) where two or more are calibrated."""
+    from .implementations import compare_and_remember, finding
+
+    return [Finding("cpu", **finding(comp))  # type: ignore[arg-type]
+            for comp in compare_and_remember(found)]
+
+
 def report(findings: Sequence[Finding]) -> str:
     """The findings as text, one per line (fixes indented under the failures)."""
     return "\n".join(f.line() for f in findings)
@@ -233,19 +246,21 @@ def main(argv: Sequence[str] | None = None,
          baselines: Mapping[str, Any] | None = None) -> int:
     """``python -m clspmv.doctor [--require-device]`` (also ``clspmv doctor``): the device
     findings, then (without ``--require-device``) those of ``baselines`` (default: the
-    benchmark's registered ones) and the calibration."""
+    benchmark's registered ones), the calibration and the fastest CPU implementation."""
     parser = argparse.ArgumentParser(prog="python -m clspmv.doctor", description=__doc__)
     parser.add_argument("--require-device", action="store_true",
                         help="only check the devices: one line, the devices that work or why "
                              "none does; exit 1 unless one works")
     args = parser.parse_args(argv)
-    findings = device_findings()
     if args.require_device:
+        findings = device_findings()
         print(verdict(findings))
         return 0 if usable_device_exists(findings) else 1
     if baselines is None:  # a command, like cli.py: it reports on the benchmark's baselines
         from .bench.registry import BASELINES as baselines
-    findings += baseline_findings(baselines) + calibration_findings()
+    fastest = implementation_findings()  # first: it records the default CPU device
+    findings = (device_findings() + baseline_findings(baselines) + calibration_findings()
+                + fastest)
     print(report(findings))
     print(f"\n{summary(findings)}")
     return 0

@@ -31,7 +31,9 @@ def test_the_default_device_is_the_rule_of_select_device(capsys) -> None:
     """calibrate and bench name the rule clspmv.device.select_device applies (not "the first
     GPU"), in the words of ``clspmv devices``."""
     assert DEFAULT_DEVICE == ("$CLSPMV_DEVICE, else $PYOPENCL_CTX, else the first GPU, else the "
-                              "first CPU; the Oclgrind simulator only when named")
+                              "fastest CPU implementation that clspmv calibrate or doctor "
+                              "compared, else the first CPU; the Oclgrind simulator only when "
+                              "named")
     for command in ("calibrate", "bench"):
         assert f"(default: {DEFAULT_DEVICE})" in help_text(capsys, command), command
     assert main(["devices"]) == 0
