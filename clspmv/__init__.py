@@ -13,8 +13,6 @@ Krylov solvers with their vectors on the device: :mod:`clspmv.solvers`.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING
 
 from .version import __version__ as __version__
@@ -36,7 +34,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and readers
         UnsuitableFormatError,
     )
     from .matrix import DeviceMatrix
-    from .stats import MatrixStats, stats
+    from .row_stats import MatrixStats, stats
     from .unsupported import UnsupportedAttributeError, UnsupportedOperationError
 
     FORMATS: Sequence[str]
@@ -51,7 +49,7 @@ _HOMES = {
                      "IndexOverflowError", "MatrixFormatError", "SettingError",
                      "StoredMatrixError", "UnsuitableFormatError"), "errors"),
     "FORMATS": "formats", "DeviceMatrix": "matrix",
-    **dict.fromkeys(("MatrixStats", "stats"), "stats"),
+    **dict.fromkeys(("MatrixStats", "stats"), "row_stats"),
     **dict.fromkeys(("UnsupportedAttributeError", "UnsupportedOperationError"), "unsupported"),
 }
 """Public name -> the module that defines it. The names are loaded on first use (PEP 562), so
@@ -60,11 +58,7 @@ before it can answer Ctrl-C."""
 
 
 _MODULES = ("io", "solvers")
-"""The public names that are modules; ``stats`` is the function of the module of that name."""
-
-
-def _every_format(cls: type) -> bool:
-    return True
+"""The public names that are modules."""
 
 
 def __getattr__(name: str) -> object:
@@ -72,26 +66,9 @@ def __getattr__(name: str) -> object:
     if home is None:
         raise AttributeError(f"module 'clspmv' has no attribute {name!r}")
     module = importlib.import_module(f"{__name__}.{home}")
-    if name == "FORMATS":  # every registered format, read at each use: a live view
-        value: object = module.FormatNames(_every_format)
-    else:
-        value = module if name in _MODULES else getattr(module, name)
+    value = module if name in _MODULES else getattr(module, name)
     globals()[name] = value
     return value
-
-
-class _Package(types.ModuleType):
-    """The package's module type: importing the submodule ``clspmv.stats`` binds it on the
-    package (Python does so for every submodule), where the public ``clspmv.stats`` is its
-    function; the module stays in ``sys.modules``."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name not in _MODULES and name in _HOMES and isinstance(value, types.ModuleType):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:

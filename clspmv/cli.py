@@ -37,7 +37,7 @@ from .device import Device, devices, select_device
 from .errors import ClspmvError, DeviceError
 from .exit_codes import INTERRUPTED, interrupted, output_closed
 from .matrix import FORMATS
-from .stats import format_table, legend, stats
+from .row_stats import format_table, legend, stats
 
 
 def _error(message: object, code: int) -> int:

@@ -39,9 +39,10 @@ from .dispatch import (
 )
 from .errors import DeviceError
 from .format_choice import CHOSEN, check_format, check_parameters, choose
-from .formats import FORMAT_CLASSES, Format, convert
+from .formats import FORMAT_CLASSES, FORMATS, Format, convert, format_class
 from .formats.base import Triplets
 from .formats.conversion import check_int
+from .formats.csr_store import total_nbytes
 from .formats.layout import check_work_group_size
 from .matrix_state import host_state, rebuild, restore
 from .model import Selection
@@ -49,9 +50,6 @@ from .model.order_probe import ensure_ell_order
 from .precision import Precision, resolve
 from .sparse_api import ScipyOperators, TransposedMatrix, diagonal_offset
 from .vectors import DeviceVectors
-
-FORMATS: tuple[str, ...] = tuple(FORMAT_CLASSES)
-"""Public names of the storage formats."""
 
 TRANSPOSE_METHODS = ("auto", "atomic", "transpose")
 """How a product with the transpose of the stored arrays runs: ``"atomic"``, the format's own
@@ -315,7 +313,7 @@ class DeviceMatrix(ScipyOperators):
     @property
     def nbytes(self) -> int:
         """Bytes of device memory the matrix occupies, its transposed copy included once built."""
-        return self._fmt.nbytes + (self._copy.nbytes if self._copy is not None else 0)
+        return total_nbytes([self._fmt] + ([self._copy] if self._copy is not None else []))
 
     @property
     def params(self) -> dict[str, int]:
@@ -328,16 +326,31 @@ class DeviceMatrix(ScipyOperators):
         format's preferred size on this device, else 256 or the device's maximum)."""
         return self._fmt.layout.work_group_size
 
-    def retuned(self, work_group_size: int | None = None, **options: int) -> DeviceMatrix:
+    def retuned(self, work_group_size: int | None = None, format: str | None = None,
+                **options: object) -> DeviceMatrix:
         """The same stored matrix launched with another work-group size and/or other kernel
         options (``unroll``; ``threads_per_row`` of ``csr-vector``), sharing the device buffers:
         nothing is converted or copied. The transposed copy is not shared.
 
+        ``format`` switches between the CSR kernels (``csr-scalar``, ``csr-vector``,
+        ``csr-adaptive``, ``csr-blocks``, ``csr-merge``, and ``csr-aligned`` where no row needs
+        padding): the matrix's CSR arrays are shared, only the new kernel's metadata (row
+        blocks, merge-path shares, the chunks of long rows) is built and uploaded; ``options``
+        are then the new format's parameters (its defaults for the others), and
+        ``work_group_size`` None is its default on the device.
+
         Raises ValueError for a format that cannot be retuned, a parameter that would change the
         stored arrays (e.g. ``row_major``: convert again with :meth:`from_scipy`) or a value the
-        format refuses.
+        format refuses, and for a ``format`` outside the CSR family or one whose layout needs
+        other arrays (the message says to convert again); TypeError for a parameter the format
+        lacks.
         """
-        fmt = self._fmt.retuned(work_group_size, **options)
+        if format is None:
+            fmt = self._fmt.retuned(work_group_size, **options)  # type: ignore[arg-type]
+        else:
+            if work_group_size is not None:
+                check_work_group_size(work_group_size, self._device.max_work_group_size)
+            fmt = self._fmt.switched(format_class(format), work_group_size, **options)
         return DeviceMatrix(fmt, self._device, transposed_storage=self._transposed_storage,
                             diagonal=self._diagonal, n_cols=self._n_cols, nnz=self._nnz)
 

@@ -57,6 +57,16 @@
  *           product and every y entry a transpose product writes goes through COL(c). Without
  *           COLMAP it is an unused argument (any buffer) and COL(c) is c. */
 #define BLOCK_ARGS const INDEX_T row0, __global const INDEX_T *restrict colmap,
+/* LONG_ROWS (the CSR main kernels of a matrix with long rows, formats/csr_chunks.py): the forward
+ * kernel takes one more argument, the longest row it sums, and leaves longer rows (and their y)
+ * to csr_adaptive.cl's chunks over the same arrays. */
+#ifdef LONG_ROWS
+#define LONG_ROW_ARG , const INDEX_T long_row
+#define IS_LONG(begin, end) ((end) - (begin) > long_row)
+#else
+#define LONG_ROW_ARG
+#define IS_LONG(begin, end) 0
+#endif
 #define BLOCK_ROWS(v) ((v) += row0)
 #ifdef COLMAP
 #define COL(c) colmap[c]

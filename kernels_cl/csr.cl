@@ -3,7 +3,9 @@
  *   csr-vector  T in {2,4,8,16,32}, the row's entries strided over T lanes, summed in local memory.
  *   csr-aligned T = 16 (half warp) on rows padded to multiples of 16; SKIP_PADDING marks the padded
  *               slots by a negative column index so they never touch x (0 * Inf would be NaN).
- * UNROLL (common.h) unrolls the forward product's loop over a row's entries. */
+ * UNROLL (common.h) unrolls the forward product's loop over a row's entries.
+ * LONG_ROWS (common.h): csr_spmv leaves the rows longer than its last argument to the chunks of
+ * csr_adaptive.cl; the transpose and several-right-hand-sides kernels take every row. */
 #include "common.h"
 
 #ifdef SKIP_PADDING
@@ -45,25 +47,33 @@ void csr_spmv(BLOCK_ARGS const INDEX_T n_rows,
               __global const VALUE_T *restrict val,
               __global const VALUE_T *restrict x,
               __global VALUE_T *restrict y,
-              const VALUE_T alpha, const VALUE_T beta)
+              const VALUE_T alpha, const VALUE_T beta LONG_ROW_ARG)
 {
     BLOCK_ROWS(y);
 #if T == 1
     const INDEX_T row = (INDEX_T)get_global_id(0);
     if (row >= n_rows)
         return;
-    const ACC_T sum = csr_row_sum(colmap, col, val, x, row_ptr[row], row_ptr[row + 1]);
+    const INDEX_T begin = row_ptr[row], end = row_ptr[row + 1];
+    if (IS_LONG(begin, end))
+        return;  /* a long row: its chunks store y */
+    const ACC_T sum = csr_row_sum(colmap, col, val, x, begin, end);
     STORE_Y(y, row, sum);
 #else
     __local ACC_T scratch[WG];
     const int lid = (int)get_local_id(0);
     const int lane = lid & (T - 1);
     const INDEX_T row = (INDEX_T)(get_global_id(0) / T);
+#ifdef LONG_ROWS
+    const bool live = row < n_rows && !IS_LONG(row_ptr[row], row_ptr[row + 1]);
+#else
+    const bool live = row < n_rows;  /* (IS_LONG's constant 0 would be a compiler warning) */
+#endif
     ACC_T sum = 0;
-    if (row < n_rows)
+    if (live)
         sum = csr_row_sum(colmap, col, val, x, row_ptr[row] + lane, row_ptr[row + 1]);
     sum = reduce_lanes(scratch, lid, lane, sum);
-    if (lane == 0 && row < n_rows)
+    if (lane == 0 && live)
         STORE_Y(y, row, sum);
 #endif
 }

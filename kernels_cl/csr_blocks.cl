@@ -64,7 +64,7 @@ void csr_blocks_spmv(BLOCK_ARGS const INDEX_T n_blocks,
                      __global const VALUE_T *restrict val,
                      __global const VALUE_T *restrict x,
                      __global VALUE_T *restrict y,
-                     const VALUE_T alpha, const VALUE_T beta)
+                     const VALUE_T alpha, const VALUE_T beta LONG_ROW_ARG)
 {
     BLOCK_ROWS(y);
     const INDEX_T b = (INDEX_T)get_global_id(0);
@@ -74,6 +74,10 @@ void csr_blocks_spmv(BLOCK_ARGS const INDEX_T n_blocks,
     INDEX_T k = row_ptr[block_row[b]];
     for (INDEX_T row = block_row[b]; row < last; ++row) {
         const INDEX_T end = row_ptr[row + 1];
+        if (IS_LONG(k, end)) {  /* a long row: its chunks store y (common.h, LONG_ROWS) */
+            k = end;
+            continue;
+        }
         ACC_T sum = 0;
 #if UNROLL > 1
         for (; k + UNROLL <= end; k += UNROLL) {

@@ -127,3 +127,19 @@ def first_use_cache(calibration_cache: Path, monkeypatch: pytest.MonkeyPatch) ->
     measures the quick calibration, as on a user's first day."""
     monkeypatch.delenv("CLSPMV_CALIBRATE", raising=False)
     return calibration_cache
+
+
+@pytest.fixture
+def toy() -> Iterator[type]:
+    """The toy format of ``test_format_hooks`` (a plain CSR kernel under a new name) registered
+    for the test, and gone from the registry afterwards."""
+    from test_format_hooks import TOY, ToyCsr
+
+    from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS, register, unregister
+
+    register(ToyCsr)
+    try:
+        yield ToyCsr
+    finally:
+        unregister(TOY)
+    assert TOY not in FORMAT_CLASSES and TOY not in SINGLE_FORMATS

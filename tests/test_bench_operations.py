@@ -34,7 +34,7 @@ from clspmv.bench.records import (
 )
 from clspmv.cli import main
 from clspmv.matrix import canonical_csr
-from clspmv.stats import stats
+from clspmv.row_stats import stats
 
 from fake_cupy import FakeCupy, cuda_device_count
 

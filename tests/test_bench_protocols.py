@@ -84,7 +84,7 @@ def test_unknown_baseline_names_the_registered_ones(capsys: pytest.CaptureFixtur
 def test_problem_reference_matches_scipy() -> None:
     from clspmv.bench.generators import poisson2d
     from clspmv.bench.reference import Problem
-    from clspmv.stats import stats
+    from clspmv.row_stats import stats
 
     A = poisson2d(5)
     p = Problem.build("p", A, stats(A), np.dtype(np.float64), 3)

@@ -27,7 +27,7 @@ from clspmv.model import select
 from clspmv.model import trial as trials
 from clspmv.report import tables
 from clspmv.report.selection import section
-from clspmv.stats import stats
+from clspmv.row_stats import stats
 
 POISSON = "gen:poisson2d:k=8"
 FORMATS = "csr-scalar,csr-vector,ell,sell"

@@ -16,7 +16,7 @@ from clspmv import cli, report
 from clspmv.bench import generators
 from clspmv.cli import DEFAULT_DEVICE, main
 from clspmv.report import folder
-from clspmv.stats import COLUMNS, LEGEND
+from clspmv.row_stats import COLUMNS, LEGEND
 
 
 def help_text(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

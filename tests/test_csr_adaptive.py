@@ -349,3 +349,9 @@ def test_no_entries(shape: tuple[int, int], dtype: np.dtype, device) -> None:
     M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype)
     assert M.params["chunks"] == 0
     products_match(M, A, dtype)
+
+
+def test_block_lanes_need_a_power_of_two_work_group() -> None:
+    one = np.array([0, 1])
+    with pytest.raises(ValueError, match="work-group size must be a power of two, got 96"):
+        block_lanes(np.array([3, 4]), one[:1], one[1:], 96)

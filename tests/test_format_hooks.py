@@ -29,7 +29,6 @@ from clspmv.formats import (
     SINGLE_FORMATS,
     MissingCostHook,
     register,
-    unregister,
 )
 from clspmv.formats.base import INDEX_DTYPE, Layout, Triplets, scalar
 from clspmv.formats.costs import CONVERSION_KINDS, check_cost_hooks, csr_bytes_read
@@ -77,16 +76,6 @@ class ToyCsr(RowKernels):
     @classmethod
     def matrix_bytes(cls, f) -> int:  # type: ignore[no-untyped-def]
         return csr_bytes_read(f, f.slots_of(cls.name))
-
-
-@pytest.fixture
-def toy() -> Iterator[type[ToyCsr]]:
-    register(ToyCsr)
-    try:
-        yield ToyCsr
-    finally:
-        unregister(TOY)
-    assert TOY not in FORMAT_CLASSES and TOY not in SINGLE_FORMATS
 
 
 def _matrix(n: int = 500, seed: int = 7) -> sp.csr_matrix:

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from clspmv.bench import generators as g
 from clspmv.bench import suites
-from clspmv.stats import stats
+from clspmv.row_stats import stats
 
 
 def assert_canonical(A: sp.csr_matrix) -> None:

@@ -1,8 +1,9 @@
-"""The COO tail of long rows (``clspmv/formats/long_rows.py``) of the six row-per-work-item
-formats: split forced (a small ``long_rows``) and by default, forward (beta = 0 on a NaN y, and
-beta != 0), transposed, several right-hand sides, row blocks and column maps, to_scipy, the
-parameter's checks, the memory count and the time model's view, against scipy under the per-row
-bound of ``oracle.py``."""
+"""The long rows of the six row-per-work-item formats: the COO tail of ``sell`` and ``pjds``
+(``clspmv/formats/long_rows.py``) and the chunks over the shared arrays of the four CSR kernels
+(``clspmv/formats/csr_chunks.py``): split forced (a small ``long_rows``) and by default,
+forward (beta = 0 on a NaN y, and beta != 0), transposed, several right-hand sides, row blocks
+and column maps, to_scipy, the parameter's checks, the memory count and the time model's view,
+against scipy under the per-row bound of ``oracle.py``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from calibration_fixture import fixture_data
 
 import clspmv
 from clspmv.formats import FORMAT_CLASSES, Layout, convert
+from clspmv.formats.csr_chunks import LongRowChunks
 from clspmv.formats.long_rows import (
     MIN_LONG_ROW,
     TAIL_WORK_GROUP,
@@ -28,7 +30,9 @@ from clspmv.precision import resolve
 
 from oracle import assert_matches, oracle_matrix, products_match
 
-SPLIT = ["csr-scalar", "csr-vector", "csr-aligned", "csr-blocks", "sell", "pjds"]
+CHUNKED = ["csr-scalar", "csr-vector", "csr-aligned", "csr-blocks"]
+"""The CSR kernels, whose long rows are summed by chunks over their own arrays."""
+SPLIT = [*CHUNKED, "sell", "pjds"]
 FORCED = 8
 """A ``long_rows`` small enough to split the test matrices' long rows."""
 
@@ -78,7 +82,8 @@ def skip_without_atomics(device, dtype) -> None:
 
 def test_the_six_formats_split() -> None:
     assert sorted(SPLIT_FORMATS) == sorted(SPLIT)
-    assert all(issubclass(FORMAT_CLASSES[f], LongRowSplit) for f in SPLIT)
+    assert all(issubclass(FORMAT_CLASSES[f], LongRowChunks) for f in CHUNKED)
+    assert all(issubclass(FORMAT_CLASSES[f], LongRowSplit) for f in SPLIT if f not in CHUNKED)
 
 
 @pytest.mark.parametrize("split", list(SPLITS))
@@ -93,7 +98,9 @@ def test_forward_transpose_and_readback(fmt: str, name: str, split: str, dtype, 
     else:
         assert limit == long_row_limit(A.nnz, device.simd_width, device.compute_units,
                                        fmt != "csr-blocks")
-    assert M._fmt.tail_nnz == expected_tail(A, limit)
+    # csr-aligned's kernel sees rows padded to 16: the limit rounded up to a multiple of 16
+    kernel_limit = -(-limit // 16) * 16 if fmt == "csr-aligned" else limit
+    assert M._fmt.tail_nnz == expected_tail(A, kernel_limit)
     if name in ("long-row", "arrow", "one-row") and split == "forced":
         assert M._fmt.tail_nnz >= A.shape[1] - 1  # the long row is in the tail
     ref = oracle_matrix(fmt, A, dtype)
@@ -117,7 +124,8 @@ def test_forward_transpose_and_readback(fmt: str, name: str, split: str, dtype, 
 def test_several_right_hand_sides(fmt: str, name: str, split: str, dtype, device) -> None:
     A = MATRICES[name]()
     M = upload(A, fmt, device, dtype, split)
-    assert M._fmt.has_matmat == (M._fmt.tail_nnz == 0)  # a tail: one product per column
+    # a COO tail: one product per column; the CSR kernels' A X takes the long rows too
+    assert M._fmt.has_matmat == (fmt in CHUNKED or M._fmt.tail_nnz == 0)
     rng = np.random.default_rng(5)
     X = rng.uniform(-1, 1, (A.shape[1], 3)).astype(dtype)
     Y0 = rng.uniform(-1, 1, (A.shape[0], 3)).astype(dtype)
@@ -186,14 +194,16 @@ def test_copies_split_alike(fmt: str, device) -> None:
 
 
 @pytest.mark.parametrize("fmt", ["csr-scalar", "csr-vector"])
-def test_memory_counts_the_tail(fmt: str, device) -> None:
+def test_memory_counts_the_long_rows(fmt: str, device) -> None:
     A = arrow(3000)
     off = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, long_rows=0)
     on = upload(A, fmt, device, np.float64, "forced")
-    tail = on._fmt.tail_nnz
-    assert tail == 3000  # row 0; the others hold 2 entries
-    carries = sum(on._fmt.tail_part.carry_buffers(on._fmt)) * (4 + 8)
-    assert on.nbytes - off.nbytes == 4 * tail + carries  # the tail's row indices and carries
+    assert on._fmt.tail_nnz == 3000  # row 0; the others hold 2 entries
+    chunks = on.params["long_chunks"]
+    assert chunks == -(-3000 // on.params["long_cap"])
+    # the long row's number and chunk pointers, each chunk's two ends and its float64 sum; the
+    # entries themselves stay in the CSR arrays, counted once
+    assert on.nbytes - off.nbytes == 4 + 2 * 4 + chunks * (2 * 4 + 8)
 
 
 def test_off_keeps_every_row(device) -> None:
@@ -243,7 +253,8 @@ def test_default_leaves_rows_below_the_limit(device) -> None:
 
 def test_model_counts_main_part_and_tail() -> None:
     """The arrow matrix on an H200-like device: the split formats' main part has its longest
-    row capped, the tail holds the full row, and the predicted time adds coo's on the tail."""
+    row capped, the tail holds the full row, and the predicted time adds the tail format's on
+    the tail: csr-adaptive's (its chunks) for the CSR kernels, coo's for sell and pjds."""
     A = arrow(200_000)
     plain = features(A, 32)
     f = features(A, 32, compute_units=132)
@@ -259,13 +270,14 @@ def test_model_counts_main_part_and_tail() -> None:
     tail = tail_part("pjds", f)
     assert tail.entries == 200_000 and tail.rows == 1
     assert main_part("pjds", f).slots_of("pjds") < f.slots_of("pjds")
-    names = (*SPLIT, "coo")
+    names = (*SPLIT, "coo", "csr-adaptive")
     cal = Calibration.from_json(fixture_data(), ())  # the 2-core CPU's
     after = predict_features(f, cal, formats=names)
     for fmt in SPLIT:
+        tail_format = "csr-adaptive" if fmt.startswith("csr-") else "coo"
         expected = (cal.kernel_time(fmt, main_part(fmt, f))
-                    + cal.kernel_time("coo", tail_part(fmt, f)))
-        assert after[fmt].kernel_s == pytest.approx(expected)
+                    + cal.kernel_time(tail_format, tail_part(fmt, f)))
+        assert after[fmt].kernel_s == pytest.approx(expected), fmt
     # a GPU's: 56 ns per entry of a row one work-item walks (the H200's, LONG_ROW_SPREAD)
     gpu = quick_default("gpu", "", "", "gpu", names)
     for fmt in SPLIT:
@@ -277,12 +289,16 @@ def test_model_counts_main_part_and_tail() -> None:
 
 @pytest.mark.parametrize("fmt", ["csr-scalar", "sell"])
 def test_tail_runs_wide_groups_on_warp_devices(fmt: str, device) -> None:
-    """A layout of SIMD width 32 (GPUs) and groups of 32 (csr-scalar's there): the tail's
-    segmented reduction runs groups of TAIL_WORK_GROUP, staged, and still matches scipy."""
+    """A layout of SIMD width 32 (GPUs) and groups of 32 (csr-scalar's there): the long rows'
+    chunks (csr-scalar), or the tail's segmented reduction (sell, staged), run groups of
+    TAIL_WORK_GROUP, and still match scipy."""
     A = arrow(5000)
     layout = Layout(32, 32, device.compute_units, device.local_memory)
     converted = convert(canonical_csr(A, np.float32), fmt, layout, resolve(None, np.float32),
                         long_rows=FORCED)
-    assert converted.params["tail_wg"] == TAIL_WORK_GROUP and converted.params["tail_staged"]
+    if fmt == "sell":
+        assert converted.params["tail_wg"] == TAIL_WORK_GROUP and converted.params["tail_staged"]
+    else:
+        assert converted.params["long_wg"] == TAIL_WORK_GROUP
     M = clspmv.DeviceMatrix.upload(converted, device)
     products_match(M, A, np.float32)

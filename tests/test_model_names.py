@@ -27,15 +27,6 @@ from clspmv.model.timemodel import Calibration
 from clspmv.report import selection
 
 
-@pytest.fixture
-def toy() -> Iterator[type[ToyCsr]]:
-    register(ToyCsr)
-    try:
-        yield ToyCsr
-    finally:
-        unregister(TOY)
-
-
 def test_the_probes_time_the_formats_they_timed_when_the_model_named_them() -> None:
     assert quick.probe_formats("cpu") == ("csr-scalar", "csr-blocks", "ellr")
     assert quick.probe_formats("gpu") == ("csr-scalar", "csr-vector", "ellr")

@@ -15,7 +15,7 @@ from clspmv.formats.sell import slice_padding
 from clspmv.matrix import canonical_csr
 from clspmv.model import sampling
 from clspmv.model.rowlengths import LengthHistogram, lane_padding
-from clspmv.stats import hyb_width
+from clspmv.row_stats import hyb_width
 
 features_mod = importlib.import_module("clspmv.model.features")
 

@@ -1,4 +1,4 @@
-"""Tests of clspmv.stats: the row-length statistics of Table I of the ELLPACK-R paper."""
+"""Tests of clspmv.row_stats: the row-length statistics of Table I of the ELLPACK-R paper."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from clspmv import io as mmio
-from clspmv.stats import MatrixStats, format_table, hyb_width, stats
+from clspmv.row_stats import MatrixStats, format_table, hyb_width, stats
 
 from shared_data import MATRICES
 

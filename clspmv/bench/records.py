@@ -41,7 +41,7 @@ import numpy as np
 from ..device import Device
 from ..errors import ClspmvError
 from ..formats.base import round_up
-from ..stats import MatrixStats
+from ..row_stats import MatrixStats
 
 STATUSES = ("ok", "skipped", "failed", "wrong", "absent")
 """``ok`` measured; ``skipped`` the format cannot run on this matrix or device (unsuitable, too

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from ..matrix import canonical_csr
 from ..precision import MIXED, Precision
-from ..stats import MatrixStats
+from ..row_stats import MatrixStats
 from .records import Record, min_bytes
 
 ERROR_FACTOR = 2.0

@@ -37,7 +37,7 @@ from ..formats import SINGLE_FORMATS
 from ..matrix import DeviceMatrix
 from ..model import select
 from ..precision import Precision
-from ..stats import stats
+from ..row_stats import stats
 from . import timing
 from .baseline import Baseline
 from .errors import NotApplicable, classify, first_lines

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -12,7 +11,7 @@ from ..precision import Precision
 from .base import Format, Layout
 from .coo import Coo
 from .costs import MissingCostHook, check_cost_hooks
-from .csr import CsrAligned, CsrScalar, CsrVector
+from .csr import CsrAligned, CsrScalar, CsrVector, on_shared_store
 from .csr_adaptive import CsrAdaptive
 from .csr_blocks import CsrBlocks
 from .csr_merge import CsrMerge
@@ -57,6 +56,9 @@ class FormatNames(Sequence[str]):
     def __repr__(self) -> str:
         return repr(self._names())
 
+
+FORMATS: Sequence[str] = FormatNames(lambda cls: True)
+"""Every registered format's name (``clspmv.FORMATS``): a live view of :data:`FORMAT_CLASSES`."""
 
 SINGLE_FORMATS: Sequence[str] = FormatNames(lambda cls: not issubclass(cls, Strips))
 """The formats that store a whole matrix one way (all but the composite ``strips``, whose blocks
@@ -108,11 +110,12 @@ def format_class(name: str) -> type[Format]:
 
 def parameter_names(format: str) -> tuple[str, ...]:
     """The parameters of a format (those its ``from_csr`` takes after the matrix and layout)."""
-    return tuple(inspect.signature(FORMAT_CLASSES[format].from_csr).parameters)[2:]
+    return FORMAT_CLASSES[format].parameter_names()
 
 
 def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precision,
-            column_map: object = None, owned: bool = False, **params: object) -> Format:
+            column_map: object = None, owned: bool = False, shared: Format | None = None,
+            **params: object) -> Format:
     """Lay out a canonical CSR matrix (:func:`clspmv.matrix.canonical_csr`, values of
     ``precision.value``) in ``format`` for a device of ``layout``, its kernels to sum in
     ``precision.accumulate``: numpy only, nothing touches a device. :meth:`Format.upload` (or
@@ -126,6 +129,11 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
     (:func:`clspmv.host_buffers.matrix_buffer`). By default the upload copies, so that a
     matrix whose arrays the caller changes later keeps the values it was uploaded with.
 
+    ``shared``: a CSR kernel of ``csr`` made with the same ``precision`` and ``owned`` (and no
+    column map), uploaded or not: a CSR-family ``format`` then reads its CSR arrays (only its own
+    metadata is built, and uploaded by :meth:`Format.upload`); ValueError where it cannot
+    (:func:`~clspmv.formats.csr.on_shared_store`).
+
     The format records ``params`` (:attr:`Format.requested`): converting again with them makes
     the same layout.
 
@@ -135,6 +143,18 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
     :class:`~clspmv.errors.IndexOverflowError` beyond 32-bit indices.
     """
     cls = format_class(format)
+    if shared is not None:
+        if shared.store is None:
+            raise ValueError(f"format {shared.name!r} stores no CSR arrays for format "
+                             f"{format!r} to share: convert without shared")
+        if column_map is not None:
+            raise ValueError("convert with shared takes no column_map: the shared CSR arrays "
+                             "keep the one they were made with")
+        fmt: Format = on_shared_store(cls, shared.store, layout, shared.name, **params)
+        fmt.requested = dict(params)
+        fmt.accumulate = precision.accumulate
+        fmt.owned_arrays = owned
+        return fmt
     names = parameter_names(format)
     unknown = sorted(set(params) - set(names))
     if unknown:
@@ -150,6 +170,6 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
     return fmt
 
 
-__all__ = ["FORMAT_CLASSES", "SINGLE_FORMATS", "Format", "FormatNames", "Layout",
+__all__ = ["FORMATS", "FORMAT_CLASSES", "SINGLE_FORMATS", "Format", "FormatNames", "Layout",
            "MissingCostHook", "convert", "format_class", "parameter_names", "register",
            "unregister"]

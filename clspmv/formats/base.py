@@ -37,8 +37,7 @@ import scipy.sparse as sp
 
 from .. import build
 from ..device import Device
-from ..errors import DeviceError, IndexOverflowError
-from ..host_buffers import matrix_buffer
+from ..errors import IndexOverflowError
 from .conversion import (
     MAX_PADDING_RATIO,
     PADDING_FLOOR,
@@ -55,6 +54,8 @@ from .conversion import (
     row_lengths,
 )
 from .costs import FormatCosts
+from .csr_store import CsrStore, check_sizes, device_buffers, read_back
+from .kernel_choice import KernelChoice
 from .kernels import (
     INDEX_DTYPE,
     INDEX_LIMIT,
@@ -79,7 +80,7 @@ __all__ = [
 Triplets = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-class Format(FormatCosts, ABC):
+class Format(FormatCosts, KernelChoice, ABC):
     """A sparse matrix in one storage format: host arrays, then device buffers, then launches;
     what it costs the time model says through the hooks of
     :class:`~clspmv.formats.costs.FormatCosts`."""
@@ -115,14 +116,43 @@ class Format(FormatCosts, ABC):
         self.buffers: dict[str, cl.Buffer] = {}
         self.device: Device | None = None
         self._lazy_kernels: dict[str, cl.Kernel] = {}
-        self.nbytes = int(sum(a.nbytes for a in arrays.values()))
-        self._specs = {key: (a.dtype, a.size) for key, a in arrays.items()}
+        self.own_nbytes = int(sum(a.nbytes for a in arrays.values()))
+        """Device bytes of the format's own arrays and buffers (its :attr:`store` aside)."""
+        self._own_specs = {key: (a.dtype, a.size) for key, a in arrays.items()}
+        self.store: CsrStore | None = None
+        """The CSR arrays this format shares with other CSR kernels of the matrix
+        (:mod:`~clspmv.formats.csr_store`), or None for a format holding only its own."""
         self.column_map: np.ndarray | None = None
         """Global column of each stored (compact) column, or None: see :meth:`set_column_map`."""
-        for key, a in arrays.items():
-            if a.size > INDEX_LIMIT - layout.simd_width * 32:
-                raise IndexOverflowError(f"{self.name}: array {key!r} has {a.size} elements, "
+        self.check_index_range({key: a.size for key, a in arrays.items()})
+
+    def check_index_range(self, sizes: dict[str, int]) -> None:
+        """IndexOverflowError for an array (of ``sizes``, elements by name) beyond the kernels'
+        32-bit indices."""
+        for key, size in sizes.items():
+            if size > INDEX_LIMIT - self.layout.simd_width * 32:
+                raise IndexOverflowError(f"{self.name}: array {key!r} has {size} elements, "
                                          "beyond the 32-bit index type of the kernels")
+
+    def add_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        """Store ``arrays`` with the format's own (after ``__init__``, before the upload)."""
+        assert self.host is not None
+        self.check_index_range({key: a.size for key, a in arrays.items()})
+        self.host.update(arrays)
+        self._own_specs.update({key: (a.dtype, a.size) for key, a in arrays.items()})
+        self.own_nbytes += int(sum(a.nbytes for a in arrays.values()))
+
+    @property
+    def _specs(self) -> dict[str, tuple[np.dtype, int]]:
+        """(dtype, size) of every array the format reads: its :attr:`store`'s and its own."""
+        return {**(self.store.specs if self.store is not None else {}), **self._own_specs}
+
+    @property
+    def nbytes(self) -> int:
+        """Device bytes of the format: its own arrays and its :attr:`store` (count several
+        formats of one matrix with :func:`~clspmv.formats.csr_store.total_nbytes`, which counts
+        a shared store once)."""
+        return self.own_nbytes + (self.store.nbytes if self.store is not None else 0)
 
     gpu_work_group: ClassVar[int | None] = None
     """Work-group size on GPUs when the caller names none (None: :data:`DEFAULT_WORK_GROUP`).
@@ -160,9 +190,12 @@ class Format(FormatCosts, ABC):
         if self.host is None:
             raise RuntimeError("set the column map before the upload")
         self.column_map = check_column_map(column_map, self.shape[1])
+        if self.store is not None:  # shared with the kernels switched to later
+            self.store.add("colmap", self.column_map)
+            return
         self.host["colmap"] = self.column_map
-        self._specs["colmap"] = (INDEX_DTYPE, self.column_map.size)
-        self.nbytes += self.column_map.nbytes
+        self._own_specs["colmap"] = (INDEX_DTYPE, self.column_map.size)
+        self.own_nbytes += self.column_map.nbytes
 
     # -- conversion (numpy only) ------------------------------------------------------------
     @classmethod
@@ -190,40 +223,22 @@ class Format(FormatCosts, ABC):
         values are ``dtype="mixed"``, which needs the device's fp64)."""
         if self.host is None:
             raise RuntimeError("format already uploaded")
-        for key, a in self.host.items():
-            if a.nbytes > device.max_allocation:
-                raise DeviceError(
-                    f"format {self.name!r} needs a buffer of {a.nbytes} bytes for {key!r}, above "
-                    f"the {device.max_allocation} bytes {device.name} allows in one allocation"
-                )
-        if self.nbytes > device.global_memory:
-            raise DeviceError(
-                f"format {self.name!r} needs {self.nbytes} bytes, more than the "
-                f"{device.global_memory} bytes of global memory of {device.name}"
-            )
+        arrays = dict(self.host)
+        if self.store is not None and self.store.host is not None:
+            arrays.update(self.store.host)
+        check_sizes(device, arrays, self.name, self.nbytes)
         self.compile(device)
-        for key, a in self.host.items():
-            try:
-                self.buffers[key] = matrix_buffer(device, a, self.owned_arrays)
-            except cl.Error as err:  # MemoryError, or LogicError for a size the driver refuses
-                self.buffers.clear()  # release what was uploaded already
-                raise DeviceError(
-                    f"the OpenCL driver of {device.name} refused a buffer of {a.nbytes} bytes "
-                    f"for {key!r} of format {self.name!r} ({self.nbytes} bytes in all): {err}; "
-                    "free device memory or choose a format that needs less"
-                ) from err
+        if self.store is not None:
+            self.store.upload(device, self.owned_arrays, self.name)
+        own = device_buffers(device, self.host, self.owned_arrays, self.name, self.nbytes)
+        self.buffers = {**(self.store.buffers if self.store is not None else {}), **own}
         self.host = None
 
     def download(self) -> dict[str, np.ndarray]:
         """Read the device buffers back into numpy arrays."""
         assert self.device is not None
-        out = {}
-        for key, (dtype, size) in self._specs.items():
-            a = np.empty(size, dtype)
-            if size:
-                cl.enqueue_copy(self.device.queue, a, self.buffers[key])
-            out[key] = a
-        return out
+        own = read_back(self.device, self._own_specs, self.buffers)
+        return {**self.store.download(), **own} if self.store is not None else own
 
     @abstractmethod
     def prepare_kernels(self) -> None:
@@ -346,51 +361,6 @@ class Format(FormatCosts, ABC):
         """Enqueue Y = alpha * A X + beta * Y for X of ``strides.k`` columns, on rows
         ``row0 .. row0 + m - 1`` of Y."""
         raise NotImplementedError(f"format {self.name!r} has no several-right-hand-sides kernel")
-
-    kernel_options: ClassVar[tuple[str, ...]] = ()
-    """Parameters that choose kernels only, not the stored arrays: :meth:`retuned` changes them
-    (and the work-group size) on the uploaded matrix. Empty: the format cannot be retuned."""
-
-    def check_params(self) -> None:
-        """Raise ValueError when :attr:`params` do not suit :attr:`layout` (called after
-        :meth:`retuned` changed them): here, more work-items per row than per work-group, or an
-        ``unroll`` not in :data:`UNROLL_FACTORS`."""
-        check_unroll(self.params.get("unroll", 1))
-        threads = self.params.get("threads_per_row", 1)
-        if threads > self.layout.work_group_size:
-            raise ValueError(f"format {self.name!r} shares each row among {threads} work-items: "
-                             f"the work-group size must be at least {threads}, got "
-                             f"{self.layout.work_group_size}")
-
-    def retuned(self, work_group_size: int | None = None, **options: int) -> Format:
-        """This matrix launched with another work-group size and/or other
-        :attr:`kernel_options`, sharing the device buffers (nothing is converted or copied).
-
-        Raises ValueError for a format without kernel options, a parameter that would change
-        the stored arrays, or values the format refuses.
-        """
-        if self.device is None:
-            raise RuntimeError("retune an uploaded format")
-        if not self.kernel_options:
-            raise ValueError(f"format {self.name!r} has no kernel options to retune; convert "
-                             "again with DeviceMatrix.from_scipy(..., work_group_size=...)")
-        fixed = sorted(set(options) - set(self.kernel_options))
-        if fixed:
-            raise ValueError(
-                f"format {self.name!r} cannot retune {', '.join(fixed)} (it changes the stored "
-                f"arrays, or is not a parameter of the format): convert again with "
-                f"DeviceMatrix.from_scipy; retunable: "
-                f"{', '.join(('work_group_size', *self.kernel_options))}")
-        new = object.__new__(type(self))  # copy.copy would pickle: buffers refuse that
-        new.__dict__.update(self.__dict__)
-        new.layout = Layout.for_device(self.device, work_group_size
-                                       or self.layout.work_group_size)
-        new.params = {**self.params, **options}
-        new.requested = {**self.requested, **options}
-        new._lazy_kernels = {}
-        new.check_params()
-        new.prepare_kernels()
-        return new
 
     def __getstate__(self) -> None:  # buffers cannot be pickled
         raise TypeError(f"{type(self).__name__} holds device buffers and cannot be pickled")

@@ -214,7 +214,7 @@ class CooPart:
                                                                   n * INDEX_DTYPE.itemsize)
             fmt.buffers[f"{self.prefix}carry_sum{k}"] = cl.Buffer(device.context, flags,
                                                                   n * fmt.accumulate.itemsize)
-            fmt.nbytes += n * (INDEX_DTYPE.itemsize + fmt.accumulate.itemsize)
+            fmt.own_nbytes += n * (INDEX_DTYPE.itemsize + fmt.accumulate.itemsize)
 
     def serial_group(self, fmt: Format) -> int:
         """Work-group size of the serial kernel: :data:`SERIAL_WORK_GROUP`, or the part's if

@@ -50,30 +50,6 @@ calibration's matrices and the x-cache probe (:mod:`clspmv.model.probes`; exactl
 one format, taking ``row_major``), ``"quick cpu"`` and ``"quick gpu"`` the quick calibration's
 probes per device class (:mod:`clspmv.model.quick`)."""
 
-PROBED_IN: dict[str, tuple[str, ...]] = {
-    "csr-scalar": ("reference", "quick cpu", "quick gpu"),
-    "csr-vector": ("quick gpu",),
-    "csr-blocks": ("quick cpu",),
-    "ellr": ("ell order", "quick cpu", "quick gpu"),
-}
-"""The probes of :data:`PROBES` that time each of the library's formats by name: the default of
-:attr:`FormatCosts.probed_in` (a class may set its own; why each format, in the probes' modules).
-By name rather than inherited, so that a subclass registered under another name is no probe's
-format unless it says so."""
-
-
-class _ByName:
-    """A class attribute whose default is the entry of ``table`` under the class's
-    :attr:`~FormatCosts.name` (``default`` where it has none); a class setting the attribute
-    overrides it."""
-
-    def __init__(self, table: dict[str, tuple[str, ...]], default: tuple[str, ...]) -> None:
-        self.table, self.default = table, default
-
-    def __get__(self, obj: object, owner: type) -> tuple[str, ...]:
-        return self.table.get(getattr(owner, "name", ""), self.default)
-
-
 NEEDED = {"matrix_bytes": "the bytes of the matrix its product reads",
           "slots": "the slots it stores, padding included",
           "padded_bytes": "the bytes its padding check weighs"}
@@ -176,9 +152,15 @@ class FormatCosts:
     """Whether neighbouring rows share SIMD lanes (``lockstep`` of
     :func:`~clspmv.formats.long_rows.long_row_limit`)."""
 
-    probed_in: ClassVar[tuple[str, ...]] = _ByName(PROBED_IN, ())  # type: ignore[assignment]
-    """The calibration probes of :data:`PROBES` that time this format: by default its entry in
-    :data:`PROBED_IN` (none for a format not there)."""
+    probed_in: ClassVar[tuple[str, ...]] = ()
+    """The calibration probes of :data:`PROBES` that time this format. Not inherited: a class
+    declares its own or has none (:meth:`__init_subclass__`), so that a format derived from a
+    probed one under another name is no probe's format unless it says so."""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "probed_in" not in vars(cls):
+            cls.probed_in = ()
 
     @classmethod
     def follows_ell_order(cls) -> bool:
@@ -272,5 +254,5 @@ def csr_bytes_read(f: Features, slots: int) -> int:
     return slots * slot_bytes(f) + (f.rows + 1) * 4
 
 
-__all__ = ["CONVERSION_KINDS", "PROBED_IN", "PROBES", "FormatCosts", "MissingCostHook", "RowShape",
+__all__ = ["CONVERSION_KINDS", "PROBES", "FormatCosts", "MissingCostHook", "RowShape",
            "check_cost_hooks", "csr_bytes_read", "missing", "padded_row_count", "slot_bytes"]

@@ -27,9 +27,10 @@ they keep it within ``CAP`` entries and ``CAP`` rows (so blocks are nearly full 
 row lengths, and a row of up to ``CAP`` entries shares its block with its neighbours); a row
 longer than ``CAP`` ends the block before it and is cut into chunks. On GPUs the blocks' loads
 start at multiples of :data:`ALIGN_ENTRIES` entries, and a block's room is ``CAP`` less its
-first entry's offset from the multiple before it. The end of the block
-starting at each row is found for all rows at once (``searchsorted``); only the walk from block
-to block is a loop, one step per block.
+first entry's offset from the multiple before it. The blocks are found by a walk, one step
+(a binary search for the block's end) per block: :func:`block_starts`. Long rows are cut into
+chunks by :func:`~clspmv.formats.csr_chunks.row_chunks`, which the other CSR kernels' long rows
+share (:mod:`~clspmv.formats.csr_chunks`).
 
 ``split_rows=True`` cuts the entries into tiles of ``CAP`` instead, rows and all
 (:mod:`.adaptive_split`): every tile full, the rows crossing a tile's ends summed in pieces and
@@ -49,53 +50,34 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyopencl as cl
-import scipy.sparse as sp
 
 from ..device import Device
 from .adaptive_split import split_partition
 from .base import INDEX_DTYPE, Layout, scalar
 from .checks import check_int
 from .conversion import check_flag
-from .csr import VECTOR_WIDTHS, CsrFamily, csr_arrays, mean_row_threads, threads_for_mean_length
+from .csr import VECTOR_WIDTHS, CsrFamily, mean_row_threads, threads_for_mean_length
+from .csr_chunks import (  # the block geometry, shared with the chunks of long rows
+    ALIGN_ENTRIES,
+    MAX_LOAD_BYTES,
+    MIN_ALIGNED_BLOCK,
+    SUM_BYTES,
+    LongRowChunks,
+    align_of,
+    interleave,
+    max_block_entries,
+    row_chunks,
+)
+from .csr_store import CsrStore
 
 if TYPE_CHECKING:
     from ..model.features import Features
-
-MAX_LOAD_BYTES = 128
-"""Bytes of entries (value and 32-bit column index) one work-item holds in registers while its
-loads are in flight: 8 entries in float64, 16 in float32. On the H200, 16 float64 entries a
-work-item (2048 per group of 128, or 4096 per group of 256) ran at half the speed of 8 (register
-pressure), while 16 float32 entries beat 8 on dense-row matrices. The ``adaptive`` experiment
-of ``clspmv bench --sweep`` measures this budget against half of it (``block_entries`` at
-:func:`max_block_entries` and at half of that, at every work-group size); larger budgets are
-beyond what :meth:`CsrAdaptive.from_csr` accepts."""
 
 GPU_WORK_GROUP = 128
 """Work-group size of csr-adaptive on GPUs: on the H200, groups of 128 beat 256 by 5-10 % on
 power-law matrices and matched it elsewhere; 512 was 10-30 % slower. The ``adaptive``
 experiment of ``clspmv bench --sweep`` reproduces the comparison (work-groups of 32 to 512, each
 at two block sizes; its findings give the best configuration against these defaults)."""
-
-
-ALIGN_ENTRIES = 32
-"""On devices running work-items in lockstep (GPUs), with blocks of at least
-:data:`MIN_ALIGNED_BLOCK` entries, a row block is loaded from the multiple of 32 entries at or
-before its first entry (the entries before it are loaded too, their products never read; the
-partition keeps them within the block's ``CAP``) and a long row's chunks after its first start
-at such multiples, so that each warp's loads of column indices and values start on a 128-byte
-line. Greedy blocks start wherever the rows do, and an unaligned warp load touches one line
-more. On the H200 (``reports/2026-11-27-h200-long-short``, aligned against unaligned, same
-kernel, 30 alternating rounds): over the irregular and anchors suites, the matrices this was
-found on, 0.968x the time in float64 (0.951-0.993) and 0.963x in float32 (0.939-1.001); over the
-heldout and offsuite suites, 24 matrices it was not found on, 0.983x (0.950-1.031) and 0.990x
-(0.929-1.045; the few slower ones products of 6-30 us); on an H100, 14 of these matrices, 0.968x
-(0.948-1.006) and 0.964x (0.930-0.995). Masking the entries before the block instead of loading
-them into unread places took the float32 kernel from 32 to 56 registers and made it up to 12 %
-slower."""
-
-MIN_ALIGNED_BLOCK = 8 * ALIGN_ENTRIES
-"""Smaller blocks (``block_entries``) are not aligned: the offsets would take too much of them
-(up to ``ALIGN_ENTRIES - 1`` entries of each block's room)."""
 
 
 PRELOAD_PASSES = 4
@@ -121,25 +103,6 @@ four in flight. On the H200 (``reports/2026-11-27-h200-long-short/sums.jsonl``, 
 it was not, 0.985x (0.913-1.036) and 0.959x (0.797-1.024); two sums or eight were slower than
 four. On the 2-core Zen 5 (cpu suite): 0.927x float64 and 0.973x float32 with PoCL 3.1, 0.940x
 and 0.986x with PoCL 3.0."""
-
-
-SUM_BYTES = 8
-"""Bytes of one product in local memory, for the budget: the sums' type, float64 in float64 and in
-``dtype="mixed"`` (whose precision is chosen at upload, after the layout)."""
-
-
-def max_block_entries(layout: Layout, itemsize: int) -> int:
-    """The largest ``CAP``: ``m * WG`` entries, m the largest power of two whose ``m`` entries of
-    ``itemsize``-byte values fit :data:`MAX_LOAD_BYTES`, halved while the products and the ``WG``
-    reduction values (:data:`SUM_BYTES` each) would take more than half the local memory
-    (m >= 1)."""
-    wg = layout.work_group_size
-    m = 1
-    while 2 * m * (itemsize + INDEX_DTYPE.itemsize) <= MAX_LOAD_BYTES:
-        m *= 2
-    while m > 1 and (m + 1) * wg * SUM_BYTES > layout.local_memory // 2:
-        m //= 2
-    return m * wg
 
 
 LANE_STEP_COST = 2
@@ -175,23 +138,31 @@ def block_lanes(lengths: np.ndarray, first: np.ndarray, end: np.ndarray, wg: int
     nb = counts.size
     if nb == 0 or not lockstep:
         return np.ones(nb, np.int64)
-    block_of_row = np.repeat(np.arange(nb, dtype=np.int64), counts)
-    index = np.arange(block_of_row.size, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
-                                                                    counts)
-    row_len = lengths[np.repeat(first, counts) + index]
+    if wg & (wg - 1):
+        raise ValueError(f"work-group size must be a power of two, got {wg}")
+    # passes of k = wg / lanes rows, from k = 1 (lanes = wg) up: the longest row of each pass of
+    # 2k rows is the larger of its two passes of k (each block's passes start at its first row),
+    # so every candidate costs half the one before (about two passes over the rows in all, not
+    # one per candidate: 9 on GPUs)
+    pass_block = np.repeat(np.arange(nb, dtype=np.int64), counts)
+    pass_index = np.arange(pass_block.size, dtype=np.int64) - np.repeat(
+        np.cumsum(counts) - counts, counts)
+    longest = lengths[np.repeat(first, counts) + pass_index]
     best_cost = np.full(nb, np.inf)
     best = np.ones(nb, np.int64)
-    lanes, steps = 1, 0
-    while lanes <= wg:
-        # a pass starts at every (wg / lanes)-th row of a block (its first row included)
-        starts = np.flatnonzero(index % (wg // lanes) == 0)
-        longest = np.maximum.reduceat(row_len, starts) if starts.size else row_len[:0]
-        cost = -(-longest // lanes) + LANE_STEP_COST * steps + PASS_COST
-        total = np.bincount(block_of_row[starts], weights=cost, minlength=nb)
-        better = total < best_cost
+    k = 1
+    while True:
+        lanes = wg // k
+        cost = -(-longest // lanes) + LANE_STEP_COST * (lanes.bit_length() - 1) + PASS_COST
+        total = np.bincount(pass_block, weights=cost, minlength=nb)
+        better = total <= best_cost  # ties to the fewer lanes, as k grows
         best_cost[better], best[better] = total[better], lanes
-        lanes, steps = 2 * lanes, steps + 1
-    return best
+        if k == wg:
+            return best
+        starts = np.flatnonzero((pass_index & 1) == 0)
+        longest = np.maximum.reduceat(longest, starts)
+        pass_block, pass_index = pass_block[starts], pass_index[starts] >> 1
+        k *= 2
 
 
 def block_starts(row_ptr: np.ndarray, cap: int, align: int = 1) -> np.ndarray:
@@ -206,19 +177,20 @@ def block_starts(row_ptr: np.ndarray, cap: int, align: int = 1) -> np.ndarray:
     block of its own: 40-45 % full on power-law matrices) by 1-9 % in float64 (27-point
     stencil 9 %, R-MAT 1.4-3.5 %) and were within 1.7 % in float32, where they lost most."""
     n = row_ptr.size - 1
-    rows = np.arange(n, dtype=np.int64)
-    # the end of the block starting at each row: the last row end within its room (cap entries
+    # a walk, one step per block: where a block starts depends on where the previous one ended.
+    # The end of the block starting at row r: the last row end within its room (cap entries
     # less the start's offset from the multiple of align before it), at least one row (a long
-    # row alone), at most cap rows
-    ends = np.searchsorted(row_ptr, row_ptr[:-1] + cap - row_ptr[:-1] % align, "right") - 1
-    ends = np.minimum(np.maximum(ends, rows + 1), rows + cap)
-    # a loop, one step per block (about entries / cap steps): which rows start blocks depends on
-    # where the previous block ended, which numpy cannot vectorise
+    # row alone), at most cap rows. It is searched for at the blocks' starts only (one binary
+    # search each, about (entries + rows) / cap of them), not at every row: on a 2.6 M-row
+    # stencil the search at every row took 0.1 s, the walk 0.01 s.
+    search = np.asarray(row_ptr, np.int64).searchsorted
     starts = []
     r = 0
     while r < n:
         starts.append(r)
-        r = int(ends[r])
+        first = int(row_ptr[r])
+        end = int(search(first + cap - first % align, "right")) - 1
+        r = min(max(end, r + 1), r + cap)
     starts.append(n)
     return np.asarray(starts, np.int64)
 
@@ -248,34 +220,14 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True, ali
     skew = row_ptr[first] % align
     short = lengths[first] + skew <= cap
     long_rows = first[~short]
-    # a long row's chunks: steps of cap (rounded down to a multiple of align) from the multiple
-    # of align before the row, the first chunk as full as its offset allows, the others aligned
-    step = cap - cap % align
-    base = row_ptr[long_rows] - skew[~short]
-    counts = -(-(lengths[long_rows] + skew[~short]) // step)
-    long_ptr = np.zeros(long_rows.size + 1, np.int64)
-    np.cumsum(counts, out=long_ptr[1:])
-    chunk_rows = np.repeat(long_rows, counts)
-    chunk_base = np.repeat(base, counts) + step * (
-        np.arange(chunk_rows.size, dtype=np.int64) - np.repeat(long_ptr[:-1], counts))
-    chunk_start = np.maximum(chunk_base, row_ptr[chunk_rows])
-    chunk_end = np.minimum(chunk_base + step, row_ptr[chunk_rows + 1])
+    chunk_start, chunk_end, long_ptr = row_chunks(row_ptr[long_rows], row_ptr[long_rows + 1],
+                                                  cap, align)
     first, end = first[short], end[short]
-
-    def interleave(*arrays: np.ndarray) -> np.ndarray:
-        return np.stack(arrays, axis=1).ravel().astype(INDEX_DTYPE)
-
     return {"blocks": interleave(first, end, row_ptr[first], row_ptr[end]),
             "block_lanes": block_lanes(lengths, first, end, wg, lockstep).astype(INDEX_DTYPE),
             "chunks": interleave(chunk_start, chunk_end),
             "long_rows": long_rows.astype(INDEX_DTYPE),
             "long_ptr": long_ptr.astype(INDEX_DTYPE)}
-
-
-def align_of(layout: Layout, cap: int) -> int:
-    """The alignment of the blocks' loads (:data:`ALIGN_ENTRIES`; 1 for none) on ``layout``
-    with blocks of ``cap`` entries."""
-    return ALIGN_ENTRIES if layout.lockstep and cap >= MIN_ALIGNED_BLOCK else 1
 
 
 class CsrAdaptive(CsrFamily):
@@ -315,12 +267,12 @@ class CsrAdaptive(CsrFamily):
             * layout.work_group_size
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, block_entries: int | None = None,
-                 split_rows: bool | None = None) -> CsrAdaptive:
+    def from_store(cls, store: CsrStore, layout: Layout, block_entries: int | None = None,
+                   split_rows: bool | None = None) -> CsrAdaptive:
         """``split_rows``: tiles of ``block_entries`` entries whatever the rows
         (:mod:`.adaptive_split`) instead of greedy blocks of whole rows; True or False, or None
         for off."""
-        limit = max_block_entries(layout, csr.dtype.itemsize)
+        limit = max_block_entries(layout, store.dtype.itemsize)
         cap = limit if block_entries is None else check_int("block_entries", block_entries)
         if not 2 <= cap <= limit:
             raise ValueError(
@@ -329,9 +281,8 @@ class CsrAdaptive(CsrFamily):
                 f"{layout.work_group_size}), got {block_entries}")
         split = check_flag("split_rows", split_rows, False)
         align = 1 if split else align_of(layout, cap)  # tiles start at multiples of cap
-        arrays = csr_arrays(csr)
         if split:
-            parts = split_partition(csr.indptr, cap)
+            parts = split_partition(store.row_ptr, cap)
             counts = parts.pop("block_counts")
             firsts = np.cumsum(counts) - counts
             parts["block_lanes"] = block_lanes(parts.pop("clipped"), firsts, firsts + counts,
@@ -342,15 +293,14 @@ class CsrAdaptive(CsrFamily):
                          "chunks": parts["chunks"].size // 3,
                          "split": parts["split_rows"].size}
         else:
-            parts = partition(csr.indptr, cap, layout.work_group_size, layout.lockstep, align)
+            parts = partition(store.row_ptr, cap, layout.work_group_size, layout.lockstep, align)
             pieces = parts["chunks"].size // 2
             counts_of = {"blocks": parts["blocks"].size // 4, "chunks": pieces, "split": 0}
-        arrays.update(parts)
-        fmt = cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=mean_row_threads(csr),
-                  block_entries=cap, long_rows=parts["long_rows"].size, pieces=pieces,
-                  split_rows=int(split), align=align,
-                  **counts_of)
-        fmt.nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
+        fmt = cls.on_store(store, layout, parts,
+                           threads_per_row=mean_row_threads(store.nnz, store.shape[0]),
+                           block_entries=cap, long_rows=parts["long_rows"].size, pieces=pieces,
+                           split_rows=int(split), align=align, **counts_of)
+        fmt.own_nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
         return fmt
 
     def partial_bytes(self) -> int:
@@ -361,7 +311,7 @@ class CsrAdaptive(CsrFamily):
     def upload(self, device: Device) -> None:
         super().upload(device)
         # from_csr counted the partial sums in the value type; "mixed" sums them in float64
-        self.nbytes += max(1, self.params["pieces"]) * (self.accumulate.itemsize
+        self.own_nbytes += max(1, self.params["pieces"]) * (self.accumulate.itemsize
                                                          - self.dtype.itemsize)
         self.buffers["partial"] = cl.Buffer(device.context, cl.mem_flags.READ_WRITE,
                                             self.partial_bytes())
@@ -395,3 +345,10 @@ class CsrAdaptive(CsrFamily):
                                    scalar(p["split"]), b["split_rows"], b["split_ptr"],
                                    b["partial"], y, alpha, beta, row0=row0))
         return [e for e in events if e is not None]
+
+
+LongRowChunks.tail_format = CsrAdaptive
+
+__all__ = ["ALIGN_ENTRIES", "GPU_WORK_GROUP", "LANE_SUMS", "MAX_LOAD_BYTES", "MIN_ALIGNED_BLOCK",
+           "PRELOAD_PASSES", "SUM_BYTES", "CsrAdaptive", "align_of", "block_lanes", "block_starts",
+           "max_block_entries", "partition"]

@@ -9,8 +9,9 @@ per compute unit (fewer for small matrices: at least :data:`MIN_BLOCK_ENTRIES` e
 so that PoCL's dynamic scheduling of work-groups evens out the cores while each work-group
 amortises its start. A block is at most its share of
 the entries plus one row: a row is never split, so a single row holding most entries would be one
-block's work; rows longer than ``long_rows`` go to a COO tail instead
-(:mod:`~clspmv.formats.long_rows`), and the blocks are balanced over the rest.
+block's work; rows longer than ``long_rows`` (:mod:`~clspmv.formats.long_rows`) are skipped by
+the blocks and summed in chunks (:mod:`~clspmv.formats.csr_chunks`), and the blocks are balanced
+over the rest.
 
 The transpose (A^T x) and several-right-hand-sides (A X) products run ``csr-scalar``'s kernels of
 ``csr.cl`` on the same CSR arrays (one work-item per row): they are inherited from the CSR
@@ -21,12 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyopencl as cl
-import scipy.sparse as sp
 
 from .base import INDEX_DTYPE, Layout, check_unroll, scalar
 from .checks import check_int
-from .csr import CsrFamily, csr_arrays
-from .long_rows import AUTO, LongRowSplit, split_long_rows
+from .csr import CsrRows
+from .csr_store import CsrStore
+from .long_rows import AUTO
 
 BLOCKS_PER_UNIT = 16
 """Blocks per compute unit: enough for dynamic scheduling to balance the cores."""
@@ -64,39 +65,45 @@ def row_blocks(row_ptr: np.ndarray, blocks: int) -> np.ndarray:
     return np.concatenate(([0], inner, [rows][:blocks])).astype(INDEX_DTYPE)
 
 
-class CsrBlocks(LongRowSplit, CsrFamily):
+class CsrBlocks(CsrRows):
     """CSR walked in row blocks balanced by entries, one work-item per block (for CPUs); rows
-    beyond ``long_rows`` in a COO tail (:mod:`~clspmv.formats.long_rows`)."""
+    beyond ``long_rows`` summed in chunks (:mod:`~clspmv.formats.csr_chunks`)."""
 
     name = "csr-blocks"
+    probed_in = ("quick cpu",)  # the usual fastest CSR kernel on CPUs
     lockstep_rows = False  # work-groups of 1: on CPUs a long row matters beyond nnz / cores
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, blocks: int | None = None,
-                 unroll: int | None = None, long_rows: int | str | None = AUTO) -> CsrBlocks:
-        csr, tail = split_long_rows(csr, layout, long_rows, cls.lockstep_rows)
-        rows = csr.shape[0]
-        if unroll is None:
-            unroll = DEFAULT_UNROLL
-        if blocks is None:
-            blocks = block_count(rows, csr.nnz, layout.compute_units)
-        elif check_int("blocks", blocks) < 1:
+    def from_store(cls, store: CsrStore, layout: Layout, blocks: int | None = None,
+                   unroll: int | None = None, long_rows: int | str | None = AUTO) -> CsrBlocks:
+        rows = store.shape[0]
+        if blocks is not None and check_int("blocks", blocks) < 1:
             raise ValueError(f"blocks must be at least 1, got {blocks}")
-        unroll = check_unroll(unroll)
+        unroll = check_unroll(DEFAULT_UNROLL if unroll is None else unroll)
+        fmt = cls.on_store(store, layout, {}, threads_per_row=1, unroll=unroll)
+        fmt.attach_long_rows(store, long_rows)
+        row_ptr = store.row_ptr
+        if fmt.params["long_count"]:  # the blocks balanced over the rows that are not long
+            lengths = store.lengths()
+            row_ptr = np.zeros(rows + 1, np.int64)
+            np.cumsum(np.where(lengths > fmt.params["long_rows"], 0, lengths), out=row_ptr[1:])
+        if blocks is None:
+            blocks = block_count(rows, int(row_ptr[-1]), layout.compute_units)
         blocks = min(blocks, rows)  # at most one block per row
-        arrays = csr_arrays(csr)
-        arrays["block_row"] = row_blocks(arrays["row_ptr"], blocks)
-        return cls(csr.shape, csr.dtype, layout, arrays, threads_per_row=1, blocks=blocks,
-                   unroll=unroll).attach_tail(tail)
+        fmt.params["blocks"] = blocks
+        fmt.add_arrays({"block_row": row_blocks(row_ptr, blocks)})
+        return fmt
 
     def prepare_kernels(self) -> None:
         self._kernel = self.kernel("csr_blocks.cl", "csr_blocks_spmv", wg=BLOCK_WORK_GROUP,
-                                   UNROLL=self.params["unroll"])
-        self.prepare_tail()
+                                   UNROLL=self.params["unroll"], **self.long_row_defines())
+        self.prepare_long_rows()
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         b = self.buffers
         blocks = self.params["blocks"]
         ev = self.run(queue, self._kernel, blocks, scalar(blocks), b["block_row"], b["row_ptr"],
-                      b["col"], b["val"], x, y, alpha, beta, wg=BLOCK_WORK_GROUP, row0=row0)
-        return [e for e in (ev,) if e is not None] + self.tail_product(queue, x, y, alpha, row0)
+                      b["col"], b["val"], x, y, alpha, beta, *self.long_row_args(),
+                      wg=BLOCK_WORK_GROUP, row0=row0)
+        return [e for e in (ev,) if e is not None] + self.long_row_product(queue, x, y, alpha,
+                                                                            beta, row0)

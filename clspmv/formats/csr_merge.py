@@ -35,7 +35,7 @@ Two kernels walk the shares (parameter ``staged``):
   loads in flight per work-item, as in csr-adaptive), each work-item then finds its own
   ``items`` steps by a binary search in local memory and walks them, and a segmented scan over
   the work-items' carries in local memory completes the rows that cross work-items. ``items``
-  defaults to what :data:`~clspmv.formats.csr_adaptive.MAX_LOAD_BYTES` of entries allows (8 in
+  defaults to what :data:`~clspmv.formats.csr_chunks.MAX_LOAD_BYTES` of entries allows (8 in
   float64, 16 in float32), halved while the tile would take more than half the local memory.
 * ``staged=False`` (CPUs): ``shares`` contiguous chunks of the path, one work-item (and one
   work-group) each, walked in plain sequential loops; by default as many as csr-blocks makes
@@ -59,15 +59,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyopencl as cl
-import scipy.sparse as sp
 
 from ..device import Device
 from .base import INDEX_DTYPE, Layout, scalar
 from .checks import check_int
 from .conversion import check_flag
-from .csr import CsrFamily, csr_arrays, mean_row_threads
-from .csr_adaptive import MAX_LOAD_BYTES, SUM_BYTES
+from .csr import CsrFamily, mean_row_threads
 from .csr_blocks import BLOCKS_PER_UNIT, MIN_BLOCK_ENTRIES
+from .csr_chunks import MAX_LOAD_BYTES, SUM_BYTES
+from .csr_store import CsrStore
 
 if TYPE_CHECKING:
     from ..model.features import Features
@@ -180,17 +180,17 @@ class CsrMerge(CsrFamily):
         return (f.rows + f.entries) / tile_items(layout, f.itemsize)
 
     @classmethod
-    def from_csr(cls, csr: sp.csr_matrix, layout: Layout, staged: bool | None = None,
-                 items: int | None = None, shares: int | None = None) -> CsrMerge:
+    def from_store(cls, store: CsrStore, layout: Layout, staged: bool | None = None,
+                   items: int | None = None, shares: int | None = None) -> CsrMerge:
         staged = check_flag("staged", staged, layout.lockstep)
-        rows, nnz = csr.shape[0], csr.nnz
+        rows, nnz = store.shape[0], store.nnz
         path = rows + nnz
         wg = layout.work_group_size
         if staged:
             if shares is not None:
                 raise ValueError("shares applies to staged=False only (the staged kernel's "
                                  "shares are tiles of work_group_size * items path steps)")
-            limit = tile_items(layout, csr.dtype.itemsize)
+            limit = tile_items(layout, store.dtype.itemsize)
             items = limit if items is None else check_int("items", items)
             if not 1 <= items <= limit:
                 raise ValueError(
@@ -210,22 +210,22 @@ class CsrMerge(CsrFamily):
             diagonals = np.arange(count + 1, dtype=np.int64) * path // count
         if path == 0:
             count, diagonals = 0, np.zeros(1, np.int64)
-        arrays = csr_arrays(csr)
-        path_row, path_entry = merge_path(csr.indptr, diagonals)
-        split, carry_first, head_share = split_rows(csr.indptr, path_row, path_entry)
+        path_row, path_entry = merge_path(store.row_ptr, diagonals)
+        split, carry_first, head_share = split_rows(store.row_ptr, path_row, path_entry)
         wide = head_share.astype(np.int64) - carry_first > FIXUP_SERIAL
         order = np.r_[np.flatnonzero(~wide), np.flatnonzero(wide)]  # the wide ones last
-        arrays.update(path_row=path_row.astype(INDEX_DTYPE),
+        arrays = dict(path_row=path_row.astype(INDEX_DTYPE),
                       path_entry=path_entry.astype(INDEX_DTYPE), split_row=split[order],
                       carry_first=carry_first[order], head_share=head_share[order])
         params: dict[str, int] = dict(
-            threads_per_row=min(mean_row_threads(csr), wg) if staged else 1, staged=int(staged),
+            threads_per_row=min(mean_row_threads(nnz, rows), wg) if staged else 1,
+            staged=int(staged),
             shares=count, split_rows=split.size, wide_rows=int(wide.sum()),
             fixup_lanes=fixup_lanes(carry_first[wide], head_share[wide], wg))
         if staged:
             params["items"] = items
-        fmt = cls(csr.shape, csr.dtype, layout, arrays, **params)
-        fmt.nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
+        fmt = cls.on_store(store, layout, arrays, **params)
+        fmt.own_nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
         return fmt
 
     def partial_bytes(self) -> int:
@@ -236,7 +236,7 @@ class CsrMerge(CsrFamily):
     def upload(self, device: Device) -> None:
         super().upload(device)
         # from_csr counted the partial sums in the value type; "mixed" sums them in float64
-        self.nbytes += max(1, 2 * self.params["shares"]) * (self.accumulate.itemsize
+        self.own_nbytes += max(1, 2 * self.params["shares"]) * (self.accumulate.itemsize
                                                              - self.dtype.itemsize)
         self.buffers["partial"] = cl.Buffer(device.context, cl.mem_flags.READ_WRITE,
                                             self.partial_bytes())

@@ -196,6 +196,7 @@ class EllR(EllFamily):
     """ELLPACK-R: ELLPACK plus each row's length, so every work-item stops at its own row's end."""
 
     name = "ellr"
+    probed_in = ("ell order", "quick cpu", "quick gpu")  # the padded layout, taking row_major
 
 
 class EllRT(EllFamily):

@@ -1,6 +1,6 @@
 """HYB: an ELL part of width K plus a COO part for the entries beyond K (``ellpack-r.txt``
 section 3). K is the largest width that at least one third of the rows reach
-(:func:`clspmv.stats.hyb_width`), so the ELL part holds at most three times the entries; on CPUs
+(:func:`clspmv.row_stats.hyb_width`), so the ELL part holds at most three times the entries; on CPUs
 three quarters in float64 (:func:`ell_share`). The
 ELL part is column-major, or row-major where ``ell`` would be (CPUs, K of at least the
 device's measured :attr:`~clspmv.formats.Layout.row_major_width`: on the 2-core Zen 4 the
@@ -22,7 +22,7 @@ import pyopencl as cl
 import scipy.sparse as sp
 
 from ..device import Device
-from ..stats import THIRD, hyb_width
+from ..row_stats import THIRD, hyb_width
 from .base import (
     INDEX_DTYPE,
     Format,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 
 def ell_share(lockstep: bool, itemsize: int) -> Fraction:
-    """The share of the rows that HYB's ELL width must reach (:func:`clspmv.stats.hyb_width`)
+    """The share of the rows that HYB's ELL width must reach (:func:`clspmv.row_stats.hyb_width`)
     for values of ``itemsize`` bytes: the paper's third where work-items run in ``lockstep``
     (:attr:`~clspmv.formats.layout.Layout.lockstep`: GPUs); elsewhere (CPUs) the bytes of an
     ELL slot over those of a COO entry, ``(itemsize + 4) / (itemsize + 8)`` (3/4 in float64):

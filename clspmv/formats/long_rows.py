@@ -4,15 +4,17 @@ A format that gives each row to one work-item (``csr-scalar``, ``csr-blocks``, `
 ``pjds``) or to one small group of them (``csr-vector``, ``csr-aligned``) waits, in the forward
 product, for its longest row: on the H200 a row of 4 M entries took 200-800 ms in these formats
 against 0.12 ms for the whole matrix in ``csr-merge`` (``reports/2026-11-23-h200-irregular``).
-:class:`LongRowSplit` takes the rows longer than a limit out of the format's own arrays (they
-become empty rows there, so its kernel writes ``beta * y`` on them) and stores their entries as
-row-sorted triplets, the *tail*, which the segmented reduction of
+The CSR kernels leave those rows to chunks over their own arrays
+(:mod:`~clspmv.formats.csr_chunks`); ``sell`` and ``pjds``, which store no CSR arrays, split
+them off: :class:`LongRowSplit` takes the rows longer than a limit out of the format's own arrays
+(they become empty rows there, so its kernel writes ``beta * y`` on them) and stores their
+entries as row-sorted triplets, the *tail*, which the segmented reduction of
 :class:`~clspmv.formats.coo.CooPart` (the COO part of ``hyb``, no atomics) adds to y afterwards
 with beta = 1, spreading them evenly over the device whatever their rows.
 
-The parameter ``long_rows`` of these formats: ``"auto"`` (default) for the limit of
-:func:`long_row_limit`, a positive int for that limit (rows with more entries go to the tail),
-``0`` or ``None`` for no tail. The formats store the limit they used (0: none) as
+The parameter ``long_rows`` of these six formats: ``"auto"`` (default) for the limit of
+:func:`long_row_limit`, a positive int for that limit (rows with more entries go to the tail, or
+the chunks), ``0`` or ``None`` for none. The formats store the limit they used (0: none) as
 ``params["long_rows"]``, so that converting again with their parameters splits alike.
 
 The transpose product adds the tail with the COO part's atomic transpose; several right-hand
@@ -157,11 +159,7 @@ class LongRowSplit(Format):
         # reports/2026-11-26-coo-items), and a matrix keeps its parameters through astype
         self.params.update(self.tail_part.params(nnz, layout, None, None, itemsize=8))
         if nnz:
-            assert self.host is not None
-            arrays = self.tail_part.arrays(tail.rows, tail.cols, tail.vals)
-            self.host.update(arrays)
-            self._specs.update({key: (a.dtype, a.size) for key, a in arrays.items()})
-            self.nbytes += int(sum(a.nbytes for a in arrays.values()))
+            self.add_arrays(self.tail_part.arrays(tail.rows, tail.cols, tail.vals))
             self.has_matmat = False  # the COO part has no several-right-hand-sides kernel
         return self
 

@@ -36,12 +36,22 @@ class RowKernels(Format):
             defines["UNROLL"] = self.params["unroll"]
         return defines
 
+    def forward_defines(self) -> dict[str, object]:
+        """Build definitions of the forward kernel: :meth:`defines`."""
+        return self.defines()
+
+    def forward_args(self) -> tuple[object, ...]:
+        """Arguments of the forward kernel after alpha and beta: none."""
+        return ()
+
     def prepare_kernels(self) -> None:
-        self._kernel = self.kernel(self.kernel_file, f"{self.family}_spmv", **self.defines())
+        self._kernel = self.kernel(self.kernel_file, f"{self.family}_spmv",
+                                   **self.forward_defines())
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         items, args = self.matrix_args()
-        ev = self.run(queue, self._kernel, items, *args, x, y, alpha, beta, row0=row0)
+        ev = self.run(queue, self._kernel, items, *args, x, y, alpha, beta,
+                      *self.forward_args(), row0=row0)
         return [ev] if ev else []
 
     def launch_t(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:

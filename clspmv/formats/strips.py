@@ -37,6 +37,7 @@ import scipy.sparse as sp
 from ..device import Device
 from .base import Format, Layout, Triplets, check_column_map
 from .checks import check_int
+from .csr_store import total_nbytes
 from .layout import check_work_group_size
 
 DEFAULT_PLAN_FORMAT = "csr-vector"
@@ -103,7 +104,7 @@ class Strips(Format):
         super().__init__(shape, dtype, layout, {}, blocks=[list(b) for b in plan],
                          strip_rows=strip_rows)
         self.requested = dict(self.params)  # the plan: all a conversion again needs
-        self.nbytes = sum(f.nbytes for _, _, f in blocks)
+        self.own_nbytes = total_nbytes(f for _, _, f in blocks)
         self.zeros_absent = any(f.zeros_absent for _, _, f in blocks)
         self.forward_atomics = any(f.forward_atomics for _, _, f in blocks)
         self.forward_roundings = max((f.forward_roundings for _, _, f in blocks), default=1)
@@ -178,7 +179,7 @@ class Strips(Format):
         self.column_map = check_column_map(column_map, self.shape[1])
         for _, _, fmt in self.blocks:
             fmt.set_column_map(self.column_map)
-        self.nbytes = sum(f.nbytes for _, _, f in self.blocks)
+        self.own_nbytes = total_nbytes(f for _, _, f in self.blocks)
 
     def to_coo(self, arrays: dict[str, np.ndarray]) -> Triplets:
         parts = [fmt.to_coo({key.split("/", 1)[1]: a for key, a in arrays.items()
@@ -204,7 +205,7 @@ class Strips(Format):
             fmt.upload(device)
         self.device = device
         self.host = None
-        self.nbytes = sum(f.nbytes for _, _, f in self.blocks)
+        self.own_nbytes = total_nbytes(f for _, _, f in self.blocks)
 
     def download(self) -> dict[str, np.ndarray]:
         """Every block's arrays, keyed ``"<block index>/<array>"``."""

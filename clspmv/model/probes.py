@@ -216,8 +216,8 @@ def probed_format(probe: str) -> str:
     if len(names) != 1:
         found = f"{len(names)} ({', '.join(names)})" if names else "none"
         raise ClspmvError(f"the {probe!r} probe times one format, and the registered formats "
-                          f"name {found} in their probed_in (clspmv.formats.costs.PROBED_IN): "
-                          "keep the probe in exactly one format's probed_in")
+                          f"name {found} in their probed_in: keep the probe in exactly one "
+                          "format class's probed_in")
     return names[0]
 
 

@@ -3,7 +3,7 @@ row lengths: the padding of pJDS (the rows sorted by length), HYB's width and ov
 rows aligned to a multiple, the longest row, the spread. One counting pass over the rows
 instead of a sort of them per statistic (on 1.5 M rows, 50 ms of features before, a few ms
 after); the answers are those of the sorts (:func:`clspmv.formats.sell.slice_padding`,
-:func:`clspmv.stats.hyb_width`)."""
+:func:`clspmv.row_stats.hyb_width`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..stats import THIRD, reach_share
+from ..row_stats import THIRD, reach_share
 
 
 class LengthHistogram:
@@ -69,7 +69,7 @@ class LengthHistogram:
         return int(heads.sum()) * c - self.entries
 
     def hyb_width(self, share: Fraction = THIRD) -> int:
-        """HYB's ELL width (:func:`clspmv.stats.hyb_width`): the largest k that at least
+        """HYB's ELL width (:func:`clspmv.row_stats.hyb_width`): the largest k that at least
         ``share`` of the rows reach (at_least is constant between occupied lengths)."""
         reached = self.values[reach_share(self.at_least, self.rows, share)]
         return int(reached[-1]) if reached.size else 0

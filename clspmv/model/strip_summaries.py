@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from ..formats.hyb import ell_share
 from ..formats.layout import LOCKSTEP_SIMD
-from ..stats import reach_share
+from ..row_stats import reach_share
 from .features import Features, features, padded_slots
 from .sampling import ROW_BLOCK, diagonal_rows, x_lines
 

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from ..device import Device
 from ..errors import DeviceError, UnsuitableFormatError
 from ..formats import Format, convert, format_class
+from ..formats.csr_store import total_nbytes
 from ..precision import Precision
 from .predict import Prediction
 from .probes import kernel_times, planned_rounds
@@ -100,6 +101,9 @@ class Trial:
     """The winner, converted and uploaded to the device (the caller's matrix)."""
     seconds: float
     """Wall seconds of the trial (conversions, uploads, products)."""
+    device_bytes: int
+    """Device bytes of the candidates uploaded side by side, the CSR arrays that the CSR
+    kernels share counted once (:func:`clspmv.formats.csr_store.total_nbytes`)."""
 
 
 def candidates(predictions: dict[str, Prediction], expected_products: int | None) -> list[str]:
@@ -155,17 +159,16 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[st
         owned: bool = False) -> Trial:
     """Convert ``csr`` (canonical, values of ``precision.value``; ``owned``: as
     :func:`clspmv.formats.convert`'s) to each of ``names`` in its device's default layout,
-    upload them all (a format refusing the matrix or not fitting the device beside the others
-    is left out), time y = A x in rounds and keep the fastest, or ``names[0]`` (the model's
+    upload them all (the CSR kernels on one upload of the CSR arrays, :func:`on_device`; a
+    format refusing the matrix or not fitting the device beside the others is left out), time
+    y = A x in rounds and keep the fastest, or ``names[0]`` (the model's
     choice) unless the fastest measured :data:`MARGIN` faster; ValueError when none is left.
     The others' device buffers are released on return."""
     start = time.perf_counter()
     uploaded: dict[str, Format] = {}
     for name in names:
         try:
-            fmt = convert(csr, name, format_class(name).layout_for(device), precision,
-                          owned=owned)
-            fmt.upload(device)
+            fmt = on_device(csr, device, precision, name, owned, list(uploaded.values()))
         except (UnsuitableFormatError, DeviceError, cl.MemoryError):
             continue  # it refuses the matrix (the sampled features let it pass) or has no room
         uploaded[name] = fmt
@@ -179,7 +182,28 @@ def run(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[st
     if names[0] in seconds and seconds[winner] * (1 + MARGIN) > seconds[names[0]]:
         winner = names[0]  # a near tie: the model's choice stands
     return Trial({n: s * 1e3 for n, s in seconds.items()}, winner, uploaded[winner],
-                 time.perf_counter() - start)
+                 time.perf_counter() - start, total_nbytes(uploaded.values()))
+
+
+def on_device(csr: sp.csr_matrix, device: Device, precision: Precision, name: str,
+              owned: bool, uploaded: list[Format]) -> Format:
+    """``name`` converted from ``csr`` in its default layout and uploaded to ``device``: on the
+    CSR arrays of one of ``uploaded`` where it can share them (the CSR kernels: only its own
+    metadata is built and uploaded, ``convert(..., shared=...)``), else on its own."""
+    layout = format_class(name).layout_for(device)
+    fmt = None
+    for other in uploaded:
+        if other.store is None:
+            continue
+        try:
+            fmt = convert(csr, name, layout, precision, owned=owned, shared=other)
+            break
+        except ValueError:  # arrays it cannot share (a padded csr-aligned's, or not CSR)
+            continue
+    if fmt is None:
+        fmt = convert(csr, name, layout, precision, owned=owned)
+    fmt.upload(device)
+    return fmt
 
 
 def attempt(csr: sp.csr_matrix, device: Device, precision: Precision, names: list[str],

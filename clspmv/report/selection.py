@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..formats import FormatNames
+from ..formats import FORMATS
 from .common import (
     Definitions,
     Rec,
@@ -31,10 +30,6 @@ from .common import (
     table,
     unique,
 )
-
-FORMATS: Sequence[str] = FormatNames(lambda cls: True)
-"""Every registered format, in the registry's order (the plot's order of its markers), read at
-each use: a format added by :func:`clspmv.formats.register` is among them."""
 
 OPERATION = "selection"
 PREFIX = f"{OPERATION}: "

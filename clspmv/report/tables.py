@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..bench.records import upgrade
-from ..stats import COLUMNS as TABLE_I_COLUMNS
-from ..stats import format_table
+from ..row_stats import COLUMNS as TABLE_I_COLUMNS
+from ..row_stats import format_table
 from .common import (
     DASH,
     Definitions,
