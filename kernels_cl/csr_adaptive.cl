@@ -12,6 +12,8 @@
  *          at once (default 1; formats/csr_adaptive.py's PRELOAD_PASSES on GPUs)
  *   LANE_SUMS  running sums of each work-item summing a row from local memory (default 1;
  *          formats/csr_adaptive.py's LANE_SUMS): that many local loads in flight at once
+ *   LANE_STEP_COST, PASS_COST  the lanes' cost model (formats/csr_adaptive.py's constants of
+ *          the same names): csr_adaptive_lanes exists where both are defined
  *
  * csr_adaptive_spmv runs n_blocks + n_chunks work-groups. Group g < n_blocks takes row block g
  * (rows blocks[4g] .. blocks[4g+1]-1, entries blocks[4g+2] .. blocks[4g+3]-1, at most CAP: the
@@ -258,5 +260,44 @@ void csr_adaptive_combine_short(BLOCK_ARGS const INDEX_T n_split,
     for (INDEX_T p = split_ptr[l]; p < end; ++p)
         sum += partial[p];
     STORE_Y(y, split_rows[l], sum);
+}
+#endif
+
+/* The work-items per row of each row block (block_lanes[b], the power of two L <= WG that
+ * minimises sum over its passes of ceil(longest row / L) + LANE_STEP_COST * log2 L + PASS_COST,
+ * a pass being WG / L consecutive rows of the block, ties to the fewer lanes: the cost model of
+ * formats/csr_adaptive.py's block_lanes, which defines LANE_STEP_COST and PASS_COST), one
+ * work-item per block, run once at the upload from the row pointers already on the device (the
+ * host's version walks every row: most of a conversion in GPU layouts). Not with SPLIT_ROWS;
+ * built where the format defines the cost model's constants (not for the chunks of csr_chunks). */
+#if defined(LANE_STEP_COST) && defined(PASS_COST)
+__kernel void csr_adaptive_lanes(BLOCK_ARGS const INDEX_T n_blocks,
+                                 __global const INDEX_T *restrict row_ptr,
+                                 __global const INDEX_T *restrict blocks,
+                                 __global INDEX_T *restrict block_lanes)
+{
+    const INDEX_T b = (INDEX_T)get_global_id(0);
+    if (b >= n_blocks)
+        return;
+    const INDEX_T first = blocks[BLOCK_VALUES * b], end = blocks[BLOCK_VALUES * b + 1];
+    ulong best_cost = ULONG_MAX;
+    INDEX_T best = 1;
+    ulong steps = 0;
+    for (INDEX_T lanes = 1; lanes <= WG; lanes *= 2, ++steps) {
+        const INDEX_T rows = WG / lanes;  /* a pass */
+        ulong cost = 0;
+        for (INDEX_T p = first; p < end; p += rows) {
+            const INDEX_T stop = min(p + rows, end);
+            INDEX_T longest = 0;
+            for (INDEX_T r = p; r < stop; ++r)
+                longest = max(longest, row_ptr[r + 1] - row_ptr[r]);
+            cost += (ulong)((longest + lanes - 1) / lanes) + LANE_STEP_COST * steps + PASS_COST;
+        }
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = lanes;
+        }
+    }
+    block_lanes[b] = best;
 }
 #endif

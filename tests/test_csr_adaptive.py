@@ -196,6 +196,37 @@ def test_lanes_of_a_lockstep_layout_on_this_device(dtype: np.dtype, device) -> N
     products_match(M, A, dtype)
 
 
+@pytest.mark.parametrize("wg", [32, 64, 256])
+def test_a_lockstep_layout_chooses_the_lanes_on_the_device(wg: int, device) -> None:
+    """In a GPU layout the conversion leaves the blocks' lanes out and the upload has the device
+    choose them (csr_adaptive_lanes): the same lanes as the host's cost model, block by block
+    (short rows, a few long ones, empty rows, rows longer than a block)."""
+    wide = dataclasses.replace(device, simd_width=32)
+    rng = np.random.default_rng(wg)
+    lengths = rng.integers(0, 6, 5000)
+    lengths[rng.choice(5000, 60, replace=False)] = rng.integers(20, 900, 60)
+    lengths[rng.choice(5000, 300, replace=False)] = 0
+    rows = np.repeat(np.arange(lengths.size), lengths)
+    A = sp.csr_matrix((rng.standard_normal(rows.size), (rows, rng.integers(0, 7000, rows.size))),
+                      shape=(5000, 7000))
+    A.sum_duplicates()
+    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=wide,
+                                       dtype=np.float64, work_group_size=wg, block_entries=128)
+    fmt = M._fmt
+    assert fmt.params["lanes_on_device"] == 1 and "block_lanes" not in fmt._own_specs
+    cap = fmt.params["block_entries"]
+    host = partition(A.indptr, cap, wg, lockstep=True, align=fmt.params["align"])
+    assert fmt.params["blocks"] == host["blocks"].size // 4 > 100
+    got = np.empty(fmt.params["blocks"], np.int32)
+    cl.enqueue_copy(wide.queue, got, fmt.buffers["block_lanes"])
+    assert np.array_equal(got, host["block_lanes"]), np.flatnonzero(got != host["block_lanes"])
+    assert got.max() > 1  # more than one lane per row somewhere
+    products_match(M, A, np.float64)
+    flat = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device,
+                                          dtype=np.float64)
+    assert flat._fmt.params["lanes_on_device"] == 0  # a CPU layout: one lane, on the host
+
+
 def test_partition_refuses_tiny_blocks() -> None:
     with pytest.raises(ValueError, match="block_entries must be at least 2, got 1"):
         partition(row_ptr_of([1, 2]), 1, 256)

@@ -190,6 +190,15 @@ def test_a_format_without_a_needed_hook_is_refused_naming_it() -> None:
     assert FORMAT_CLASSES["csr-scalar"].__name__ == "CsrScalar"
     with pytest.raises(TypeError, match="register takes a subclass of clspmv.formats.Format"):
         register(object)  # type: ignore[arg-type]
+    from clspmv.format_choice import CHOSEN
+    from clspmv.formats import RESERVED_NAMES
+
+    assert set(CHOSEN) == RESERVED_NAMES  # what format= chooses among, the selection's names
+    for reserved in sorted(RESERVED_NAMES):
+        with pytest.raises(ValueError, match=f"format name '{reserved}' is reserved: "
+                                             f"format='{reserved}' asks the selection to choose"):
+            register(type("Chooser", (ToyCsr,), {"name": reserved}))
+        assert reserved not in FORMAT_CLASSES
 
 
 def _string_constants(tree: ast.AST) -> Iterator[ast.Constant]:

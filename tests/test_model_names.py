@@ -110,11 +110,27 @@ def prior_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 
 def test_the_prior_file_is_checked(prior_file: Path) -> None:
     shipped = json.loads((Path(prior.__file__).with_name("prior.json")).read_text())
-    with pytest.raises(ClspmvError, match=r"prior .*prior.json is missing .*; reinstall clspmv"):
+    with pytest.raises(ClspmvError, match=r"prior .*prior.json cannot be read .*; reinstall "
+                                          r"clspmv"):
         prior.prior_of("cpu")
-    prior_file.write_text("{")
-    with pytest.raises(ClspmvError, match=r"prior .*prior.json is damaged \(.*\); reinstall"):
-        prior.prior_of("cpu")
+    for damaged in ("{", b"\xff\xfe{}"):  # not JSON, not UTF-8
+        if isinstance(damaged, bytes):
+            prior_file.write_bytes(damaged)
+        else:
+            prior_file.write_text(damaged)
+        with pytest.raises(ClspmvError, match=r"prior .*prior.json is damaged \(.*\); reinstall"):
+            prior.prior_of("cpu")
+    for cls, part in (("cpu", None), ("gpu", "kernel"), ("cpu", "conversion")):
+        gone = json.loads(json.dumps(shipped))
+        if part is None:
+            del gone["classes"][cls]
+        else:
+            gone["classes"][cls][part] = {}
+        prior_file.write_text(json.dumps(gone))
+        what = f"{cls} kernel, {cls} conversion" if part is None else f"{cls} {part}"
+        with pytest.raises(ClspmvError, match=f"is damaged \\(no {what} coefficients\\); "
+                                              "reinstall clspmv"):
+            prior.prior_of("gpu")
     short = json.loads(json.dumps(shipped))
     short["classes"]["gpu"]["kernel"]["coo"].pop()
     prior_file.write_text(json.dumps(short))
@@ -137,6 +153,7 @@ def test_the_shipped_prior_is_what_its_writer_writes() -> None:
 
 def test_registered_formats_are_seen_live(toy) -> None:
     assert TOY in clspmv.FORMATS and clspmv.FORMATS[-1] == TOY
+    assert clspmv.FORMATS == tuple(FORMAT_CLASSES) and clspmv.FORMATS != (TOY,)
     assert TOY in selection.FORMATS
     assert cli_values.formats(f"csr-scalar,{TOY.upper()}") == ["csr-scalar", TOY]
     with pytest.raises(argparse.ArgumentTypeError, match=f"unknown format 'nope'; .*, {TOY}$"):
@@ -148,5 +165,7 @@ def test_registered_formats_are_seen_live(toy) -> None:
         with pytest.raises(argparse.ArgumentTypeError,
                            match=f"unknown format '{TOY}'; choose 'all', 'auto' or from coo, "):
             cli_values.formats(TOY)
+        with pytest.raises(KeyError, match=f"no format '{TOY}' is registered; registered: coo, "):
+            unregister(TOY)
     finally:
         register(ToyCsr)  # for the fixture to take back

@@ -261,3 +261,37 @@ def test_block_starts_equal_the_walk_over_every_row(seed: int) -> None:
                 continue
             np.testing.assert_array_equal(block_starts(row_ptr.astype(np.int64), cap, align),
                                           old_block_starts(row_ptr.astype(np.int64), cap, align))
+
+
+def test_retuned_copies_get_their_own_scratch_buffers(device) -> None:
+    """Retuned copies share the matrix's arrays but not the buffers its products write and read
+    again (the long rows' chunk sums): two copies run from two threads
+    on one queue would otherwise mix their values."""
+    A = matrix()
+    for fmt, options in (("csr-scalar", {"unroll": 2}), ("csr-vector", {"threads_per_row": 4})):
+        M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, long_rows=FORCED)
+        scratch = set(M._fmt._scratch)
+        assert scratch, fmt  # there is a tail of long rows
+        R = M.retuned(**options)
+        for key, buffer in M._fmt.buffers.items():
+            if key in scratch:
+                assert R._fmt.buffers[key] is not buffer, (fmt, key)
+                assert R._fmt.buffers[key].size == buffer.size
+            else:
+                assert R._fmt.buffers[key] is buffer, (fmt, key)
+        check_products(R, A, np.float64, device)
+        check_products(M, A, np.float64, device)
+
+
+@pytest.mark.parametrize("fmt", ["csr-adaptive", "csr-vector"])
+def test_default_threads_per_row_fit_the_work_group(fmt: str, device) -> None:
+    """The default work-items per row (from the mean row length) are at most the work-group
+    size: csr_matmat's lanes of a row share one work-group (several right-hand sides were
+    wrong with csr-adaptive in groups of 4 and rows of about 8 entries)."""
+    rng = np.random.default_rng(5)
+    A = sp.random(300, 300, density=0.05, format="csr", random_state=rng)
+    M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device, work_group_size=4)
+    assert M.params["threads_per_row"] == 4
+    X = rng.uniform(-1, 1, (300, 3))
+    assert np.allclose(M @ X, A @ X, rtol=1e-12, atol=1e-12)
+    check_products(M, A, np.float64, device)

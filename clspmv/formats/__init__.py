@@ -56,6 +56,14 @@ class FormatNames(Sequence[str]):
     def __repr__(self) -> str:
         return repr(self._names())
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to a tuple (or another view) of the same names in the same order."""
+        if isinstance(other, (FormatNames, tuple)):
+            return self._names() == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a live view: its names change
+
 
 FORMATS: Sequence[str] = FormatNames(lambda cls: True)
 """Every registered format's name (``clspmv.FORMATS``): a live view of :data:`FORMAT_CLASSES`."""
@@ -73,11 +81,16 @@ def _sync_strip_blocks() -> None:
 _sync_strip_blocks()
 
 
+RESERVED_NAMES = frozenset({"auto", "csr"})
+"""The ``format=`` values that ask the selection to choose (:data:`clspmv.format_choice.CHOSEN`):
+no format may be registered under them."""
+
+
 def register(cls: type[Format]) -> type[Format]:
     """Add the format class ``cls`` under its :attr:`~Format.name` (usable as a class
     decorator): conversion, products, the model, the trial and the bench then take it.
     TypeError for anything but a :class:`Format` subclass, ValueError for a class without a
-    name or a name already registered to another class,
+    name, a name of :data:`RESERVED_NAMES` or one already registered to another class,
     :class:`~clspmv.formats.costs.MissingCostHook` for a cost hook the time model needs that
     the class does not declare (:func:`~clspmv.formats.costs.check_cost_hooks`)."""
     if not (isinstance(cls, type) and issubclass(cls, Format)):
@@ -85,6 +98,9 @@ def register(cls: type[Format]) -> type[Format]:
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not name:
         raise ValueError(f"format class {cls.__name__} has no name")
+    if name in RESERVED_NAMES:
+        raise ValueError(f"format name {name!r} is reserved: format={name!r} asks the selection "
+                         "to choose; name the format class otherwise")
     if not issubclass(cls, Strips):  # a composite's blocks answer for it
         check_cost_hooks(cls)
     if FORMAT_CLASSES.get(name, cls) is not cls:
@@ -96,6 +112,9 @@ def register(cls: type[Format]) -> type[Format]:
 
 def unregister(name: str) -> None:
     """Remove the format ``name`` added by :func:`register` (KeyError if none is)."""
+    if name not in FORMAT_CLASSES:
+        raise KeyError(f"no format {name!r} is registered; registered: "
+                       f"{', '.join(FORMAT_CLASSES)}")
     del FORMAT_CLASSES[name]
     _sync_strip_blocks()
 
@@ -170,6 +189,6 @@ def convert(csr: sp.csr_matrix, format: str, layout: Layout, precision: Precisio
     return fmt
 
 
-__all__ = ["FORMATS", "FORMAT_CLASSES", "SINGLE_FORMATS", "Format", "FormatNames", "Layout",
-           "MissingCostHook", "convert", "format_class", "parameter_names", "register",
-           "unregister"]
+__all__ = ["FORMATS", "FORMAT_CLASSES", "RESERVED_NAMES", "SINGLE_FORMATS", "Format",
+           "FormatNames", "Layout", "MissingCostHook", "convert", "format_class",
+           "parameter_names", "register", "unregister"]

@@ -114,6 +114,7 @@ class Format(FormatCosts, KernelChoice, ABC):
         """The parameters given to :func:`~clspmv.formats.convert` and :meth:`retuned`."""
         self.host: dict[str, np.ndarray] | None = arrays
         self.buffers: dict[str, cl.Buffer] = {}
+        self._scratch: dict[str, int] = {}
         self.device: Device | None = None
         self._lazy_kernels: dict[str, cl.Kernel] = {}
         self.own_nbytes = int(sum(a.nbytes for a in arrays.values()))
@@ -233,6 +234,14 @@ class Format(FormatCosts, KernelChoice, ABC):
         own = device_buffers(device, self.host, self.owned_arrays, self.name, self.nbytes)
         self.buffers = {**(self.store.buffers if self.store is not None else {}), **own}
         self.host = None
+
+    def scratch_buffer(self, key: str, nbytes: int) -> None:
+        """A device buffer of ``nbytes`` under ``key`` for what a product writes and reads
+        again (partial sums, carries): each :meth:`retuned` copy gets its own, so that two of
+        them run from two threads do not mix their values."""
+        assert self.device is not None
+        self.buffers[key] = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, nbytes)
+        self._scratch[key] = nbytes
 
     def download(self) -> dict[str, np.ndarray]:
         """Read the device buffers back into numpy arrays."""

@@ -208,12 +208,9 @@ class CooPart:
         """Allocate the carries (:meth:`carry_buffers`: a row, and a sum in the sums' type, per
         carry)."""
         sizes = self.carry_buffers(fmt)
-        flags = cl.mem_flags.READ_WRITE
         for k, n in enumerate(sizes):
-            fmt.buffers[f"{self.prefix}carry_row{k}"] = cl.Buffer(device.context, flags,
-                                                                  n * INDEX_DTYPE.itemsize)
-            fmt.buffers[f"{self.prefix}carry_sum{k}"] = cl.Buffer(device.context, flags,
-                                                                  n * fmt.accumulate.itemsize)
+            fmt.scratch_buffer(f"{self.prefix}carry_row{k}", n * INDEX_DTYPE.itemsize)
+            fmt.scratch_buffer(f"{self.prefix}carry_sum{k}", n * fmt.accumulate.itemsize)
             fmt.own_nbytes += n * (INDEX_DTYPE.itemsize + fmt.accumulate.itemsize)
 
     def serial_group(self, fmt: Format) -> int:

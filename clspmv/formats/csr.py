@@ -226,7 +226,8 @@ class CsrVector(CsrRows):
             lengths = store.lengths()
             short = lengths[lengths <= fmt.params["long_rows"]] if fmt.params["long_count"] \
                 else lengths
-            threads_per_row = mean_row_threads(int(short.sum()), store.shape[0])
+            threads_per_row = min(mean_row_threads(int(short.sum()), store.shape[0]),
+                                  layout.work_group_size)
         fmt.params["threads_per_row"] = check_threads(threads_per_row, VECTOR_WIDTHS, layout)
         return fmt
 

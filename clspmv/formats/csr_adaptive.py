@@ -40,7 +40,7 @@ matrices in float32 (the second kernel's launch and pieces); it is off by defaul
 
 Transpose products and several right-hand sides run the ``csr`` kernels (``csr_spmv_t``,
 ``csr_matmat``) on the same arrays, with ``threads_per_row`` from the mean row length as in
-``csr-vector``.
+``csr-vector`` (at most the work-group size).
 """
 
 from __future__ import annotations
@@ -195,8 +195,8 @@ def block_starts(row_ptr: np.ndarray, cap: int, align: int = 1) -> np.ndarray:
     return np.asarray(starts, np.int64)
 
 
-def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True, align: int = 1
-              ) -> dict[str, np.ndarray]:
+def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True, align: int = 1,
+              lanes: bool = True) -> dict[str, np.ndarray]:
     """Row blocks and long-row chunks of the rows of ``row_ptr`` (see the module docstring),
     each one's entries within ``cap`` less its first entry's offset from the multiple of
     ``align`` before it, which the kernel loads from (:data:`ALIGN_ENTRIES`; 1: no offsets).
@@ -207,27 +207,30 @@ def partition(row_ptr: np.ndarray, cap: int, wg: int, lockstep: bool = True, ali
     running them in ``lockstep`` or not, see :func:`block_lanes`),
     ``chunks`` (first entry and end entry of each chunk, interleaved, grouped by long row in
     row order), ``long_rows`` (the rows longer than ``cap``) and ``long_ptr`` (chunks
-    ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``).
+    ``long_ptr[l] .. long_ptr[l+1]-1`` belong to ``long_rows[l]``). ``lanes=False`` leaves
+    ``block_lanes`` out (the device computes them at the upload, :class:`CsrAdaptive`).
     """
     if cap < 2:
         raise ValueError(f"block_entries must be at least 2, got {cap}")
     if align & (align - 1) or not 1 <= align < cap:
         raise ValueError(f"align must be a power of two below block_entries {cap}, got {align}")
     row_ptr = np.asarray(row_ptr, np.int64)
-    lengths = np.diff(row_ptr)
     bounds = block_starts(row_ptr, cap, align)
     first, end = bounds[:-1], bounds[1:]
     skew = row_ptr[first] % align
-    short = lengths[first] + skew <= cap
+    short = row_ptr[first + 1] - row_ptr[first] + skew <= cap
     long_rows = first[~short]
     chunk_start, chunk_end, long_ptr = row_chunks(row_ptr[long_rows], row_ptr[long_rows + 1],
                                                   cap, align)
     first, end = first[short], end[short]
-    return {"blocks": interleave(first, end, row_ptr[first], row_ptr[end]),
-            "block_lanes": block_lanes(lengths, first, end, wg, lockstep).astype(INDEX_DTYPE),
-            "chunks": interleave(chunk_start, chunk_end),
-            "long_rows": long_rows.astype(INDEX_DTYPE),
-            "long_ptr": long_ptr.astype(INDEX_DTYPE)}
+    parts = {"blocks": interleave(first, end, row_ptr[first], row_ptr[end]),
+             "chunks": interleave(chunk_start, chunk_end),
+             "long_rows": long_rows.astype(INDEX_DTYPE),
+             "long_ptr": long_ptr.astype(INDEX_DTYPE)}
+    if lanes:
+        parts["block_lanes"] = block_lanes(np.diff(row_ptr), first, end, wg,
+                                           lockstep).astype(INDEX_DTYPE)
+    return parts
 
 
 class CsrAdaptive(CsrFamily):
@@ -293,15 +296,28 @@ class CsrAdaptive(CsrFamily):
                          "chunks": parts["chunks"].size // 3,
                          "split": parts["split_rows"].size}
         else:
-            parts = partition(store.row_ptr, cap, layout.work_group_size, layout.lockstep, align)
+            # in lockstep (GPU) layouts the lanes of every block are chosen by the device at the
+            # upload, from the row pointers it holds: on the host that walk over every row was
+            # most of the conversion (2.1 s of an H100 layout's 45 M entries)
+            parts = partition(store.row_ptr, cap, layout.work_group_size, layout.lockstep, align,
+                              lanes=not layout.lockstep)
             pieces = parts["chunks"].size // 2
             counts_of = {"blocks": parts["blocks"].size // 4, "chunks": pieces, "split": 0}
         fmt = cls.on_store(store, layout, parts,
-                           threads_per_row=mean_row_threads(store.nnz, store.shape[0]),
+                           threads_per_row=min(mean_row_threads(store.nnz, store.shape[0]),
+                                               layout.work_group_size),
                            block_entries=cap, long_rows=parts["long_rows"].size, pieces=pieces,
-                           split_rows=int(split), align=align, **counts_of)
+                           split_rows=int(split), align=align,
+                           lanes_on_device=int("block_lanes" not in parts), **counts_of)
         fmt.own_nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
+        if fmt.params["lanes_on_device"]:
+            fmt.own_nbytes += fmt.lanes_bytes()
         return fmt
+
+    def lanes_bytes(self) -> int:
+        """Bytes of the device buffer of the blocks' lanes chosen at the upload (at least one
+        index)."""
+        return max(1, self.params["blocks"]) * np.dtype(INDEX_DTYPE).itemsize
 
     def partial_bytes(self) -> int:
         """Bytes of the device buffer receiving the chunks' sums (at least one value of the sums'
@@ -313,15 +329,32 @@ class CsrAdaptive(CsrFamily):
         # from_csr counted the partial sums in the value type; "mixed" sums them in float64
         self.own_nbytes += max(1, self.params["pieces"]) * (self.accumulate.itemsize
                                                          - self.dtype.itemsize)
-        self.buffers["partial"] = cl.Buffer(device.context, cl.mem_flags.READ_WRITE,
-                                            self.partial_bytes())
+        self.scratch_buffer("partial", self.partial_bytes())
+        if self.params["lanes_on_device"]:
+            b = self.buffers
+            b["block_lanes"] = cl.Buffer(device.context, cl.mem_flags.READ_WRITE,
+                                         self.lanes_bytes())
+            kern = self.kernel(self.adaptive_file, "csr_adaptive_lanes",
+                               **self.adaptive_defines())
+            blocks = self.params["blocks"]
+            self.run(device.queue, kern, blocks, scalar(blocks), b["row_ptr"], b["blocks"],
+                     b["block_lanes"])
+            device.queue.finish()
 
-    def prepare_kernels(self) -> None:
+    def adaptive_defines(self) -> dict[str, object]:
+        """The build definitions of the ``csr_adaptive.cl`` kernels (one program: the lanes'
+        cost model's constants too)."""
         defines: dict[str, object] = {
             "CAP": self.params["block_entries"], "ALIGN": self.params["align"],
-            "PRELOAD": PRELOAD_PASSES if self.layout.lockstep else 1, "LANE_SUMS": LANE_SUMS}
+            "PRELOAD": PRELOAD_PASSES if self.layout.lockstep else 1, "LANE_SUMS": LANE_SUMS,
+            "LANE_STEP_COST": LANE_STEP_COST, "PASS_COST": PASS_COST}
         if self.params["split_rows"]:
             defines["SPLIT_ROWS"] = 1
+        return defines
+
+    def prepare_kernels(self) -> None:
+        defines = self.adaptive_defines()
+        if self.params["split_rows"]:
             self._combine_short = self.kernel(self.adaptive_file, "csr_adaptive_combine_short",
                                               **defines)
         self._spmv = self.kernel(self.adaptive_file, "csr_adaptive_spmv", **defines)

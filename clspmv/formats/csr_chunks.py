@@ -191,8 +191,7 @@ class LongRowChunks(Format):
             # counted in the value type at conversion; "mixed" sums them in float64
             self.own_nbytes += (self.long_partial_bytes(self.accumulate)
                                 - self.long_partial_bytes(self.dtype))
-            self.buffers["long_partial"] = cl.Buffer(
-                device.context, cl.mem_flags.READ_WRITE, self.long_partial_bytes(self.accumulate))
+            self.scratch_buffer("long_partial", self.long_partial_bytes(self.accumulate))
 
     def prepare_long_rows(self) -> None:
         """Build the chunks' kernels (none without long rows)."""

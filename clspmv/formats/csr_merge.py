@@ -238,8 +238,7 @@ class CsrMerge(CsrFamily):
         # from_csr counted the partial sums in the value type; "mixed" sums them in float64
         self.own_nbytes += max(1, 2 * self.params["shares"]) * (self.accumulate.itemsize
                                                              - self.dtype.itemsize)
-        self.buffers["partial"] = cl.Buffer(device.context, cl.mem_flags.READ_WRITE,
-                                            self.partial_bytes())
+        self.scratch_buffer("partial", self.partial_bytes())
 
     def prepare_kernels(self) -> None:
         p = self.params

@@ -61,6 +61,10 @@ class KernelChoice:
         new.params = {**self.params, **options}
         new.requested = {**self.requested, **options}
         new._lazy_kernels = {}
+        new.buffers = dict(self.buffers)  # the arrays shared, the scratch buffers its own
+        new._scratch = {}
+        for key, nbytes in self._scratch.items():
+            new.scratch_buffer(key, nbytes)
         new.check_params()
         new.prepare_kernels()
         return new

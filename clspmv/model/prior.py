@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cache_schema import Invalid, items, number, record, row, table, text
+from ..cache_schema import items, number, record, row, table, text
 from ..errors import ClspmvError
 from ..formats import FORMAT_CLASSES, Format
 from .timemodel import CONVERSION_TERMS, TERMS
@@ -120,13 +120,16 @@ def derive(calibrations: Iterable[dict[str, object]]) -> dict[str, object]:
     }
 
 
+DEVICE_CLASSES = ("cpu", "gpu")
+"""The device classes the prior holds, each with every part."""
+
 _MISS_CURVE = items(row(number(), number(high=1.0)), max_len=64)
 PRIOR_SHAPE = record({
     "commit": text(max_len=40), "terms": items(text()), "conversion_terms": items(text()),
     "classes": table(record({
         "kernel": table(row(*[number()] * len(TERMS))),
         "conversion": table(row(*[number()] * len(CONVERSION_TERMS))),
-        "x_miss": _MISS_CURVE, "stream_miss": _MISS_CURVE}), keys=text("cpu", "gpu"))})
+        "x_miss": _MISS_CURVE, "stream_miss": _MISS_CURVE}), keys=text(*DEVICE_CLASSES))})
 """The shape of :data:`PRIOR_FILE` (:mod:`clspmv.cache_schema`), coefficients of this model
 form's terms."""
 
@@ -180,9 +183,14 @@ def _shipped() -> dict[str, object]:
         data = json.loads(PRIOR_FILE.read_text())
         PRIOR_SHAPE(data, "")
     except (OSError, ValueError) as err:  # json's errors and Invalid are ValueErrors
-        what = "is damaged" if isinstance(err, (Invalid, json.JSONDecodeError)) else "is missing"
+        what = "cannot be read" if isinstance(err, OSError) else "is damaged"
         raise ClspmvError(f"the quick calibration's prior {PRIOR_FILE} {what} ({err}); "
                           f"{fix}") from err
+    empty = [f"{c} {part}" for c in DEVICE_CLASSES for part in ("kernel", "conversion")
+             if not data["classes"].get(c, {}).get(part)]
+    if empty:
+        raise ClspmvError(f"the quick calibration's prior {PRIOR_FILE} is damaged (no "
+                          f"{', '.join(empty)} coefficients); {fix}")
     if data["terms"] != list(TERMS) or data["conversion_terms"] != list(CONVERSION_TERMS):
         raise ClspmvError(f"the quick calibration's prior {PRIOR_FILE} is of another model form "
                           f"(terms {data['terms']}, this clspmv's {list(TERMS)}); {fix}")
