@@ -29,6 +29,7 @@ from .kernels import INDEX_DTYPE
 if TYPE_CHECKING:
     from .base import Format
 
+
 def check_sizes(device: Device, arrays: dict[str, np.ndarray], what: str, total: int) -> None:
     """DeviceError naming the array unless every one of ``arrays`` fits one allocation of
     ``device`` and their ``total`` bytes its global memory (``what``: the format's name)."""
