@@ -319,6 +319,9 @@ def check_timeline(comm) -> None:
     A = random_square()
     with environment(**settings("window", comm.size)), _build(comm, A, mode="task") as D:
         x = np.ones(D.local_shape[1])
+        D.matvec(x)  # by default nothing is recorded
+        assert D.record_timeline is False and D.last_timeline is None
+        D.record_timeline = True
         for on_device in (False, True):
             if on_device:
                 import pyopencl.array as cl_array

@@ -33,7 +33,7 @@ FIELDS = ("ranks", "mode", "formats", "partition", "devices", "local_ms", "non_l
           "bytes_received", "bytes_exchanged", "reference", "reference_ms", "speedup_over_one",
           "efficiency", "predicted_ms", "predicted_one_ms", "predicted_efficiency",
           "model_error_pct", "model_device_gbps", "staging_gbps", "sharing", "timeline",
-          "whole_slice_bytes")
+          "whole_slice_bytes", "stream_ms", "stream_reference_ms", "stream_speedup_over_one")
 
 
 def _env() -> dict[str, str]:
@@ -93,6 +93,15 @@ def _check_common(records: list[dict], ranks: int) -> None:
         assert r["local_ms"] > 0 and r["reference_ms"] > 0 and r["predicted_ms"] > 0
         assert math.isclose(r["speedup_over_one"], r["reference_ms"] / r["kernel_ms"])
         assert math.isclose(r["efficiency"], r["speedup_over_one"] / ranks)
+        assert r["stream_ms"] > 0 and r["stream_reference_ms"] > 0
+        assert math.isclose(r["stream_speedup_over_one"],
+                            r["stream_reference_ms"] / r["stream_ms"])
+        assert r["host_overhead_us"] >= 0 and r["predicted_stream_ms"] > 0
+        assert math.isclose(r["stream_model_error_pct"],
+                            100 * (r["predicted_stream_ms"] - r["stream_ms"]) / r["stream_ms"])
+        # the host's share is what one product adds to the model's back-to-back time
+        assert math.isclose(r["predicted_ms"] - r["predicted_stream_ms"],
+                            r["host_overhead_us"] / 1e3, rel_tol=1e-6, abs_tol=1e-9)
         assert math.isclose(r["model_error_pct"],
                             100 * (r["predicted_ms"] - r["kernel_ms"]) / r["kernel_ms"])
         assert math.isclose(r["predicted_efficiency"],
@@ -143,6 +152,7 @@ def test_one_rank_without_mpiexec(tmp: Path) -> None:
     _check_common(records, 1)
     for r in records:
         assert r["efficiency"] == 1.0 and r["speedup_over_one"] == 1.0
+        assert r["stream_speedup_over_one"] == 1.0  # its own reference, back to back too
         assert r["reference"] == "this run (one rank)"
         assert r["bytes_exchanged"] == 0 and r["non_local_ms"] == 0
         assert math.isclose(r["predicted_efficiency"], 1.0)
@@ -173,6 +183,15 @@ def test_report_section_and_merge(tmp: Path) -> None:
     assert "| 100%" in rows[0]
     data = json.loads((merged / "results.json").read_text())
     assert sorted(r["ranks"] for r in data["records"]) == [1, 1, 1, 2, 2, 2]
+    stream = section[section.index("#### Products back to back"):]
+    stream = stream[:stream.index("#### Where the time goes")]
+    by_ranks = {}
+    for r in data["records"]:
+        by_ranks.setdefault(r["ranks"], []).append(f"{r['stream_ms']:.3f}")
+    for ranks, cells in by_ranks.items():  # every mode's back-to-back time, on its row
+        row = next(line for line in stream.splitlines()
+                   if re.match(rf"^\| {re.escape(MATRIX)} +\| {ranks} +\|", line))
+        assert all(cell in row for cell in cells), (row, cells)
     timeline = section[section.index("#### One product, per rank"):]
     for mode in MODES:
         for rank in (0, 1):

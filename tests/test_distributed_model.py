@@ -82,6 +82,26 @@ def test_window_time_from_given_inputs() -> None:
     assert model.predict([c, c], quick, True)["task"] == pytest.approx(local + non_local)
 
 
+def test_host_overhead_added_to_every_mode() -> None:
+    """The host's share of one product: measured one-rank times less the model's device time,
+    median over the modes, never negative; added once to each mode's time."""
+    from dataclasses import replace
+
+    c = _window_rank()
+    m = model.Machine(device_bandwidth=1e9, staging_bandwidth=1e8, network_bandwidth=8.0,
+                      network_latency=1.0, launch_latency=1e-5)
+    one = model.one_rank([c, c])
+    device = {mode: model.rank_time(one, m, mode, True) for mode in model.MODES}
+    measured = {"vector": device["vector"] + 40e-6, "overlap": device["overlap"] + 50e-6,
+                "task": device["task"] + 90e-6}
+    assert model.host_overhead(one, m, measured, True) == pytest.approx(50e-6)
+    assert model.host_overhead(one, m, {k: v - 1.0 for k, v in measured.items()}, True) == 0.0
+    with_host = replace(m, host_overhead=50e-6)
+    for mode in model.MODES:
+        assert model.rank_time(c, with_host, mode, True) == pytest.approx(
+            model.rank_time(c, m, mode, True) + 50e-6)
+
+
 def test_messages_and_window_at_once() -> None:
     """Half the values by message: the host stages those down and up around the network while
     the window's copies run beside the messages (the longer of the two counts)."""

@@ -130,6 +130,15 @@ def test_graph_order_groups_each_part_in_its_original_order() -> None:
     assert offsets.tolist() == [0, 2, 3, 6, 6]  # part 3 empty: a rank without rows
 
 
+def test_untimed_records_nothing() -> None:
+    from clspmv.distributed.timeline import UNTIMED
+
+    with UNTIMED.span("wait"):
+        UNTIMED.mark("window piece published")
+    assert UNTIMED.event("local", None) is None
+    assert UNTIMED.spans == [] and UNTIMED.summary() == []
+
+
 def test_timeline_summary_adds_up_each_step() -> None:
     from clspmv.distributed.timeline import Span, Timeline
 

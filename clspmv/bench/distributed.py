@@ -16,11 +16,18 @@ Per matrix, value type and mode, one record (``operation`` ``distributed``, ``me
   (x and y stay on the device; only the exchanged values are staged) and waits for its queue;
   a product takes the slowest rank's time; ``kernel_ms`` is the median over the repeats (after
   the warm-up products), min and max beside it;
+* the time per product back to back (``stream_ms``): every rank waits at a barrier, runs
+  ``repeat`` products without waiting for its queue between them, then waits for it; the
+  slowest rank's time / ``repeat``, median of :data:`STREAM_ROUNDS` rounds: what a loop of
+  products costs, where the host enqueues the next product while the device computes (the
+  1-rank reference's figure likewise; the time of one product above also counts the host's
+  enqueueing and its wait for the queue, which one product cannot hide);
 * its parts from :attr:`DistributedMatrix.timings` (each rank's median over the repeats, the
   largest over the ranks): local and non-local kernels, host staging, gathering the send buffer,
   the exchange (start to completion);
 * the bytes each rank sends and receives per product;
-* ``timeline``: the last timed product's steps per rank (host steps and OpenCL commands: first
+* ``timeline``: the steps of one product after the timed ones (the timed ones record none:
+  :attr:`DistributedMatrix.record_timeline`), per rank (host steps and OpenCL commands: first
   start, last stop, busy time and count per step, ms since the rank's product began;
   :meth:`clspmv.distributed.timeline.Timeline.summary`), where each microsecond went;
 * the 1-rank reference: **in the same run**, rank 0 alone on a sub-communicator of size 1 (the
@@ -37,7 +44,7 @@ Per matrix, value type and mode, one record (``operation`` ``distributed``, ``me
   :func:`~clspmv.distributed.model.probe_sharing`); ``predicted_ms`` per mode for the N ranks,
   the relative ``model_error_pct`` and the predicted efficiency.
 
-Each mode's last timed product (pyopencl vectors, as timed) is checked against scipy (the whole
+Each mode's last product (pyopencl vectors, as timed) is checked against scipy (the whole
 y gathered on rank 0) under the per-row bound of :mod:`clspmv.bench.reference`.
 ``--max-seconds`` is refused with ``--distributed``: the ranks would decide on their own clocks
 when to stop, and hang.
@@ -46,7 +53,7 @@ when to stop, and hang.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -71,6 +78,9 @@ REFERENCE_ITSELF = "this run (one rank)"
 POLL_SECONDS = 0.005
 """How often a rank waiting for rank 0's reference looks whether it is done."""
 
+STREAM_ROUNDS = 3
+"""Rounds of products back to back (each ``repeat`` products); ``stream_ms`` is their median."""
+
 
 # -- measuring ------------------------------------------------------------------------------------
 @dataclass
@@ -84,9 +94,11 @@ class Measured:
     imbalance: float
     """Largest rank's kernel seconds (local + non-local) / the mean over the ranks."""
     y: np.ndarray
-    """The last timed product (whole y), to check."""
+    """The last product (whole y), to check."""
     timeline: list[list[dict[str, Any]]]
-    """The last timed product's timeline per rank (:meth:`.Timeline.summary`)."""
+    """One product's timeline per rank, after the timed ones (:meth:`.Timeline.summary`)."""
+    stream: float
+    """Seconds per product back to back: the slowest rank's, median over the rounds."""
 
     @property
     def median(self) -> float:
@@ -116,9 +128,23 @@ def measure_mode(D: Any, problem: Problem, mode: str, warmup: int, repeat: int
         samples[i, 0] = time.perf_counter() - start
         parts = D.timings
         samples[i, 1:] = [parts[p] for p in PARTS]
-    gathered = comm.gather(samples, root=0)
+    D.record_timeline = True  # one product more, its steps recorded (records cost host time)
+    comm.Barrier()
+    D.matvec(x_dev, y_dev)
+    queue.finish()
+    D.record_timeline = False
     timelines = comm.gather(D.last_timeline.summary(), root=0)
-    blocks = comm.gather(y_dev.get(queue), root=0)  # the last timed product is the one checked
+    rounds = []
+    for _ in range(STREAM_ROUNDS):
+        comm.Barrier()
+        start = time.perf_counter()
+        for _ in range(repeat):
+            D.matvec(x_dev, y_dev)
+        queue.finish()
+        rounds.append((time.perf_counter() - start) / repeat)
+    gathered = comm.gather(samples, root=0)
+    streams = comm.gather(rounds, root=0)
+    blocks = comm.gather(y_dev.get(queue), root=0)  # the last product is the one checked
     if comm.rank != 0:
         return None
     y = np.concatenate(blocks)
@@ -129,7 +155,8 @@ def measure_mode(D: Any, problem: Problem, mode: str, warmup: int, repeat: int
     return Measured(product=every[:, :, 0].max(axis=0),
                     parts={p: float(medians[:, 1 + i].max()) for i, p in enumerate(PARTS)},
                     imbalance=float(kernels.max()) / mean if mean > 0 else 1.0, y=y,
-                    timeline=timelines)
+                    timeline=timelines,
+                    stream=float(np.median(np.max(streams, axis=0))))
 
 
 def measure_all(comm: Any, problem: Problem, device: Device, conf: dict[str, Any], dtype: Any,
@@ -148,18 +175,19 @@ def one_rank_reference(problem: Problem, device: Device, conf: dict[str, Any], d
                        warmup: int, repeat: int) -> dict[str, Any]:
     """Rank 0 alone on a sub-communicator of size 1 measures every mode while the others wait
     (an ``Ibarrier`` polled with sleeps: they take no CPU from rank 0); every rank gets
-    ``{"ms": {mode: median ms}, "local_s": local kernel seconds, "costs": RankCosts,
-    "error": reason or None}``."""
+    ``{"ms": {mode: median ms}, "stream_ms": {mode: back-to-back ms}, "local_s": local kernel
+    seconds, "costs": RankCosts, "error": reason or None}``."""
     from mpi4py import MPI
 
     comm = world()
     sub = comm.Split(0 if comm.rank == 0 else MPI.UNDEFINED, 0)
-    out: dict[str, Any] = {"ms": {}, "local_s": None, "costs": None, "error": None}
+    out: dict[str, Any] = {"ms": {}, "stream_ms": {}, "local_s": None, "costs": None,
+                           "error": None}
     if comm.rank == 0:
         try:
             D, measured = measure_all(sub, problem, device, conf, dtype, warmup, repeat)
             try:
-                out["ms"] = {mode: m.median * 1e3 for mode, m in measured.items()}
+                out.update(_reference_ms(measured))
                 out["local_s"] = _local_seconds(measured)
                 out["costs"] = D.costs()
             finally:
@@ -172,6 +200,13 @@ def one_rank_reference(problem: Problem, device: Device, conf: dict[str, Any], d
     while not done.Test():
         time.sleep(POLL_SECONDS)
     return comm.bcast(out, root=0)
+
+
+def _reference_ms(measured: dict[str, Measured | None]) -> dict[str, dict[str, float]]:
+    """A 1-rank run's milliseconds per mode: one product (``ms``) and back to back
+    (``stream_ms``)."""
+    return {"ms": {mode: m.median * 1e3 for mode, m in measured.items()},
+            "stream_ms": {mode: m.stream * 1e3 for mode, m in measured.items()}}
 
 
 def _local_seconds(measured: dict[str, Measured | None]) -> float:
@@ -187,8 +222,6 @@ def machine_for(comm: Any, device: Device, costs: Any, local_seconds: float | No
     network and launch latency, the device bandwidth the 1-rank local kernel reached (the
     probed copy bandwidth where there is none) and the sharing of a node
     (:func:`~clspmv.distributed.model.probe_sharing` with each rank's local kernel of ``D``)."""
-    from dataclasses import replace
-
     from ..distributed import model
 
     probed = model.probe(comm, device)
@@ -248,15 +281,28 @@ class Distributed(Operation):
         "whole_slice_bytes": "bytes received per product as whole x slices through the "
                              "windows (a peer needing >= $CLSPMV_EXCHANGE_WHOLE of a slice), "
                              "summed over the ranks",
-        "timeline": "the last timed product per rank: per host step and OpenCL command kind "
-                    "its first start, last stop, busy time (ms since the rank's product "
-                    "began) and count",
+        "timeline": "one product after the timed ones, per rank: per host step and OpenCL "
+                    "command kind its first start, last stop, busy time (ms since the rank's "
+                    "product began) and count",
         "reference": "where the 1-rank time comes from",
         "reference_ms": "time per product of the same mode, format and device on one rank",
         "speedup_over_one": "reference_ms / kernel_ms",
+        "stream_ms": "time per product back to back: barrier, repeat products without waiting "
+                     "for the queue between them, queue finished; the slowest rank's time / "
+                     "repeat, median of 3 rounds",
+        "stream_reference_ms": "stream_ms of the same mode, format and device on one rank",
+        "stream_speedup_over_one": "stream_reference_ms / stream_ms",
         "efficiency": "speedup_over_one / ranks (parallel efficiency)",
         "predicted_ms": "the model's time per product for this mode and these ranks "
-                        "(clspmv.distributed.model.predict, vectors resident on the device)",
+                        "(clspmv.distributed.model.predict, vectors resident on the device), "
+                        "host_overhead included",
+        "predicted_stream_ms": "the model's time per product back to back (predicted_ms "
+                               "without the host overhead)",
+        "stream_model_error_pct": "100 * (predicted_stream_ms - stream_ms) / stream_ms",
+        "host_overhead_us": "the host's share of one product the model adds "
+                            "(clspmv.distributed.model.host_overhead: the 1-rank reference's "
+                            "product time less the model's device time for it, median over "
+                            "the modes)",
         "predicted_one_ms": "the model's time for the whole matrix on one rank",
         "predicted_efficiency": "predicted_one_ms / (ranks * predicted_ms)",
         "model_error_pct": "100 * (predicted_ms - kernel_ms) / kernel_ms",
@@ -320,11 +366,16 @@ def run(context: Context, problem: Problem, device: Device) -> None:
         if D is not None:
             facts = _facts(D)
             if ref is None:  # one rank: the run is its own reference
-                ref = {"ms": {m: v.median * 1e3 for m, v in measured.items()},
-                       "local_s": _local_seconds(measured), "costs": D.costs(), "error": None}
+                ref = {**_reference_ms(measured), "local_s": _local_seconds(measured),
+                       "costs": D.costs(), "error": None}
             machine, copy_bw = machine_for(comm, device, ref["costs"], ref["local_s"], D)
+            if ref["costs"] is not None and ref["ms"]:
+                machine = replace(machine, host_overhead=model.host_overhead(
+                    ref["costs"], machine, {m: ms * 1e-3 for m, ms in ref["ms"].items()},
+                    resident=True))
             costs = D.all_costs()
             predicted = model.predict(costs, machine, resident=True)
+            streamed = model.predict(costs, replace(machine, host_overhead=0.0), resident=True)
             advice = model.more_ranks_help(costs, machine, resident=True)[1]
     finally:
         if D is not None:
@@ -343,7 +394,8 @@ def run(context: Context, problem: Problem, device: Device) -> None:
         rec.status, rec.reason = status, reason
         if status == "ok":
             _fill(rec, problem, measured[mode], facts, ref, mode, ranks)
-            _fill_model(rec, machine, copy_bw, predicted[mode], ref, ranks, mode)
+            _fill_model(rec, machine, copy_bw, (predicted[mode], streamed[mode]), ref, ranks,
+                        mode)
             if ranks > 1:
                 rec.extra["advice"] = advice
         context.results.add(rec)
@@ -399,11 +451,20 @@ def _fill(rec: Record, problem: Problem, m: Measured, facts: dict[str, Any],
     if one and rec.kernel_ms:
         rec.extra.update(reference_ms=one, speedup_over_one=one / rec.kernel_ms,
                          efficiency=one / rec.kernel_ms / ranks)
+    rec.extra["stream_ms"] = m.stream * 1e3
+    one_stream = ref.get("stream_ms", {}).get(mode)
+    if one_stream and m.stream > 0:
+        rec.extra.update(stream_reference_ms=one_stream,
+                         stream_speedup_over_one=one_stream / (m.stream * 1e3))
 
 
-def _fill_model(rec: Record, machine: Any, copy_bw: float, predicted_s: float,
+def _fill_model(rec: Record, machine: Any, copy_bw: float, predicted: tuple[float, float],
                 ref: dict[str, Any], ranks: int, mode: str) -> None:
+    """The model's inputs and its predictions (``predicted``: seconds of one product and of one
+    back to back) with their errors."""
     from ..distributed import model
+
+    predicted_s, streamed_s = predicted
 
     rec.extra.update(model_device_gbps=machine.device_bandwidth / 1e9,
                      probed_copy_gbps=copy_bw / 1e9,
@@ -411,9 +472,13 @@ def _fill_model(rec: Record, machine: Any, copy_bw: float, predicted_s: float,
                      network_gbps=machine.network_bandwidth / 1e9,
                      latency_us=machine.network_latency * 1e6,
                      launch_us=machine.launch_latency * 1e6, sharing=machine.sharing,
-                     predicted_ms=predicted_s * 1e3)
+                     host_overhead_us=machine.host_overhead * 1e6,
+                     predicted_ms=predicted_s * 1e3, predicted_stream_ms=streamed_s * 1e3)
     if rec.kernel_ms:
         rec.extra["model_error_pct"] = 100.0 * (predicted_s * 1e3 - rec.kernel_ms) / rec.kernel_ms
+    stream_ms = rec.extra.get("stream_ms")
+    if stream_ms:
+        rec.extra["stream_model_error_pct"] = 100.0 * (streamed_s * 1e3 - stream_ms) / stream_ms
     if ref.get("costs") is not None:
         one = model.rank_time(ref["costs"], model.alone(machine), mode, resident=True)
         rec.extra["predicted_one_ms"] = one * 1e3

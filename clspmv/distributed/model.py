@@ -74,6 +74,11 @@ class Machine:
     sharing: float = 1.0
     """Kernel time with every rank running its kernel at once / alone (:func:`probe_sharing`):
     above 1 where ranks share a device's memory or cores."""
+    host_overhead: float = 0.0
+    """Seconds the host adds to one product beyond its device commands (its Python, the wait for
+    the queue), which one product alone cannot hide: :func:`host_overhead` measures it on one
+    rank; 0 for products back to back, where the host enqueues the next while the device
+    computes."""
 
 
 @dataclass(frozen=True)
@@ -185,7 +190,7 @@ def rank_time(c: RankCosts, machine: Machine, mode: str, resident: bool = False)
     t = terms(c, machine, resident)
     # the window's copies run while the host waits for the messages (plan.ExchangePlan.wait)
     exchange = t["send_down"] + max(t["network"], window_seconds(c, machine)) + t["halo_up"]
-    after = t["non_local"] + t["y_down"]
+    after = t["non_local"] + t["y_down"] + machine.host_overhead
     if mode == "vector":
         return exchange + t["x_up"] + t["local"] + after
     if mode in ("overlap", "task"):
@@ -272,6 +277,16 @@ def more_ranks_help(costs: list[RankCosts], machine: Machine, resident: bool = F
     return False, (f"{ranks} ranks are predicted only {s:.2f}x faster than one (best mode "
                    f"{mode!r}, below {threshold:g}x): the exchange costs about what the extra "
                    "devices save; one device may serve as well")
+
+
+def host_overhead(one: RankCosts, machine: Machine, seconds: dict[str, float],
+                  resident: bool = False) -> float:
+    """The :attr:`Machine.host_overhead` of measured one-rank products: ``seconds`` per mode of
+    one product on one rank (costs ``one``) less the model's time for it without the host's
+    share, the median over the modes (0 where the model already predicts more)."""
+    device_only = alone(replace(machine, host_overhead=0.0))
+    gaps = [s - rank_time(one, device_only, mode, resident) for mode, s in seconds.items()]
+    return max(0.0, float(np.median(gaps))) if gaps else 0.0
 
 
 def effective_bandwidth(c: RankCosts, local_seconds: float, alpha: float = 1.0) -> float:

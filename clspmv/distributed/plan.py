@@ -34,7 +34,7 @@ import numpy as np
 from .node_exchange import Copy, Route, node_comm, plan_routes, read_setting, setting_facts
 from .partition import owners
 from .shared_window import open_window
-from .timeline import Timeline
+from .timeline import UNTIMED, Timeline
 
 FORWARD_TAG = 12
 REVERSE_TAG = 13
@@ -242,7 +242,7 @@ class ExchangePlan:
         The window's copies are only enqueued here: :meth:`wait` publishes each piece once its
         copy completed while it copies the peers' pieces out, so both directions move at once.
         """
-        timeline = Timeline() if timeline is None else timeline
+        timeline = UNTIMED if timeline is None else timeline
         self._started = time.perf_counter()
         self._seq += 1
         d = self._directions[reverse]
@@ -265,7 +265,7 @@ class ExchangePlan:
         buffer for the message peers) and returns the event of its copy or None; the plan waits
         for every copy before it returns. None: into the plan's host buffer (:attr:`halo_buffer`
         forward, :attr:`send_buffer` reverse)."""
-        timeline = Timeline() if timeline is None else timeline
+        timeline = UNTIMED if timeline is None else timeline
         d = self._directions[reverse]
         if d.route is not None and (d.route.reads or d.route.writes):
             poll = (lambda: self._MPI.Request.Testall(d.requests)) if d.requests else None

@@ -26,9 +26,10 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cl_array
 
+from ..arguments import scalar_arg
 from ..device import Device
 from . import staging
-from .timeline import Timeline
+from .timeline import UNTIMED, Timeline
 
 Array = np.ndarray | cl_array.Array
 
@@ -41,6 +42,9 @@ class Product:
         self.D = D
         self.queue = D.device.queue
         self.alpha, self.beta = alpha, beta
+        self.alpha_v = scalar_arg(alpha, "alpha", D.local.dtype, finite=True)
+        """``alpha`` as the kernels take it (checked here, before any communication)."""
+        scalar_arg(beta, "beta", D.local.dtype)
         self.events: dict[str, list] = {"local": [], "non_local": [], "staging": []}
         m, n = D.local_shape
         n_in, n_out = (m, n) if transposed else (n, m)
@@ -50,9 +54,10 @@ class Product:
         self.gather_seconds = 0.0
         """Host seconds gathering the values to send: taking them from x into the send buffer
         and the window (numpy x), enqueueing the device gather (pyopencl x)."""
-        self.timeline = Timeline()
-        """The steps of this product: host spans of each step (``gather``, ``start``, ``wait``,
-        ``local``, ``non_local``, ``finish``, ...) and of the exchange's own (``copy down``,
+        self.timeline = Timeline() if D.record_timeline else UNTIMED
+        """The steps of this product (where the matrix records them, else :data:`.UNTIMED`):
+        host spans of each step (``gather``, ``start``, ``wait``, ``local``, ``non_local``,
+        ``finish``, ...) and of the exchange's own (``copy down``,
         ``messages start``, ``window copy in``, ``window publish``, ``window wait and copy out``,
         ``window consumed``, ``messages wait``, ``copy up``), and every OpenCL command with its
         profiling times (``timeline.device_spans()``: ``x up``, ``gather``, ``copy down``,
@@ -207,11 +212,15 @@ class Product:
         self._stage_in()
         if self.y_dev is None or self.y_dev.size == 0:
             return
-        x = self.x_dev if self.x_dev is not None and self.x_dev.size else _empty(self)
+        x = self.x_dev if self.x_dev is not None and self.x_dev.size else None
         with self.timeline.span("local"):
-            self.D.local.matvec(x, self.y_dev, self.alpha, self.beta)
-            self._kernels("local", self.D.local.last_events)
+            self._kernels("local", self.D.local.matvec_checked(x, self.y_dev, self.alpha_v,
+                                                               self._value(self.beta)))
             self.queue.flush()
+
+    def _value(self, number: float) -> np.generic:
+        """``number`` as a scalar argument of the kernels (:meth:`DeviceMatrix.matvec_checked`)."""
+        return self.D.local.dtype.type(number)
 
     def non_local(self) -> None:
         D = self.D
@@ -219,13 +228,13 @@ class Product:
             return
         with self.timeline.span("non_local"):
             if D._rows_dev is None:  # the part covers a range of rows: straight into y
-                D.non_local.matvec(D._halo_dev, self.y_dev, self.alpha, 1.0,
-                                   row_offset=D._row_offset)
-                self._kernels("non_local", D.non_local.last_events)
+                self._kernels("non_local", D.non_local.matvec_checked(
+                    D._halo_dev, self.y_dev, self.alpha_v, self._value(1.0),
+                    D._row_offset or 0))
                 D.halo_readers = list(D.non_local.last_events)
                 return
-            D.non_local.matvec(D._halo_dev, D._scratch_dev, 1.0, 0.0)
-            self._kernels("non_local", D.non_local.last_events)
+            self._kernels("non_local", D.non_local.matvec_checked(
+                D._halo_dev, D._scratch_dev, self._value(1.0), self._value(0.0)))
             D.halo_readers = list(D.non_local.last_events)
             self._kernels("non_local", [D._vectors.scatter_add(D._rows_dev, self.alpha,
                                                                D._scratch_dev, self.y_dev)])

@@ -10,6 +10,8 @@ Per device, value type and format pair:
 * where the time goes: per matrix, rank count and mode the parts of a product (local and
   non-local kernels, host staging, gathering, the exchange), the load imbalance and the bytes
   exchanged;
+* products back to back: per matrix, rank count and mode the time per product of a loop of
+  products and its speedup over one rank measured the same way;
 * the model's inputs of each run (device bandwidth reached by the 1-rank kernel, staging and
   network bandwidth, latency).
 
@@ -65,9 +67,19 @@ PARTS_INTRO = (
     "per product: sent and received by the busiest rank, and sent by all ranks together.")
 
 
+STREAM_INTRO = (
+    "Products back to back: every rank waits at a barrier, runs `--repeat` products without "
+    "waiting for its queue between them, then waits for it; the slowest rank's time / repeat, "
+    "median of 3 rounds, and the same on one rank (same run) / this. What a loop of products "
+    "costs: the host enqueues the next product while the device computes, which one product "
+    "alone (the table above: its host enqueueing and the wait for its queue included) cannot "
+    "hide. `model`: the model's time without the host's share of one product (the table "
+    "above adds it: the 1-rank reference's time less the model's device time for it).")
+
 TIMELINE_INTRO = (
-    "The last timed product of each run, per rank: for each kind of OpenCL command (from its "
-    "profiling times, placed on the host's clock) and for the host's wait for the exchange, "
+    "One product of each run after the timed ones, per rank: for each kind of OpenCL command "
+    "(from its profiling times, placed on the host's clock) and for the host's wait for the "
+    "exchange, "
     "its first start–last stop in ms since the rank's product began, and in brackets the time "
     "it was busy (lengths added) and how many there were. Copies down (device → window or send "
     "buffer) and up (→ halo) overlapping each other and the local kernel is what `overlap` and "
@@ -91,11 +103,14 @@ def _pct(value: Any) -> str:
     return DASH if value is None else f"{100 * value:.0f}%"
 
 
-def _model(r: Rec) -> str:
-    if r.get("predicted_ms") is None:
+def _model(r: Rec, prefix: str = "") -> str:
+    """The model's prediction and its error: of one product, or (``prefix`` ``"stream_"``) of
+    one back to back."""
+    predicted = r.get(f"predicted_{prefix}ms")
+    if predicted is None:
         return DASH
-    err = r.get("model_error_pct")
-    return num(r["predicted_ms"], ".3f") + ("" if err is None else f" ({err:+.0f}%)")
+    err = r.get(f"{prefix}model_error_pct")
+    return num(predicted, ".3f") + ("" if err is None else f" ({err:+.0f}%)")
 
 
 def _bytes(value: Any) -> str:
@@ -159,6 +174,25 @@ def scaling_table(here: list[Rec]) -> str:
     return table(rows, headers)
 
 
+def stream_table(here: list[Rec]) -> str:
+    """Per matrix and rank count, for each mode the time per product back to back and its
+    speedup over one rank measured the same way (empty for records without it)."""
+    modes = _modes(here)
+    rows = []
+    for m, n in _matrix_ranks(here):
+        row = [m, str(n)]
+        for mode in modes:
+            r = _pick(here, m, n, mode)
+            ok = r is not None and _ok(r) and r.get("stream_ms") is not None
+            row += ([num(r.get("stream_ms"), ".3f"), num(r.get("stream_speedup_over_one"), ".2f"),
+                     _model(r, "stream_")] if ok else [DASH, DASH, DASH])
+        if any(cell != DASH for cell in row[2:]):
+            rows.append(row)
+    headers = ["matrix", "ranks"] + [h for mode in modes for h in (
+        f"{mode} ms", f"{mode} × 1 rank", f"{mode} model ms (err)")]
+    return table(rows, headers) if rows else ""
+
+
 def parts_table(here: list[Rec]) -> str:
     rows = [[m, str(n), mode, num(r.get("kernel_ms"), ".3f"),
              *[num(r.get(f"{p}_ms"), ".3f") for p in
@@ -181,10 +215,11 @@ def model_table(here: list[Rec]) -> str:
         rows.append([m, str(n), num(r.get("model_device_gbps"), ".2f"),
                      num(r.get("probed_copy_gbps"), ".1f"), num(r.get("staging_gbps"), ".1f"),
                      num(r.get("network_gbps"), ".2f"), num(r.get("latency_us"), ".1f"),
-                     num(r.get("launch_us"), ".1f"), r.get("reference") or DASH])
+                     num(r.get("launch_us"), ".1f"), num(r.get("host_overhead_us"), ".1f"),
+                     r.get("reference") or DASH])
     return table(rows, ["matrix", "ranks", "device GB/s (1-rank kernel)", "copy GB/s (probe)",
                         "staging GB/s", "network GB/s", "latency µs", "launch µs",
-                        "1-rank reference"])
+                        "host µs / product", "1-rank reference"])
 
 
 def _step(rows: list[dict[str, Any]], where: str, name: str) -> dict[str, Any] | None:
@@ -208,6 +243,11 @@ def timeline_table(here: list[Rec]) -> str:
     return table(rows, ["matrix", "ranks", "mode", "rank",
                         *[f"{name} ({where})" if where == "host" else name
                           for where, name in TIMELINE_STEPS]]) if rows else ""
+
+
+def _titled(title: str, intro: str, body: str) -> list[str]:
+    """The lines of a sub-section, none where ``body`` is empty."""
+    return [f"#### {title}", "", intro, "", body, ""] if body else []
 
 
 def _chosen(here: list[Rec], fmt: str) -> list[str]:
@@ -251,11 +291,10 @@ def section(records: list[Rec], plots: list[str] | str = "") -> str:
         out += [f"### {short_device(device)} — {dtype} — {fmt}", "",
                 f"Devices: {where}.", *_chosen(here, fmt), *_advice(here), "",
                 scaling_table(here), "",
+                *_titled("Products back to back", STREAM_INTRO, stream_table(here)),
                 "#### Where the time goes", "", PARTS_INTRO, "", parts_table(here), "",
                 "#### The model's inputs", "", model_table(here), ""]
-        timelines = timeline_table(here)
-        if timelines:
-            out += ["#### One product, per rank", "", TIMELINE_INTRO, "", timelines, ""]
+        out += _titled("One product, per rank", TIMELINE_INTRO, timeline_table(here))
     bad = [r for r in recs if not _ok(r)]
     if bad:
         rows = unique((r["matrix"], r["method"], r["dtype"], r["status"], r.get("reason", ""))
