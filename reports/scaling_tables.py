@@ -33,7 +33,8 @@ def weak(out: Path, files: list[str]) -> None:
     lines = ["# Weak scaling (reports/scaling.sh)", "", "Commands:", "",
              *[f"    {c}" for c in commands], "",
              "ms per product (the slowest rank's median); eff. = t(1 rank) / t(N ranks), the "
-             "matrix N times as large on N ranks.", "",
+             "matrix N times as large on N ranks; then the same for products back to back "
+             "(the bench's stream_ms), where recorded.", "",
              "| matrix | mode | " + " | ".join(f"{n} ranks: matrix, ms, eff." for n in ranks)
              + " |", "|---|---|" + "---|" * len(ranks)]
     for family in dict.fromkeys(_family(r["matrix"]) for r in records):
@@ -47,11 +48,21 @@ def weak(out: Path, files: list[str]) -> None:
                 if r is None or r["status"] != "ok" or not r.get("kernel_ms"):
                     cells.append("–" if r is None else r["status"])
                     continue
-                eff = (f"{100 * base['kernel_ms'] / r['kernel_ms']:.0f}%"
-                       if base is not None and base.get("kernel_ms") else "–")
-                cells.append(f"{r['matrix'].removeprefix('gen:')}, {r['kernel_ms']:.3f}, {eff}")
+                cell = (f"{r['matrix'].removeprefix('gen:')}, {r['kernel_ms']:.3f}, "
+                        f"{_efficiency(base, r, 'kernel_ms')}")
+                if r.get("stream_ms"):
+                    cell += (f"; back to back {r['stream_ms']:.3f}, "
+                             f"{_efficiency(base, r, 'stream_ms')}")
+                cells.append(cell)
             lines.append(f"| {family} | {mode} | " + " | ".join(cells) + " |")
     out.write_text("\n".join(lines) + "\n")
+
+
+def _efficiency(base: dict | None, r: dict, key: str) -> str:
+    """t(1 rank) / t(N ranks) of ``key``, as a percentage ("–" without the 1-rank time)."""
+    if base is None or not base.get(key):
+        return "–"
+    return f"{100 * base[key] / r[key]:.0f}%"
 
 
 def cg(out: Path, files: list[str]) -> None:

@@ -274,9 +274,12 @@ def test_scaling_script(tmp_path: Path) -> None:
     table = (weak / "weak.md").read_text()
     row = next(line for line in table.splitlines() if line.startswith("| poisson2d | task |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    (m1, t1, e1), (m2, t2, e2) = (c.split(", ") for c in cells[2:4])
+    (one, streamed_one), (two, streamed_two) = (c.split("; back to back ") for c in cells[2:4])
+    (m1, t1, e1), (m2, t2, e2) = (c.split(", ") for c in (one, two))
     assert (m1, m2, e1) == ("poisson2d:k=23", "poisson2d:k=32", "100%"), cells
     assert abs(float(e2.rstrip("%")) - 100 * float(t1) / float(t2)) <= 1, cells
+    (s1, f1), (s2, f2) = (c.split(", ") for c in (streamed_one, streamed_two))
+    assert f1 == "100%" and abs(float(f2.rstrip("%")) - 100 * float(s1) / float(s2)) <= 1, cells
     assert "--note 'reports/scaling.sh cpu weak: 2 rank(s)" in table  # the command in the header
     cg = (tmp_path / "cg" / "cg.md").read_text()
     rows = [line for line in cg.splitlines() if line.startswith("| gen:poisson2d:k=45 |")]
