@@ -5,6 +5,9 @@ entries, corrupt index arrays, values the default dtype would round)."""
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -16,11 +19,24 @@ from .precision import VALUE_DTYPES, resolve
 EXACT_INTEGERS = 2**53
 """Integers up to this magnitude are exact in float64."""
 
+PIECE_ENTRIES = 1 << 20
+"""About this many entries (or rows) per piece of the passes over large index arrays
+(:func:`given_canonical`, the bounds of :func:`check_sparse`), spread over threads: small
+enough to share out evenly, large enough that each numpy call pays off."""
 
-def canonical_csr(A: object, dtype: object = None, *, checked: bool = False) -> sp.csr_matrix:
+MAX_THREADS = 8
+"""Threads of those passes at most: they are bound by memory bandwidth, which a few cores
+fill."""
+
+
+def canonical_csr(A: object, dtype: object = None, *, checked: bool = False,
+                  copy: bool = True) -> sp.csr_matrix:
     """A copy of ``A`` as CSR with sorted indices, duplicates summed, explicit zeros kept,
     32-bit indices and values of ``dtype`` (default: A's float type, else float64; ``"mixed"``
-    stores float32 values).
+    stores float32 values). ``copy=False``: where ``A`` is such a CSR matrix already (values
+    of ``dtype`` and integer indices that fit 32 bits: :func:`given_canonical`), the result may
+    share A's ``data`` and ``indices`` (never its ``indptr``), for a caller that copies them
+    itself (an upload to a device that keeps no host memory) and keeps no reference to them.
 
     Duplicates are summed before the values are rounded to ``dtype`` (in float64 for anything
     but COO input of float32 or float64, which scipy sums in that type; in long double for long
@@ -38,6 +54,9 @@ def canonical_csr(A: object, dtype: object = None, *, checked: bool = False) -> 
     if sp.issparse(A):
         if not checked:
             check_sparse(A)
+        given = given_canonical(A, dtype, copy)
+        if given is not None:
+            return given
         source = np.dtype(A.dtype)
         shape = A.shape
     else:
@@ -75,6 +94,88 @@ def canonical_csr(A: object, dtype: object = None, *, checked: bool = False) -> 
     csr.indptr = csr.indptr.astype(INDEX_DTYPE, copy=False)
     csr.indices = csr.indices.astype(INDEX_DTYPE, copy=False)
     return csr
+
+
+def given_canonical(A: sp.sparray | sp.spmatrix, dtype: object,
+                    copy: bool) -> sp.csr_matrix | None:
+    """:func:`canonical_csr` of a valid ``A`` (checked by :func:`check_sparse`) that is a CSR
+    matrix in canonical form already, with float32 or float64 values and indices of 32 bits or
+    any that fit them; else None: the general path then sorts and sums. The result has row
+    pointers of its own (the CSR kernels keep them on the host), and A's indices and data where
+    they are of the result's type and ``copy`` is False, else copies.
+
+    The order is checked afresh, never trusting scipy's cached ``has_canonical_format`` (a
+    caller may have changed the arrays since scipy set it): in pieces of whole rows spread over
+    threads (numpy's copies and scipy's loops let go of the GIL), each piece copied where it is
+    to be and its order checked by scipy's ``has_canonical_format``."""
+    if A.format != "csr" or np.dtype(A.dtype) not in VALUE_DTYPES:
+        return None
+    value_dtype = resolve(dtype, np.dtype(A.dtype)).value
+    indptr, indices, data = A.indptr, A.indices, A.data
+    m, n = A.shape
+    if (data.ndim != 1 or indptr[-1] != indices.size
+            or max(m, n, indices.size) > INDEX_LIMIT):
+        return None  # an ignored tail of indices, or too large: the general path's errors
+    ptr = np.empty(m + 1, INDEX_DTYPE)
+    cols = indices if indices.dtype == INDEX_DTYPE and not copy else np.empty(data.size,
+                                                                             INDEX_DTYPE)
+    copy_values = copy and data.dtype == value_dtype  # by the pieces
+    if data.dtype != value_dtype:
+        vals = data.astype(value_dtype)  # here, not in a thread: numpy's errstate is per thread
+    else:
+        vals = np.empty_like(data) if copy else data
+
+    def piece(r0: int, r1: int) -> bool:
+        """Rows ``r0 .. r1 - 1`` copied where they are to be; True where canonical."""
+        start, stop = int(indptr[r0]), int(indptr[r1])
+        ptr[r0:r1 + 1] = indptr[r0:r1 + 1]
+        if cols is not indices:
+            cols[start:stop] = indices[start:stop]
+        if copy_values:
+            vals[start:stop] = data[start:stop]
+        return _rows_canonical(ptr[r0:r1 + 1], cols, vals, n)
+
+    cuts = _piece_rows(indptr, indices.size)
+    if len(cuts) == 2:
+        ok = piece(0, m)
+    else:
+        with _threads(len(cuts) - 1) as pool:
+            ok = all(pool.map(piece, cuts[:-1], cuts[1:]))
+    if not ok:
+        return None
+    csr = sp.csr_matrix((vals, cols, ptr), shape=(m, n), copy=False)
+    csr.has_canonical_format = True  # checked above
+    return csr
+
+
+def _rows_canonical(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                    columns: int) -> bool:
+    """scipy's ``has_canonical_format`` of the rows of ``indptr`` (offsets into ``indices``
+    and ``data``, not decreasing, within them, of their type): a matrix made empty and given
+    the arrays, which scipy's constructor would refuse (``indptr`` not from 0) or copy."""
+    rows = sp.csr_matrix((indptr.size - 1, columns), dtype=data.dtype)
+    rows.indptr, rows.indices, rows.data = indptr, indices, data
+    return bool(rows.has_canonical_format)
+
+
+def _piece_rows(indptr: np.ndarray, entries: int) -> list[int]:
+    """Row boundaries ``0 = r_0 < r_1 < ... < r_k = m`` (``[0, 0]`` without rows) cutting the
+    rows of ``indptr`` into pieces of about :data:`PIECE_ENTRIES` entries, and as many rows at
+    most."""
+    m = indptr.size - 1
+    by_entries = np.searchsorted(indptr, np.arange(PIECE_ENTRIES, entries, PIECE_ENTRIES,
+                                                   dtype=indptr.dtype))  # else indptr is cast
+    by_rows = np.arange(PIECE_ENTRIES, m, PIECE_ENTRIES)
+    inner = np.union1d(by_entries, by_rows)
+    return [0, *inner[(inner > 0) & (inner < m)].tolist(), m]
+
+
+def _threads(pieces: int) -> ThreadPoolExecutor:
+    """Threads for ``pieces`` pieces of work: as many as cores, :data:`MAX_THREADS` at most
+    (numpy's loops and scipy's let go of the GIL, and two threads on one core only slow each
+    other down)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return ThreadPoolExecutor(max(1, min(MAX_THREADS, cores or 1, pieces)))
 
 
 def check_sparse(A: sp.sparray | sp.spmatrix, what: str = "A") -> None:
@@ -115,12 +216,26 @@ def _check_indices(name: str, index: np.ndarray, bound: int, entries: int, what:
     if index.size != entries:
         raise ValueError(f"{name} has {index.size} indices for {entries} entries of "
                          f"{what}.data")
-    if index.size:
-        low, high = int(index.min()), int(index.max())
-        if low < 0 or high >= bound:
-            raise ValueError(f"{name} holds {low if low < 0 else high}, outside 0..{bound - 1}: "
-                             "the matrix is corrupt (changed after scipy built it); rebuild it "
-                             "from valid arrays")
+    if index.size and _beyond(index, bound):
+        low = int(index.min())
+        raise ValueError(f"{name} holds {low if low < 0 else int(index.max())}, outside "
+                         f"0..{bound - 1}: the matrix is corrupt (changed after scipy built "
+                         "it); rebuild it from valid arrays")
+
+
+def _beyond(index: np.ndarray, bound: int) -> bool:
+    """True where an integer of ``index`` is outside ``0 .. bound - 1``: a maximum of the
+    integers as unsigned ones (a negative one is then above ``bound``), one pass instead of a
+    minimum and a maximum."""
+    if index.dtype.kind == "i":
+        if not index.dtype.isnative:
+            return int(index.min()) < 0 or int(index.max()) >= bound
+        index = index.view(f"u{index.dtype.itemsize}")
+    starts = range(0, index.size, PIECE_ENTRIES)
+    if len(starts) == 1:
+        return int(index.max()) >= bound
+    with _threads(len(starts)) as pool:
+        return max(pool.map(lambda i: int(index[i:i + PIECE_ENTRIES].max()), starts)) >= bound
 
 
 def check_compressed(indptr: np.ndarray, indices: np.ndarray, entries: int,
@@ -134,9 +249,8 @@ def check_compressed(indptr: np.ndarray, indices: np.ndarray, entries: int,
         raise ValueError(f"{what}.indptr must hold {major + 1} offsets starting at 0 for "
                          f"{major} rows (or columns, or blocks); it has {indptr.size}"
                          + (f" starting at {indptr[0]}" if indptr.size else ""))
-    steps = np.diff(indptr)
-    if steps.size and steps.min() < 0:
-        at = int(np.argmax(steps < 0))
+    if not np.all(indptr[1:] >= indptr[:-1]):
+        at = int(np.argmax(indptr[1:] < indptr[:-1]))
         raise ValueError(f"{what}.indptr decreases from {indptr[at]} to {indptr[at + 1]} at "
                          f"row {at} (it must not decrease): the matrix is corrupt; rebuild it "
                          "from valid arrays")

@@ -196,8 +196,12 @@ class DeviceMatrix(ScipyOperators):
         if column_map is not None and transposed:
             raise ValueError("column_map needs a CSR (or COO, dense) matrix: convert the CSC "
                              "matrix with A.tocsr() first")
-        # The transpose of a CSC matrix is a CSR matrix sharing its arrays: no conversion.
-        csr = canonical_csr(A.T if transposed else A, dtype)
+        # The transpose of a CSC matrix is a CSR matrix sharing its arrays: no conversion. The
+        # arrays are copied on the host only for a device that uses them in place: another
+        # copies them in the upload, and keeps none of them on the host (the CSR kernels keep
+        # row pointers of their own, canonical_csr's).
+        private = dev.shares_host_pointer
+        csr = canonical_csr(A.T if transposed else A, dtype, copy=private)
         precision = resolve(dtype, csr.dtype)
         dev.require(precision)
         selection, chosen_as = None, format if format in CHOSEN else None
@@ -206,21 +210,19 @@ class DeviceMatrix(ScipyOperators):
             selection = choose(chosen_as, csr, dev, precision, expected_products,
                                trial if plain else False)
             format, params = selection.format, selection.params
-        diagonal = None if column_map is not None else csr.diagonal()  # A's is its transpose's
         nnz = csr.nnz
         if selection is not None and selection.converted is not None:
             # the trial's winner, already on the device (the selection lets go of it)
-            M = cls(selection.converted, dev, transposed_storage=transposed, diagonal=diagonal,
-                    n_cols=n_cols, nnz=nnz)
+            M = cls(selection.converted, dev, transposed_storage=transposed, n_cols=n_cols,
+                    nnz=nnz)
             selection = dataclasses.replace(selection, converted=None)
         else:
             ensure_ell_order(dev, format, params)
             layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
-            fmt = convert(csr, format, layout, precision, column_map=column_map, owned=True,
+            fmt = convert(csr, format, layout, precision, column_map=column_map, owned=private,
                           **params)
             del csr
-            M = cls.upload(fmt, dev, transposed_storage=transposed, diagonal=diagonal,
-                           n_cols=n_cols, nnz=nnz)
+            M = cls.upload(fmt, dev, transposed_storage=transposed, n_cols=n_cols, nnz=nnz)
         M.selection = selection
         M._chosen_as = chosen_as
         return M
@@ -356,18 +358,31 @@ class DeviceMatrix(ScipyOperators):
 
     def diagonal(self, k: int = 0) -> np.ndarray:
         """The ``k``-th diagonal (entries ``[i, i + k]``), as scipy's: the main one (``k=0``)
-        is kept from the conversion (a copy is returned), any other is read back from the
-        device (:meth:`to_scipy`); empty where the diagonal lies outside the matrix."""
+        is read back from the device on the first call and kept (a copy is returned; not at
+        the conversion, whose time it would add to), any other is read back each time
+        (:meth:`to_scipy`); empty where the diagonal lies outside the matrix."""
         k = diagonal_offset(k)
         if k != 0:
             return self.to_scipy().diagonal(k)
         if self._diagonal is None:
-            rows, cols, vals = self._triplets()
-            diag = np.zeros(min(self.shape), self.dtype)
-            on = rows == cols
-            np.add.at(diag, rows[on], vals[on])
-            self._diagonal = diag
+            self._diagonal = self._main_diagonal()
         return self._diagonal.copy()
+
+    def _main_diagonal(self) -> np.ndarray:
+        """The main diagonal read back: scipy's of the CSR arrays where the format stores them
+        plain (A^T's for CSC input, the same), else summed from the stored entries."""
+        store = self._fmt.store
+        if store is not None and store.plain and self._fmt.column_map is None:
+            with self._lock:
+                arrays = store.download()
+            csr = sp.csr_matrix((arrays["val"], arrays["col"], arrays["row_ptr"]),
+                                shape=store.shape, copy=False)
+            return csr.diagonal()
+        rows, cols, vals = self._triplets()
+        diag = np.zeros(min(self.shape), self.dtype)
+        on = rows == cols
+        np.add.at(diag, rows[on], vals[on])
+        return diag
 
     def __repr__(self) -> str:
         m, n = self.shape

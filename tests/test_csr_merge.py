@@ -79,6 +79,22 @@ def test_merge_path_and_split_rows(lengths: list[int], share: int) -> None:
     np.testing.assert_allclose(emulate(row_ptr, values, diagonals), expected, atol=1e-12)
 
 
+@given(lengths=st.lists(st.integers(0, 3000), min_size=0, max_size=300),
+       cuts=st.lists(st.integers(0, 10**6), max_size=40), wide=st.booleans())
+def test_merge_path_equals_a_search_among_every_row_end(lengths: list[int], cuts: list[int],
+                                                        wide: bool) -> None:
+    """The shares' searches, at the probes alone, find what numpy's searchsorted finds among
+    the path positions of every row end (the conversion before), with 32-bit or 64-bit row
+    pointers, empty rows, long rows, no rows."""
+    row_ptr = row_ptr_of(lengths).astype(np.int64 if wide else np.int32)
+    path = len(lengths) + int(row_ptr[-1])
+    diagonals = np.unique(np.r_[0, path, np.minimum(cuts, path)])
+    ends = row_ptr[1:].astype(np.int64) + np.arange(len(lengths))
+    rows = np.searchsorted(ends, diagonals, side="left")
+    path_row, path_entry = merge_path(row_ptr, diagonals)
+    assert np.array_equal(path_row, rows) and np.array_equal(path_entry, diagonals - rows)
+
+
 def test_split_rows_of_a_long_row() -> None:
     row_ptr = row_ptr_of([3, 100, 0, 2])
     diagonals = np.minimum(np.arange(0, 120, 10), 109)  # shares of 10 path steps

@@ -3,7 +3,8 @@ to from every other on the uploaded arrays (forward, transpose, several right-ha
 alpha/beta, with and without long rows) against scipy under the oracle bound; the shared
 buffers uploaded once; the memory counted once; the refusals; the trial on one upload; and
 csr-adaptive's greedy blocks found at their starts alone equal to the walk over every row's
-end."""
+end; the other kernels' metadata searched at its probes alone equal to numpy's searches over
+every row (the conversions before)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ import clspmv
 from clspmv.canonical import canonical_csr
 from clspmv.formats import csr_store
 from clspmv.formats.csr_adaptive import block_starts
+from clspmv.formats.csr_blocks import count_below, row_blocks
+from clspmv.formats.csr_chunks import rows_longer
 from clspmv.formats.csr_store import total_nbytes
 from clspmv.model import trial as trials
 from clspmv.precision import resolve
@@ -243,8 +246,59 @@ def old_block_starts(row_ptr: np.ndarray, cap: int, align: int = 1) -> np.ndarra
     return np.asarray(starts, np.int64)
 
 
+def random_lengths(rng: np.random.Generator, kind: int) -> np.ndarray:
+    """Row lengths: short rows with many empty, power-law rows, rows around 300 entries, or
+    no entries at all; sometimes no row or one."""
+    rows = int(rng.integers(0, 400)) if rng.random() < 0.8 else int(rng.integers(0, 2))
+    return [rng.integers(0, 4, rows) * (rng.random(rows) < 0.6),
+            np.minimum(rng.zipf(1.6, rows), 5000), rng.integers(0, 300, rows),
+            np.zeros(rows, np.int64)][kind % 4]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_row_blocks_equal_the_search_over_every_row(seed: int) -> None:
+    """csr-blocks' boundaries, with long rows skipped or not, equal those searched among the
+    float targets in the row pointers of the rows that count (made for every row before)."""
+    rng = np.random.default_rng(seed)
+    lengths = random_lengths(rng, seed)
+    rows = lengths.size
+    row_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    limit = int(np.quantile(lengths, 0.9)) if rows else 0
+    skipped = np.flatnonzero(lengths > limit)
+    for skip in (None, skipped.astype(np.int32)):
+        counted = np.concatenate([[0], np.cumsum(np.where(lengths > limit, 0, lengths)
+                                                 if skip is not None else lengths)])
+        for blocks in sorted({min(rows, 1), rows, int(rng.integers(min(rows, 1), rows + 1))}):
+            targets = np.arange(1, blocks, dtype=np.float64) * (float(counted[-1])
+                                                                 / max(blocks, 1))
+            inner = np.minimum(np.searchsorted(counted, targets, side="left"), rows)
+            expected = np.concatenate(([0], inner, [rows][:blocks]))
+            np.testing.assert_array_equal(row_blocks(row_ptr, blocks, skip), expected)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_long_rows_found_in_windows_equal_every_row_length_compared(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    lengths = random_lengths(rng, seed)
+    row_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    for limit in {0, 1, 3, 50, 299, int(lengths.max(initial=0)), 10**6}:
+        np.testing.assert_array_equal(rows_longer(row_ptr, limit),
+                                      np.flatnonzero(lengths > limit))
+
+
+def test_count_below_equals_searchsorted() -> None:
+    rng = np.random.default_rng(7)
+    for size in (0, 1, 2, 3, 17, 1000):
+        values = np.sort(rng.integers(-5, 40, size))
+        for count in (0, 1, 5, 2000):
+            targets = rng.integers(-10, 50, count)
+            np.testing.assert_array_equal(count_below(values.__getitem__, size, targets),
+                                          np.searchsorted(values, targets, side="left"))
+
+
+@pytest.mark.parametrize("index", [np.int32, np.int64])
 @pytest.mark.parametrize("seed", range(30))
-def test_block_starts_equal_the_walk_over_every_row(seed: int) -> None:
+def test_block_starts_equal_the_walk_over_every_row(seed: int, index: type) -> None:
     rng = np.random.default_rng(seed)
     rows = int(rng.integers(0, 400))
     kind = seed % 3
@@ -259,7 +313,7 @@ def test_block_starts_equal_the_walk_over_every_row(seed: int) -> None:
         for align in (1, 2, 32):
             if align >= cap:
                 continue
-            np.testing.assert_array_equal(block_starts(row_ptr.astype(np.int64), cap, align),
+            np.testing.assert_array_equal(block_starts(row_ptr.astype(index), cap, align),
                                           old_block_starts(row_ptr.astype(np.int64), cap, align))
 
 

@@ -222,11 +222,8 @@ class CsrVector(CsrRows):
         unroll: int = 1, long_rows: int | str | None = AUTO,
     ) -> CsrVector:
         fmt = cls._plain(store, layout, 1, unroll, long_rows)
-        if threads_per_row is None:
-            lengths = store.lengths()
-            short = lengths[lengths <= fmt.params["long_rows"]] if fmt.params["long_count"] \
-                else lengths
-            threads_per_row = min(mean_row_threads(int(short.sum()), store.shape[0]),
+        if threads_per_row is None:  # from the entries of the rows that are not long
+            threads_per_row = min(mean_row_threads(store.nnz - fmt.tail_nnz, store.shape[0]),
                                   layout.work_group_size)
         fmt.params["threads_per_row"] = check_threads(threads_per_row, VECTOR_WIDTHS, layout)
         return fmt

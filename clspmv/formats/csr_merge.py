@@ -10,8 +10,9 @@ as many shares as its length asks for, and runs of empty rows cost their row end
 
 Share ``s`` starts at diagonal ``d = s * L`` of the merge grid; its coordinates (rows consumed,
 entries consumed) are found by a binary search on that diagonal: row end ``r`` lies at path
-position ``row_ptr[r + 1] + r``, so the share starts after the ``searchsorted`` of ``d`` among
-those positions (:func:`merge_path`; the host does this once, at conversion, vectorised).
+position ``row_ptr[r + 1] + r``, so the share starts after the row ends before ``d`` among
+those positions (:func:`merge_path`; the host does this once, at conversion, all the shares'
+searches a step at a time).
 
 Each share sums its entries and writes every row that starts and ends inside it directly
 (``y = alpha * sum + beta * y``). Rows that cross a share boundary are *split*: every share
@@ -65,7 +66,7 @@ from .base import INDEX_DTYPE, Layout, scalar
 from .checks import check_int
 from .conversion import check_flag
 from .csr import CsrFamily, mean_row_threads
-from .csr_blocks import BLOCKS_PER_UNIT, MIN_BLOCK_ENTRIES
+from .csr_blocks import BLOCKS_PER_UNIT, MIN_BLOCK_ENTRIES, count_below
 from .csr_chunks import MAX_LOAD_BYTES, SUM_BYTES
 from .csr_store import CsrStore
 
@@ -84,10 +85,9 @@ def merge_path(row_ptr: np.ndarray, diagonals: np.ndarray) -> tuple[np.ndarray, 
     """The merge-path coordinates (rows whose end was consumed, entries consumed) at each of
     ``diagonals`` (path positions ``0 .. m + nnz``): row end ``r`` is at position
     ``row_ptr[r + 1] + r``, and it comes before entry ``j`` when ``row_ptr[r + 1] <= j``."""
-    row_ptr = np.asarray(row_ptr, np.int64)
-    ends = row_ptr[1:] + np.arange(row_ptr.size - 1, dtype=np.int64)
-    rows = np.searchsorted(ends, diagonals, side="left")
-    return rows, np.asarray(diagonals, np.int64) - rows
+    row_ptr, diagonals = np.asarray(row_ptr), np.asarray(diagonals, np.int64)
+    rows = count_below(lambda r: row_ptr[r + 1] + r, row_ptr.size - 1, diagonals)
+    return rows, diagonals - rows
 
 
 def split_rows(row_ptr: np.ndarray, path_row: np.ndarray, path_entry: np.ndarray
@@ -99,8 +99,7 @@ def split_rows(row_ptr: np.ndarray, path_row: np.ndarray, path_entry: np.ndarray
     The shares starting inside one row are consecutive, ``first .. last``: the row's sum is the
     carries of shares ``first - 1 .. last - 1`` plus the head of share ``last``. Returns int32
     arrays (``rows``, ``carry_first`` = first - 1, ``head_share`` = last)."""
-    row_ptr = np.asarray(row_ptr, np.int64)
-    starts = np.asarray(path_row[:-1], np.int64)
+    row_ptr, starts = np.asarray(row_ptr), np.asarray(path_row[:-1], np.int64)
     rows = row_ptr.size - 1
     inside = np.zeros(starts.size, bool)
     live = starts < rows
