@@ -64,13 +64,13 @@ def check_parameters(format: str, params: Mapping[str, object], own: Iterable[st
 
 
 def choose(format: str, csr: sp.csr_matrix, device: Device, precision: Precision,
-           expected_products: int | None, trial: bool | None) -> Selection:
+           expected_products: int | None, trial: bool | None, owned: bool) -> Selection:
     """The selection of ``format`` (``"auto"`` or ``"csr"``, see :data:`CHOSEN`) for the
-    canonical CSR matrix ``csr`` (owned: a trial may keep its arrays), as
-    :func:`clspmv.model.select` makes it."""
+    canonical CSR matrix ``csr`` (``owned``: a trial may keep its arrays, which are clspmv's
+    own copy), as :func:`clspmv.model.select` makes it."""
     candidates = CHOSEN[format]
     if candidates is None:
-        return select(csr, device, precision, expected_products, trial=trial, owned=True)
+        return select(csr, device, precision, expected_products, trial=trial, owned=owned)
     among = candidates()
     # select() takes no list of candidates. It refuses a format its calibration has no model
     # of, so the device's calibration cut down to the candidates' models makes it choose among
@@ -79,7 +79,7 @@ def choose(format: str, csr: sp.csr_matrix, device: Device, precision: Precision
     full = calibration(device)
     only = dataclasses.replace(full, kernel={k: v for k, v in full.kernel.items() if k in among})
     chosen = select(csr, device, precision, expected_products, calibration_=only, strips=False,
-                    trial=trial, owned=True)
+                    trial=trial, owned=owned)
     return dataclasses.replace(
         chosen, predictions={k: p for k, p in chosen.predictions.items() if k in among},
         why=f"format={format!r}, among {', '.join(among)}: {chosen.why}")

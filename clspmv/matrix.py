@@ -208,7 +208,7 @@ class DeviceMatrix(ScipyOperators):
         if chosen_as is not None:
             plain = column_map is None and work_group_size is None
             selection = choose(chosen_as, csr, dev, precision, expected_products,
-                               trial if plain else False)
+                               trial if plain else False, owned=private)
             format, params = selection.format, selection.params
         nnz = csr.nnz
         if selection is not None and selection.converted is not None:

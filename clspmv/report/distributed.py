@@ -18,16 +18,13 @@ Per device, value type and format pair:
 * one product's timeline per rank (the bench's ``timeline``): when each OpenCL command kind and
   each host wait ran.
 
-The plot ``distributed_<dtype>.png`` draws the parallel efficiency against the ranks, one
-colour per mode (dashed: the model's prediction), one panel per matrix;
-``distributed_<dtype>_timeline.png`` one product per rank (a bar per kind of command, from its
-first start to its last stop), one panel per matrix and rank count.
+The figures (efficiency against the ranks, one product per rank) are
+:mod:`.distributed_plots`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from .common import (
@@ -36,8 +33,6 @@ from .common import (
     matrices_by_size,
     num,
     of,
-    plot_name,
-    save_figure,
     short_device,
     table,
     unique,
@@ -77,9 +72,9 @@ STREAM_INTRO = (
     "above adds it: the 1-rank reference's time less the model's device time for it).")
 
 TIMELINE_INTRO = (
-    "One product of each run after the timed ones, per rank: for each kind of OpenCL command "
-    "(from its profiling times, placed on the host's clock) and for the host's wait for the "
-    "exchange, "
+    "One product of each run, per rank (its `timeline` field says which): for each kind of "
+    "OpenCL command (from its profiling times, placed on the host's clock) and for the host's "
+    "wait for the exchange, "
     "its first start–last stop in ms since the rank's product began, and in brackets the time "
     "it was busy (lengths added) and how many there were. Copies down (device → window or send "
     "buffer) and up (→ halo) overlapping each other and the local kernel is what `overlap` and "
@@ -88,12 +83,16 @@ TIMELINE_STEPS = (("device", "gather"), ("device", "local"), ("device", "copy do
                   ("device", "copy up"), ("host", "wait"), ("device", "non_local"))
 """The steps of a product the timeline table and figure show, in order."""
 
+TIMELINE_PNG = "_timeline.png"
+"""The end of the timeline figure's name: ``distributed_<dtype>_timeline.png`` (under the
+``distributed_*.png`` pattern of the report's plots)."""
 
-def _ok(r: Rec) -> bool:
+
+def passed(r: Rec) -> bool:
     return r["status"] == "ok"
 
 
-def _modes(recs: list[Rec]) -> list[str]:
+def modes_of(recs: list[Rec]) -> list[str]:
     order = ("vector", "overlap", "task")
     present = unique(r.get("mode") for r in recs if r.get("mode"))
     return [m for m in order if m in present] + [m for m in present if m not in order]
@@ -148,14 +147,14 @@ def _matrix_ranks(here: list[Rec]) -> Iterator[tuple[str, int]]:
 def _passed_runs(here: list[Rec]) -> Iterator[tuple[str, int, str, Rec]]:
     """(matrix, ranks, mode, record) of every run that passed, in the tables' order."""
     for m, n in _matrix_ranks(here):
-        for mode in _modes(here):
+        for mode in modes_of(here):
             r = _pick(here, m, n, mode)
-            if r is not None and _ok(r):
+            if r is not None and passed(r):
                 yield m, n, mode, r
 
 
 def scaling_table(here: list[Rec]) -> str:
-    modes = _modes(here)
+    modes = modes_of(here)
     rows = []
     for m, n in _matrix_ranks(here):
         row = [m, str(n)]
@@ -163,7 +162,7 @@ def scaling_table(here: list[Rec]) -> str:
             r = _pick(here, m, n, mode)
             if r is None:
                 row += ["", "", "", ""]
-            elif not _ok(r):
+            elif not passed(r):
                 row += [r["status"], DASH, DASH, DASH]
             else:
                 row += [num(r.get("kernel_ms"), ".3f"), num(r.get("speedup_over_one"), ".2f"),
@@ -177,13 +176,13 @@ def scaling_table(here: list[Rec]) -> str:
 def stream_table(here: list[Rec]) -> str:
     """Per matrix and rank count, for each mode the time per product back to back and its
     speedup over one rank measured the same way (empty for records without it)."""
-    modes = _modes(here)
+    modes = modes_of(here)
     rows = []
     for m, n in _matrix_ranks(here):
         row = [m, str(n)]
         for mode in modes:
             r = _pick(here, m, n, mode)
-            ok = r is not None and _ok(r) and r.get("stream_ms") is not None
+            ok = r is not None and passed(r) and r.get("stream_ms") is not None
             row += ([num(r.get("stream_ms"), ".3f"), num(r.get("stream_speedup_over_one"), ".2f"),
                      _model(r, "stream_")] if ok else [DASH, DASH, DASH])
         if any(cell != DASH for cell in row[2:]):
@@ -206,23 +205,27 @@ def parts_table(here: list[Rec]) -> str:
 
 
 def model_table(here: list[Rec]) -> str:
+    """The model's inputs per matrix and rank count (the host's share of one product where the
+    records hold it)."""
+    host = any(r.get("host_overhead_us") is not None for r in here)
     rows = []
     for m, n in _matrix_ranks(here):
-        r = next((r for r in here if r["matrix"] == m and r.get("ranks") == n and _ok(r)
+        r = next((r for r in here if r["matrix"] == m and r.get("ranks") == n and passed(r)
                   and r.get("predicted_ms") is not None), None)
         if r is None:
             continue
         rows.append([m, str(n), num(r.get("model_device_gbps"), ".2f"),
                      num(r.get("probed_copy_gbps"), ".1f"), num(r.get("staging_gbps"), ".1f"),
                      num(r.get("network_gbps"), ".2f"), num(r.get("latency_us"), ".1f"),
-                     num(r.get("launch_us"), ".1f"), num(r.get("host_overhead_us"), ".1f"),
+                     num(r.get("launch_us"), ".1f"),
+                     *([num(r.get("host_overhead_us"), ".1f")] if host else []),
                      r.get("reference") or DASH])
     return table(rows, ["matrix", "ranks", "device GB/s (1-rank kernel)", "copy GB/s (probe)",
                         "staging GB/s", "network GB/s", "latency µs", "launch µs",
-                        "host µs / product", "1-rank reference"])
+                        *(["host µs / product"] if host else []), "1-rank reference"])
 
 
-def _step(rows: list[dict[str, Any]], where: str, name: str) -> dict[str, Any] | None:
+def step_of(rows: list[dict[str, Any]], where: str, name: str) -> dict[str, Any] | None:
     return next((row for row in rows if row["where"] == where and row["name"] == name), None)
 
 
@@ -235,7 +238,7 @@ def timeline_table(here: list[Rec]) -> str:
         for rank, steps in enumerate(r["timeline"]):
             cells = []
             for where, name in TIMELINE_STEPS:
-                step = _step(steps, where, name)
+                step = step_of(steps, where, name)
                 cells.append(DASH if step is None else
                              f"{step['first']:.2f}–{step['last']:.2f} "
                              f"({step['busy']:.2f}, {step['count']})")
@@ -256,7 +259,7 @@ def _chosen(here: list[Rec], fmt: str) -> list[str]:
         return []
     lines = []
     for m in matrices_by_size(here):
-        r = next((r for r in here if r["matrix"] == m and _ok(r)), None)
+        r = next((r for r in here if r["matrix"] == m and passed(r)), None)
         if r is not None:
             lines.append(f"{m}: (local/non-local) per rank "
                          f"{', '.join(r.get('formats') or []) or DASH}; partition "
@@ -268,7 +271,7 @@ def _advice(here: list[Rec]) -> list[str]:
     """The model's verdict per matrix and rank count (``clspmv.distributed.model
     .more_ranks_help``, recorded by the bench): whether more ranks are worth it."""
     lines = unique(f"- {r['matrix']}: {r['advice']}." for r in here
-                   if _ok(r) and r.get("advice"))
+                   if passed(r) and r.get("advice"))
     return ["", "The model's advice (`clspmv.distributed.model.more_ranks_help`):", "",
             *lines] if lines else []
 
@@ -295,7 +298,7 @@ def section(records: list[Rec], plots: list[str] | str = "") -> str:
                 "#### Where the time goes", "", PARTS_INTRO, "", parts_table(here), "",
                 "#### The model's inputs", "", model_table(here), ""]
         out += _titled("One product, per rank", TIMELINE_INTRO, timeline_table(here))
-    bad = [r for r in recs if not _ok(r)]
+    bad = [r for r in recs if not passed(r)]
     if bad:
         rows = unique((r["matrix"], r["method"], r["dtype"], r["status"], r.get("reason", ""))
                       for r in bad)
@@ -303,110 +306,3 @@ def section(records: list[Rec], plots: list[str] | str = "") -> str:
                 table([list(x) for x in rows], ["matrix", "case", "dtype", "status", "reason"]),
                 ""]
     return "\n".join(out)
-
-
-def draw(plt: Any, records: list[Rec], out_dir: Path) -> list[str]:
-    """``distributed_<dtype>.png`` per value type: parallel efficiency against the ranks per
-    mode (solid, measured; dashed, the model's), one panel per matrix; returns the file names."""
-    import matplotlib
-
-    recs = [r for r in of(records, OPERATION) if _ok(r) and r.get("efficiency") is not None]
-    names = []
-    colours = dict(zip(("vector", "overlap", "task"), matplotlib.colormaps["tab10"].colors,
-                       strict=False))
-    for dtype in unique(r["dtype"] for r in recs):
-        here = [r for r in recs if r["dtype"] == dtype]
-        matrices = matrices_by_size(here)
-        cols = min(len(matrices), 3)
-        rows = -(-len(matrices) // cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(max(4.8 * cols, 6.4), 3.4 * rows + 0.9),
-                                 squeeze=False)
-        for ax, m in zip(axes.flat, matrices, strict=False):
-            mine = [r for r in here if r["matrix"] == m]
-            for mode in _modes(mine):
-                pts = sorted((r["ranks"], r["efficiency"], r.get("predicted_efficiency"))
-                             for r in mine if r.get("mode") == mode)
-                colour = colours.get(mode)
-                ranks = [p[0] for p in pts]
-                ax.plot(ranks, [100 * p[1] for p in pts], marker="o", color=colour,
-                        label=mode)
-                model = [(p[0], 100 * p[2]) for p in pts if p[2] is not None]
-                if model:
-                    ax.plot(*zip(*model, strict=True), linestyle="--", marker="x",
-                            color=colour, label=f"{mode} (model)")
-            ticks = sorted({r["ranks"] for r in mine})
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(ticks, [str(t) for t in ticks])
-            ax.axhline(100.0, color="black", linewidth=0.6)
-            ax.set_xlabel("ranks")
-            ax.set_ylabel("parallel efficiency %")
-            ax.set_title(m.removeprefix("gen:"), fontsize=8)
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=6)
-        for ax in list(axes.flat)[len(matrices):]:
-            ax.set_visible(False)
-        devices = unique(short_device(r["device"]) for r in here)
-        fig.suptitle(f"Distributed product: efficiency against one rank, {dtype}\n"
-                     f"{', '.join(devices)}; dashed: the model", fontsize=8)
-        fig.tight_layout()
-        name = plot_name("distributed", dtype)
-        save_figure(plt, fig, Path(out_dir) / name)
-        names.append(name)
-    return names + _draw_timelines(plt, recs, out_dir)
-
-
-TIMELINE_PNG = "_timeline.png"
-"""The end of the timeline figure's name: ``distributed_<dtype>_timeline.png`` (under the
-``distributed_*.png`` pattern of the report's plots)."""
-
-
-def _draw_timelines(plt: Any, recs: list[Rec], out_dir: Path) -> list[str]:
-    """Per value type, one panel per matrix and rank count (> 1): per rank, a bar per step of
-    :data:`TIMELINE_STEPS` from its first start to its last stop, of the ``overlap`` run (else
-    the first mode measured)."""
-    import matplotlib
-
-    names = []
-    colours = dict(zip(TIMELINE_STEPS, matplotlib.colormaps["tab10"].colors, strict=False))
-    for dtype in unique(r["dtype"] for r in recs):
-        chosen = []
-        for r in recs:
-            if r["dtype"] != dtype or (r.get("ranks") or 0) < 2 or not r.get("timeline"):
-                continue
-            modes = _modes([q for q in recs if q["matrix"] == r["matrix"]
-                            and q.get("ranks") == r["ranks"] and q["dtype"] == dtype])
-            if r.get("mode") == ("overlap" if "overlap" in modes else modes[0]):
-                chosen.append(r)
-        if not chosen:
-            continue
-        cols = min(len(chosen), 2)
-        rows = -(-len(chosen) // cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(7.0 * cols, 2.6 * rows + 0.9),
-                                 squeeze=False)
-        for ax, r in zip(axes.flat, chosen, strict=False):
-            lanes = len(TIMELINE_STEPS)
-            for rank, steps in enumerate(r["timeline"]):
-                for lane, key in enumerate(TIMELINE_STEPS):
-                    step = _step(steps, *key)
-                    if step is None:
-                        continue
-                    ax.barh(rank * (lanes + 1) + lane, step["last"] - step["first"],
-                            left=step["first"], height=0.9, color=colours[key],
-                            label=key[1] if rank == 0 else None)
-            ax.set_yticks([rank * (lanes + 1) + lanes / 2 for rank in range(len(r["timeline"]))],
-                          [f"rank {rank}" for rank in range(len(r["timeline"]))])
-            ax.invert_yaxis()
-            ax.set_xlim(left=0)
-            ax.set_xlabel("ms since the product began")
-            ax.set_title(f"{r['matrix'].removeprefix('gen:')}, {r['ranks']} ranks, "
-                         f"{r.get('mode')}: {num(r.get('kernel_ms'), '.3f')} ms", fontsize=8)
-            ax.grid(alpha=0.3, axis="x")
-            ax.legend(fontsize=6, loc="lower right")
-        for ax in list(axes.flat)[len(chosen):]:
-            ax.set_visible(False)
-        fig.suptitle(f"Distributed product: one product per rank, {dtype}", fontsize=8)
-        fig.tight_layout()
-        name = plot_name("distributed", dtype).removesuffix(".png") + TIMELINE_PNG
-        save_figure(plt, fig, Path(out_dir) / name)
-        names.append(name)
-    return names

@@ -392,7 +392,7 @@ def draw(records: list[Rec], out_dir: Path, defs: Definitions | None = None) -> 
         name = plot_name("matmat", dtype)
         matmat(plt, records, dtype, Path(out_dir) / name)
         names.append(name)
-    from . import distributed, selection  # efficiency per mode; predicted against measured
+    from . import distributed_plots, selection  # efficiency per mode; predicted against measured
 
     return (names + selection.draw(plt, records, Path(out_dir))
-            + distributed.draw(plt, records, Path(out_dir)))
+            + distributed_plots.draw(plt, records, Path(out_dir)))
