@@ -24,7 +24,7 @@ The figures (efficiency against the ranks, one product per rank) are
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .common import (
@@ -153,43 +153,45 @@ def _passed_runs(here: list[Rec]) -> Iterator[tuple[str, int, str, Rec]]:
                 yield m, n, mode, r
 
 
-def scaling_table(here: list[Rec]) -> str:
+def _mode_table(here: list[Rec], columns: tuple[str, ...],
+                cells: Callable[[Rec | None], list[str]]) -> str:
+    """Per matrix and rank count, ``columns`` per mode filled by ``cells(record or None)``;
+    rows whose cells are all dashes are left out (empty without any row)."""
     modes = modes_of(here)
     rows = []
     for m, n in _matrix_ranks(here):
         row = [m, str(n)]
         for mode in modes:
-            r = _pick(here, m, n, mode)
-            if r is None:
-                row += ["", "", "", ""]
-            elif not passed(r):
-                row += [r["status"], DASH, DASH, DASH]
-            else:
-                row += [num(r.get("kernel_ms"), ".3f"), num(r.get("speedup_over_one"), ".2f"),
-                        _pct(r.get("efficiency")), _model(r)]
-        rows.append(row)
-    headers = ["matrix", "ranks"] + [h for mode in modes for h in (
-        f"{mode} ms", f"{mode} × 1 rank", f"{mode} eff.", f"{mode} model ms (err)")]
-    return table(rows, headers)
+            row += cells(_pick(here, m, n, mode))
+        if any(cell != DASH for cell in row[2:]):
+            rows.append(row)
+    headers = ["matrix", "ranks"] + [f"{mode} {c}" for mode in modes for c in columns]
+    return table(rows, headers) if rows else ""
+
+
+def scaling_table(here: list[Rec]) -> str:
+    """Per matrix and rank count, for each mode one product's time, its speedup over one rank,
+    the parallel efficiency and the model's prediction."""
+    def cells(r: Rec | None) -> list[str]:
+        if r is None:
+            return ["", "", "", ""]
+        if not passed(r):
+            return [r["status"], DASH, DASH, DASH]
+        return [num(r.get("kernel_ms"), ".3f"), num(r.get("speedup_over_one"), ".2f"),
+                _pct(r.get("efficiency")), _model(r)]
+    return _mode_table(here, ("ms", "× 1 rank", "eff.", "model ms (err)"), cells)
 
 
 def stream_table(here: list[Rec]) -> str:
-    """Per matrix and rank count, for each mode the time per product back to back and its
-    speedup over one rank measured the same way (empty for records without it)."""
-    modes = modes_of(here)
-    rows = []
-    for m, n in _matrix_ranks(here):
-        row = [m, str(n)]
-        for mode in modes:
-            r = _pick(here, m, n, mode)
-            ok = r is not None and passed(r) and r.get("stream_ms") is not None
-            row += ([num(r.get("stream_ms"), ".3f"), num(r.get("stream_speedup_over_one"), ".2f"),
-                     _model(r, "stream_")] if ok else [DASH, DASH, DASH])
-        if any(cell != DASH for cell in row[2:]):
-            rows.append(row)
-    headers = ["matrix", "ranks"] + [h for mode in modes for h in (
-        f"{mode} ms", f"{mode} × 1 rank", f"{mode} model ms (err)")]
-    return table(rows, headers) if rows else ""
+    """Per matrix and rank count, for each mode the time per product back to back, its
+    speedup over one rank measured the same way and the model's (empty for records without
+    it)."""
+    def cells(r: Rec | None) -> list[str]:
+        if r is None or not passed(r) or r.get("stream_ms") is None:
+            return [DASH, DASH, DASH]
+        return [num(r.get("stream_ms"), ".3f"), num(r.get("stream_speedup_over_one"), ".2f"),
+                _model(r, "stream_")]
+    return _mode_table(here, ("ms", "× 1 rank", "model ms (err)"), cells)
 
 
 def parts_table(here: list[Rec]) -> str:
