@@ -196,16 +196,18 @@ def test_lanes_of_a_lockstep_layout_on_this_device(dtype: np.dtype, device) -> N
     products_match(M, A, dtype)
 
 
-@pytest.mark.parametrize("wg", [32, 64, 256])
+@pytest.mark.parametrize("wg", [32, 64, 128, 256])
 def test_a_lockstep_layout_chooses_the_lanes_on_the_device(wg: int, device) -> None:
     """In a GPU layout the conversion leaves the blocks' lanes out and the upload has the device
     choose them (csr_adaptive_lanes): the same lanes as the host's cost model, block by block
-    (short rows, a few long ones, empty rows, rows longer than a block)."""
+    (short rows, a few long ones, empty rows and runs of them, rows longer than a block)."""
     wide = dataclasses.replace(device, simd_width=32)
     rng = np.random.default_rng(wg)
     lengths = rng.integers(0, 6, 5000)
     lengths[rng.choice(5000, 60, replace=False)] = rng.integers(20, 900, 60)
     lengths[rng.choice(5000, 300, replace=False)] = 0
+    lengths[1000:1300] = 0  # blocks of up to cap rows: passes of every level end at their end
+    lengths[2000:2150] = 1
     rows = np.repeat(np.arange(lengths.size), lengths)
     A = sp.csr_matrix((rng.standard_normal(rows.size), (rows, rng.integers(0, 7000, rows.size))),
                       shape=(5000, 7000))

@@ -296,25 +296,46 @@ def test_count_below_equals_searchsorted() -> None:
                                           np.searchsorted(values, targets, side="left"))
 
 
+def walk_lengths(rng: np.random.Generator, kind: int) -> np.ndarray:
+    """Row lengths for the walk: short rows with many empty, power-law rows (some far beyond a
+    block), rows around a block, rows of one length (whose walks from different rows never
+    meet), runs of empty rows among rows longer than a block; no row or one at times."""
+    rows = int(rng.integers(0, 3000)) if rng.random() < 0.8 else int(rng.integers(0, 2))
+    if kind == 0:
+        return rng.integers(0, 4, rows) * (rng.random(rows) < 0.6)
+    if kind == 1:
+        return np.minimum(rng.zipf(1.6, rows), 50_000)
+    if kind == 2:
+        return rng.integers(0, 300, rows)
+    if kind == 3:
+        return np.full(rows, int(rng.integers(1, 40)))
+    lengths = np.where(rng.random(rows) < 0.02, rng.integers(200, 5000, rows), 0)
+    lengths[rng.random(rows) < 0.5] = 5
+    return lengths
+
+
 @pytest.mark.parametrize("index", [np.int32, np.int64])
 @pytest.mark.parametrize("seed", range(30))
 def test_block_starts_equal_the_walk_over_every_row(seed: int, index: type) -> None:
     rng = np.random.default_rng(seed)
-    rows = int(rng.integers(0, 400))
-    kind = seed % 3
-    if kind == 0:  # short rows, many empty
-        lengths = rng.integers(0, 4, rows) * (rng.random(rows) < 0.6)
-    elif kind == 1:  # power-law rows, some beyond cap
-        lengths = np.minimum(rng.zipf(1.6, rows), 5000)
-    else:  # rows around cap
-        lengths = rng.integers(0, 300, rows)
-    row_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-    for cap in (2, 16, 128, 256):
+    row_ptr = np.concatenate([[0], np.cumsum(walk_lengths(rng, seed % 5))])
+    for cap in (2, 16, 100, 128, 256, 1024):
         for align in (1, 2, 32):
             if align >= cap:
                 continue
             np.testing.assert_array_equal(block_starts(row_ptr.astype(index), cap, align),
-                                          old_block_starts(row_ptr.astype(np.int64), cap, align))
+                                          old_block_starts(row_ptr, cap, align))
+
+
+def test_block_starts_of_64_bit_row_pointers() -> None:
+    """Row pointers beyond 2^31 (int64; no entries stored: the walk reads the pointers
+    alone), the rounding down to a multiple of align too."""
+    lengths = np.tile([3, 2**31 + 5, 0, 7, 1000, 1, 1], 50)
+    row_ptr = np.concatenate([[0], np.cumsum(lengths)])
+    assert row_ptr[-1] > 2**35
+    for cap, align in ((16, 1), (100, 32), (1024, 32)):
+        np.testing.assert_array_equal(block_starts(row_ptr, cap, align),
+                                      old_block_starts(row_ptr, cap, align))
 
 
 def test_retuned_copies_get_their_own_scratch_buffers(device) -> None:
