@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import pyopencl as cl
 
 from . import device_probes as probes
+from .cpu_layout import vectorises_work_items
 from .device_facts import driver_error, read_facts
 from .errors import DeviceError
 from .precision import Precision
@@ -113,6 +114,16 @@ class Device:
         if not self.host_memory:
             return False
         return self._once("_shares_host_pointer", lambda: probes.shares_host_pointer(self))
+
+    @property
+    def vectorises_work_items(self) -> bool:
+        """True when the implementation runs a work-group's work-items side by side in the
+        lanes of CPU vectors (Intel's CPU runtime), False where it runs them one after another
+        (PoCL) or on a GPU: read once from the device's preferred and native float vector
+        widths (:func:`clspmv.cpu_layout.vectorises_work_items`)."""
+        return self._once("_vectorises_work_items", lambda: vectorises_work_items(
+            self.type, int(self.cl_device.preferred_vector_width_float),
+            int(self.cl_device.native_vector_width_float)))
 
     @property
     def inline_ptx(self) -> bool:

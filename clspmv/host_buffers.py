@@ -63,10 +63,15 @@ class HostVector:
 
 
 def wrap(device: Device, a: np.ndarray, writable: bool) -> cl_array.Array | HostVector:
-    """A device array on ``a``'s memory (``CL_MEM_USE_HOST_PTR``; read-only for an input, so a
-    read-only numpy ``x`` is fine): a :class:`HostVector` for a 1-D ``a``, else a
-    ``pyopencl.array.Array``. The buffer keeps ``a`` alive."""
-    flags = cl.mem_flags.USE_HOST_PTR | (cl.mem_flags.READ_WRITE if writable
+    """A device array on ``a``'s memory (``CL_MEM_USE_HOST_PTR``): a :class:`HostVector` for a
+    1-D ``a``, else a ``pyopencl.array.Array``. The buffer keeps ``a`` alive. An input
+    (``writable`` False) is declared read-only only where numpy's array is (a read-only ``x`` is
+    fine): Intel's CPU runtime copies a read-only buffer's memory at its creation unless it
+    starts at a multiple of 128 bytes (3.2 ms for a numpy x of 8 MB, whose memory starts 16
+    bytes past a page), and uses it in place when the buffer may be written; the kernels never
+    write an input."""
+    writes = writable or bool(a.flags.writeable)
+    flags = cl.mem_flags.USE_HOST_PTR | (cl.mem_flags.READ_WRITE if writes
                                          else cl.mem_flags.READ_ONLY)
     buf = cl.Buffer(device.context, flags, hostbuf=a)
     if a.ndim == 1:

@@ -54,19 +54,22 @@ def test_dia_runs_match_scipy(case: Scenario, runs: bool, chunks: bool, dtype, d
 
 def test_dia_runs_default_on_lockstep_layouts(device) -> None:
     """Runs on by default where work-items run in lockstep (a GPU's layout, SIMD 32), off where
-    they run one after another (a CPU's); row chunks the other way round; an explicit value
-    wins; anything but a bool is refused."""
+    they run one after another (a CPU's); row chunks the other way round, and off too where the
+    CPU implementation vectorises across work-items; an explicit value wins; anything but a bool
+    is refused."""
     A = sp.diags([1.0, 2.0, 3.0], [-1, 0, 1], shape=(64, 64), format="csr")
-    cpu = replace(FORMAT_CLASSES["dia"].layout_for(device), simd_width=8)
+    cpu = replace(FORMAT_CLASSES["dia"].layout_for(device), simd_width=8,
+                  vectorises_work_items=False)
     gpu = replace(cpu, simd_width=32)
     precision = resolve(np.float64, np.float64)
 
     def runs(layout, **params) -> int:
         return convert(A, "dia", layout, precision, **params).params["diagonal_runs"]
     assert runs(cpu) == 0 and runs(gpu) == 1
+    vectors = replace(cpu, vectorises_work_items=True)  # Intel's CPU runtime
     chunks = {name: convert(A, "dia", layout, precision).params["row_chunks"]
-              for name, layout in (("cpu", cpu), ("gpu", gpu))}
-    assert chunks == {"cpu": 1, "gpu": 0}  # row chunks where work-items run one by one
+              for name, layout in (("cpu", cpu), ("gpu", gpu), ("vectors", vectors))}
+    assert chunks == {"cpu": 1, "gpu": 0, "vectors": 0}  # chunks where work-items run one by one
     assert runs(cpu, diagonal_runs=True) == 1 and runs(gpu, diagonal_runs=False) == 0
     assert runs(cpu, diagonal_runs=1) == 1  # as params stores it (a pickled matrix passes it back)
     for bad, shown in (("yes", "'yes'"), (2, "2")):

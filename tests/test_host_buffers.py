@@ -220,6 +220,24 @@ def test_map_path_where_the_device_keeps_a_copy(cpu, monkeypatch):
     assert_matches(y, A, x, np.float64, beta=2.0, y0=np.ones(90))
 
 
+def test_inputs_declared_read_only_only_where_numpy_says_so(cpu):
+    """A writable x gets a read-write buffer (Intel's CPU runtime copies a read-only one at its
+    creation unless it is 128-byte aligned), a read-only x a read-only one; neither is written:
+    x is unchanged after the product."""
+    x = np.random.default_rng(13).random(60)
+    assert host_buffers.wrap(cpu, x, writable=False).data.get_info(
+        cl.mem_info.FLAGS) & cl.mem_flags.READ_WRITE
+    frozen = x.copy()
+    frozen.flags.writeable = False
+    assert host_buffers.wrap(cpu, frozen, writable=False).data.get_info(
+        cl.mem_info.FLAGS) & cl.mem_flags.READ_ONLY
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, device=cpu)
+    kept = x.copy()
+    assert_matches(M @ x, A, kept, np.float64)
+    assert M.last_transfers["x"] == IN and (x == kept).all()
+
+
 def test_shares_host_pointer_probe(cpu):
     """The probe's answer agrees with what a kernel does to an array 8 bytes past a 128-byte
     boundary."""

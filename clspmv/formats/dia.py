@@ -13,7 +13,8 @@ reading the zeros of the padding at the matrix's edges. On the H200 that made DI
 wrap around (offsets d and d - n) reads only the half crossing each stretch; on CPUs (PoCL) the
 branch-free loop was slower and stays off (``reports/2026-11-26-dia``).
 
-``row_chunks`` (default: on where the layout is not lockstep, i.e. CPUs) is the forward kernel
+``row_chunks`` (default: on where the layout is not lockstep and the implementation does not
+vectorise across work-items, i.e. CPUs under PoCL: :mod:`clspmv.cpu_layout`) is the forward kernel
 ``dia_spmv_chunks`` (``ROW_CHUNKS``): work-groups of one work-item, each taking a run of whole
 chunks of :data:`ROW_CHUNK` rows (:data:`CHUNK_ITEMS_PER_UNIT` runs per compute unit) and, for
 each diagonal, the chunk's rows it crosses in one loop over consecutive values and entries of x,
@@ -32,7 +33,10 @@ float32), constant-offset rows wrapping around 4x less (1.4x ahead of ``ellr`` i
 2.4x in float32), the Poisson and banded matrices 1.8-3.2x ahead of the best other format; on a
 16-core Xeon with PoCL 5.0 (every matrix in its 300 MB cache) the layouts changed nothing and
 DIA stayed at 0.7-1.1x of the best other format, which the calibrated model sees
-(``reports/2026-11-26-cpu-2core-zen5-dia-layout``). GPUs keep a work-item per row.
+(``reports/2026-11-26-cpu-2core-zen5-dia-layout``). GPUs keep a work-item per row, and so does
+Intel's CPU runtime, which vectorises across work-items: on a 2-core Xeon the row chunks took
+1.12-1.29x its kernel time with a work-item per row, and 0.52-0.62x under PoCL 3.1
+(``reports/2026-11-28-cpu-2core-xeon-layouts``).
 
 As a block with a column map the diagonals are those of the compact numbering (column ``c`` of
 the block, entry ``column_map[c]`` of x): the kernels handle it like every format, but a map that
@@ -158,9 +162,11 @@ class Dia(Format):
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, diagonal_runs: bool | None = None,
                  row_chunks: bool | None = None) -> Dia:
         """``diagonal_runs``: True or False, or None for on where ``layout`` is lockstep;
-        ``row_chunks``: True or False, or None for on where it is not (CPUs)."""
+        ``row_chunks``: True or False, or None for on where it is not and the implementation
+        does not vectorise across work-items (CPUs under PoCL)."""
         runs = check_flag("diagonal_runs", diagonal_runs, layout.lockstep)
-        chunks = check_flag("row_chunks", row_chunks, not layout.lockstep)
+        chunks = check_flag("row_chunks", row_chunks,
+                            not layout.lockstep and not layout.vectorises_work_items)
         m, n = csr.shape
         offsets = occupied_diagonals(csr)  # ascending: the kernels rely on it
         n_pad = round_up(m, ROW_CHUNK if chunks else layout.simd_width)

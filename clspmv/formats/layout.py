@@ -31,25 +31,29 @@ def check_work_group_size(wg: object, maximum: int | None = None) -> int:
 @dataclass(frozen=True)
 class Layout:
     """Device facts that shape a layout: SIMD width for padding, work-group size for launches,
-    local memory (bytes per work-group) for the formats that stage entries there, and where
+    local memory (bytes per work-group) for the formats that stage entries there, where
     work-items do not run in lockstep the row width from which ELL rows are row-major (measured
-    per device: :mod:`clspmv.ell_order`)."""
+    per device: :mod:`clspmv.ell_order`), and whether a CPU implementation vectorises across
+    work-items (:attr:`Device.vectorises_work_items <clspmv.device.Device.vectorises_work_items>`:
+    a work-item per row then suits it, a work-item per run of rows does not)."""
 
     simd_width: int
     work_group_size: int
     compute_units: int
     local_memory: int
     row_major_width: int = ROW_MAJOR_WIDTH
+    vectorises_work_items: bool = False
 
     @classmethod
     def for_device(cls, device: Device, work_group_size: int | None = None) -> Layout:
         """The layout clspmv uses on ``device``: work-groups of ``work_group_size``, else of
         :data:`DEFAULT_WORK_GROUP` or the device's maximum if smaller; the ELL order stored for
-        the device (:func:`clspmv.ell_order.row_major_width`)."""
+        the device (:func:`clspmv.ell_order.row_major_width`); whether the implementation
+        vectorises across work-items, from its own answers (:mod:`clspmv.cpu_layout`)."""
         wg = (min(DEFAULT_WORK_GROUP, device.max_work_group_size) if work_group_size is None
               else check_work_group_size(work_group_size, device.max_work_group_size))
         return cls(device.simd_width, wg, device.compute_units, device.local_memory,
-                   row_major_width(device))
+                   row_major_width(device), device.vectorises_work_items)
 
     @property
     def lockstep(self) -> bool:

@@ -1,0 +1,62 @@
+"""Whether a CPU implementation vectorises across work-items (:mod:`clspmv.cpu_layout`): the
+rule on the answers of the implementations seen (Intel's CPU runtime, PoCL, GPUs), the device's
+property read from its own answers, and the layout that carries it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+import pytest
+
+from clspmv.cpu_layout import vectorises_work_items
+from clspmv.formats.layout import Layout
+
+
+@pytest.mark.parametrize(("kind", "preferred", "native", "expected"), [
+    ("cpu", 1, 16, True),    # Intel's CPU runtime with AVX-512 (2026.22 on a Xeon)
+    ("cpu", 1, 8, True),     # Intel's CPU runtime with AVX2
+    ("cpu", 16, 16, False),  # PoCL 3.0 and 3.1 with AVX-512
+    ("cpu", 8, 8, False),    # PoCL with AVX2
+    ("cpu", 4, 4, False),
+    ("cpu", 0, 16, False),   # no width reported: nothing to go by
+    ("gpu", 1, 1, False),    # NVIDIA's OpenCL
+    ("gpu", 1, 4, False),    # a GPU's lockstep is its warp, not a vector width
+    ("accelerator", 1, 16, False),
+])
+def test_rule_on_device_answers(kind: str, preferred: int, native: int, expected: bool) -> None:
+    assert vectorises_work_items(kind, preferred, native) is expected
+
+
+def fake_answers(device, kind: str, preferred: int, native: int):
+    """``device`` with another type and the given preferred and native float vector widths."""
+    answers = SimpleNamespace(preferred_vector_width_float=preferred,
+                              native_vector_width_float=native)
+    return replace(device, type=kind, cl_device=answers)
+
+
+@pytest.mark.parametrize(("kind", "preferred", "native", "expected"), [
+    ("cpu", 1, 16, True), ("cpu", 16, 16, False), ("gpu", 1, 4, False)])
+def test_layout_carries_the_devices_answer(device, kind: str, preferred: int, native: int,
+                                           expected: bool) -> None:
+    """The device reads its answers once; the layout of every format carries the result, and the
+    other layout facts stay the device's."""
+    fake = fake_answers(device, kind, preferred, native)
+    assert fake.vectorises_work_items is expected
+    fake.cl_device.native_vector_width_float = preferred  # read once: a later answer is unused
+    assert fake.vectorises_work_items is expected
+    layout = Layout.for_device(fake)
+    assert layout.vectorises_work_items is expected
+    own = device.vectorises_work_items
+    assert replace(layout, vectorises_work_items=own) == Layout.for_device(device)
+
+
+def test_real_device_answers_its_own_widths(device) -> None:
+    """The device under test (PoCL on CI: False) answers from its own queries."""
+    d = device.cl_device
+    want = vectorises_work_items(device.type, int(d.preferred_vector_width_float),
+                                 int(d.native_vector_width_float))
+    assert device.vectorises_work_items is want
+    assert Layout.for_device(device).vectorises_work_items is want
+    if "Portable Computing Language" in device.platform:
+        assert want is False  # PoCL prefers its native width: its layouts stay as measured
