@@ -4,6 +4,10 @@ A user's own PyOpenCL objects select a device too (:func:`select_device`): a ``p
 means clspmv's :class:`Device` for it; a ``pyopencl.Context`` or ``CommandQueue`` gives a
 :class:`Device` that carries that context (and queue), so that arrays of the user's context are
 taken without copies and the products are enqueued on the user's queue.
+
+(Above 400 lines because it is one thing: the class every device fact is asked of, and the
+selection that names devices; the facts read from the driver are :mod:`.device_facts`'s, those
+found by running kernels :mod:`.device_probes`'s.)
 """
 
 from __future__ import annotations
