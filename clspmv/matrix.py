@@ -424,9 +424,8 @@ class DeviceMatrix(ScipyOperators):
         if self._transposed_storage:
             raise ValueError("matvec_checked needs CSR storage; this matrix holds A^T (CSC input)")
         with self._lock:
-            self.last_events = self._fmt.launch(self._device.queue,
-                                                None if x is None else x.data, y.data, alpha,
-                                                beta, row_offset)
+            launch = self._launcher(False, "auto", False, row_offset, True)
+            self.last_events = launch(self._device.queue, x, y, alpha, beta)
             return self.last_events
 
     def rmatvec(self, x: Array, y: Array | None = None, alpha: float = 1.0, beta: float = 0.0,

@@ -15,6 +15,7 @@ enqueued: an estimate within the delay between the host's enqueue call and the d
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from threading import current_thread
 from typing import NamedTuple
@@ -113,12 +114,8 @@ class Untimed(Timeline):
     timeline (:attr:`.matrix.DistributedMatrix.record_timeline` False, the default) spend no host
     time on their steps' records."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._nothing = _Nothing()
-
-    def span(self, name: str) -> _Nothing:  # type: ignore[override]
-        return self._nothing
+    def span(self, name: str) -> nullcontext[None]:  # type: ignore[override]
+        return _NOTHING
 
     def mark(self, name: str) -> None:
         return None
@@ -127,17 +124,8 @@ class Untimed(Timeline):
         return event
 
 
-class _Nothing:
-    """A context manager that does nothing (:meth:`Untimed.span`)."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
+_NOTHING: nullcontext[None] = nullcontext()
+"""The context of every :meth:`Untimed.span` (it holds no state)."""
 
 UNTIMED = Untimed()
 """The one :class:`Untimed` timeline (it holds no state)."""
