@@ -37,6 +37,7 @@ from .dispatch import (
     launch_columns,
     transposed_copy,
 )
+from .early_upload import of_given_csr
 from .errors import DeviceError
 from .format_choice import CHOSEN, check_format, check_parameters, choose
 from .formats import FORMAT_CLASSES, FORMATS, Format, convert, format_class
@@ -201,28 +202,41 @@ class DeviceMatrix(ScipyOperators):
         # copies them in the upload, and keeps none of them on the host (the CSR kernels keep
         # row pointers of their own, canonical_csr's).
         private = dev.shares_host_pointer
-        csr = canonical_csr(A.T if transposed else A, dtype, copy=private)
-        precision = resolve(dtype, csr.dtype)
-        dev.require(precision)
-        selection, chosen_as = None, format if format in CHOSEN else None
-        if chosen_as is not None:
-            plain = column_map is None and work_group_size is None
-            selection = choose(chosen_as, csr, dev, precision, expected_products,
-                               trial if plain else False, owned=private)
-            format, params = selection.format, selection.params
-        nnz = csr.nnz
-        if selection is not None and selection.converted is not None:
-            # the trial's winner, already on the device (the selection lets go of it)
-            M = cls(selection.converted, dev, transposed_storage=transposed, n_cols=n_cols,
-                    nnz=nnz)
-            selection = dataclasses.replace(selection, converted=None)
-        else:
-            ensure_ell_order(dev, format, params)
-            layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
-            fmt = convert(csr, format, layout, precision, column_map=column_map, owned=private,
-                          **params)
-            del csr
-            M = cls.upload(fmt, dev, transposed_storage=transposed, n_cols=n_cols, nnz=nnz)
+        source = A.T if transposed else A
+        # a CSR kernel's copy of A's indices and values starts now, beside the checks and the
+        # kernel's metadata (clspmv.early_upload); unused where A turns out not canonical
+        early = (of_given_csr(source, dtype, dev)
+                 if format == "csr" or FORMAT_CLASSES.get(format, Format).stores_given_arrays
+                 else None)
+        try:
+            csr = canonical_csr(source, dtype, copy=private)
+            del source
+            precision = resolve(dtype, csr.dtype)
+            dev.require(precision)
+            selection, chosen_as = None, format if format in CHOSEN else None
+            if chosen_as is not None:
+                plain = column_map is None and work_group_size is None
+                selection = choose(chosen_as, csr, dev, precision, expected_products,
+                                   trial if plain else False, owned=private)
+                format, params = selection.format, selection.params
+            nnz = csr.nnz
+            if selection is not None and selection.converted is not None:
+                # the trial's winner, already on the device (the selection lets go of it)
+                M = cls(selection.converted, dev, transposed_storage=transposed, n_cols=n_cols,
+                        nnz=nnz)
+                selection = dataclasses.replace(selection, converted=None)
+            else:
+                ensure_ell_order(dev, format, params)
+                layout = FORMAT_CLASSES[format].layout_for(dev, work_group_size)
+                fmt = convert(csr, format, layout, precision, column_map=column_map,
+                              owned=private, **params)
+                del csr
+                if fmt.store is not None:
+                    fmt.store.early = early
+                M = cls.upload(fmt, dev, transposed_storage=transposed, n_cols=n_cols, nnz=nnz)
+        finally:
+            if early is not None:
+                early.close()
         M.selection = selection
         M._chosen_as = chosen_as
         return M

@@ -92,6 +92,9 @@ class Format(FormatCosts, KernelChoice, ABC):
     zeros_absent: ClassVar[bool] = False
     """True for a format that cannot tell a stored zero from a gap (DIA): explicit zeros are then
     treated as absent (skipped by the kernels, dropped by :meth:`to_coo`)."""
+    stores_given_arrays: ClassVar[bool] = False
+    """True for a format that stores a canonical CSR's ``indices`` and ``data`` as they are (the
+    CSR kernels): :mod:`clspmv.early_upload` may then start copying them before the conversion."""
     thread_widths: ClassVar[tuple[int, ...]] = ()
     """The values of the ``threads_per_row`` parameter (work-items per row) where the format
     takes one (``csr-vector``, ``ellr-t``; at most the work-group size), else empty."""

@@ -72,6 +72,7 @@ class CsrFamily(RowKernels):
     kernel_options = ("unroll",)
     trial_family = "csr"
     conversion_kind = "copy"
+    stores_given_arrays = True
 
     @classmethod
     def matrix_bytes(cls, f: Features) -> int:
@@ -239,6 +240,7 @@ class CsrAligned(CsrRows):
     arrays where no row needs padding; else stores its padded arrays alone."""
 
     name = "csr-aligned"
+    stores_given_arrays = False  # its rows are padded unless every length is a multiple of 16
     skip_padding = True
     conversion_kind = "layout"
     padded = True

@@ -22,6 +22,7 @@ import pyopencl as cl
 import scipy.sparse as sp
 
 from ..device import Device
+from ..early_upload import EarlyUpload
 from ..errors import DeviceError
 from ..host_buffers import matrix_buffer
 from .kernels import INDEX_DTYPE
@@ -45,13 +46,15 @@ def check_sizes(device: Device, arrays: dict[str, np.ndarray], what: str, total:
 
 
 def device_buffers(device: Device, arrays: dict[str, np.ndarray], in_place: bool, what: str,
-                   total: int) -> dict[str, cl.Buffer]:
-    """Read-only buffers of ``arrays`` (:func:`clspmv.host_buffers.matrix_buffer`); DeviceError
-    naming the array where the driver refuses one (those made before it are released)."""
+                   total: int, early: EarlyUpload | None = None) -> dict[str, cl.Buffer]:
+    """Read-only buffers of ``arrays`` (:func:`clspmv.host_buffers.matrix_buffer`), or those
+    ``early`` copied already; DeviceError naming the array where the driver refuses one (those
+    made before it are released)."""
     buffers: dict[str, cl.Buffer] = {}
     for key, a in arrays.items():
         try:
-            buffers[key] = matrix_buffer(device, a, in_place)
+            copied = early.take(a) if early is not None else None
+            buffers[key] = copied if copied is not None else matrix_buffer(device, a, in_place)
         except cl.Error as err:  # MemoryError, or LogicError for a size the driver refuses
             buffers.clear()
             raise DeviceError(
@@ -93,6 +96,9 @@ class CsrStore:
         self.nbytes = int(sum(a.nbytes for a in self.host.values()))
         self.buffers: dict[str, cl.Buffer] = {}
         self.device: Device | None = None
+        self.early: EarlyUpload | None = None
+        """Copies of some of the arrays started before the conversion
+        (:mod:`clspmv.early_upload`), which :meth:`upload` takes instead of copying again."""
 
     @classmethod
     def of(cls, csr: sp.csr_matrix) -> CsrStore:
@@ -134,7 +140,12 @@ class CsrStore:
                                  "convert the matrix again for another device")
             return
         assert self.host is not None
-        self.buffers = device_buffers(device, self.host, in_place, what, self.nbytes)
+        early, self.early = self.early, None
+        try:
+            self.buffers = device_buffers(device, self.host, in_place, what, self.nbytes, early)
+        finally:
+            if early is not None:
+                early.close()
         self.device, self.host = device, None
 
     def download(self) -> dict[str, np.ndarray]:
