@@ -17,7 +17,8 @@ The shipped prior (:data:`PRIOR_FILE`, read by :func:`prior_of`) is :func:`deriv
 calibrations of the current model form (:data:`clspmv.model.timemodel.TERMS`, measurement 10 or
 later) committed under ``reports/`` at commit 976aa3b (:data:`SOURCES`): CPUs a 2-core Zen 5
 under PoCL 3.1 and 3.0 and a 16-core Xeon under PoCL 5.0, GPUs an H200 and an H100 (NVIDIA
-OpenCL). Made again by ``python -m clspmv.model.prior COMMIT`` from a checkout holding them.
+OpenCL); the GPUs' conversions those of a later H200 calibration (:data:`CONVERSION_SOURCES`).
+Made again by ``python -m clspmv.model.prior COMMIT`` from a checkout holding them.
 
 It holds the library's formats by name; a format registered at run time
 (:func:`clspmv.formats.register`) without an entry borrows one (:class:`ClassPrior`).
@@ -63,6 +64,16 @@ SOURCES = {
     ),
 }
 """The full calibrations each class's prior is derived from (paths at commit 976aa3b)."""
+
+CONVERSION_SOURCES = {
+    "gpu": ("57c3822", (
+        "reports/2026-11-28-h200-conversion/calibration-NVIDIA_H200-580.159.04-0.1.0.json",
+    )),
+}
+"""Per class, a commit and full calibrations at it whose conversion coefficients replace those
+of :data:`SOURCES`: measured since the CSR kernels share one store and copy the caller's arrays
+early (issue 42), which made their conversions 2-4x faster than those sources measured (the
+other formats' within 30 %)."""
 
 
 def scales(launch_s: float, stream_bw: float) -> np.ndarray:
@@ -233,10 +244,15 @@ def prior_text(priors: dict[str, dict[str, object]], commit: str) -> str:
 
 
 def main(commit: str) -> None:
-    """Write :data:`PRIOR_FILE` from :data:`SOURCES` at ``commit``."""
+    """Write :data:`PRIOR_FILE` from :data:`SOURCES` at ``commit``, the conversions of
+    :data:`CONVERSION_SOURCES` at theirs."""
     priors = {kind: derive(_at_commit(commit, p) for p in paths)
               for kind, paths in SOURCES.items()}
-    PRIOR_FILE.write_text(prior_text(priors, commit))
+    commits = [commit]
+    for kind, (at, paths) in CONVERSION_SOURCES.items():
+        priors[kind]["conversion"] = derive(_at_commit(at, p) for p in paths)["conversion"]
+        commits.append(at)
+    PRIOR_FILE.write_text(prior_text(priors, "+".join(commits)))
 
 
 if __name__ == "__main__":
