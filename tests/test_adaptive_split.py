@@ -80,7 +80,7 @@ def test_split_rows_at_the_tile_size(block_entries: int | None, dtype: np.dtype,
     A = edge_matrix(cap)
     M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
                                        block_entries=cap, split_rows=True)
-    assert M.params["split_rows"] == 1 and M.params["split"] + M.params["long_rows"] > 0
+    assert M.params["split_rows"] == 1 and M.params["split"] + M.params["long_row_count"] > 0
     products_match(M, A, dtype)
 
 
@@ -100,7 +100,7 @@ def test_split_rows_of_every_length(block_entries: int, work_group_size: int | N
     M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
                                        block_entries=block_entries, split_rows=True,
                                        work_group_size=work_group_size)
-    assert M.params["long_rows"] >= 1 and M.params["split"] > 0
+    assert M.params["long_row_count"] >= 1 and M.params["split"] > 0
     products_match(M, A, dtype)
 
 

@@ -299,11 +299,11 @@ def test_rows_at_the_block_size(block_entries: int | None, lockstep: bool, dtype
     lengths, starts = np.diff(A.indptr), A.indptr[:-1]
     long = lengths + starts % align > cap
     step = cap - cap % align
-    assert M.params["long_rows"] == long.sum() >= 2
+    assert M.params["long_row_count"] == long.sum() >= 2
     assert M.params["chunks"] == (-(-(lengths + starts % align)[long] // step)).sum()
     assert align == (32 if M._fmt.layout.lockstep and cap >= 256 else 1)
     if align == 1:
-        assert M.params["long_rows"] == 2 and M.params["chunks"] == 2 + 4
+        assert M.params["long_row_count"] == 2 and M.params["chunks"] == 2 + 4
     products_match(M, A, dtype)
 
 
@@ -314,7 +314,7 @@ def test_one_huge_row_among_short_rows(dtype: np.dtype, device) -> None:
     cols = np.concatenate([np.arange(n), rng.integers(0, n, 6000)])
     A = sp.csr_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(2000, n))
     M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype)
-    assert M.params["long_rows"] == 1
+    assert M.params["long_row_count"] == 1
     products_match(M, A, dtype)
 
 
@@ -330,7 +330,7 @@ def test_long_rows_of_more_chunks_than_work_items(dtype: np.dtype, device) -> No
     A.sum_duplicates()
     M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
                                        block_entries=16)
-    assert M.params["long_rows"] == 3
+    assert M.params["long_row_count"] == 3
     assert M.params["chunks"] > 2 * wg
     products_match(M, A, dtype)
 
@@ -350,7 +350,7 @@ def test_rows_of_every_length_in_one_block(work_group_size: int | None, dtype: n
     A.sum_duplicates()
     M = clspmv.DeviceMatrix.from_scipy(A, format="csr-adaptive", device=device, dtype=dtype,
                                        block_entries=16, work_group_size=work_group_size)
-    assert M.params["long_rows"] == 1
+    assert M.params["long_row_count"] == 1
     assert M.params["blocks"] < A.nnz // 12  # blocks more than 3/4 full on average
     products_match(M, A, dtype)
 

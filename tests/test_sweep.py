@@ -147,9 +147,9 @@ def test_sweep_records(swept, device: clspmv.Device) -> None:
     # its two rows of 1000 entries: split across work-groups where they exceed a block
     adaptive = [dict(p.split("=") for p in r["params"].split(", "))
                  for r in dense if r["format"] == "csr-adaptive"]
-    assert {int(p["long_rows"]) == 2 * (int(p["block_entries"]) < 1000) for p in adaptive} == {
+    assert {int(p["long_row_count"]) == 2 * (int(p["block_entries"]) < 1000) for p in adaptive} == {
         True}
-    assert {p["long_rows"] for p in adaptive} == {"0", "2"}  # both paths ran
+    assert {p["long_row_count"] for p in adaptive} == {"0", "2"}  # both paths ran
     meta = json.loads((out / "results.json").read_text())["meta"]
     assert meta["settings"]["sweep"]["variants"] == len(grid)
     assert meta["settings"]["sweep"]["work_group_sizes"] == list(SIZES)

@@ -315,7 +315,7 @@ class CsrAdaptive(CsrFamily):
         fmt = cls.on_store(store, layout, parts,
                            threads_per_row=min(mean_row_threads(store.nnz, store.shape[0]),
                                                layout.work_group_size),
-                           block_entries=cap, long_rows=parts["long_rows"].size, pieces=pieces,
+                           block_entries=cap, long_row_count=parts["long_rows"].size, pieces=pieces,
                            split_rows=int(split), align=align,
                            lanes_on_device=int("block_lanes" not in parts), **counts_of)
         fmt.own_nbytes += fmt.partial_bytes()  # in the value type until the upload says otherwise
@@ -376,10 +376,10 @@ class CsrAdaptive(CsrFamily):
                            scalar(p["blocks"]), b["row_ptr"], b["col"], b["val"], b["blocks"],
                            b["block_lanes"], b["chunks"], x, y, b["partial"], alpha, beta,
                            row0=row0)]
-        if p["long_rows"]:
+        if p["long_row_count"]:
             events.append(self.run(queue, self._combine,  # a work-group per long row
-                                   p["long_rows"] * self.layout.work_group_size,
-                                   scalar(p["long_rows"]),
+                                   p["long_row_count"] * self.layout.work_group_size,
+                                   scalar(p["long_row_count"]),
                                    b["long_rows"], b["long_ptr"], b["partial"], y, alpha, beta,
                                    row0=row0))
         if p["split"]:
