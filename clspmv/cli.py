@@ -108,9 +108,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from . import report
     from .bench import metadata, plan, runner, sources, suites
 
-    if args.modes and not args.distributed:
-        return _error("--modes chooses the modes of --distributed; add --distributed or leave "
-                      "--modes out", 2)
+    for option, given in (("--modes", args.modes), ("--partition", args.partition)):
+        if given and not args.distributed:
+            return _error(f"{option} is an option of --distributed; add --distributed or leave "
+                          f"{option} out", 2)
     try:
         specs = list(suites.suite(args.suite)) if args.suite else []
     except ValueError as err:  # the real suite without the shared matrix folder
@@ -128,6 +129,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                  "would stop on its own clock)")
             dist_formats = dist.formats_pair(args.formats)
             dist_modes = dist.modes(args.modes) if args.modes else dist.all_modes()
+            dist_partition = dist.partition(args.partition)
             chosen = [dist.rank_device(args.device)]
         except ValueError as err:
             return _error(err, 2)
@@ -149,6 +151,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         solver_iterations=args.solver_iterations, sweep=args.sweep,
         distributed=dist_modes if dist else [],
         distributed_formats=dist_formats if dist else None,
+        distributed_partition=dist_partition if dist else "auto",
         selection=(args.formats == "all" and not dist) if args.selection is None
         else args.selection, trial=args.trial)
     command = shlex.join(["clspmv", *args.argv])
@@ -395,6 +398,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "writes the results")
     p.add_argument("--modes", default=None, metavar="vector,overlap,task",
                    help="modes of --distributed (default: all three)")
+    p.add_argument("--partition", default=None, metavar="auto|time|nnz|rows|graph",
+                   help="how --distributed cuts the rows (DistributedMatrix.from_scipy's "
+                        "partition; default auto)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random x (default: 0)")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder; refused if it holds another run, unless --force "

@@ -17,6 +17,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from clspmv.cli import main
@@ -45,10 +46,11 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _bench(out: Path, ranks: int | None) -> tuple[dict, list[dict], str]:
-    """(meta, records, stdout) of ``[mpiexec -n ranks] clspmv bench --distributed``."""
+def _bench(out: Path, ranks: int | None, *extra: str) -> tuple[dict, list[dict], str]:
+    """(meta, records, stdout) of ``[mpiexec -n ranks] clspmv bench --distributed *extra``."""
     command = [sys.executable, "-m", "clspmv", "bench", "--distributed", MATRIX, "--dtype",
-               "float64", "--repeat", "3", "--warmup", "1", "--quiet", "--out", str(out)]
+               "float64", "--repeat", "3", "--warmup", "1", "--quiet", "--out", str(out),
+               *extra]
     if ranks is not None:
         command = [mpiexec(), "-n", str(ranks), *command]
     else:
@@ -162,6 +164,26 @@ def test_one_rank_without_mpiexec(tmp: Path) -> None:
 
 
 @pytest.mark.slow
+def test_graph_partition_against_the_whole_matrix_on_one_rank(tmp: Path) -> None:
+    pytest.importorskip("pymetis", reason='partition="graph" needs pymetis')
+    from clspmv.bench.generators import generate
+    from clspmv.distributed.graph import graph_parts
+
+    meta, records, _ = _bench(tmp / "graph", 2, "--partition", "graph", "--modes", "overlap")
+    assert meta["settings"]["distributed"]["partition"] == "graph"
+    (r,) = records
+    assert r["status"] == "ok" and r["partition"] == "graph" and r["error_ratio"] <= 1.0
+    assert r["reference_ms"] > 0
+    assert math.isclose(r["speedup_over_one"], r["reference_ms"] / r["kernel_ms"])
+    # the halo the graph's blocks leave: what the record says each rank receives at most
+    A = generate(MATRIX).tocsr()
+    parts = graph_parts(A, 2)
+    cut = [np.unique(A[np.flatnonzero(parts == k)].indices[
+        parts[A[np.flatnonzero(parts == k)].indices] != k]).size for k in range(2)]
+    assert r["bytes_received"] == max(cut) * 8
+
+
+@pytest.mark.slow
 def test_report_section_and_merge(tmp: Path) -> None:
     _two_ranks(tmp)
     _one_rank(tmp)
@@ -222,6 +244,8 @@ def test_refused_format_is_recorded(tmp: Path) -> None:
 @pytest.mark.parametrize("extra,message", [
     (["--max-seconds", "5"], "--max-seconds cannot be used with --distributed"),
     (["--modes", "vector,bogus"], "unknown mode 'bogus'"),
+    (["--partition", "metis"], "unknown partition 'metis'; choose from auto, time, nnz, rows, "
+                               "graph"),
     (["--formats", "ell,coo,csr-scalar"], "one format (both parts) or two"),
     (["--device", "cpu", "gpu"], "give at most one --device"),
 ])

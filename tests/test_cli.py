@@ -303,10 +303,12 @@ def test_generator_values_it_refuses(capsys: pytest.CaptureFixture[str]) -> None
                                        "choose other values (gen:NAME:key=val,...)\n")
 
 
-def test_modes_without_distributed(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["bench", "gen:poisson2d:k=3", "--modes", "task"]) == 2
-    assert capsys.readouterr().err == ("clspmv: error: --modes chooses the modes of --distributed; "
-                                       "add --distributed or leave --modes out\n")
+@pytest.mark.parametrize("option,value", [("--modes", "task"), ("--partition", "graph")])
+def test_options_of_distributed_without_it(option: str, value: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "gen:poisson2d:k=3", option, value]) == 2
+    assert capsys.readouterr().err == (f"clspmv: error: {option} is an option of --distributed; "
+                                       f"add --distributed or leave {option} out\n")
 
 
 def _clspmv(argv: list[str], cwd: Path, **options: object) -> subprocess.Popen:

@@ -113,8 +113,9 @@ def measure_mode(D: Any, problem: Problem, mode: str, warmup: int, repeat: int
 
     comm, queue = D.comm, D.device.queue
     D.mode = mode
-    c0, c1 = D.col_range
-    x_dev = cl_array.to_device(queue, np.ascontiguousarray(problem.x[c0:c1], D.dtype))
+    c0, c1 = D.col_range  # renumbered by a graph partition: this rank's rows' own x entries
+    x_local = problem.x[c0:c1] if D.permutation is None else problem.x[D.global_rows]
+    x_dev = cl_array.to_device(queue, np.ascontiguousarray(x_local, D.dtype))
     y_dev = cl_array.empty(queue, D.local_shape[0], D.dtype)
     for _ in range(max(warmup, 1)):
         D.matvec(x_dev, y_dev)
@@ -145,9 +146,11 @@ def measure_mode(D: Any, problem: Problem, mode: str, warmup: int, repeat: int
     gathered = comm.gather(samples, root=0)
     streams = comm.gather(rounds, root=0)
     blocks = comm.gather(y_dev.get(queue), root=0)  # the last product is the one checked
+    rows = comm.gather(D.global_rows, root=0)
     if comm.rank != 0:
         return None
-    y = np.concatenate(blocks)
+    y = np.empty(sum(block.size for block in blocks), D.dtype)
+    y[np.concatenate(rows)] = np.concatenate(blocks)  # in the user's order
     every = np.stack(gathered)  # ranks x repeats x (product, parts...)
     medians = np.median(every, axis=1)  # ranks x (product, parts...)
     kernels = medians[:, 1] + medians[:, 2]
@@ -167,7 +170,8 @@ def measure_all(comm: Any, problem: Problem, device: Device, conf: dict[str, Any
 
     formats = tuple(conf["formats"]) if conf.get("formats") else None
     D = DistributedMatrix.from_scipy(problem.csr, comm, format=formats, mode="vector",
-                                     device=device, dtype=dtype)
+                                     device=device, dtype=dtype,
+                                     partition=conf.get("partition", "auto"))
     return D, {mode: measure_mode(D, problem, mode, warmup, repeat) for mode in conf["modes"]}
 
 
@@ -185,7 +189,10 @@ def one_rank_reference(problem: Problem, device: Device, conf: dict[str, Any], d
                            "error": None}
     if comm.rank == 0:
         try:
-            D, measured = measure_all(sub, problem, device, conf, dtype, warmup, repeat)
+            # the whole matrix as it is: no partition to make on one rank (a graph partition's
+            # renumbering alone would change the reference's locality)
+            D, measured = measure_all(sub, problem, device, {**conf, "partition": "rows"},
+                                      dtype, warmup, repeat)
             try:
                 out.update(_reference_ms(measured))
                 out["local_s"] = _local_seconds(measured)
@@ -262,7 +269,8 @@ class Distributed(Operation):
         "formats": "(local, non-local) format of each rank, distinct pairs (with format "
                    "auto, the default: what each rank's selection chose)",
         "partition": "how the rows were cut (time: balanced by predicted kernel time; nnz; "
-                     "rows)",
+                     "rows; graph: renumbered by the graph partitioner first; the 1-rank "
+                     "reference: the whole matrix, not renumbered)",
         "devices": "the ranks' devices, distinct labels",
         "local_ms": "local kernel time: per rank the median over the products, the largest "
                     "rank's",
@@ -334,6 +342,7 @@ class Distributed(Operation):
         return {OPERATION: {
             "ranks": ranks, "modes": list(plan.distributed),
             "formats": list(plan.distributed_formats) if plan.distributed_formats else None,
+            "partition": plan.distributed_partition,
             "vectors": "device (pyopencl x and y)",
             "reference": REFERENCE_SAME_RUN if ranks > 1 else REFERENCE_ITSELF}}
 

@@ -40,6 +40,18 @@ def modes(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def partition(text: str | None) -> str:
+    """The row partition of ``--partition`` (default ``"auto"``); ValueError naming the valid
+    ones for another."""
+    from ..distributed.partition import PARTITIONS
+
+    if text is None:
+        return "auto"
+    if text not in PARTITIONS:
+        raise ValueError(f"unknown partition {text!r}; choose from {', '.join(PARTITIONS)}")
+    return text
+
+
 def all_modes() -> list[str]:
     from ..distributed.modes import MODES
 

@@ -51,8 +51,10 @@ class Plan:
     distributed: list[str] = field(default_factory=list)
     """The distributed product in these modes (``--distributed --modes``; run under mpiexec,
     :mod:`clspmv.bench.distributed`); ``distributed_formats``: its (local, non-local) formats
-    (None: the library's default)."""
+    (None: the library's default); ``distributed_partition``: how it cuts the rows
+    (``--partition``)."""
     distributed_formats: list[str] | None = None
+    distributed_partition: str = "auto"
 
     @property
     def active(self) -> list[Operation]:
