@@ -85,10 +85,12 @@ SCALES = {"cpu": (1.2e-7, 4e10), "gpu": (3.8e-6, 4e12)}
 """A launch cost and streaming bandwidth of each class, as its full calibrations measured."""
 
 
-def _probes_of(true_multipliers: np.ndarray, kind: str = "cpu"):
-    """Quick probes timed as the prior of ``kind``, scaled by :data:`SCALES` and the group
-    multipliers ``true_multipliers``, predicts them (conversions at twice the prior's); with the
-    features of the probe matrices and the device."""
+def _probes_of(true_multipliers: np.ndarray, kind: str = "cpu",
+              own: dict[str, float] | None = None):
+    """Quick probes timed as the prior of ``kind``, scaled by :data:`SCALES`, the group
+    multipliers ``true_multipliers`` and, per format of ``own``, its work in the cache by its
+    factor, predicts them (conversions at twice the prior's); with the features of the probe
+    matrices, the device and that true calibration."""
     dev = _fake_device(kind)
     mats = quick.probe_matrices(dev.simd_width, dev.compute_units)
     feats = {k: features(v.astype(np.float64), dev.simd_width) for k, v in mats.items()}
@@ -96,8 +98,12 @@ def _probes_of(true_multipliers: np.ndarray, kind: str = "cpu"):
     launch, stream = SCALES[kind]
     truth = quick.Calibration("Fake", "1", "0", "quick", dev.cache_bytes, launch, stream, stream,
                               x_miss=prior.x_miss, stream_miss=prior.stream_miss)
-    scale = prior_mod.scales(launch, stream) * true_multipliers[quick._group_of_term()]
-    truth.kernel = {f: list(np.asarray(prior.kernel_shape(f)) * scale) for f in SINGLE_FORMATS}
+    group = quick._group_of_term()
+    scale = prior_mod.scales(launch, stream) * true_multipliers[group]
+    in_cache = group == list(quick.GROUPS).index("cache")
+    truth.kernel = {f: list(np.asarray(prior.kernel_shape(f)) * scale
+                            * np.where(in_cache, (own or {}).get(f, 1.0), 1.0))
+                    for f in SINGLE_FORMATS}
     truth.conversion = {f: [2 * c for c in prior.conversion(f)] for f in SINGLE_FORMATS}
     pairs = [(m, f) for m in feats for f in quick.probe_formats(kind)]
     kernel_s = {(m, f): truth.kernel_time(f, feats[m]) for m, f in pairs}
@@ -105,25 +111,69 @@ def _probes_of(true_multipliers: np.ndarray, kind: str = "cpu"):
     return quick.QuickProbes(kernel_s, conversion_s, stream, 2, 0.01, []), feats, dev, truth
 
 
+def _time_ratios(cal, truth, f: str, feats) -> np.ndarray:
+    """The fitted calibration's kernel times of ``f`` over the true ones, per probe matrix."""
+    return np.array([cal.kernel_time(f, feats[m]) / truth.kernel_time(f, feats[m])
+                     for m in feats])
+
+
+def _scaled_by(cal, base, f: str, group: str) -> set[float]:
+    """The factors (rounded) by which ``cal`` scales the terms of ``group`` (of
+    :data:`clspmv.model.quick.GROUPS`) of ``f`` that ``base`` does not set to 0."""
+    terms = [TERMS.index(t) for t in quick.GROUPS[group] if base.kernel[f][TERMS.index(t)] > 0]
+    return {round(cal.kernel[f][t] / base.kernel[f][t], 6) for t in terms}
+
+
 @pytest.mark.parametrize("kind", ["cpu", "gpu"])
 def test_the_fit_finds_the_group_multipliers(kind) -> None:
     """Probes of a device whose work in the cache costs twice the prior's: the fitted model
-    predicts every format (probed or not) on the probe matrices close to that device's times,
-    and its conversions at twice the prior's."""
+    predicts the probed formats on the probe matrices close to that device's times (their work
+    in the cache about twice, the group's multiplier times their own, their memory traffic
+    unscaled); the formats no probe times take the group's multiplier alone, one for all, the
+    pull sharing the factor of 2 with the probed formats' own; conversions at twice the
+    prior's."""
     probes_, feats, dev, truth = _probes_of(np.array([1.0, 1.0, 2.0]), kind)
     cal = quick.fit_quick(probes_, feats, dev)
     assert cal.kind == "quick" and cal.measurement == quick.QUICK_MEASUREMENT
     stream = SCALES[kind][1]
     assert cal.stream_bw == stream and cal.measurements["quick"]["stream_bw"] == stream
-    for f in SINGLE_FORMATS:
-        for m in feats:
-            assert cal.kernel_time(f, feats[m]) == pytest.approx(truth.kernel_time(f, feats[m]),
-                                                                 rel=0.1), (f, m)
-        assert cal.conversion[f] == pytest.approx(truth.conversion[f])
     unscaled = quick.fit_quick(_probes_of(np.ones(3), kind)[0], feats, dev)
-    ratio = np.array(cal.kernel["csr-scalar"]) / np.maximum(unscaled.kernel["csr-scalar"], 1e-300)
-    cached = TERMS.index("work-items")
-    assert 1.8 < ratio[cached] < 2.05 and ratio[TERMS.index("bytes")] == pytest.approx(1, rel=0.1)
+    shared = set()
+    for f in SINGLE_FORMATS:
+        assert cal.conversion[f] == pytest.approx(truth.conversion[f])
+        assert all(m == pytest.approx(1, rel=0.1) for m in _scaled_by(cal, unscaled, f, "memory"))
+        (cached,) = _scaled_by(cal, unscaled, f, "cache")  # one multiplier for all those terms
+        if f in quick.probe_formats(kind):
+            np.testing.assert_allclose(_time_ratios(cal, truth, f, feats), 1, rtol=0.05,
+                                       err_msg=f)
+            assert 1.8 < cached < 2.05, f
+        else:
+            shared.add(cached)
+    assert len(shared) == 1 and 1.4 < shared.pop() < 1.9
+
+
+@pytest.mark.parametrize("kind", ["cpu", "gpu"])
+def test_each_probed_format_gets_its_own_multiplier_of_its_work_in_the_cache(kind) -> None:
+    """Probes of a device whose ellr costs three times the prior's in the cache, every other
+    format as the prior: ellr's own multiplier takes most of it (its times predicted, its memory
+    traffic unscaled) and the other probed formats keep their times. The pull lends a little of
+    the factor to the cache group's multiplier (the other probed formats' own multipliers cancel
+    it): the formats no probe times share that small one."""
+    probes_, feats, dev, truth = _probes_of(np.ones(3), kind, own={"ellr": 3.0})
+    cal = quick.fit_quick(probes_, feats, dev)
+    unscaled = quick.fit_quick(_probes_of(np.ones(3), kind)[0], feats, dev)
+    np.testing.assert_allclose(_time_ratios(cal, truth, "ellr", feats), 1, rtol=0.12)
+    (cached,) = _scaled_by(cal, unscaled, "ellr", "cache")
+    assert 2.4 < cached < 3.05
+    shared = set()
+    for f in SINGLE_FORMATS:
+        assert all(m == pytest.approx(1, rel=0.1) for m in _scaled_by(cal, unscaled, f, "memory"))
+        if f in quick.probe_formats(kind) and f != "ellr":
+            np.testing.assert_allclose(_time_ratios(cal, truth, f, feats), 1, rtol=0.05,
+                                       err_msg=f)
+        elif f not in quick.probe_formats(kind):
+            shared |= _scaled_by(cal, unscaled, f, "cache")
+    assert len(shared) == 1 and 1.0 < shared.pop() < 1.4
 
 
 def test_the_fit_takes_the_prior_it_is_given() -> None:
@@ -149,10 +199,10 @@ CROSSVAL = runpy.run_path(str(Path(__file__).resolve().parent.parent / "tools"
                               / "quick_crossval.py"))
 
 
-def _scored(dia_cost: float) -> dict[str, tuple[float, str, str]]:
+def _scored(dearer: str = "", cost: float = 1.0) -> dict[str, tuple[float, str, str]]:
     """The tool's score of a quick calibration fitted to the synthetic probes of a device whose
-    full calibration is the shipped CPU prior (scaled), but with ``dia`` (never probed) costing
-    ``dia_cost`` times the prior's, on two small matrices."""
+    full calibration is the shipped CPU prior (scaled), but with the format ``dearer`` costing
+    ``cost`` times the prior's, on two small matrices."""
     dev = _fake_device()
     shipped = prior_mod.prior_of("cpu")
     launch, stream = SCALES["cpu"]
@@ -160,7 +210,7 @@ def _scored(dia_cost: float) -> dict[str, tuple[float, str, str]]:
                               stream, x_miss=shipped.x_miss, stream_miss=shipped.stream_miss)
     scale = prior_mod.scales(launch, stream)
     truth.kernel = {f: list(np.asarray(shipped.kernel_shape(f)) * scale
-                            * (dia_cost if f == "dia" else 1.0)) for f in SINGLE_FORMATS}
+                            * (cost if f == dearer else 1.0)) for f in SINGLE_FORMATS}
     truth.conversion = {f: shipped.conversion(f) for f in SINGLE_FORMATS}
     facts = {"simd_width": dev.simd_width, "compute_units": dev.compute_units}
     probes_ = CROSSVAL["synthetic_probes"](truth, "cpu", CROSSVAL["probe_features"](facts),
@@ -177,17 +227,20 @@ def _scored(dia_cost: float) -> dict[str, tuple[float, str, str]]:
 
 
 def test_the_cross_validation_scores_the_quick_choice_by_the_full_model() -> None:
-    """A device whose shapes are the prior's: the quick choice is the full one everywhere. The
-    same device with dia ten times dearer (the probes never time dia): the quick calibration
-    still takes dia on the 2-D Poisson matrix, and the tool scores that choice by the full
-    model's times."""
-    assert "dia" not in quick.probe_formats("cpu")  # the case this test builds
-    same = _scored(1.0)
+    """A device whose shapes are the prior's: the quick choice is the full one everywhere (dia
+    on the 2-D Poisson matrix, pjds on the random one). The same device with dia ten times
+    dearer: the probes time dia, and the quick calibration leaves it. With pjds ten times
+    dearer (no probe times it): the quick calibration still takes pjds on the random matrix,
+    and the tool scores that choice by the full model's times."""
+    assert "dia" in quick.probe_formats("cpu") and "pjds" not in quick.probe_formats("cpu")
+    same = _scored()
     assert all(r == 1.0 and pick == best for r, pick, best in same.values())
-    assert same["poisson"][1] == "dia"
-    dear = _scored(10.0)
-    ratio, pick, best = dear["poisson"]
-    assert pick == "dia" and best != "dia" and ratio > 1.25
+    assert same["poisson"][1] == "dia" and same["random"][1] == "pjds"
+    probed = _scored("dia", 10.0)
+    assert probed["poisson"][1] != "dia" and probed["poisson"][0] <= 1.05
+    dear = _scored("pjds", 10.0)
+    ratio, pick, best = dear["random"]
+    assert pick == "pjds" and best != "pjds" and ratio > 1.25
     assert CROSSVAL["summary"]([r for r, _, _ in dear.values()]) == (1, 2, ratio)
     assert CROSSVAL["machine_of"]({"device": "pthread-skylake-avx512-AMD EPYC"}) == \
         CROSSVAL["machine_of"]({"device": "pthread-AMD EPYC"}) == "AMD EPYC"

@@ -149,6 +149,7 @@ class CsrMerge(CsrFamily):
     (Merrill & Garland), partial rows combined by a fix-up kernel without atomics."""
 
     name = "csr-merge"
+    probed_in = ("quick cpu",)  # unprobed, CPU choices missed it most (R-MAT)
     stream_float32 = True
     merge_file = "csr_merge.cl"
     forward_atomics = False  # the fix-up kernels complete the split rows: every y written once

@@ -127,6 +127,7 @@ class Dia(Format):
     """Diagonal storage; refused (UnsuitableFormatError) when diagonals would be mostly padding."""
 
     name = "dia"
+    probed_in = ("quick cpu",)  # unprobed, CPU choices missed it most (stencils)
     kernel_file = "dia.cl"
     transpose_atomics = False  # the transpose kernel gathers along the diagonals
     zeros_absent = True

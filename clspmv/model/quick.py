@@ -9,9 +9,11 @@ The probes: the streaming bandwidth over a buffer pair of :data:`STREAM_BYTES` e
 :func:`probe_formats` on the small matrices of :func:`probe_matrices` (one row per lane for the
 launch cost, a band, random columns and power-law rows of :data:`PROBE_ROWS` rows). The model:
 every format's coefficients are the prior's shape times the device's launch cost and inverse
-streaming bandwidth (:func:`clspmv.model.prior.scales`), and times one multiplier per group of
-terms (:data:`GROUPS`: launches, memory traffic, work in the cache) fitted to the probes in
-the logarithm of the times, drawn towards 1 (:data:`PULL`); conversions are the prior's times
+streaming bandwidth (:func:`clspmv.model.prior.scales`), times one multiplier per group of
+terms (:data:`GROUPS`: launches, memory traffic, work in the cache) and, for a probed format,
+one multiplier of its own on its work in the cache (the probe matrices fit in the cache: they
+say nothing of a format's own memory traffic), all fitted to the probes in the logarithm of the
+times and drawn towards 1 (:data:`PULL`); conversions are the prior's times
 one multiplier (the median ratio of the probes' measured to predicted conversions). The x
 cache's miss curves are the prior's: the probe of :func:`clspmv.model.probes.probe_x_cache`
 alone allocates x of 256 MiB. Nothing of the ELL order is measured: a named ELL format
@@ -53,7 +55,7 @@ from .prior import ClassPrior, prior_of, scales
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
 from .timemodel import TERMS, Calibration, conversion_terms
 
-QUICK_MEASUREMENT = 1
+QUICK_MEASUREMENT = 2
 """What a quick calibration measured and the prior it scales: a stored quick calibration of
 another value is measured again (:mod:`.store`)."""
 PROBE_ROWS = 1 << 16
@@ -71,7 +73,8 @@ GROUPS = {
 }
 """The terms each fitted multiplier scales."""
 PULL = 0.5
-"""Weight of the pull of each group multiplier's logarithm towards 0 in the fit."""
+"""Weight of the pull of each multiplier's logarithm (per group, per probed format) towards 0
+in the fit."""
 
 
 def prior_class(device_type: str) -> str:
@@ -84,10 +87,12 @@ def probe_formats(device_class: str) -> tuple[str, ...]:
     those probed in ``"quick cpu"`` or ``"quick gpu"``
     (:attr:`~clspmv.formats.costs.FormatCosts.probed_in`): a row per work-item (``csr-scalar``),
     the class's usual fastest CSR kernel (``csr-blocks``, ``csr-vector``) and the padded ELL
-    layout (``ellr``), whose terms differ most. (Every format probed, each fitted to its own
-    probes drawn towards the prior, chose worse on the 2-core CPU: the products of small
-    matrices in the cache, timed in a few seconds on a shared machine, moved formats by their
-    noise.)"""
+    layout (``ellr``), whose terms differ most; on CPUs also ``dia`` and ``csr-merge``, the
+    formats most unprobed CPU choices missed against (stencils and blocks; R-MAT and random rows:
+    ``reports/2026-11-28-cpu-2core-xeon-quick-candidate``).
+    (Every format probed, each fitted to its own probes drawn towards the prior, chose worse on
+    the 2-core CPU: the products of small matrices in the cache, timed in a few seconds on a
+    shared machine, moved formats by their noise.)"""
     return probed_formats(f"quick {device_class}")
 
 
@@ -192,8 +197,9 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     """The quick calibration of ``device`` (its ``name``, ``driver_version``, ``type`` and
     ``cache_bytes`` are read) from its probes: the prior (default: the shipped one of its
     class; another for a cross-validation, ``tools/quick_crossval.py``) scaled by the measured
-    launch cost and streaming bandwidth, times the group multipliers fitted to the probes'
-    kernel times; conversions the prior's times the probes' median ratio."""
+    launch cost and streaming bandwidth, times the group multipliers and each probed format's
+    own multiplier of its work in the cache, fitted to the probes' kernel times; conversions the
+    prior's times the probes' median ratio."""
     prior = prior or prior_of(prior_class(device.type))  # type: ignore[attr-defined]
     shapes = {f: prior.kernel_shape(f) for f in {*formats, *(f for _, f in probes.kernel_s)}}
     # the launch scale that gives each probed format's prior launch term its time on the matrix
@@ -214,14 +220,27 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     parts = np.array([np.bincount(group, base[f] * cal.terms(f, feats[m]), len(GROUPS))
                       for m, f in keys])
     measured = np.log([probes.kernel_s[k] for k in keys])
+    probed = sorted({f for _, f in keys})
+    of_probe = np.array([probed.index(f) for _, f in keys])
+    cached = list(GROUPS).index("cache")
 
-    def residuals(log_a: np.ndarray) -> np.ndarray:
-        predicted = np.maximum(parts @ np.exp(log_a), 1e-30)
-        return np.concatenate([np.log(predicted) - measured, PULL * log_a])
+    def predicted(log_m: np.ndarray) -> np.ndarray:
+        """Per probe the seconds under the group multipliers, its cache group's also times its
+        format's own multiplier (the last ``len(probed)`` of ``log_m``)."""
+        scaled = parts * np.exp(log_m[:len(GROUPS)])
+        scaled[:, cached] *= np.exp(log_m[len(GROUPS):])[of_probe]
+        return scaled.sum(axis=1)
 
-    log_a = least_squares(residuals, np.zeros(len(GROUPS))).x
-    multiplier = np.exp(log_a)[group]
-    cal.kernel = {f: [float(v) for v in base[f] * multiplier] for f in formats}
+    def residuals(log_m: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.log(np.maximum(predicted(log_m), 1e-30)) - measured,
+                               PULL * log_m])
+
+    log_m = least_squares(residuals, np.zeros(len(GROUPS) + len(probed))).x
+    multiplier = np.exp(log_m[:len(GROUPS)])[group]
+    own = dict(zip(probed, np.exp(log_m[len(GROUPS):]), strict=True))
+    in_cache = group == cached
+    cal.kernel = {f: [float(v) for v in base[f] * multiplier
+                      * np.where(in_cache, own.get(f, 1.0), 1.0)] for f in formats}
     cal.gather_bw = 1.0 / float(np.median([c[TERMS.index("xbytes")]
                                            for c in cal.kernel.values()
                                            if c[TERMS.index("xbytes")] > 0]))
