@@ -31,7 +31,7 @@ class EarlyUpload:
     def __init__(self, device: Device, arrays: list[np.ndarray]) -> None:
         self.device = device
         self._arrays = [a for a in arrays if a.size]
-        self._buffers: dict[int, cl.Buffer] = {}
+        self._buffers: dict[tuple[int, int, str], cl.Buffer] = {}
         self._thread = threading.Thread(target=self._copy, name="clspmv-early-upload",
                                         daemon=True)
         self._thread.start()

@@ -204,9 +204,11 @@ class DeviceMatrix(ScipyOperators):
         private = dev.shares_host_pointer
         source = A.T if transposed else A
         # a CSR kernel's copy of A's indices and values starts now, beside the checks and the
-        # kernel's metadata (clspmv.early_upload); unused where A turns out not canonical
+        # kernel's metadata (clspmv.early_upload); unused where A turns out not canonical. Not
+        # where a trial may time kernels on the queue meanwhile ("csr" with expected products)
+        csr_chosen = format == "csr" and not trial and expected_products is None
         early = (of_given_csr(source, dtype, dev)
-                 if format == "csr" or FORMAT_CLASSES.get(format, Format).stores_given_arrays
+                 if csr_chosen or FORMAT_CLASSES.get(format, Format).stores_given_arrays
                  else None)
         try:
             csr = canonical_csr(source, dtype, copy=private)

@@ -121,14 +121,17 @@ def test_a_matrix_that_is_not_canonical_is_copied_as_before(uploading_device, ta
     assert_matches(M @ x, expected, x, np.float64)
 
 
-@pytest.mark.parametrize("format", ["ell", "csr-aligned", "auto"])
-def test_formats_that_lay_out_anew_start_no_copy(uploading_device, monkeypatch, format) -> None:
+@pytest.mark.parametrize("format,options", [
+    ("ell", {}), ("csr-aligned", {}), ("auto", {"trial": False}),
+    ("csr", {"trial": True}), ("csr", {"expected_products": 1000}),  # a trial may time kernels
+])
+def test_formats_that_lay_out_anew_or_may_try_start_no_copy(uploading_device, monkeypatch, format,
+                                                 options) -> None:
     started = []
     monkeypatch.setattr(EarlyUpload, "start", classmethod(
         lambda cls, device, arrays: started.append(arrays)))
     A = canonical_random(m=40, n=40)
-    M = clspmv.DeviceMatrix.from_scipy(A, format=format, device=uploading_device,
-                                       **({"trial": False} if format == "auto" else {}))
+    M = clspmv.DeviceMatrix.from_scipy(A, format=format, device=uploading_device, **options)
     assert started == []
     x = np.linspace(-1.0, 1.0, 40)
     assert_matches(M @ x, A, x, np.float64)
