@@ -39,13 +39,13 @@ class EarlyUpload:
     @classmethod
     def start(cls, device: Device, arrays: list[np.ndarray]) -> EarlyUpload | None:
         """Start copying the contiguous 1-D ``arrays`` to ``device``; None where it is not a GPU
-        (a CPU device uses host memory in place, and the Oclgrind simulator is not safe to call
-        from two threads at once: it crashed in CI) or they may not fit it (the upload proper
-        then raises the error that says so)."""
+        (a CPU device uses host memory in place; the Oclgrind simulator, a "GPU", is not safe to
+        call from two threads at once: it crashed in CI) or where they may not fit it (the
+        upload proper then raises the error that says so)."""
         arrays = [a for a in arrays
                   if isinstance(a, np.ndarray) and a.ndim == 1 and a.flags.c_contiguous]
         total = sum(a.nbytes for a in arrays)
-        if (not arrays or device.type != "gpu" or device.shares_host_pointer
+        if (not arrays or device.type != "gpu" or device.is_simulator or device.shares_host_pointer
                 or total > device.global_memory // 2
                 or any(a.nbytes > device.max_allocation for a in arrays)):
             return None
