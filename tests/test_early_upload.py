@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pyopencl as cl
 import pytest
 import scipy.sparse as sp
 from test_canonical_given import canonical_random
@@ -43,8 +44,8 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
     return calls
 
 
-def read(device: clspmv.Device, buf, like: np.ndarray) -> np.ndarray:
-    import pyopencl as cl
+def read(device: clspmv.Device, buf: cl.Buffer, like: np.ndarray) -> np.ndarray:
+    """The values of ``buf``, of ``like``'s shape and type."""
     out = np.empty_like(like)
     cl.enqueue_copy(device.queue, out, buf)
     return out
@@ -81,8 +82,6 @@ def test_nothing_starts_beyond_half_the_device_memory(uploading_device) -> None:
 
 def test_a_copy_the_driver_refuses_leaves_the_upload_to_the_conversion(uploading_device,
                                                                        monkeypatch) -> None:
-    import pyopencl as cl
-
     def refuse(*args, **kwargs):
         raise cl.MemoryError("clCreateBuffer", cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE,
                              "out of memory")
@@ -127,8 +126,8 @@ def test_a_matrix_that_is_not_canonical_is_copied_as_before(uploading_device, ta
     ("ell", {}), ("csr-aligned", {}), ("auto", {"trial": False}),
     ("csr", {"trial": True}), ("csr", {"expected_products": 1000}),  # a trial may time kernels
 ])
-def test_formats_that_lay_out_anew_or_may_try_start_no_copy(uploading_device, monkeypatch, format,
-                                                 options) -> None:
+def test_formats_that_lay_out_anew_or_may_try_start_no_copy(uploading_device, monkeypatch,
+                                                            format, options) -> None:
     started = []
     monkeypatch.setattr(EarlyUpload, "start", classmethod(
         lambda cls, device, arrays: started.append(arrays)))
