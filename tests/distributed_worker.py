@@ -500,6 +500,18 @@ def check_timings(comm) -> None:
                           "total"}, t
         assert all(v >= 0 for v in t.values()), t
         assert t["total"] >= t["communication"]
+        # pyopencl x: the exchange's copies are the only staging, timed where asked for
+        import pyopencl.array as cl_array
+
+        x_dev = cl_array.to_device(D.device.queue, np.ones(D.local_shape[1]))
+        D.matvec(x_dev)
+        unprofiled = D.timings["staging"]
+        D.time_copies = True
+        D.matvec(x_dev)
+        profiled = D.timings["staging"]
+        D.time_copies = False
+        moves = D.plan.send_size + D.plan.halo_size > 0
+        assert unprofiled == 0 and (profiled > 0) == moves, (unprofiled, profiled, moves)
         costs = D.all_costs()
         expected = model.rank_costs(A, comm.size, offsets=D.row_offsets, ranks_per_node=per_node)
         assert costs == expected, f"{costs} != {expected}"

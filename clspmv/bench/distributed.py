@@ -23,8 +23,9 @@ Per matrix, value type and mode, one record (``operation`` ``distributed``, ``me
   1-rank reference's figure likewise; the time of one product above also counts the host's
   enqueueing and its wait for the queue, which one product cannot hide);
 * its parts from :attr:`DistributedMatrix.timings` (each rank's median over the repeats, the
-  largest over the ranks): local and non-local kernels, host staging, gathering the send buffer,
-  the exchange (start to completion);
+  largest over the ranks): local and non-local kernels, host staging (the copies of the product
+  recorded below: the timed ones run without profiling, :attr:`DistributedMatrix.time_copies`),
+  gathering the send buffer, the exchange (start to completion);
 * the bytes each rank sends and receives per product;
 * ``timeline``: the steps of one product after the timed ones (the timed ones record none:
   :attr:`DistributedMatrix.record_timeline`), per rank (host steps and OpenCL commands: first
@@ -134,6 +135,9 @@ def measure_mode(D: Any, problem: Problem, mode: str, warmup: int, repeat: int
     D.matvec(x_dev, y_dev)
     queue.finish()
     D.record_timeline = False
+    # the timed products' copies ran unprofiled (D.time_copies off, as users run them): their
+    # staging time is this recorded product's
+    samples[:, 1 + PARTS.index("staging")] = D.timings["staging"]
     timelines = comm.gather(D.last_timeline.summary(), root=0)
     rounds = []
     for _ in range(STREAM_ROUNDS):
@@ -275,7 +279,8 @@ class Distributed(Operation):
         "local_ms": "local kernel time: per rank the median over the products, the largest "
                     "rank's",
         "non_local_ms": "non-local kernel time (same rule)",
-        "staging_ms": "host <-> device copies of the exchanged values (same rule)",
+        "staging_ms": "host <-> device copies of the exchanged values (of the product recorded "
+                      "for the timeline: the timed ones do not profile their copies)",
         "gather_ms": "host time filling the send buffer (same rule)",
         "communication_ms": "exchange, start to completion, wall clock (same rule)",
         "imbalance": "largest rank's kernel time (local + non-local) / the ranks' mean",

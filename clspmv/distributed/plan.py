@@ -258,18 +258,22 @@ class ExchangePlan:
             self._window.write(self._seq, d.route, put or _from_host(d.send), timeline)
 
     def wait(self, get: Copy | None = None, reverse: bool = False,
-             timeline: Timeline | None = None) -> None:
+             timeline: Timeline | None = None) -> list:
         """Complete the exchange started by :meth:`start`: ``get(host_view, start, stop)`` moves
         the received values ``start:stop`` (forward: of the halo; reverse: of the contributions,
         at the send buffer's positions) out of ``host_view`` (the window, or the host receive
-        buffer for the message peers) and returns the event of its copy or None; the plan waits
-        for every copy before it returns. None: into the plan's host buffer (:attr:`halo_buffer`
-        forward, :attr:`send_buffer` reverse)."""
+        buffer for the message peers) and returns the event of its copy or None. None: into the
+        plan's host buffer (:attr:`halo_buffer` forward, :attr:`send_buffer` reverse). Returns
+        the events of the copies out of the window still running (whoever reads what they
+        write waits for them; the window learns they are done at the next exchange); the
+        copies of the message peers' values are done on return."""
         timeline = UNTIMED if timeline is None else timeline
         d = self._directions[reverse]
+        copying: list = []
         if d.route is not None and (d.route.reads or d.route.writes):
             poll = (lambda: self._MPI.Request.Testall(d.requests)) if d.requests else None
-            self._window.complete(self._seq, d.route, get or _to_host(d.recv), poll, timeline)
+            copying = self._window.complete(self._seq, d.route, get or _to_host(d.recv), poll,
+                                            timeline)
         if d.requests:
             with timeline.span("messages wait"):
                 self._MPI.Request.Waitall(d.requests)
@@ -279,6 +283,7 @@ class ExchangePlan:
                         if event is not None:
                             event.wait()
         self.seconds = time.perf_counter() - self._started
+        return copying
 
     def scatter_add(self, y_local: np.ndarray) -> None:
         """After a reverse exchange: add the received contributions to ``y_local``."""

@@ -7,14 +7,16 @@ receive buffer or straight from the peers' window segments (:mod:`.plan`). Every
 event is kept per part for :attr:`DistributedMatrix.timings`, and every step in
 :attr:`Product.timeline`.
 
-Three queues: the kernels run on the device's queue, the copies of the values to send down on
-the matrix's ``copy_queue`` and those of the halo up on its ``up_queue``, so that both directions
-of the bus move at once and beside the local kernel. The copies down wait (an OpenCL event
-dependency, not the host) for a marker, or the gather kernel, enqueued before the local kernel;
-the copies up for the previous product's non-local kernel (which read the halo they overwrite);
-the non-local kernel is enqueued once the exchange (which waits for the halo's copies up) has
-returned. In ``overlap`` and ``task`` mode that wait falls while the device computes the local
-kernel.
+Three queues: the kernels run on the device's queue, the copies of the values to send down and
+those of the halo up on two queues of the matrix (without profiling unless the matrix times
+them), so that both directions of the bus move at once and beside the local kernel. The copies
+down wait (an OpenCL event dependency, not the host) for a marker, or the gather kernel,
+enqueued before the local kernel; where the values to send are a few runs of consecutive x
+entries they are copied straight from x (no gather). The copies up wait for the previous
+product's non-local kernel (which read the halo they overwrite); the non-local kernel, enqueued
+once the exchange returned, waits on the device (a marker) for the copies up, so the host
+enqueues it while they run. In ``overlap`` and ``task`` mode the exchange falls while the device
+computes the local kernel.
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ class Product:
         self.on_device = isinstance(x, cl_array.Array)
         self.x_ready: cl.Event | None = None
         """What the copy down of the values to send waits for (pyopencl input)."""
+        self.halo_copies: list[cl.Event] = []
+        """The halo's copies up still running after the exchange (the non-local kernel waits
+        for them on the device, not the host)."""
         self.gather_seconds = 0.0
         """Host seconds gathering the values to send: taking them from x into the send buffer
         and the window (numpy x), enqueueing the device gather (pyopencl x)."""
@@ -62,6 +67,9 @@ class Product:
         ``window consumed``, ``messages wait``, ``copy up``), and every OpenCL command with its
         profiling times (``timeline.device_spans()``: ``x up``, ``gather``, ``copy down``,
         ``local``, ``copy up``, ``non_local``, ``y down``, ...); see :mod:`.timeline`."""
+        self.copy_queue, self.up_queue = D._exchange_queues[D.time_copies or D.record_timeline]
+        """The queues of the exchange's copies down and up (:attr:`DistributedMatrix.time_copies`
+        or a recorded timeline: with profiling)."""
         dtype = D.dtype
         if self.on_device:
             self.x_dev = _device_vector(x, n_in, dtype, D.device, "x_local")
@@ -167,26 +175,43 @@ class Product:
         """Values ``a:b`` to send (``whole``: of x), copied from the device (x, or the gathered
         values) into ``view``."""
         D = self.D
-        if whole:
-            src, first = self.x_dev.data, 0
-        elif D._send_first is not None:
-            src, first = self.x_dev.data, D._send_first
-        else:
-            src, first = D._send_dev.data, 0
+        size = self.x_dev.dtype.itemsize
         ready = [] if self.x_ready is None else [self.x_ready]
-        event = self._copy("copy down", D.copy_queue, view, src,
-                           src_offset=(first + a) * self.x_dev.dtype.itemsize, wait_for=ready)
-        D.copy_queue.flush()
+        if whole or D._send_runs is None:  # x's slice, or the values gathered
+            src = self.x_dev.data if whole else D._send_dev.data
+            event = self._copy("copy down", self.copy_queue, view, src, src_offset=a * size,
+                               wait_for=ready)
+        else:  # straight from x, one copy per run of consecutive entries within a:b
+            starts, firsts = D._send_runs
+            event = None
+            run = int(np.searchsorted(starts, a, side="right")) - 1
+            while a < b:
+                stop = b if run + 1 == len(starts) else min(b, int(starts[run + 1]))
+                at = int(firsts[run]) + a - int(starts[run])
+                event = self._copy("copy down", self.copy_queue, view[:stop - a], self.x_dev.data,
+                                   src_offset=at * size, wait_for=ready)
+                view, a, run = view[stop - a:], stop, run + 1
+        self.copy_queue.flush()
         return event
 
+    @property
+    def exchange_first(self) -> bool:
+        """Whether ``overlap`` starts the exchange before it enqueues the local kernel: for
+        pyopencl x whose peers are all reached through the node's window (the copies down are
+        only enqueued, so the exchange's latency runs beside the whole local kernel); numpy x,
+        or messages (which wait for their copies down before they start), start after it."""
+        return self.on_device and not self.D.plan.message_peers.size
+
     def wait(self) -> None:
-        """Complete the exchange, the received halo copied up to the device."""
+        """Complete the exchange, the received halo's copies up enqueued; the kernels' queue
+        waits for them (a marker) without the host waiting."""
         D = self.D
         with self.timeline.span("wait"):
-            D.plan.wait(self._copy_up if D._halo_dev is not None else None,
-                        timeline=self.timeline)
+            self.halo_copies = D.plan.wait(self._copy_up if D._halo_dev is not None else None,
+                                           timeline=self.timeline)
         if D._whole_dev is not None:
             with self.timeline.span("halo gather"):
+                self._after_halo_copies()
                 self._kernels("staging", [D._vectors.take(D._whole_index_dev, D._whole_dev,
                                                           D._whole_halo_dev)], "halo gather")
                 size = D._halo_dev.dtype.itemsize
@@ -198,14 +223,20 @@ class Product:
                         "halo gather")
                     at += n
 
+    def _after_halo_copies(self) -> None:
+        """Make the kernels' queue wait (a marker) for the halo's copies up still running."""
+        if self.halo_copies:
+            cl.enqueue_marker(self.queue, wait_for=self.halo_copies)
+            self.halo_copies = []
+
     def _copy_up(self, view: np.ndarray, a: int, b: int, whole: bool) -> cl.Event:
         """Halo values ``a:b`` (``whole``: of the whole x slices received) from ``view`` to the
         device's halo vector (or whole slices)."""
         D = self.D
         dest = D._whole_dev if whole else D._halo_dev
-        event = self._copy("copy up", D.up_queue, dest.data, view,
+        event = self._copy("copy up", self.up_queue, dest.data, view,
                            dst_offset=a * dest.dtype.itemsize, wait_for=D.halo_readers)
-        D.up_queue.flush()
+        self.up_queue.flush()
         return event
 
     def local(self) -> None:
@@ -227,6 +258,7 @@ class Product:
         if D.non_local is None or self.y_dev is None or self.y_dev.size == 0:
             return
         with self.timeline.span("non_local"):
+            self._after_halo_copies()
             if D._rows_dev is None:  # the part covers a range of rows: straight into y
                 self._kernels("non_local", D.non_local.matvec_checked(
                     D._halo_dev, self.y_dev, self.alpha_v, self._value(1.0),

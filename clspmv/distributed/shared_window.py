@@ -20,7 +20,8 @@ collective, and each starts exactly one exchange):
   ``Win.Sync``, ``progress = s << 24 | i + 1``.
 * reader j, for each writer k and each of its pieces i: wait for ``progress_k >= s << 24 | i + 1``,
   ``Win.Sync``, copy the piece out; once its copies from k completed, ``Win.Sync``,
-  ``consumed_k[j] = s``.
+  ``consumed_k[j] = s``. The copies out are only enqueued (the device's kernels wait for them,
+  not the host): j learns that they completed, and tells k, when it begins its next exchange.
 
 A rank is writer and reader at once: it enqueues all its copies in (:meth:`NodeWindow.write`,
 one queue), then one loop (:meth:`NodeWindow.complete`) publishes each piece whose copy has
@@ -31,14 +32,15 @@ Why this is correct: a reader copies a piece only after the writer published it,
 after its copy in completed (and a later exchange's larger ``progress`` implies that all of
 ``s`` was written); the slot still holds exchange ``s``: the writer puts exchange ``s + 2``
 there only after ``consumed[j] >= s``, which j stores after its copies out completed, and
-exchange ``s + 1`` goes to the other slot. Every flag has a single writer, and is an aligned
-8-byte word (loads and stores of it are atomic); ``Win.Sync`` (a memory barrier in MPICH and
-Open MPI, inside the one passive-target epoch ``Lock_all`` opens) orders the accesses to values
-and flags. Nobody waits for a rank it does not exchange with: no barrier per product, and a
-writer waits only for a reader two exchanges behind. Every wait spins for
-:data:`SPIN_SECONDS` (yielding its core), then sleeps with a growing pause (from 20 us to
-:data:`LONGEST_SLEEP`), and gives up after
-``timeout`` seconds with a :class:`.collective.DistributedError` naming the peer.
+exchange ``s + 1`` goes to the other slot. No wait is circular: j stores ``consumed[j] = s`` at
+the beginning of exchange ``s + 1``, before it waits for anything of it. Every flag has a single
+writer, and is an aligned 8-byte word (loads and stores of it are atomic); ``Win.Sync`` (a
+memory barrier in MPICH and Open MPI, inside the one passive-target epoch ``Lock_all`` opens)
+orders the accesses to values and flags. Nobody waits for a rank it does not exchange with: no
+barrier per product, and a writer waits only for a reader two exchanges behind. Every wait spins
+for :data:`SPIN_SECONDS` (yielding its core), then sleeps with a growing pause (from 20 us to
+:data:`LONGEST_SLEEP`), and gives up after ``timeout`` seconds with a
+:class:`.collective.DistributedError` naming the peer.
 """
 
 from __future__ import annotations
@@ -175,6 +177,10 @@ class NodeWindow:
         self._pending: list[tuple[int, Any]] = []
         """The pieces :meth:`write` copied in and :meth:`complete` has not published yet:
         (progress word, the event of the copy or None), in order."""
+        self._unconsumed: list[tuple[int, dict[int, list]]] = []
+        """Exchanges whose copies out were enqueued and not yet reported consumed: (exchange,
+        per writer the events of its copies), settled at the beginning of the next exchange
+        (:meth:`_settle`)."""
         self._unwritten: list[Callable[[], tuple[int, Any]]] = []
         """The pieces of the exchange in progress not copied in yet (:data:`IN_FLIGHT`): each a
         call that enqueues its copy and returns (progress word, event or None), in order."""
@@ -185,6 +191,7 @@ class NodeWindow:
         """Writer side of exchange ``seq``, started: every piece of ``route`` copied in (copies
         done on return published at once, the others enqueued and published by :meth:`complete`
         as they finish, without waiting here)."""
+        self._settle(timeline)
         slot = seq % SLOTS
         last = self._last_write[slot]
         if last is not None:
@@ -236,12 +243,15 @@ class NodeWindow:
         return moved
 
     def complete(self, seq: int, route: Route, get: Copy, poll: Callable[[], object] | None,
-                 timeline: Timeline) -> None:
+                 timeline: Timeline) -> list:
         """Complete exchange ``seq`` on this rank, both sides interleaved: publish each piece
         :meth:`write` copied in as soon as its copy completed, and copy each piece of ``route``
         out as soon as its writer published it (so copies in and out run at once, on two
         queues); ``poll`` is called while waiting (MPI progress for the messages in flight).
-        Then, once the copies out completed, each writer is told."""
+        Returns the events of the copies out still running: whoever reads their values waits
+        for them; each writer is told at this rank's next exchange (:meth:`_settle`), or now
+        where nothing is left running."""
+        self._settle(timeline)
         slot = seq % SLOTS
         base = seq << PIECE_BITS
         done = dict.fromkeys(route.reads, 0)
@@ -282,12 +292,25 @@ class NodeWindow:
                 if not backoff.pause():
                     late = [k for k in done if done[k] < len(route.reads[k])]
                     raise self._late(late[0], f"to publish its values of exchange {seq}")
+        self._unconsumed.append((seq, events))
+        running = [e for waiting in events.values() for e in waiting if not _complete(e)]
+        if not running:
+            self._settle(timeline)
+        return running
+
+    def _settle(self, timeline: Timeline) -> None:
+        """Tell the writers of the exchanges read so far that their values were copied out
+        (waiting for the copies that still run: by now they are mostly done)."""
+        if not self._unconsumed:
+            return
         with timeline.span("window consumed"):
-            for k, waiting in events.items():
-                for event in waiting:
-                    event.wait()
-                self.win.Sync()
-                self._flags[k][_consumed(self.me)] = seq
+            for seq, events in self._unconsumed:
+                for k, waiting in events.items():
+                    for event in waiting:
+                        event.wait()
+                    self.win.Sync()
+                    self._flags[k][_consumed(self.me)] = seq
+            self._unconsumed.clear()
 
     def _wait(self, ready: Callable[[], bool], k: int, what: str) -> None:
         backoff = _Backoff(self.timeout)
