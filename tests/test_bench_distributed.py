@@ -318,3 +318,68 @@ def test_scaling_script(tmp_path: Path) -> None:
     assert [r.split("|")[3].strip() for r in rows] == ["1", "2"], cg
     assert all(r.rstrip(" |").endswith("ok") for r in rows), cg
     assert "scaling_cg.py" in cg and "mpiexec -n 2" in cg
+
+
+class _OneRank:
+    """The collective calls measure_modes makes, for one rank without MPI."""
+
+    rank, size = 0, 1
+
+    def bcast(self, value: object, root: int = 0) -> object:
+        return value
+
+    def gather(self, value: object, root: int = 0) -> list:
+        return [value]
+
+    def Barrier(self) -> None:  # noqa: N802 (mpi4py's name)
+        pass
+
+
+class _Recorded:
+    """A one-rank stand-in for a DistributedMatrix (its product is a DeviceMatrix's) that
+    records the mode of every product and whether its timeline was recorded."""
+
+    def __init__(self, A, device) -> None:
+        import clspmv
+        from clspmv.bench.distributed import PARTS
+
+        self.M = clspmv.DeviceMatrix.from_scipy(A, format="csr-scalar", device=device)
+        self.comm, self.device, self.dtype = _OneRank(), device, self.M.dtype
+        self.local_shape, self.col_range = A.shape, (0, A.shape[1])
+        self.permutation, self.global_rows = None, np.arange(A.shape[0])
+        self.mode, self.record_timeline, self.calls = "vector", False, []
+        self.timings = dict.fromkeys(PARTS, 0.0)
+        self.last_timeline = type("Summary", (), {"summary": lambda self: []})()
+
+    def matvec(self, x, y):
+        self.calls.append((self.mode, self.record_timeline))
+        return self.M.matvec(x, y)
+
+
+def test_modes_take_turns(device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """measure_modes: a warm-up of every mode in turn (``warmup`` rounds when WARM_SECONDS is
+    spent), the timed repeats in ROUNDS rounds over the modes (one untimed product after each
+    change of mode), one recorded product per mode, STREAM_ROUNDS back-to-back rounds over the
+    modes, one checked product per mode; each mode's figures are its own and y is A x."""
+    import scipy.sparse as sp
+
+    from clspmv.bench import distributed as bench
+
+    monkeypatch.setattr(bench, "WARM_SECONDS", 0.0)
+    A = sp.random(30, 30, density=0.2, random_state=2, format="csr") + sp.identity(30)
+    x = np.random.default_rng(1).standard_normal(30)
+    D = _Recorded(A, device)
+    modes, repeat = ("vector", "overlap", "task"), 7
+    measured = bench.measure_modes(D, type("P", (), {"x": x})(), modes, 2, repeat)
+    timed = [1 + len(range(first, repeat, bench.ROUNDS)) for first in range(bench.ROUNDS)]
+    expected = ([(m, False) for _ in range(2) for m in modes]
+                + [(m, False) for n in timed for m in modes for _ in range(n)]
+                + [(m, True) for m in modes]
+                + [(m, False) for _ in range(bench.STREAM_ROUNDS) for m in modes
+                   for _ in range(repeat)]
+                + [(m, False) for m in modes])
+    assert D.calls == expected
+    for mode in modes:
+        assert measured[mode].product.shape == (repeat,)
+        assert np.all(measured[mode].product > 0)
+        np.testing.assert_allclose(measured[mode].y, A @ x, rtol=1e-5)

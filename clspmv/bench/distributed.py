@@ -14,14 +14,16 @@ Per matrix, value type and mode, one record (``operation`` ``distributed``, ``me
 
 * the time of one product: every rank waits at a barrier, runs ``D.matvec`` on pyopencl vectors
   (x and y stay on the device; only the exchanged values are staged) and waits for its queue;
-  a product takes the slowest rank's time; ``kernel_ms`` is the median over the repeats (after
-  the warm-up products), min and max beside it;
+  a product takes the slowest rank's time; ``kernel_ms`` is the median over the repeats, min
+  and max beside it. The modes take turns (:func:`measure_modes`): a warm-up of every mode for
+  at least :data:`WARM_SECONDS`, then the repeats in :data:`ROUNDS` rounds over the modes, so
+  that a slow spell of the node falls on every mode alike;
 * the time per product back to back (``stream_ms``): every rank waits at a barrier, runs
-  ``repeat`` products without waiting for its queue between them, then waits for it; the
-  slowest rank's time / ``repeat``, median of :data:`STREAM_ROUNDS` rounds: what a loop of
-  products costs, where the host enqueues the next product while the device computes (the
-  1-rank reference's figure likewise; the time of one product above also counts the host's
-  enqueueing and its wait for the queue, which one product cannot hide);
+  ``repeat`` products without waiting for its queue between them, then waits for it; the slowest
+  rank's time / ``repeat``, median of :data:`STREAM_ROUNDS` rounds (over the modes in turn):
+  what a loop of products costs, where the host enqueues the next product while the device
+  computes (the 1-rank reference's figure likewise; the time of one product above also counts
+  the host's enqueueing and its wait for the queue, which one product cannot hide);
 * its parts from :attr:`DistributedMatrix.timings` (each rank's median over the repeats, the
   largest over the ranks): local and non-local kernels, host staging (the copies of the product
   recorded below: the timed ones run without profiling, :attr:`DistributedMatrix.time_copies`),
@@ -54,6 +56,7 @@ when to stop, and hang.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -82,6 +85,15 @@ POLL_SECONDS = 0.005
 STREAM_ROUNDS = 3
 """Rounds of products back to back (each ``repeat`` products); ``stream_ms`` is their median."""
 
+ROUNDS = 5
+"""Rounds over the modes of the timed products: each mode's ``repeat`` products are spread over
+this many, between the other modes' (measured one mode after the other, 10 products each, one
+configuration spread by up to 1.6x on 4 H200s: reports/2026-11-28-h200x4-host-costs)."""
+
+WARM_SECONDS = 0.2
+"""Seconds of products (every mode in turn) before the timed ones, at least: GPU and CPU clocks
+take tens of milliseconds to rise from idle."""
+
 
 # -- measuring ------------------------------------------------------------------------------------
 @dataclass
@@ -106,50 +118,80 @@ class Measured:
         return float(np.median(self.product))
 
 
-def measure_mode(D: Any, problem: Problem, mode: str, warmup: int, repeat: int
-                 ) -> Measured | None:
-    """Check and time ``D`` in ``mode`` (collective over ``D.comm``); rank 0 gets the
-    :class:`Measured`, the others None."""
+def measure_modes(D: Any, problem: Problem, modes: Sequence[str], warmup: int, repeat: int
+                  ) -> dict[str, Measured | None]:
+    """Check and time ``D`` in each of ``modes`` (collective over ``D.comm``); rank 0 gets a
+    :class:`Measured` per mode, the others None. The modes take turns: a warm-up of every mode
+    (at least ``warmup`` products each, until rank 0 has spent :data:`WARM_SECONDS`), then
+    :data:`ROUNDS` rounds of timed products, then the back-to-back rounds, each round visiting
+    every mode: what the node does slowly for a while falls on every mode alike."""
     import pyopencl.array as cl_array
 
     comm, queue = D.comm, D.device.queue
-    D.mode = mode
     c0, c1 = D.col_range  # renumbered by a graph partition: this rank's rows' own x entries
     x_local = problem.x[c0:c1] if D.permutation is None else problem.x[D.global_rows]
     x_dev = cl_array.to_device(queue, np.ascontiguousarray(x_local, D.dtype))
     y_dev = cl_array.empty(queue, D.local_shape[0], D.dtype)
-    for _ in range(max(warmup, 1)):
+
+    def product(mode: str) -> None:
+        D.mode = mode
         D.matvec(x_dev, y_dev)
         queue.finish()
-    samples = np.empty((repeat, 1 + len(PARTS)))
-    for i in range(repeat):
+
+    started, rounds = time.perf_counter(), 0
+    while True:  # rank 0 decides when the warm-up ends: every rank runs as many products
+        for mode in modes:
+            product(mode)
+        rounds += 1
+        if not comm.bcast(rounds < warmup or time.perf_counter() - started < WARM_SECONDS):
+            break
+    samples = {mode: np.empty((repeat, 1 + len(PARTS))) for mode in modes}
+    for first in range(min(ROUNDS, repeat)):
+        for mode in modes:
+            product(mode)  # the first after a change of mode, untimed
+            for i in range(first, repeat, ROUNDS):
+                comm.Barrier()
+                start = time.perf_counter()
+                D.matvec(x_dev, y_dev)
+                queue.finish()
+                samples[mode][i, 0] = time.perf_counter() - start
+                parts = D.timings
+                samples[mode][i, 1:] = [parts[p] for p in PARTS]
+    timelines = {}
+    for mode in modes:
+        D.mode = mode
+        D.record_timeline = True  # one product more, its steps recorded (records cost time)
         comm.Barrier()
-        start = time.perf_counter()
         D.matvec(x_dev, y_dev)
         queue.finish()
-        samples[i, 0] = time.perf_counter() - start
-        parts = D.timings
-        samples[i, 1:] = [parts[p] for p in PARTS]
-    D.record_timeline = True  # one product more, its steps recorded (records cost host time)
-    comm.Barrier()
-    D.matvec(x_dev, y_dev)
-    queue.finish()
-    D.record_timeline = False
-    # the timed products' copies ran unprofiled (D.time_copies off, as users run them): their
-    # staging time is this recorded product's
-    samples[:, 1 + PARTS.index("staging")] = D.timings["staging"]
-    timelines = comm.gather(D.last_timeline.summary(), root=0)
-    rounds = []
+        D.record_timeline = False
+        # the timed products' copies ran unprofiled (D.time_copies off, as users run them):
+        # their staging time is this recorded product's
+        samples[mode][:, 1 + PARTS.index("staging")] = D.timings["staging"]
+        timelines[mode] = comm.gather(D.last_timeline.summary(), root=0)
+    streams: dict[str, list[float]] = {mode: [] for mode in modes}
     for _ in range(STREAM_ROUNDS):
-        comm.Barrier()
-        start = time.perf_counter()
-        for _ in range(repeat):
-            D.matvec(x_dev, y_dev)
-        queue.finish()
-        rounds.append((time.perf_counter() - start) / repeat)
+        for mode in modes:
+            D.mode = mode
+            comm.Barrier()
+            start = time.perf_counter()
+            for _ in range(repeat):
+                D.matvec(x_dev, y_dev)
+            queue.finish()
+            streams[mode].append((time.perf_counter() - start) / repeat)
+    return {mode: _gathered(D, mode, product, y_dev, samples[mode], timelines[mode],
+                            streams[mode]) for mode in modes}
+
+
+def _gathered(D: Any, mode: str, product: Callable[[str], None], y_dev: Any,
+              samples: np.ndarray, timeline: Any, stream: list[float]) -> Measured | None:
+    """One more product in ``mode`` (its y is checked) and every rank's figures of ``mode``
+    gathered (collective): rank 0's :class:`Measured`, None elsewhere."""
+    comm, queue = D.comm, D.device.queue
+    product(mode)
     gathered = comm.gather(samples, root=0)
-    streams = comm.gather(rounds, root=0)
-    blocks = comm.gather(y_dev.get(queue), root=0)  # the last product is the one checked
+    streams = comm.gather(stream, root=0)
+    blocks = comm.gather(y_dev.get(queue), root=0)
     rows = comm.gather(D.global_rows, root=0)
     if comm.rank != 0:
         return None
@@ -162,7 +204,7 @@ def measure_mode(D: Any, problem: Problem, mode: str, warmup: int, repeat: int
     return Measured(product=every[:, :, 0].max(axis=0),
                     parts={p: float(medians[:, 1 + i].max()) for i, p in enumerate(PARTS)},
                     imbalance=float(kernels.max()) / mean if mean > 0 else 1.0, y=y,
-                    timeline=timelines,
+                    timeline=timeline,
                     stream=float(np.median(np.max(streams, axis=0))))
 
 
@@ -176,7 +218,7 @@ def measure_all(comm: Any, problem: Problem, device: Device, conf: dict[str, Any
     D = DistributedMatrix.from_scipy(problem.csr, comm, format=formats, mode="vector",
                                      device=device, dtype=dtype,
                                      partition=conf.get("partition", "auto"))
-    return D, {mode: measure_mode(D, problem, mode, warmup, repeat) for mode in conf["modes"]}
+    return D, measure_modes(D, problem, conf["modes"], warmup, repeat)
 
 
 def one_rank_reference(problem: Problem, device: Device, conf: dict[str, Any], dtype: Any,
