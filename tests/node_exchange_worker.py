@@ -127,7 +127,10 @@ def cases(size: int) -> dict[str, Callable[[object], None]]:
     out["bad-settings"] = check_bad_settings
     out["settings-differ"] = check_settings_differ
     out["window-unavailable"] = check_window_unavailable
-    out["peer-late"] = check_peer_late
+    for exchange in ("window", "messages"):
+        out[f"{exchange}-peer-late"] = _bind(check_peer_late, exchange)
+        for how in OUT_OF_STEP:
+            out[f"{exchange}-out-of-step-{how}"] = _bind(check_out_of_step, exchange, how)
     return out
 
 
@@ -432,27 +435,76 @@ def check_window_unavailable(comm) -> None:
         shared_window.prefault = real
 
 
-def check_peer_late(comm) -> None:
+def check_peer_late(comm, exchange: str) -> None:
     """Rank 1 skips a product: every other rank gives up after the plan's timeout with a
-    DistributedError naming rank 1 (not a hang)."""
+    DistributedError naming rank 1 (not a hang), and its matrix refuses every later product."""
     from clspmv.distributed import DistributedError
 
-    with environment(CLSPMV_EXCHANGE="window"), _build(comm, random_square(),
+    late = {"window": "waited 0.5 s for rank 1 to publish its values of exchange 1",
+            "messages": "waited 0.5 s for the MPI messages of rank 1:"}[exchange]
+    with environment(CLSPMV_EXCHANGE=exchange), _build(comm, random_square(),
                                                        mode="vector") as D:
         D.plan.timeout = 0.5
         assert D.plan.timeout == 0.5
+        x = np.ones(D.local_shape[1])
         if comm.rank != 1:
-            expect_error(DistributedError, lambda: D.matvec(np.ones(D.local_shape[1])),
-                         "waited 0.5 s for rank 1 to publish its values of exchange 1")
+            expect_error(DistributedError, lambda: D.matvec(x), late)
+            expect_error(DistributedError, lambda: D.matvec(x), "cannot exchange any more: an "
+                         "earlier product failed during its exchange (DistributedError: the "
+                         "halo exchange waited 0.5 s")
+
+
+OUT_OF_STEP = ("raised", "alpha", "transposed")
+"""How rank 1's second product differs from the others' (:func:`check_out_of_step`)."""
+
+
+def check_out_of_step(comm, exchange: str, how: str) -> None:
+    """Rank 1's second product is not the others': ``raised`` (its product raised on a wrong x
+    before any communication, and it goes on with the next one), ``alpha`` (another alpha),
+    ``transposed`` (``rmatvec`` where the others call ``matvec``). Every rank raises a
+    DistributedError, without waiting for the timeout where the values arrive (each compares
+    the stamps of the values it receives with its own: both products named), after the
+    timeout where they do not (``transposed`` through messages: other tags); afterwards every
+    product refuses."""
+    from clspmv.distributed import DistributedError
+
+    from oracle import assert_matches
+
+    A = random_square()
+    odd = comm.rank == 1
+    with environment(CLSPMV_EXCHANGE=exchange), _build(comm, A, mode="vector") as D:
+        D.plan.timeout = 20.0  # the stamps must tell first: a wait this long fails the case
+        r0, r1 = D.row_range
+        x = np.random.default_rng(7).standard_normal(A.shape[1])
+        assert_matches(D.matvec(x[r0:r1]), A[r0:r1], x, np.float64)
+        if odd and how == "raised":
+            expect_error(ValueError, lambda: D.matvec(x), "x_local has shape")
+        theirs = "product 2 (A x, alpha=1.0, beta=0.0)"
+        mine = {"raised": "product 3 (A x, alpha=1.0, beta=0.0)",
+                "alpha": "product 2 (A x, alpha=2.0, beta=0.0)",
+                "transposed": "product 2 (A.T x, alpha=1.0, beta=0.0)"}[how]
+        if odd:
+            needle = f"sent the values of its {theirs} to this rank (rank 1), which runs its {mine}"
+        else:
+            needle = (f"rank 1 sent the values of its {mine} to this rank (rank {comm.rank}), "
+                      f"which runs its {theirs}")
+        if how == "transposed" and exchange == "messages":
+            D.plan.timeout = 2.0  # the other product's messages have other tags: nobody sends
+            needle = "waited 2 s for the MPI messages of rank"
+        if odd and how == "transposed":
+            product = lambda: D.rmatvec(x[r0:r1])  # noqa: E731
+        else:
+            product = lambda: D.matvec(x[r0:r1], alpha=2.0 if odd and how == "alpha" else 1.0)  # noqa: E731
+        started = time.monotonic()
+        expect_error(DistributedError, product, needle)
+        assert needle.startswith("waited") or time.monotonic() - started < 10
+        expect_error(DistributedError, lambda: D.matvec(x[r0:r1]), "cannot exchange any more")
 
 
 # -- driver --------------------------------------------------------------------------------
 def main() -> int:
     from mpi4py import MPI
 
-    from clspmv.distributed import shared_window
-
-    shared_window.TIMEOUT = 30.0  # a rank left waiting by another's failure gives up sooner
     comm = MPI.COMM_WORLD
     run_cases(comm, selected(cases(comm.size), sys.argv[1:]))
     return 0

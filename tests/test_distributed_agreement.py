@@ -88,3 +88,24 @@ def test_checksum_sees_every_array() -> None:
     changed.append(digest(A.indptr, np.concatenate([A.indices, A.data.view(np.int32)]),
                           np.zeros(0)))
     assert base not in changed and len(set(changed)) == len(changed), changed
+
+
+def test_product_stamps() -> None:
+    """Stamps of the same product agree, scalars within a relative 1e-12 too; a different
+    number, kind, alpha or beta raises, naming both products and the ranks."""
+    pytest.importorskip("mpi4py")
+    from clspmv.distributed import DistributedError
+    from clspmv.distributed.product_stamp import check, stamp
+
+    own = stamp(4, False, 0.1 + 0.2, -1.5)
+    check(own, stamp(4, False, 0.3, -1.5 * (1 + 1e-13)), 2, 0)  # reduced in another order
+    for other in (stamp(5, False, 0.1 + 0.2, -1.5), stamp(4, True, 0.1 + 0.2, -1.5),
+                  stamp(4, False, 0.3 * (1 + 1e-11), -1.5), stamp(4, False, 0.1 + 0.2, 0.0)):
+        with pytest.raises(DistributedError) as raised:
+            check(own, other, 2, 0)
+        kind = "A.T x" if other[1] else "A x"
+        assert str(raised.value).startswith(
+            f"rank 2 sent the values of its product {int(other[0])} ({kind}, alpha="
+            f"{float(other[2])!r}, beta={float(other[3])!r}) to this rank (rank 0), which runs "
+            "its product 4 (A x, alpha=0.30000000000000004, beta=-1.5): every product is "
+            "collective")

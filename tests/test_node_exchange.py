@@ -12,7 +12,10 @@ paths the plan chose and the bytes per path; 50 products in a row with changing 
 at random (slots reused while a reader lags). Besides: a product's timeline; bad and differing
 settings; a window that cannot be allocated (``window``: DistributedError everywhere;
 ``auto``: messages and a warning); a rank that skips a product (a DistributedError naming it
-after the plan's timeout, not a hang).
+after the plan's timeout, not a hang), through the window and through messages; a rank out of
+step in its second product (its product raised and it went on, another alpha, ``rmatvec``
+against ``matvec``): a DistributedError on every rank naming both products, at once where the
+values arrive; afterwards the matrix refuses products.
 """
 
 from __future__ import annotations

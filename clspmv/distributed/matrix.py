@@ -77,13 +77,17 @@ class DistributedMatrix:
 
     What the ranks must share: :meth:`from_scipy` compares every rank's arguments before it
     builds anything (:mod:`.agreement`), and every step that may fail on one rank is agreed
-    before the next collective call (:func:`.collective.agree`). A product is not compared
-    between ranks: that would add a collective, a latency the exchange is meant to hide, to
-    every product. Each rank checks its own arguments before any communication; a rank that
-    raises there, or skips the product, leaves the others waiting in the exchange. ``alpha`` and
-    ``beta`` are each rank's own: it applies them to its ``y_local``, and in :meth:`rmatvec` also
-    to the contributions it sends (different values per rank give ``A.T (alpha_k x_k)``, not
-    ``alpha A.T x``). The :attr:`mode` is each rank's own too.
+    before the next collective call (:func:`.collective.agree`). A product is compared without a
+    collective call of its own (which would add a latency to every product): the values a rank
+    sends carry the number of its product, its kind, ``alpha`` and ``beta``
+    (:mod:`.product_stamp`), and a rank that receives values of another product (a peer whose
+    product raised on its own, or that skipped one, or called the other product, or passed
+    other scalars) raises :class:`DistributedError`, as does a rank that waited
+    ``CLSPMV_MPI_TIMEOUT`` seconds for a peer. After such an error the matrix cannot exchange
+    any more: every product raises until it is closed. Each rank checks its own arguments before
+    any communication; an error there leaves the matrix usable on that rank, but its next
+    product is a step ahead of the others' (they raise, and then so does it). The :attr:`mode`
+    is each rank's own.
     """
 
     def __init__(self, comm: Any, shape: tuple[int, int], row_offsets: np.ndarray,
@@ -115,6 +119,12 @@ class DistributedMatrix:
         self.plan = plan
         self._device = device
         self._lock = threading.Lock()
+        self._products = 0
+        """Products called on this rank so far (those that raised too): each product's number
+        in its :mod:`.product_stamp`."""
+        self._broken: BaseException | None = None
+        """The error of a product that failed after its exchange began (the exchange's state
+        is then unknown): every later product raises."""
         self._worker: modes.CommThread | None = None
         self._mode = "vector"
         queue = device.queue
@@ -389,6 +399,19 @@ class DistributedMatrix:
                                    "its communicator and requests): build a new one")
         return self._comm
 
+    def _product(self, x_local: Array, y_local: Array | None, alpha: float, beta: float,
+                 transposed: bool = False) -> Product:
+        """The next product's steps (its arguments checked; it counts even where they are
+        wrong); :class:`DistributedError` once a product failed in its exchange."""
+        self._live()
+        if self._broken is not None:
+            raise DistributedError(
+                "this DistributedMatrix cannot exchange any more: an earlier product failed "
+                f"during its exchange ({type(self._broken).__name__}: {self._broken}); close() "
+                "it on every rank and build a new one") from self._broken
+        self._products += 1
+        return Product(self, x_local, y_local, alpha, beta, transposed, self._products)
+
     @property
     def comm(self) -> Any:
         """The communicator the matrix was built on."""
@@ -521,7 +544,7 @@ class DistributedMatrix:
         mode = self._mode
         if mode == "task" and not self.plan.message_peers.size:
             mode = "overlap"
-        return self._run(Product(self, x_local, y_local, alpha, beta),
+        return self._run(self._product(x_local, y_local, alpha, beta),
                          lambda p: modes.run(mode, p, self._worker))
 
     def __matmul__(self, x_local: Array) -> Array:
@@ -532,16 +555,20 @@ class DistributedMatrix:
         """``y_local = alpha (A.T x)[col_range] + beta y_local`` (collective): ``x_local`` is this
         rank's slice of the row space. The non-local part's products go back to the owners of
         their columns, which add them; their exchange overlaps the local part in every mode."""
-        return self._run(Product(self, x_local, y_local, alpha, beta, transposed=True),
+        return self._run(self._product(x_local, y_local, alpha, beta, transposed=True),
                          lambda p: p.transposed())
 
     def _run(self, product: Product, schedule: Callable[[Product], object]) -> Array:
-        """``schedule(product)``, then its result, keeping the timings of :attr:`timings`."""
-        self._live()
+        """``schedule(product)``, then its result, keeping the timings of :attr:`timings`; an
+        error leaves the matrix unable to exchange (:meth:`_product`)."""
         with self._lock:
             started = time.perf_counter()
-            schedule(product)
-            result = product.finish()
+            try:
+                schedule(product)
+                result = product.finish()
+            except BaseException as error:
+                self._broken = error
+                raise
             self._seconds = {"gather": product.gather_seconds,
                              "communication": self.plan.seconds,
                              "total": time.perf_counter() - started}

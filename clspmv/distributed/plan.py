@@ -12,7 +12,12 @@ Each peer is reached by one of two paths (:attr:`ExchangePlan.window_peers`,
 * peers of the same node: through the node's MPI shared-memory window (:mod:`.shared_window`,
   laid out by :mod:`.node_exchange`), written and read straight from and to the devices;
 * the others: persistent point-to-point requests (``Send_init``/``Recv_init``) between the host
-  buffers :attr:`ExchangePlan.send_buffer` and :attr:`ExchangePlan.halo_buffer`.
+  buffers :attr:`ExchangePlan.send_buffer` and :attr:`ExchangePlan.halo_buffer`, each message
+  with one of the product's :mod:`.product_stamp` beside it.
+
+Every exchange compares the stamps of the values received with the rank's own before it uses
+them, and every wait for a peer gives up after ``CLSPMV_MPI_TIMEOUT`` seconds
+(:func:`.collective.timeout`) with a :class:`.collective.DistributedError` naming the peer.
 
 The choice: the ``exchange`` argument, else the environment variable ``CLSPMV_EXCHANGE``:
 ``auto`` (default: the window for peers of the same node where one can be allocated),
@@ -31,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from . import product_stamp
+from .collective import Backoff, DistributedError, timeout
 from .node_exchange import Copy, Route, node_comm, plan_routes, read_setting, setting_facts
 from .partition import owners
 from .shared_window import open_window
@@ -38,13 +45,16 @@ from .timeline import UNTIMED, Timeline
 
 FORWARD_TAG = 12
 REVERSE_TAG = 13
+STAMP_TAG_SHIFT = 2
+"""A direction's stamps travel with tag ``FORWARD_TAG`` or ``REVERSE_TAG`` plus this."""
 
 
 @dataclass
 class _Direction:
     """The traffic of one direction: values sent from ``send`` (host, per peer at
     ``send_displs``) and received into ``recv``; the message peers' runs of consecutive
-    values, their requests, and the window's route."""
+    values, their requests (values and stamps) with the peer of each, the stamps received
+    (one row per peer in ``stamp_peers``), and the window's route."""
 
     send: np.ndarray
     recv: np.ndarray
@@ -52,6 +62,9 @@ class _Direction:
     recv_runs: list[tuple[int, int]]
     route: Route | None
     requests: list = field(default_factory=list)
+    request_peers: list[int] = field(default_factory=list)
+    stamp_peers: list[int] = field(default_factory=list)
+    stamps: np.ndarray = field(default_factory=lambda: np.zeros((0, product_stamp.VALUES)))
 
 
 class ExchangePlan:
@@ -100,6 +113,10 @@ class ExchangePlan:
         self._started = 0.0
         self._seq = 0
         """Exchanges started so far (the window's sequence number, alike on every rank)."""
+        self._rank = rank
+        self._stamp = product_stamp.stamp(0, False, 0.0, 0.0)
+        """The stamp of the exchange in progress (sent to the message peers from here)."""
+        self._timeout = timeout() or float("inf")
         setting = agree(comm, "reading the exchange setting", lambda: read_setting(exchange),
                         facts=setting_facts)
         self.exchange = setting.exchange
@@ -197,40 +214,48 @@ class ExchangePlan:
         return out
 
     @property
-    def timeout(self) -> float | None:
-        """Seconds a wait for a peer of the window may take before it raises
-        :class:`.collective.DistributedError` (None without window)."""
-        return None if self._window is None else self._window.timeout
+    def timeout(self) -> float:
+        """Seconds a wait for a peer (its messages, or its values in the window) may take
+        before it raises :class:`.collective.DistributedError` (inf: no bound)."""
+        return self._timeout
 
     @timeout.setter
     def timeout(self, seconds: float) -> None:
+        self._timeout = float(seconds)
         if self._window is not None:
-            self._window.timeout = float(seconds)
+            self._window.timeout = self._timeout
 
     # -- construction -------------------------------------------------------------------------
     def _direction(self, comm: Any, tag: int, send: np.ndarray, recv: np.ndarray,
                    counts: tuple[np.ndarray, ...], window: set[int],
                    route: Route | None) -> _Direction:
         """The messages of one direction (persistent requests, receives first so that a matching
-        send finds them posted) for the peers outside ``window``."""
+        send finds them posted; each message's stamp beside it) for the peers outside
+        ``window``."""
         send_counts, send_displs, recv_counts, recv_displs = counts
         by_message = np.array([p not in window for p in range(comm.size)], bool)
         d = _Direction(send, recv, _runs(send_counts, send_displs, by_message),
                        _runs(recv_counts, recv_displs, by_message), route)
-        for peer in np.flatnonzero(recv_counts * by_message):
+        sources = [int(p) for p in np.flatnonzero(recv_counts * by_message)]
+        d.stamp_peers = sources
+        d.stamps = np.zeros((len(sources), product_stamp.VALUES))
+        for row, peer in enumerate(sources):
             lo = int(recv_displs[peer])
-            d.requests.append(comm.Recv_init(recv[lo: lo + int(recv_counts[peer])], int(peer),
-                                             tag))
-        for peer in np.flatnonzero(send_counts * by_message):
+            d.requests += [comm.Recv_init(recv[lo: lo + int(recv_counts[peer])], peer, tag),
+                           comm.Recv_init(d.stamps[row], peer, tag + STAMP_TAG_SHIFT)]
+            d.request_peers += [peer, peer]
+        for peer in map(int, np.flatnonzero(send_counts * by_message)):
             lo = int(send_displs[peer])
-            d.requests.append(comm.Send_init(send[lo: lo + int(send_counts[peer])], int(peer),
-                                             tag))
+            d.requests += [comm.Send_init(send[lo: lo + int(send_counts[peer])], peer, tag),
+                           comm.Send_init(self._stamp, peer, tag + STAMP_TAG_SHIFT)]
+            d.request_peers += [peer, peer]
         return d
 
     # -- exchanges --------------------------------------------------------------------------
     def start(self, put: Copy | None = None, reverse: bool = False,
-              timeline: Timeline | None = None) -> None:
-        """Start the forward (x values -> halo) or reverse (halo -> owners) exchange.
+              timeline: Timeline | None = None, stamp: np.ndarray | None = None) -> None:
+        """Start the forward (x values -> halo) or reverse (halo -> owners) exchange of the
+        product ``stamp`` (:mod:`.product_stamp`; None: the exchange's number stands for it).
 
         ``put(host_view, start, stop)`` fills ``host_view`` with the values ``start:stop`` of
         what this rank sends (forward: ``x_local[send_index]``; reverse: the halo contributions)
@@ -245,6 +270,8 @@ class ExchangePlan:
         timeline = UNTIMED if timeline is None else timeline
         self._started = time.perf_counter()
         self._seq += 1
+        self._stamp[:] = (product_stamp.stamp(self._seq, reverse, 0.0, 0.0) if stamp is None
+                          else stamp)
         d = self._directions[reverse]
         if d.requests:
             if put is not None:
@@ -255,7 +282,8 @@ class ExchangePlan:
             with timeline.span("messages start"):
                 self._MPI.Prequest.Startall(d.requests)
         if d.route is not None and d.route.writes:  # enqueued; published by wait
-            self._window.write(self._seq, d.route, put or _from_host(d.send), timeline)
+            self._window.write(self._seq, d.route, put or _from_host(d.send), timeline,
+                               self._stamp)
 
     def wait(self, get: Copy | None = None, reverse: bool = False,
              timeline: Timeline | None = None) -> list:
@@ -266,17 +294,21 @@ class ExchangePlan:
         plan's host buffer (:attr:`halo_buffer` forward, :attr:`send_buffer` reverse). Returns
         the events of the copies out of the window still running (whoever reads what they
         write waits for them; the window learns they are done at the next exchange); the
-        copies of the message peers' values are done on return."""
+        copies of the message peers' values are done on return. Raises
+        :class:`.collective.DistributedError` where a peer's stamp differs from this rank's,
+        or a peer is later than :attr:`timeout`."""
         timeline = UNTIMED if timeline is None else timeline
         d = self._directions[reverse]
         copying: list = []
         if d.route is not None and (d.route.reads or d.route.writes):
             poll = (lambda: self._MPI.Request.Testall(d.requests)) if d.requests else None
             copying = self._window.complete(self._seq, d.route, get or _to_host(d.recv), poll,
-                                            timeline)
+                                            timeline, self._stamp)
         if d.requests:
             with timeline.span("messages wait"):
-                self._MPI.Request.Waitall(d.requests)
+                self._await_messages(d)
+            for peer, theirs in zip(d.stamp_peers, d.stamps, strict=True):
+                product_stamp.check(self._stamp, theirs, peer, self._rank)
             if get is not None:
                 with timeline.span("copy up"):
                     for event in [get(d.recv[a:b], a, b, False) for a, b in d.recv_runs]:
@@ -284,6 +316,21 @@ class ExchangePlan:
                             event.wait()
         self.seconds = time.perf_counter() - self._started
         return copying
+
+    def _await_messages(self, d: _Direction) -> None:
+        """Complete ``d``'s requests, testing them (MPI progresses them meanwhile, as in
+        ``MPI_Waitall``) with yields of the core; :class:`.collective.DistributedError` naming
+        the peers still pending after :attr:`timeout` seconds."""
+        backoff = Backoff(self._timeout, spin_only=True)
+        while not self._MPI.Request.Testall(d.requests):
+            if not backoff.pause():
+                late = sorted({peer for peer, request in zip(d.request_peers, d.requests,
+                                                             strict=True) if not request.Test()})
+                raise DistributedError(
+                    f"the halo exchange waited {self._timeout:g} s for the MPI messages of "
+                    f"rank{'s' if len(late) > 1 else ''} {', '.join(map(str, late))}: every "
+                    "product is collective: a rank that skipped one or failed in it leaves the "
+                    "others waiting; this matrix cannot exchange any more")
 
     def scatter_add(self, y_local: np.ndarray) -> None:
         """After a reverse exchange: add the received contributions to ``y_local``."""

@@ -30,7 +30,7 @@ import pyopencl.array as cl_array
 
 from ..arguments import scalar_arg
 from ..device import Device
-from . import staging
+from . import product_stamp, staging
 from .timeline import UNTIMED, Timeline
 
 Array = np.ndarray | cl_array.Array
@@ -40,8 +40,12 @@ class Product:
     """The steps of one product of a DistributedMatrix (see :mod:`.modes`), with its staging."""
 
     def __init__(self, D: Any, x: Array, y: Array | None, alpha: float,
-                 beta: float, transposed: bool = False) -> None:
+                 beta: float, transposed: bool = False, number: int = 0) -> None:
+        """The product ``number`` of ``D`` (its arguments checked here, before any
+        communication)."""
         self.D = D
+        self.transposed_product = transposed
+        self.number = number
         self.queue = D.device.queue
         self.alpha, self.beta = alpha, beta
         self.alpha_v = scalar_arg(alpha, "alpha", D.local.dtype, finite=True)
@@ -98,6 +102,12 @@ class Product:
         self.x_dev, self.y_dev = in_dev, out_dev
         self.staged_in = False
         self.done = False
+
+    @property
+    def stamp(self) -> np.ndarray:
+        """What this product's values tell the peers (:mod:`.product_stamp`): its number, kind,
+        alpha and beta (0 where y is not read)."""
+        return product_stamp.stamp(self.number, self.transposed_product, self.alpha, self.beta)
 
     # -- staging ----------------------------------------------------------------------------
     def _copy(self, name: str, queue: cl.CommandQueue, dest: object, src: object,
@@ -160,7 +170,7 @@ class Product:
         D = self.D
         with self.timeline.span("start"):
             D.plan.start(self._copy_down if self.on_device else self._take,
-                         timeline=self.timeline)
+                         timeline=self.timeline, stamp=self.stamp)
 
     def _take(self, view: np.ndarray, a: int, b: int, whole: bool) -> None:
         """Values ``a:b`` to send (``whole``: of x), taken from numpy x into ``view``."""
@@ -294,7 +304,7 @@ class Product:
                 self._kernels("non_local", D.non_local.last_events)
             put = self._contributions_down
         with timeline.span("start"):
-            plan.start(put, reverse=True, timeline=timeline)
+            plan.start(put, reverse=True, timeline=timeline, stamp=self.stamp)
         if self.y_dev is not None and self.y_dev.size:
             x = self.x_dev if self.x_dev is not None and self.x_dev.size else _empty(self)
             with timeline.span("local"):

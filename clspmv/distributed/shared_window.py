@@ -9,17 +9,19 @@ copies its values from the writer's segment straight to its device. No value pas
 
 Segment of each rank: ``flags | slot 0 | slot 1``. Flags are int64, one per 128 bytes (no two in
 a cache line): ``progress`` (written by the segment's rank alone) and ``consumed[j]`` for every
-rank j of the node (written by j alone). A slot holds what the rank writes in one exchange, in
-the pieces :func:`.node_exchange.plan_routes` cut.
+rank j of the node (written by j alone), then per slot the :mod:`.product_stamp` of the product
+whose values it holds (written by the segment's rank). A slot holds what the rank writes in one
+exchange, in the pieces :func:`.node_exchange.plan_routes` cut.
 
 Protocol of exchange number ``s`` (every rank numbers its exchanges alike: products are
 collective, and each starts exactly one exchange):
 
 * writer k: slot ``s % 2``; wait until every reader of the exchange s' that last used the slot
-  has ``consumed[j] >= s'``; then per piece i: copy it in, wait for the copy to complete,
-  ``Win.Sync``, ``progress = s << 24 | i + 1``.
+  has ``consumed[j] >= s'``; store its product's stamp beside the slot; then per piece i: copy it
+  in, wait for the copy to complete, ``Win.Sync``, ``progress = s << 24 | i + 1``.
 * reader j, for each writer k and each of its pieces i: wait for ``progress_k >= s << 24 | i + 1``,
-  ``Win.Sync``, copy the piece out; once its copies from k completed, ``Win.Sync``,
+  ``Win.Sync``, compare k's stamp with its own (first piece; a difference raises), copy the
+  piece out; once its copies from k completed, ``Win.Sync``,
   ``consumed_k[j] = s``. The copies out are only enqueued (the device's kernels wait for them,
   not the host): j learns that they completed, and tells k, when it begins its next exchange.
 
@@ -38,9 +40,9 @@ writer, and is an aligned 8-byte word (loads and stores of it are atomic); ``Win
 memory barrier in MPICH and Open MPI, inside the one passive-target epoch ``Lock_all`` opens)
 orders the accesses to values and flags. Nobody waits for a rank it does not exchange with: no
 barrier per product, and a writer waits only for a reader two exchanges behind. Every wait spins
-for :data:`SPIN_SECONDS` (yielding its core), then sleeps with a growing pause (from 20 us to
-:data:`LONGEST_SLEEP`), and gives up after ``timeout`` seconds with a
-:class:`.collective.DistributedError` naming the peer.
+for :data:`.collective.SPIN_SECONDS` (yielding its core), then sleeps with a growing pause
+(from 20 us to :data:`.collective.LONGEST_SLEEP`: :class:`.collective.Backoff`), and gives up
+after ``timeout`` seconds with a :class:`.collective.DistributedError` naming the peer.
 """
 
 from __future__ import annotations
@@ -49,7 +51,6 @@ import ctypes
 import errno
 import os
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from functools import partial
@@ -58,15 +59,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import ClspmvWarning
-from .collective import DistributedError, agree, timeout
+from . import product_stamp
+from .collective import Backoff, DistributedError, agree, timeout
 from .node_exchange import EXCHANGE_ENV, PIECE_BITS, Copy, Piece, Route
 from .timeline import Timeline
 
-SPIN_SECONDS = 1e-3
-"""A wait polls without sleeping this long: waits of a product are mostly shorter, and a sleep
-overshoots (Linux: by 50 us or more; the 1 ms pauses of the first version added up to 0.3 ms
-to a 0.5 ms product at 4 ranks)."""
-LONGEST_SLEEP = 2e-4
 SLOTS = 2
 IN_FLIGHT = 3
 """Copies into the window a writer keeps enqueued at once; it enqueues the next as one completes
@@ -88,7 +85,7 @@ def open_window(comm: Any, node: Any, slot_values: int, dtype: np.dtype,
     from mpi4py import MPI
 
     dtype = np.dtype(dtype)
-    flag_bytes = _round_up(FLAG_STRIDE * 8 * (1 + node.size), PAGE)
+    flag_bytes = _round_up(FLAG_STRIDE * 8 * (1 + node.size + SLOTS), PAGE)
     nbytes = flag_bytes + SLOTS * _round_up(slot_values * dtype.itemsize, PAGE)
 
     def step() -> NodeWindow | None:
@@ -161,13 +158,16 @@ class NodeWindow:
         self.timeout = timeout() or float("inf")
         """Seconds a wait for a peer may take before it raises :class:`DistributedError`
         (``CLSPMV_MPI_TIMEOUT``, as every bounded collective: :func:`.collective.timeout`)."""
-        self._flags, self._slots = [], []
+        self._flags, self._stamps, self._slots = [], [], []
         self._registered: list[Any] = []
         """OpenCL buffers over the slots (:meth:`register`), released before the window."""
         for k in range(node.size):
             segment = _segment(win, k)
             slot_bytes = (segment.size - flag_bytes) // SLOTS // PAGE * PAGE  # as allocated
             self._flags.append(segment[:flag_bytes].view(np.int64))
+            self._stamps.append([segment[:flag_bytes].view(np.float64)[
+                _stamp_at(node.size, i): _stamp_at(node.size, i) + product_stamp.VALUES]
+                for i in range(SLOTS)])
             self._slots.append([segment[flag_bytes + i * slot_bytes:
                                         flag_bytes + (i + 1) * slot_bytes].view(dtype)
                                 for i in range(SLOTS)])
@@ -187,10 +187,11 @@ class NodeWindow:
         node.Barrier()  # every flag zeroed before anyone reads one
         win.Lock_all(MPI.MODE_NOCHECK)
 
-    def write(self, seq: int, route: Route, put: Copy, timeline: Timeline) -> None:
-        """Writer side of exchange ``seq``, started: every piece of ``route`` copied in (copies
-        done on return published at once, the others enqueued and published by :meth:`complete`
-        as they finish, without waiting here)."""
+    def write(self, seq: int, route: Route, put: Copy, timeline: Timeline,
+              stamp: np.ndarray) -> None:
+        """Writer side of exchange ``seq`` of the product ``stamp``, started: every piece of
+        ``route`` copied in (copies done on return published at once, the others enqueued and
+        published by :meth:`complete` as they finish, without waiting here)."""
         self._settle(timeline)
         slot = seq % SLOTS
         last = self._last_write[slot]
@@ -203,6 +204,7 @@ class NodeWindow:
             self.win.Sync()
         area = self._slots[self.me][slot]
         base = seq << PIECE_BITS
+        self._stamps[self.me][slot][:] = stamp  # ordered before the pieces by _publish's Sync
         self._pending.clear()
         self._unwritten = [partial(_copy_in, put, area, piece, base) for piece in route.writes]
         with timeline.span("window copy in"):
@@ -221,6 +223,12 @@ class NodeWindow:
             else:
                 self._pending.append((progress, event))
         return moved
+
+    def _write_all(self, timeline: Timeline) -> None:
+        """Copy in and publish every piece of the exchange left (blocking)."""
+        while self._pending or self._unwritten:
+            self._publish_copied(timeline, block=True)
+            self._write_more(timeline)
 
     def _publish(self, progress: int, timeline: Timeline) -> None:
         self.win.Sync()
@@ -243,11 +251,13 @@ class NodeWindow:
         return moved
 
     def complete(self, seq: int, route: Route, get: Copy, poll: Callable[[], object] | None,
-                 timeline: Timeline) -> list:
-        """Complete exchange ``seq`` on this rank, both sides interleaved: publish each piece
-        :meth:`write` copied in as soon as its copy completed, and copy each piece of ``route``
-        out as soon as its writer published it (so copies in and out run at once, on two
-        queues); ``poll`` is called while waiting (MPI progress for the messages in flight).
+                 timeline: Timeline, stamp: np.ndarray) -> list:
+        """Complete exchange ``seq`` of the product ``stamp`` on this rank, both sides
+        interleaved: publish each piece :meth:`write` copied in as soon as its copy completed,
+        and copy each piece of ``route`` out as soon as its writer published it (so copies in
+        and out run at once, on two queues; a writer whose stamp differs raises
+        :class:`DistributedError`); ``poll`` is called while waiting (MPI progress for the
+        messages in flight).
         Returns the events of the copies out still running: whoever reads their values waits
         for them; each writer is told at this rank's next exchange (:meth:`_settle`), or now
         where nothing is left running."""
@@ -256,7 +266,7 @@ class NodeWindow:
         base = seq << PIECE_BITS
         done = dict.fromkeys(route.reads, 0)
         events: dict[int, list] = {k: [] for k in route.reads}
-        backoff = _Backoff(self.timeout)
+        backoff = Backoff(self.timeout)
         with timeline.span("window wait and copy out"):
             while (self._pending or self._unwritten
                    or any(done[k] < len(route.reads[k]) for k in done)):
@@ -270,6 +280,13 @@ class NodeWindow:
                     if published < pieces[i].count:
                         continue
                     self.win.Sync()
+                    if i == 0:
+                        try:
+                            product_stamp.check(stamp, self._stamps[k][slot], self.ranks[k],
+                                                self.ranks[self.me])
+                        except DistributedError:
+                            self._write_all(timeline)  # the readers in step get their values
+                            raise
                     area = self._slots[k][slot]
                     while i < len(pieces) and pieces[i].count <= published:
                         p = pieces[i]
@@ -284,8 +301,7 @@ class NodeWindow:
                     backoff.reset()
                     continue
                 if all(done[k] == len(route.reads[k]) for k in done):
-                    self._publish_copied(timeline, block=True)  # only own copies left
-                    self._write_more(timeline)
+                    self._write_all(timeline)  # only own copies left
                     continue
                 if poll is not None:
                     poll()
@@ -313,7 +329,7 @@ class NodeWindow:
             self._unconsumed.clear()
 
     def _wait(self, ready: Callable[[], bool], k: int, what: str) -> None:
-        backoff = _Backoff(self.timeout)
+        backoff = Backoff(self.timeout)
         while not ready():
             if not backoff.pause():
                 raise self._late(k, what)
@@ -357,34 +373,13 @@ def _consumed(j: int) -> int:
     return FLAG_STRIDE * (1 + j)
 
 
+def _stamp_at(ranks: int, slot: int) -> int:
+    """Index (of the flags as float64) of the stamp of ``slot`` in a node of ``ranks``."""
+    return FLAG_STRIDE * (1 + ranks + slot)
+
+
 def _copy_in(put: Copy, area: np.ndarray, piece: Piece, base: int) -> tuple[int, Any]:
     """Enqueue (or do) the copy of ``piece`` into a slot's ``area``: (its progress word, its
     event or None)."""
     return base | piece.count, put(area[piece.offset: piece.offset + piece.stop - piece.start],
                                    piece.start, piece.stop, piece.whole)
-
-
-class _Backoff:
-    """Pauses of a waiting loop: for :data:`SPIN_SECONDS` only a yield of the core
-    (``sched_yield``), then sleeps doubling from 20 us to :data:`LONGEST_SLEEP` (a waiting rank
-    leaves its core to others, at the cost of up to about a pause's delay); :meth:`pause`
-    returns False once ``timeout`` seconds have passed."""
-
-    def __init__(self, timeout: float) -> None:
-        self.deadline = time.perf_counter() + timeout
-        self.reset()
-
-    def reset(self) -> None:
-        self.spin_until = time.perf_counter() + SPIN_SECONDS
-        self.sleep = 20e-6
-
-    def pause(self) -> bool:
-        now = time.perf_counter()
-        if now > self.deadline:
-            return False
-        if now < self.spin_until:
-            os.sched_yield()
-        else:
-            time.sleep(self.sleep)
-            self.sleep = min(2 * self.sleep, LONGEST_SLEEP)
-        return True
