@@ -103,8 +103,15 @@ class Setup:
         return self._host_scalars
 
     def dot(self, a: cl_array.Array, b: cl_array.Array, slot: int = 15) -> float:
-        self.dots([(a, b)], self.scalars, slot)
-        return float(self.read()[slot])
+        return float(self.dots_read([(a, b)], slot)[0])
+
+    def dots_read(self, pairs: list, slot: int) -> np.ndarray:
+        """:meth:`dots` into the scalars at ``slot``, and their values on the host (summed over
+        the ranks of a distributed A, whose reduction has them: no second read)."""
+        self.vec.dots(self.n, pairs, self.scalars, slot)
+        if self.space is not None:
+            return self.space.reduce(self.queue, self.scalars, slot, len(pairs))
+        return self.read()[slot: slot + len(pairs)]
 
     def dots(self, pairs: list, target: cl_array.Array, slot: int) -> None:
         """target[slot + j] = pairs[j][0] . pairs[j][1] on the device (summed over the ranks of a

@@ -74,10 +74,8 @@ def cg(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5, atol: f
     def rho_and_norm(slot: int) -> float:
         """rho = r.z into ``slot`` (and r.r after it); returns norm(r)."""
         if z is r:
-            s.dots([(r, r)], s.scalars, slot)
-            return math.sqrt(max(float(s.read()[slot]), 0.0))
-        s.dots([(r, z), (r, r)], s.scalars, slot)
-        return math.sqrt(max(float(s.read()[slot + 1]), 0.0))
+            return math.sqrt(max(float(s.dots_read([(r, r)], slot)[0]), 0.0))
+        return math.sqrt(max(float(s.dots_read([(r, z), (r, r)], slot)[1]), 0.0))
 
     s.residual(r, q)
     s.precondition(r, z)
@@ -173,8 +171,7 @@ def bicgstab(A: Any, b: Array, x0: Array | None = None, *, rtol: float = 1e-5,
             shat, t)
         cur = 1 - cur
         s.step_done()
-    s.dots([(r, r)], s.scalars, 15)
-    norm = math.sqrt(max(float(s.read()[15]), 0.0))
+    norm = math.sqrt(max(s.dot(r, r), 0.0))
     s.record(norm)
     return s.result(0 if norm < s.atol else s.maxiter)
 

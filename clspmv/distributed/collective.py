@@ -207,16 +207,24 @@ class MPISpace:
     def __init__(self, comm: Any, size: int) -> None:
         self.comm = comm
         self.size = size
+        self._totals: dict[Any, Any] = {}
+        """Per dtype, the host array the sums are copied up from: it outlives the copy, which
+        is not waited for (the next reduction's read, on the same queue, comes after it)."""
 
-    def reduce(self, queue: Any, values: Any, start: int, count: int) -> None:
+    def reduce(self, queue: Any, values: Any, start: int, count: int) -> Any:
         """Replace ``values[start:start + count]`` (a device array of partial sums) by their sum
-        over the ranks."""
+        over the ranks, and return the sums (a numpy array): the host has them already, so a
+        solver need not read them back. The copy up is enqueued, not waited for (the kernels
+        that read the sums follow it on ``queue``)."""
         import numpy as np
         import pyopencl as cl
 
         host = np.empty(count, values.dtype)
         offset = start * values.dtype.itemsize
         cl.enqueue_copy(queue, host, values.data, src_offset=offset, is_blocking=True)
-        total = np.empty_like(host)
-        self.comm.Allreduce(host, total)
-        cl.enqueue_copy(queue, values.data, total, dst_offset=offset, is_blocking=True)
+        total = self._totals.get(values.dtype)
+        if total is None or total.size < count:
+            total = self._totals[values.dtype] = np.empty(max(count, 16), values.dtype)
+        self.comm.Allreduce(host, total[:count])
+        cl.enqueue_copy(queue, values.data, total[:count], dst_offset=offset, is_blocking=False)
+        return total[:count].copy()

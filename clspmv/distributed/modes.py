@@ -2,11 +2,11 @@
 
 * ``"vector"``: exchange the halo, then the whole product (local and non-local parts).
 * ``"overlap"``: enqueue the local part, then, while the device computes it, copy the values to
-  send down (for pyopencl x exchanged through the node's window only: those copies enqueued
-  first, the local part right after them), exchange them (through the node's shared-memory
-  window or non-blocking messages, see :mod:`.plan`) and copy the halo up (on a second queue);
-  then the non-local part ("naive overlap": the host thread waits for the window's flags, and in
-  ``MPI_Waitall``, where the MPI library progresses the messages).
+  send down (on another queue: they do not wait for the local part), exchange them (through
+  the node's shared-memory window or non-blocking messages, see :mod:`.plan`) and copy the
+  halo up (on a second queue);
+  then the non-local part ("naive overlap": the host thread waits for the window's flags, and
+  tests the messages, which the MPI library progresses inside the tests).
 * ``"task"``: as ``"overlap"``, but a dedicated host thread drives the exchange (copy down,
   window and messages, halo up) while the main thread drives the device, so the exchange
   progresses even when the main thread is busy; the non-local part follows both. MPI must allow
@@ -43,9 +43,6 @@ class Steps(Protocol):
     def local(self) -> None: ...  # enqueue x upload and the local part
     def non_local(self) -> None: ...  # enqueue the non-local part (after the halo upload)
 
-    @property
-    def exchange_first(self) -> bool: ...  # overlap: start the exchange before the local part
-
 
 def check_mode(mode: str) -> str:
     """``mode`` after checking it, ``"overlap"`` for ``"task"`` where MPI lacks thread support."""
@@ -75,12 +72,11 @@ def run(mode: str, steps: Steps, worker: CommThread | None) -> None:
         steps.local()
     elif mode == "overlap":
         steps.gather()
-        if steps.exchange_first:
-            steps.start()
-            steps.local()
-        else:
-            steps.local()
-            steps.start()
+        # the local part first: its enqueue costs the host tens of microseconds, which delay
+        # the kernel that everything else hides behind (exchange first was 2-5 % slower on 4
+        # H200s: reports/2026-11-28-h200x4-product-order)
+        steps.local()
+        steps.start()
         steps.wait()
     else:
         assert worker is not None

@@ -16,7 +16,7 @@ entries they are copied straight from x (no gather). The copies up wait for the 
 product's non-local kernel (which read the halo they overwrite); the non-local kernel, enqueued
 once the exchange returned, waits on the device (a marker) for the copies up, so the host
 enqueues it while they run. In ``overlap`` and ``task`` mode the exchange falls while the device
-computes the local kernel.
+computes the local kernel, which is enqueued first.
 """
 
 from __future__ import annotations
@@ -203,14 +203,6 @@ class Product:
                 view, a, run = view[stop - a:], stop, run + 1
         self.copy_queue.flush()
         return event
-
-    @property
-    def exchange_first(self) -> bool:
-        """Whether ``overlap`` starts the exchange before it enqueues the local kernel: for
-        pyopencl x whose peers are all reached through the node's window (the copies down are
-        only enqueued, so the exchange's latency runs beside the whole local kernel); numpy x,
-        or messages (which wait for their copies down before they start), start after it."""
-        return self.on_device and not self.D.plan.message_peers.size
 
     def wait(self) -> None:
         """Complete the exchange, the received halo's copies up enqueued; the kernels' queue
