@@ -10,7 +10,10 @@ rank 0's GPU, mode vector) is measured in the same run for the speedups.
 SPEC: a generator spec (``gen:poisson2d:k=6400``). Variants (``VARIANTS``, default all):
 ``vector``, ``overlap`` (the library's order), ``overlap-local-first`` (``overlap`` with the
 local kernel enqueued before the exchange starts, whatever the library's
-``Product.exchange_first`` says; the same as ``overlap`` in a library without it). ROUNDS (default 200) products per variant, in rounds of one
+``Product.exchange_first`` says; the same as ``overlap`` in a library without it),
+``local-only`` (each rank's local part alone, ``matvec_checked`` and its queue finished: what
+no exchange can beat). REFERENCE: the 1-rank reference's spec instead of SPEC (e.g. a quarter
+of the matrix, for weak scaling). ROUNDS (default 200) products per variant, in rounds of one
 product per variant; HANG: seconds before a stuck run dumps its stacks and exits. Writes
 OUTDIR/order-<name>-n<N>.json: per variant the products' seconds (slowest rank), the per-rank
 step seconds, and the 1-rank reference's seconds."""
@@ -57,10 +60,13 @@ def product(D, x, y, variant: str) -> tuple[float, dict[str, float]]:
     if library_first is not None:
         Product.exchange_first = (property(lambda self: False)
                                   if variant.endswith("local-first") else library_first)
-    D.mode = variant.split("-")[0]
     comm.Barrier()
     started = time.perf_counter()
-    D.matvec(x, y)
+    if variant == "local-only":
+        D.local.matvec_checked(x, y, D.dtype.type(1), D.dtype.type(0))
+    else:
+        D.mode = variant.split("-")[0]
+        D.matvec(x, y)
     D.device.queue.finish()
     return time.perf_counter() - started, dict(steps_seconds)
 
@@ -89,7 +95,9 @@ def main() -> None:
     os.makedirs(out, exist_ok=True)
     for spec in specs:
         A = resolve(spec, progress=False).load()
-        one = reference(A)
+        reference_spec = os.environ.get("REFERENCE", spec)
+        one = reference(A if reference_spec == spec
+                        else resolve(reference_spec, progress=False).load())
         with DistributedMatrix.from_scipy(A, comm, mode="vector", device="local-rank") as D:
             q = D.device.queue
             c0, c1 = D.col_range
@@ -112,13 +120,13 @@ def main() -> None:
             halo = comm.gather(D.plan.bytes_by_path, root=0)
         if comm.rank == 0:
             name = spec.split(":")[1] if spec.startswith("gen:") else spec
-            record = {"spec": spec, "ranks": comm.size, "rounds": rounds, "one_rank": one,
+            record = {"spec": spec, "reference": reference_spec, "ranks": comm.size, "rounds": rounds, "one_rank": one,
                       "products": slowest, "steps": every_steps, "formats": formats,
                       "bytes_by_path": halo}
             with open(os.path.join(out, f"order-{name}-n{comm.size}.json"), "w") as f:
                 json.dump(record, f)
             base = float(np.median(one))
-            print(f"{spec}: 1 rank {base * 1e3:.3f} ms", flush=True)
+            print(f"{spec}: 1 rank ({reference_spec}) {base * 1e3:.3f} ms", flush=True)
             for v in variants:
                 med = float(np.median(slowest[v]))
                 host = {s: float(np.median([np.median(r[v][s]) for r in every_steps])) * 1e6
