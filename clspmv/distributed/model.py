@@ -191,7 +191,8 @@ def terms(c: RankCosts, machine: Machine, resident: bool = False) -> dict[str, f
 
 def commands(c: RankCosts, resident: bool = False) -> int:
     """OpenCL commands the host enqueues per product, one after the other: the devices'
-    (:func:`launches`), the window's copies down and up (its pieces, both directions), and the
+    (:func:`launches`), the window's copies down and up (twice the pieces of the direction with
+    more of them: :attr:`RankCosts.window_pieces`), and the
     markers that order the queues (before the copies down of device vectors; before the
     non-local kernel where halo values arrive through the window)."""
     markers = int(resident and c.send > 0) + int(c.window_up > 0 and c.rows > 0)
