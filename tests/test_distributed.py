@@ -291,6 +291,33 @@ def test_task_mode_falls_back_without_threads(monkeypatch: pytest.MonkeyPatch) -
         modes.check_mode("async")
 
 
+def test_order_of_the_steps_per_mode() -> None:
+    """vector: the exchange, then both parts; overlap and task: the local part enqueued before
+    the exchange starts (its enqueue would otherwise delay the kernel the exchange hides
+    behind), the non-local part last; task's exchange on the thread."""
+    pytest.importorskip("mpi4py")
+    from clspmv.distributed import modes
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
+        def __getattr__(self, name: str):
+            return lambda: self.calls.append(name)
+
+    expected = {"vector": ["gather", "start", "wait", "local", "non_local"],
+                "overlap": ["gather", "local", "start", "wait", "non_local"],
+                "task": ["gather", "local", "start", "wait", "non_local"]}
+    worker = modes.CommThread()
+    try:
+        for mode, order in expected.items():
+            steps = Recorder()
+            modes.run(mode, steps, worker)
+            assert steps.calls == order, mode
+    finally:
+        worker.close()
+
+
 def test_device_per_local_rank(monkeypatch: pytest.MonkeyPatch) -> None:
     import warnings
 
