@@ -150,7 +150,8 @@ class FormatCosts:
     """The format the tail of long rows is costed as, where :attr:`splits_long_rows`."""
     lockstep_rows: ClassVar[bool] = True
     """Whether neighbouring rows share SIMD lanes (``lockstep`` of
-    :func:`~clspmv.formats.long_rows.long_row_limit`)."""
+    :func:`~clspmv.formats.long_rows.long_row_limit`; where the device vectorises across
+    work-items, whether the model's ``lanes`` term, :mod:`clspmv.model.timemodel`, counts)."""
 
     probed_in: ClassVar[tuple[str, ...]] = ()
     """The calibration probes of :data:`PROBES` that time this format. Not inherited: a class

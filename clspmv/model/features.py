@@ -104,10 +104,11 @@ class Features:
     diagonals_exact: bool = True
     hyb_width: int = 0
     lane_padding: int = 0
-    """Padding slots of the rows taken in order in groups of :attr:`simd_width`, each group
-    padded to its longest row: what a kernel of one row per work-item pays on SIMD lanes (a
-    group of lanes runs as long as its longest row; PoCL vectorises work-items this way, a GPU
-    runs a warp this way)."""
+    """Padding slots of the rows taken in order in groups of :func:`lane_width` (the SIMD width,
+    or a vector's values where the device vectorises across work-items), each group padded to
+    its longest row: what a kernel of one row per work-item pays on SIMD lanes (a group of lanes
+    runs as long as its longest row; PoCL vectorises work-items this way, a GPU runs a warp this
+    way, Intel's CPU runtime a vector of them)."""
     length_changes: int = 0
     """Rows whose length differs from the lengths of both rows before them
     (:func:`clspmv.model.rowlengths.length_changes`): on a CPU each ends its row's loop with a
@@ -148,6 +149,34 @@ def with_exact_diagonals(f: Features, csr: sp.csr_matrix) -> Features:
     return replace(f, diagonals=diags, diagonal_rows=crossed, diagonals_exact=True, slots=slots)
 
 
+VECTOR_BYTES = 64
+"""Bytes of the vector a CPU implementation that vectorises across work-items fills with one
+value of each work-item: AVX-512's (the Xeon of issue 44), the widest of x86 CPUs; under AVX2's
+32 bytes the lanes are half as many and :attr:`Features.lane_padding` counts too much (the
+device's native vector width would say it; :class:`~clspmv.device.Device` does not hold it)."""
+
+
+def vectorised_items(simd_width: int) -> bool:
+    """Whether a device of SIMD width ``simd_width`` vectorises across work-items: width 1, a
+    device that asks for scalar kernels (Intel's CPU runtime: a preferred float width of 1 below
+    a native one of 16, :func:`clspmv.cpu_layout.vectorises_work_items`)."""
+    return simd_width == 1
+
+
+def lane_width(simd_width: int, itemsize: int) -> int:
+    """Work-items that share the lanes of one vector or warp, running as long as the longest of
+    them (:attr:`Features.lane_padding`), on a device of SIMD width ``simd_width`` for values of
+    ``itemsize`` bytes: the SIMD width, except where the device vectorises across work-items
+    (:func:`vectorised_items`), each vector holding :data:`VECTOR_BYTES` of values, one per
+    work-item (8 in float64). There, on the 2-core Xeon, ``csr-scalar`` took 2.9-3.3 times
+    ``csr-blocks``' time on the quick calibration's power-law probe and 1.3-1.4 times on its rows
+    of one length; counted in lanes of one work-item, the probes' padding was 0 and
+    ``format="auto"`` took ``pjds`` (slices of one row there) on Chung-Lu rows at 0.72-0.79 of
+    the fastest format's speed (``reports/2026-11-28-cpu-2core-xeon-intel-auto``). (The Oclgrind
+    simulator, of SIMD width 1 too, times nothing: no calibration weighs its lanes.)"""
+    return max(1, VECTOR_BYTES // itemsize) if vectorised_items(simd_width) else simd_width
+
+
 def _shape(hist: LengthHistogram, simd_width: int, itemsize: int, diagonals: int
            ) -> HistogramShape:
     """The row shape of ``hist`` on a device of ``simd_width`` for values of ``itemsize``."""
@@ -181,7 +210,8 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
         max_row=longest, std_row=hist.std(), x_lines=gathered, x_scattered=scattered,
         near_fraction=near, mean_distance=distance, slots=slots, diagonals=diags,
         diagonal_rows=crossed, diagonals_exact=exact,
-        hyb_width=shape.hyb_width, lane_padding=lane_padding(lengths, c, nnz),
+        hyb_width=shape.hyb_width,
+        lane_padding=lane_padding(lengths, lane_width(c, csr.dtype.itemsize), nnz),
         length_changes=length_changes(lengths), splits=splits,
     )
 
@@ -270,6 +300,7 @@ def refusal(fmt: str, f: Features, work_group_size: int = 256) -> str | None:
     return format_class(fmt).refusal(f, work_group_size)
 
 
-__all__ = ["SPLIT_FORMATS", "Features", "Split", "diagonal_formats", "exact_diagonals", "features",
-           "main_part", "matrix_bytes", "padded_slots", "refusal", "tail_part", "threads_per_row",
-           "total_bytes", "with_exact_diagonals"]
+__all__ = ["SPLIT_FORMATS", "VECTOR_BYTES", "Features", "Split", "diagonal_formats",
+           "exact_diagonals", "features", "lane_width", "main_part", "matrix_bytes",
+           "padded_slots", "refusal", "tail_part", "threads_per_row", "total_bytes",
+           "vectorised_items", "with_exact_diagonals"]

@@ -42,10 +42,12 @@ work-items read those streams side by side), c9 the same for the bytes the cache
 took 1.8-6 times csr-blocks', of rows of 4-8 slots 0.9-1.3 times, and 0.7 times on a 5-point
 stencil: without the term every ELLPACK product in the cache was predicted at the wide rows'
 cost and that stencil's fastest format, ellr, ranked behind three CSR kernels), ``lanes`` the
-padding of rows taken in SIMD-width groups in order, each group to its longest row
-(:attr:`Features.lane_padding`: the lanes a one-row-per-work-item kernel leaves idle on
-irregular rows), ``farbytes`` the scattered cache
-lines of x (:attr:`Features.x_scattered` times 64: gathers that follow no stream) and
+padding of rows taken in groups of the work-items sharing a vector or warp in order, each group
+to its longest row (:attr:`Features.lane_padding`, :func:`clspmv.model.features.lane_width`: the
+lanes a one-row-per-work-item kernel leaves idle on irregular rows; on a device that vectorises
+across work-items 0 for the formats whose neighbouring rows share no vector,
+:attr:`~clspmv.formats.costs.FormatCosts.lockstep_rows`), ``farbytes`` the scattered
+cache lines of x (:attr:`Features.x_scattered` times 64: gathers that follow no stream) and
 ``changes_f`` the rows whose length differs from both rows before them
 (:attr:`Features.length_changes`), counted on CPUs only and 0 for the formats whose loops do
 not end with each row's length in row order
@@ -82,7 +84,7 @@ import numpy as np
 
 from ..formats import format_class
 from ..formats.layout import LOCKSTEP_SIMD
-from .features import Features
+from .features import Features, vectorised_items
 from .launches import model_layout
 from .sampling import LINE_BYTES
 
@@ -139,6 +141,11 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0,
     # cached share only (beyond the cache the core waits on memory meanwhile)
     changes = (0.0 if cls.even_loops or f.simd_width >= LOCKSTEP_SIMD
                else float(f.length_changes) * hit)
+    # idle lanes: where the device vectorises across work-items, only a format whose neighbouring
+    # rows share a vector pays them (csr-blocks' work-groups of one work-item share none); on
+    # PoCL and GPUs the fitted coefficients of every format weigh them
+    lanes = (0.0 if vectorised_items(f.simd_width) and not cls.lockstep_rows
+             else float(f.lane_padding))
     return np.array([
         float(cls.launches(f, layout)),
         streamed * (1.0 - hit),
@@ -147,7 +154,7 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0,
         cls.work_items(f, layout),
         float(f.max_row) / cls.threads_per_row(f),
         streamed * (1.0 - hit) * wide,
-        float(f.lane_padding),
+        lanes,
         float(f.x_scattered * LINE_BYTES) * far,
         streamed * hit * wide,
         changes,
