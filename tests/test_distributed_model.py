@@ -102,22 +102,6 @@ def test_host_overhead_added_to_every_mode() -> None:
             model.rank_time(c, m, mode, True) + 50e-6)
 
 
-def test_host_enqueues_one_command_after_the_other() -> None:
-    """A rank whose commands cost the host more than its kernels take: the product lasts the
-    host's enqueueing (one launch latency per command) and the last kernel."""
-    c = _window_rank()  # scattered rows would add the scatter kernel
-    # gather marker, local, 3 pieces each way, halo marker, non-local
-    assert model.commands(c, resident=True) == 1 + 1 + 2 * 3 + 1 + 1
-    # numpy vectors: x up and y down, no gather marker
-    assert model.commands(c, resident=False) == 1 + 1 + 2 * 3 + 1 + 1 - 1 + 2
-    slow_host = model.Machine(device_bandwidth=1e12, staging_bandwidth=1e12,
-                              network_bandwidth=8.0, network_latency=1.0, launch_latency=1e-4)
-    t = model.terms(c, slow_host, resident=True)
-    for mode in model.MODES:
-        assert model.rank_time(c, slow_host, mode, True) == pytest.approx(10 * 1e-4
-                                                                          + t["non_local"])
-
-
 def test_messages_and_window_at_once() -> None:
     """Half the values by message: the host stages those down and up around the network while
     the window's copies run beside the messages (the longer of the two counts)."""

@@ -19,11 +19,7 @@ quantities (:class:`RankCosts`) and the machine's bandwidths (:class:`Machine`) 
   the window instead (:mod:`.window_model`);
 * a latency per device command (kernel launch or host <-> device copy; :func:`launches` counts
   them per term), which dominates small products and CPU devices, where a launch costs tens of
-  microseconds next to kernels of a few; and the host's path: it enqueues every command of the
-  product one after the other (:func:`commands`, a launch latency each), so a product lasts at
-  least that and its last kernel (four H200s, poisson2d k=6400: nine commands on a middle rank
-  take the host longer than its 0.155 ms local kernel;
-  ``reports/2026-11-28-h200x4-product-order``).
+  microseconds next to kernels of a few.
 * the sharing of a node (:attr:`Machine.sharing`): ranks whose devices share memory and cores
   (a CPU device per rank, several ranks on one GPU) slow each other's kernels; the kernel terms
   are multiplied by the factor :func:`probe_sharing` measures, a kernel's time with every rank
@@ -189,30 +185,16 @@ def terms(c: RankCosts, machine: Machine, resident: bool = False) -> dict[str, f
     return {k: t + counts[k] * machine.launch_latency for k, t in seconds.items()}
 
 
-def commands(c: RankCosts, resident: bool = False) -> int:
-    """OpenCL commands the host enqueues per product, one after the other: the devices'
-    (:func:`launches`), the window's copies down and up (twice the pieces of the direction with
-    more of them: :attr:`RankCosts.window_pieces`), and the
-    markers that order the queues (before the copies down of device vectors; before the
-    non-local kernel where halo values arrive through the window)."""
-    markers = int(resident and c.send > 0) + int(c.window_up > 0 and c.rows > 0)
-    return sum(launches(c, resident).values()) + 2 * c.window_pieces + markers
-
-
 def rank_time(c: RankCosts, machine: Machine, mode: str, resident: bool = False) -> float:
-    """Predicted seconds of one rank's product in ``mode``: the device's path, or where it is
-    longer the host's, which enqueues every command one after the other
-    (:attr:`Machine.launch_latency` each: on GPUs the probe's commands are bound by the host)
-    before the last kernel runs."""
+    """Predicted seconds of one rank's product in ``mode``."""
     t = terms(c, machine, resident)
     # the window's copies run while the host waits for the messages (plan.ExchangePlan.wait)
     exchange = t["send_down"] + max(t["network"], window_seconds(c, machine)) + t["halo_up"]
     after = t["non_local"] + t["y_down"] + machine.host_overhead
-    host = commands(c, resident) * machine.launch_latency + after
     if mode == "vector":
-        return max(exchange + t["x_up"] + t["local"] + after, host)
+        return exchange + t["x_up"] + t["local"] + after
     if mode in ("overlap", "task"):
-        return max(t["x_up"] + max(exchange, t["local"]) + after, host)
+        return t["x_up"] + max(exchange, t["local"]) + after
     raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
 
 
