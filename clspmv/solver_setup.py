@@ -108,21 +108,21 @@ class Setup:
     def dots_read(self, pairs: list, slot: int) -> np.ndarray:
         """:meth:`dots` into the scalars at ``slot``, and their values on the host (summed over
         the ranks of a distributed A, whose reduction has them: no second read)."""
-        self.vec.dots(self.n, pairs, self.scalars, slot)
-        if self.space is not None:
-            return self.space.reduce(self.queue, self.scalars, slot, len(pairs))
-        return self.read()[slot: slot + len(pairs)]
+        sums = self.dots(pairs, self.scalars, slot)
+        return self.read()[slot: slot + len(pairs)] if sums is None else sums
 
-    def dots(self, pairs: list, target: cl_array.Array, slot: int) -> None:
+    def dots(self, pairs: list, target: cl_array.Array, slot: int) -> np.ndarray | None:
         """target[slot + j] = pairs[j][0] . pairs[j][1] on the device (summed over the ranks of a
-        distributed A)."""
+        distributed A, whose sums are returned: :meth:`reduce`)."""
         self.vec.dots(self.n, pairs, target, slot)
-        self.reduce(target, slot, len(pairs))
+        return self.reduce(target, slot, len(pairs))
 
-    def reduce(self, target: cl_array.Array, slot: int, count: int) -> None:
-        """Sum the partial results target[slot:slot + count] over the ranks (distributed A)."""
-        if self.space is not None:
-            self.space.reduce(self.queue, target, slot, count)
+    def reduce(self, target: cl_array.Array, slot: int, count: int) -> np.ndarray | None:
+        """Sum the partial results target[slot:slot + count] over the ranks (distributed A) and
+        return the sums on the host; None on one device (nothing to sum)."""
+        if self.space is None:
+            return None
+        return self.space.reduce(self.queue, target, slot, count)
 
     # -- bookkeeping --------------------------------------------------------------------------
     def record(self, norm: float) -> None:
