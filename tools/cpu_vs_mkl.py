@@ -10,7 +10,16 @@ Per matrix, from a numpy x to a numpy y (float64 by default, MKL on ``--threads`
    (``mkl_sparse_set_mv_hint`` + ``mkl_sparse_optimize``, :mod:`clspmv.bench.mkl_optimised`),
    MKL's plain handle (sparse_dot_mkl's, the bench's ``mkl`` baseline) and scipy. The medians
    of the rounds give the ratios; the fastest format is the finalist, or auto's matrix (a
-   format too), of least median there.
+   format too), of least median there;
+3. MKL's optimised handle timed alone, ``--rounds`` products in a row with Intel OpenMP's
+   default blocktime (:data:`MKL_BLOCKTIME_ALONE_MS`): "× MKL optimised" is against the faster
+   of its median there and in the rounds.
+
+In the rounds MKL's OpenMP threads sleep as soon as a call ends (:data:`MKL_BLOCKTIME_ROUNDS_MS`,
+as ``KMP_BLOCKTIME=0``): by default they spin for 200 ms after each call, on the cores the next
+contestant's product needs, and on the GPU node's 16-core Xeon under PoCL 5.0 that made
+clspmv's products in the rounds 2-7x slower than the same products in a row
+(``reports/experiments/2026-11-28-node-cpu-pocl50``).
 
 A slow phase of a shared machine thus falls on all contestants alike; absolute times still need a
 quiet machine. One command writes a report folder (report.md, whose header holds the command,
@@ -23,6 +32,8 @@ and results.json with every sample)::
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import json
 import os
 import shlex
@@ -33,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+import threadpoolctl
 
 import clspmv
 from clspmv.bench import baselines
@@ -48,6 +60,31 @@ WARMUP = 3
 """Untimed products of each contestant before its timed ones (the first builds kernels)."""
 BOUND_C = 2.0
 """Per-row error bound C (len_i + 1) eps (|A| |x|)_i, as the tests' oracle."""
+MKL_BLOCKTIME_ROUNDS_MS = 0
+"""Intel OpenMP's blocktime (``kmp_set_blocktime``, as ``KMP_BLOCKTIME``) in the rounds: MKL's
+threads sleep as soon as a call ends instead of spinning into the next contestant's product."""
+MKL_BLOCKTIME_ALONE_MS = 200
+"""Intel OpenMP's default blocktime: MKL's optimised handle timed alone after the rounds, its
+threads spinning between calls as they do by default (its best in a loop of products)."""
+
+
+@contextlib.contextmanager
+def openmp_blocktime(ms: int):
+    """Intel OpenMP's blocktime set to ``ms`` for MKL's calls inside (``kmp_set_blocktime`` of
+    the ``libiomp5`` MKL loaded, found by threadpoolctl), then set back; nothing where MKL runs
+    on another threading layer."""
+    path = next((i["filepath"] for i in threadpoolctl.threadpool_info()
+                 if i.get("prefix") == "libiomp"), None)
+    if path is None:
+        yield
+        return
+    omp = ctypes.CDLL(path)
+    before = omp.kmp_get_blocktime()
+    omp.kmp_set_blocktime(ms)
+    try:
+        yield
+    finally:
+        omp.kmp_set_blocktime(before)
 
 
 def geomean(values: list[float]) -> float:
@@ -126,7 +163,7 @@ def measure(name: str, A: sp.csr_matrix, args: argparse.Namespace, device: clspm
         auto = clspmv.DeviceMatrix.from_scipy(A, device=device)
         auto_format = auto.format
         calls["auto"] = lambda: auto.matvec(x)
-    expected = WARMUP + args.rounds + 1
+    expected = 2 * (WARMUP + args.rounds) + 1  # the rounds, then the optimised handle alone
     optimised = OptimisedMkl(A, expected_calls=expected)
     out = np.empty(A.shape[0], A.dtype)
     calls["mkl-optimised"] = lambda: optimised.matvec(x, out)
@@ -135,7 +172,11 @@ def measure(name: str, A: sp.csr_matrix, args: argparse.Namespace, device: clspm
     calls["scipy"] = lambda: A @ x
     try:
         wrong = [n for n, c in calls.items() if not rows_within_bound(np.array(c()), A, x)]
-        samples = side_by_side(calls, args.rounds)
+        with openmp_blocktime(MKL_BLOCKTIME_ROUNDS_MS):
+            samples = side_by_side(calls, args.rounds)
+        with openmp_blocktime(MKL_BLOCKTIME_ALONE_MS):
+            wall_ms(calls["mkl-optimised"], WARMUP)
+            samples["mkl-optimised-alone"] = wall_ms(calls["mkl-optimised"], args.rounds)
     finally:
         optimised.close()
         plain.close()
@@ -150,7 +191,7 @@ def measure(name: str, A: sp.csr_matrix, args: argparse.Namespace, device: clspm
     }
 
 
-BASELINE_KEYS = ("mkl-optimised", "mkl", "scipy")
+BASELINE_KEYS = ("mkl-optimised", "mkl-optimised-alone", "mkl", "scipy")
 """The contestants that are not clspmv formats."""
 
 
@@ -164,11 +205,13 @@ def summary(ms: dict[str, float], auto_format: str | None) -> dict:
     if not formats:  # --mkl-only
         return out
     fastest = min(formats, key=ms.get)
+    # MKL optimised at its best: in the rounds or alone (where timed alone)
+    optimised = min(ms["mkl-optimised"], ms.get("mkl-optimised-alone", ms["mkl-optimised"]))
     return {**out, "fastest": fastest,
             "fastest_format": auto_format if fastest == "auto" else fastest,
-            "x_mkl_optimised": ms["mkl-optimised"] / ms[fastest],
+            "x_mkl_optimised": optimised / ms[fastest],
             "x_mkl": ms["mkl"] / ms[fastest], "x_scipy": ms["scipy"] / ms[fastest],
-            "x_mkl_best": min(ms["mkl"], ms["mkl-optimised"]) / ms[fastest],
+            "x_mkl_best": min(ms["mkl"], optimised) / ms[fastest],
             "auto_over_fastest": ms[fastest] / ms["auto"]}
 
 
@@ -193,6 +236,12 @@ RATIOS = ("x_mkl_optimised", "x_mkl", "x_mkl_best", "x_scipy", "auto_over_fastes
           "hint_optimize_speedup")
 
 
+def alone_text(ms: dict[str, float]) -> str:
+    """``; alone`` and MKL optimised's time alone, where it was timed alone."""
+    alone = ms.get("mkl-optimised-alone")
+    return "" if alone is None else f"; alone {alone:.3f}"
+
+
 def table(records: list[dict], which: str) -> list[str]:
     """The table of ``which`` (``median`` or ``minimum``) of the rounds, geometric means last."""
     head = ("| matrix | nnz | fastest | ms | × MKL optimised | × MKL plain | × MKL best | "
@@ -207,7 +256,8 @@ def table(records: list[dict], which: str) -> list[str]:
             f"| {t['x_mkl_optimised']:.2f} | {t['x_mkl']:.2f} | {t['x_mkl_best']:.2f} "
             f"| {t['x_scipy']:.2f} "
             f"| {r['auto_format']} | {t['auto_over_fastest']:.2f} "
-            f"| {t['hint_optimize_speedup']:.2f} ({m['mkl']:.3f} → {m['mkl-optimised']:.3f}) "
+            f"| {t['hint_optimize_speedup']:.2f} ({m['mkl']:.3f} → {m['mkl-optimised']:.3f}"
+            f"{alone_text(m)}) "
             f"| {r['load_average'][0]:.1f}–{r['load_average'][1]:.1f} |")
     g = {k: geomean([r[which][k] for r in records]) for k in RATIOS}
     worst = min((r[which]["x_mkl_optimised"] for r in records), default=float("nan"))
@@ -223,6 +273,14 @@ def method(settings: dict) -> str:
     rounds = (f"{settings['rounds']} alternating rounds (order rotating), medians. Every time "
               "is numpy x in, numpy y out (clspmv: `M.matvec(x)`, a new y; MKL: into a "
               "preallocated y; scipy: `A @ x`).")
+    blocktime = settings.get("mkl_blocktime")
+    if blocktime:  # runs since the optimised handle is also timed alone
+        rounds += (f" MKL's OpenMP blocktime in the rounds {blocktime['rounds_ms']} ms "
+                   "(kmp_set_blocktime; by default its threads spin 200 ms after each call, "
+                   "on the cores the next contestant needs); then MKL optimised alone, as "
+                   f"many products in a row with its default blocktime "
+                   f"({blocktime['alone_ms']} ms): × MKL optimised is against the faster "
+                   "of its two medians (or minima).")
     if settings["mkl_only"]:
         return f"Method (--mkl-only): MKL optimised, MKL plain and scipy in {rounds}"
     return ("Method: per matrix, every format converted, checked against scipy and timed alone "
@@ -314,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
         "settings": {"dtype": args.dtype, "threads": args.threads, "rounds": args.rounds,
                      "search_rounds": args.search_rounds, "finalists": args.finalists,
                      "mkl_only": args.mkl_only,
+                     "mkl_blocktime": {"rounds_ms": MKL_BLOCKTIME_ROUNDS_MS,
+                                       "alone_ms": MKL_BLOCKTIME_ALONE_MS},
                      "formats": args.formats, "matrices": specs},
         "not_run": [],
     }
