@@ -12,8 +12,9 @@ Per matrix, from a numpy x to a numpy y (float64 by default, MKL on ``--threads`
    of the rounds give the ratios; the fastest format is the finalist, or auto's matrix (a
    format too), of least median there;
 3. MKL's optimised handle timed alone, ``--rounds`` products in a row with Intel OpenMP's
-   default blocktime (:data:`MKL_BLOCKTIME_ALONE_MS`): "× MKL optimised" is against the faster
-   of its median there and in the rounds.
+   default blocktime (:data:`MKL_BLOCKTIME_ALONE_MS`): "× MKL optimised in a row" is its median
+   there over the fastest format's median alone (step 1), both with the caches warm from the
+   products before.
 
 In the rounds MKL's OpenMP threads sleep as soon as a call ends (:data:`MKL_BLOCKTIME_ROUNDS_MS`,
 as ``KMP_BLOCKTIME=0``): by default they spin for 200 ms after each call, on the cores the next
@@ -185,8 +186,10 @@ def measure(name: str, A: sp.csr_matrix, args: argparse.Namespace, device: clspm
         "search_ms": searched, "skipped": skipped, "finalists": finalists,
         "auto_format": auto_format, "mkl_hint_expected_calls": expected, "wrong": wrong,
         "samples_ms": samples,
-        "median": summary({n: float(np.median(s)) for n, s in samples.items()}, auto_format),
-        "minimum": summary({n: float(np.min(s)) for n, s in samples.items()}, auto_format),
+        "median": summary({n: float(np.median(s)) for n, s in samples.items()}, auto_format,
+                          searched),
+        "minimum": summary({n: float(np.min(s)) for n, s in samples.items()}, auto_format,
+                           searched),
         "load_average": [load_before, os.getloadavg()[0]],
     }
 
@@ -195,23 +198,27 @@ BASELINE_KEYS = ("mkl-optimised", "mkl-optimised-alone", "mkl", "scipy")
 """The contestants that are not clspmv formats."""
 
 
-def summary(ms: dict[str, float], auto_format: str | None) -> dict:
+def summary(ms: dict[str, float], auto_format: str | None,
+            searched: dict[str, float] | None = None) -> dict:
     """What hint + optimize buy, and with formats in ``ms`` (medians or minima of the rounds)
     the fastest among the finalists and auto's matrix, its time and the ratios (above 1: the
-    fastest format is faster)."""
+    fastest format is faster); where MKL optimised was also timed alone, the ratio in a row
+    against the fastest of the formats timed alone (``searched``)."""
     out = {"ms": ms, "hint_optimize_speedup": ms["mkl"] / ms["mkl-optimised"],
            "scipy_over_optimised": ms["scipy"] / ms["mkl-optimised"]}
     formats = [n for n in ms if n not in BASELINE_KEYS]
     if not formats:  # --mkl-only
         return out
     fastest = min(formats, key=ms.get)
-    # MKL optimised at its best: in the rounds or alone (where timed alone)
-    optimised = min(ms["mkl-optimised"], ms.get("mkl-optimised-alone", ms["mkl-optimised"]))
+    if "mkl-optimised-alone" in ms and searched:
+        alone = min(searched, key=searched.get)
+        out.update(fastest_in_a_row=alone,
+                   x_mkl_optimised_in_a_row=ms["mkl-optimised-alone"] / searched[alone])
     return {**out, "fastest": fastest,
             "fastest_format": auto_format if fastest == "auto" else fastest,
-            "x_mkl_optimised": optimised / ms[fastest],
+            "x_mkl_optimised": ms["mkl-optimised"] / ms[fastest],
             "x_mkl": ms["mkl"] / ms[fastest], "x_scipy": ms["scipy"] / ms[fastest],
-            "x_mkl_best": min(ms["mkl"], optimised) / ms[fastest],
+            "x_mkl_best": min(ms["mkl"], ms["mkl-optimised"]) / ms[fastest],
             "auto_over_fastest": ms[fastest] / ms["auto"]}
 
 
@@ -242,9 +249,20 @@ def alone_text(ms: dict[str, float]) -> str:
     return "" if alone is None else f"; alone {alone:.3f}"
 
 
+def in_a_row_cell(t: dict) -> str:
+    """The cell of the ratio in a row and its format (`` | `` first), where there is one."""
+    if "x_mkl_optimised_in_a_row" not in t:
+        return ""
+    return f" | {t['x_mkl_optimised_in_a_row']:.2f} ({t['fastest_in_a_row']})"
+
+
 def table(records: list[dict], which: str) -> list[str]:
-    """The table of ``which`` (``median`` or ``minimum``) of the rounds, geometric means last."""
-    head = ("| matrix | nnz | fastest | ms | × MKL optimised | × MKL plain | × MKL best | "
+    """The table of ``which`` (``median`` or ``minimum``) of the rounds, geometric means last;
+    with the ratios in a row where MKL optimised was also timed alone."""
+    row = bool(records) and "x_mkl_optimised_in_a_row" in records[0][which]
+    head = ("| matrix | nnz | fastest | ms | × MKL optimised | "
+            + ("× MKL optimised in a row | " if row else "")
+            + "× MKL plain | × MKL best | "
             "× scipy | auto | auto speed ÷ fastest | MKL plain ÷ optimised (ms) | load avg |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in records:
@@ -253,7 +271,8 @@ def table(records: list[dict], which: str) -> list[str]:
         lines.append(
             f"| {r['matrix']} | {r['nnz'] / 1e6:.2f} M | {t['fastest_format']}"
             f"{' (auto)' if t['fastest'] == 'auto' else ''} | {m[t['fastest']]:.3f} "
-            f"| {t['x_mkl_optimised']:.2f} | {t['x_mkl']:.2f} | {t['x_mkl_best']:.2f} "
+            f"| {t['x_mkl_optimised']:.2f}{in_a_row_cell(t)} | {t['x_mkl']:.2f} "
+            f"| {t['x_mkl_best']:.2f} "
             f"| {t['x_scipy']:.2f} "
             f"| {r['auto_format']} | {t['auto_over_fastest']:.2f} "
             f"| {t['hint_optimize_speedup']:.2f} ({m['mkl']:.3f} → {m['mkl-optimised']:.3f}"
@@ -261,8 +280,12 @@ def table(records: list[dict], which: str) -> list[str]:
             f"| {r['load_average'][0]:.1f}–{r['load_average'][1]:.1f} |")
     g = {k: geomean([r[which][k] for r in records]) for k in RATIOS}
     worst = min((r[which]["x_mkl_optimised"] for r in records), default=float("nan"))
+    in_row = ""
+    if row:
+        ratios = [r[which]["x_mkl_optimised_in_a_row"] for r in records]
+        in_row = f" | {geomean(ratios):.2f} (worst {min(ratios):.2f})"
     lines.append(f"| geometric mean ({len(records)}) | | | | {g['x_mkl_optimised']:.2f} "
-                 f"(worst {worst:.2f}) | {g['x_mkl']:.2f} | {g['x_mkl_best']:.2f} | "
+                 f"(worst {worst:.2f}){in_row} | {g['x_mkl']:.2f} | {g['x_mkl_best']:.2f} | "
                  f"{g['x_scipy']:.2f} | | "
                  f"{g['auto_over_fastest']:.2f} | {g['hint_optimize_speedup']:.2f} | |")
     return lines
@@ -277,10 +300,12 @@ def method(settings: dict) -> str:
     if blocktime:  # runs since the optimised handle is also timed alone
         rounds += (f" MKL's OpenMP blocktime in the rounds {blocktime['rounds_ms']} ms "
                    "(kmp_set_blocktime; by default its threads spin 200 ms after each call, "
-                   "on the cores the next contestant needs); then MKL optimised alone, as "
+                   "on the cores the next contestant needs). Then MKL optimised alone, as "
                    f"many products in a row with its default blocktime "
-                   f"({blocktime['alone_ms']} ms): × MKL optimised is against the faster "
-                   "of its two medians (or minima).")
+                   f"({blocktime['alone_ms']} ms): × MKL optimised in a row is its median there "
+                   "÷ the fastest format's median alone (the search's products in a row), "
+                   "both with the caches warm from the products before (the rounds leave them "
+                   "cold: six contestants' matrices take turns).")
     if settings["mkl_only"]:
         return f"Method (--mkl-only): MKL optimised, MKL plain and scipy in {rounds}"
     return ("Method: per matrix, every format converted, checked against scipy and timed alone "
@@ -294,6 +319,17 @@ def write_report(out: Path, meta: dict, records: list[dict]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps({"meta": meta, "records": records}, indent=1))
     (out / "report.md").write_text(render(meta, records))
+
+
+def render_again(folder: Path) -> None:
+    """``folder``'s results.json with each record's summaries made again from its samples (as
+    :func:`measure` makes them now), and its report.md (:func:`write_report`)."""
+    data = json.loads((folder / "results.json").read_text())
+    for r in data["records"]:
+        for which, stat in (("median", np.median), ("minimum", np.min)):
+            r[which] = summary({n: float(stat(v)) for n, v in r["samples_ms"].items()},
+                               r["auto_format"], r["search_ms"])
+    write_report(folder, data["meta"], data["records"])
 
 
 def render(meta: dict, records: list[dict]) -> str:
@@ -353,8 +389,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mkl-only", action="store_true",
                         help="MKL optimised, MKL plain and scipy only: what hint + optimize buy")
     parser.add_argument("--note", default="", help="a line for the report's header")
-    parser.add_argument("--out", type=Path, required=True, help="the report folder to write")
+    parser.add_argument("--out", type=Path, help="the report folder to write")
+    parser.add_argument("--render", type=Path, metavar="FOLDER",
+                        help="measure nothing: the summaries of FOLDER's results.json made "
+                        "again from its samples, and its report.md written again")
     args = parser.parse_args(argv)
+    if args.render:
+        render_again(args.render)
+        return 0
+    if args.out is None:
+        parser.error("the report folder to write: --out FOLDER")
     args.formats = args.formats.split(",")
     specs = list(args.matrices) + [s for name in args.suite for s in suite(name)]
     if not specs:
