@@ -343,3 +343,35 @@ def test_committed_tool_reports_render_from_their_results(folder: str) -> None:
     render = runpy.run_path(str(TOOL))["render"]
     assert render(results["meta"], results["records"]) == (
         REPORTS / folder / "report.md").read_text(encoding="utf-8")
+
+
+@needs_mkl
+def test_openmp_blocktime_is_set_inside_and_restored() -> None:
+    """MKL's Intel OpenMP blocktime: the value given inside ``blocktime``, the earlier one after
+    it and after ``settle`` (which runs its call once, with blocktime 0); the baselines leave it
+    as they found it."""
+    import ctypes
+
+    import threadpoolctl
+
+    from clspmv.bench import openmp
+
+    mkl, _, _ = baselines.mkl_threads_set(2)
+    A = canonical_csr(g.poisson2d(20), np.float64)
+    x = np.ones(A.shape[1])
+    mkl.dot_product_mkl(A, x)  # Intel OpenMP loaded and started
+    path = next((i["filepath"] for i in threadpoolctl.threadpool_info()
+                 if i.get("prefix") == "libiomp"), None)
+    if path is None:
+        pytest.skip("MKL runs on another threading layer than Intel OpenMP here")
+    omp = ctypes.CDLL(path)
+    start = omp.kmp_get_blocktime()
+    with openmp.blocktime(7):
+        assert omp.kmp_get_blocktime() == 7
+    assert omp.kmp_get_blocktime() == start
+    seen = []
+    openmp.settle(lambda: seen.append(omp.kmp_get_blocktime()))
+    assert seen == [0] and omp.kmp_get_blocktime() == start
+    result = baselines.mkl_optimised_product(A, x, threads=2, repeat=2)
+    assert result.status == "ok" and omp.kmp_get_blocktime() == start
+    assert f"expected_calls={baselines.expected_products(2, 2)}" in result.params

@@ -33,8 +33,6 @@ and results.json with every sample)::
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import json
 import os
 import shlex
@@ -45,10 +43,9 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-import threadpoolctl
 
 import clspmv
-from clspmv.bench import baselines
+from clspmv.bench import baselines, openmp
 from clspmv.bench.errors import classify
 from clspmv.bench.metadata import device_meta, git_info, thread_pools, versions
 from clspmv.bench.mkl_optimised import OptimisedMkl
@@ -64,28 +61,9 @@ BOUND_C = 2.0
 MKL_BLOCKTIME_ROUNDS_MS = 0
 """Intel OpenMP's blocktime (``kmp_set_blocktime``, as ``KMP_BLOCKTIME``) in the rounds: MKL's
 threads sleep as soon as a call ends instead of spinning into the next contestant's product."""
-MKL_BLOCKTIME_ALONE_MS = 200
-"""Intel OpenMP's default blocktime: MKL's optimised handle timed alone after the rounds, its
+MKL_BLOCKTIME_ALONE_MS = openmp.DEFAULT_BLOCKTIME_MS
+"""MKL's optimised handle timed alone after the rounds with Intel OpenMP's default blocktime, its
 threads spinning between calls as they do by default (its best in a loop of products)."""
-
-
-@contextlib.contextmanager
-def openmp_blocktime(ms: int):
-    """Intel OpenMP's blocktime set to ``ms`` for MKL's calls inside (``kmp_set_blocktime`` of
-    the ``libiomp5`` MKL loaded, found by threadpoolctl), then set back; nothing where MKL runs
-    on another threading layer."""
-    path = next((i["filepath"] for i in threadpoolctl.threadpool_info()
-                 if i.get("prefix") == "libiomp"), None)
-    if path is None:
-        yield
-        return
-    omp = ctypes.CDLL(path)
-    before = omp.kmp_get_blocktime()
-    omp.kmp_set_blocktime(ms)
-    try:
-        yield
-    finally:
-        omp.kmp_set_blocktime(before)
 
 
 def geomean(values: list[float]) -> float:
@@ -164,7 +142,8 @@ def measure(name: str, A: sp.csr_matrix, args: argparse.Namespace, device: clspm
         auto = clspmv.DeviceMatrix.from_scipy(A, device=device)
         auto_format = auto.format
         calls["auto"] = lambda: auto.matvec(x)
-    expected = 2 * (WARMUP + args.rounds) + 1  # the rounds, then the optimised handle alone
+    # the check, the rounds, the optimised handle alone, the settling product
+    expected = 2 * (WARMUP + args.rounds) + 2
     optimised = OptimisedMkl(A, expected_calls=expected)
     out = np.empty(A.shape[0], A.dtype)
     calls["mkl-optimised"] = lambda: optimised.matvec(x, out)
@@ -172,12 +151,13 @@ def measure(name: str, A: sp.csr_matrix, args: argparse.Namespace, device: clspm
     calls["mkl"] = lambda: plain(x)
     calls["scipy"] = lambda: A @ x
     try:
-        wrong = [n for n, c in calls.items() if not rows_within_bound(np.array(c()), A, x)]
-        with openmp_blocktime(MKL_BLOCKTIME_ROUNDS_MS):
+        with openmp.blocktime(MKL_BLOCKTIME_ROUNDS_MS):
+            wrong = [n for n, c in calls.items() if not rows_within_bound(np.array(c()), A, x)]
             samples = side_by_side(calls, args.rounds)
-        with openmp_blocktime(MKL_BLOCKTIME_ALONE_MS):
+        with openmp.blocktime(MKL_BLOCKTIME_ALONE_MS):
             wall_ms(calls["mkl-optimised"], WARMUP)
             samples["mkl-optimised-alone"] = wall_ms(calls["mkl-optimised"], args.rounds)
+        openmp.settle(calls["mkl-optimised"])  # asleep before the next matrix's formats
     finally:
         optimised.close()
         plain.close()

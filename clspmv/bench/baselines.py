@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from . import availability, mkl_optimised
+from . import availability, mkl_optimised, openmp
 from .availability import find_mkl_rt, load_sparse_dot_mkl  # noqa: F401 (find_mkl_rt: re-exported)
 from .baseline import Baseline, BaselineResult, absent
 from .mkl_optimised import (
@@ -201,6 +201,7 @@ def mkl_product(A: sp.csr_matrix, x: np.ndarray, *, transpose: bool = False,
         y = np.array(product(x))
         timing = time_host(lambda: product(x), warmup=warmup, repeat=repeat,
                            max_seconds=max_seconds)
+        openmp.settle(lambda: product(x))
     finally:
         product.close()
     return BaselineResult("mkl", device, "cpu", "ok", timing=timing, threads=used, y=y,
@@ -236,15 +237,17 @@ def mkl_optimised_product(A: sp.csr_matrix, x: np.ndarray, *, transpose: bool = 
         out = np.empty_like(y)
         timing = time_host(lambda: handle.matvec(x, out), warmup=warmup, repeat=repeat,
                            max_seconds=max_seconds)
+        openmp.settle(lambda: handle.matvec(x, out))
     return BaselineResult("mkl-optimised", device, "cpu", "ok", timing=timing, threads=used, y=y,
                           params=params)
 
 
 def expected_products(warmup: int, repeat: int) -> int:
     """The most products one baseline measurement runs (:func:`time_host`): one checked, the
-    warm-up (at least ``warmup``, at most :data:`~clspmv.bench.timing.MAX_WARMUP`) and
-    ``repeat``: the ``expected_calls`` of the optimised MKL's hint."""
-    return 1 + max(warmup, MAX_WARMUP) + repeat
+    warm-up (at least ``warmup``, at most :data:`~clspmv.bench.timing.MAX_WARMUP`), ``repeat``
+    and one that lets MKL's threads sleep (:func:`clspmv.bench.openmp.settle`): the
+    ``expected_calls`` of the optimised MKL's hint."""
+    return 2 + max(warmup, MAX_WARMUP) + repeat
 
 
 def mkl_versions() -> dict[str, str]:
