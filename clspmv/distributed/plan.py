@@ -136,7 +136,8 @@ class ExchangePlan:
                                       n_local, setting.whole)
                 values = max(route.slot_values for route in planned)
                 self._window = open_window(comm, self._node, values, self.send_buffer.dtype,
-                                           required=setting.exchange == "window")
+                                           required=setting.exchange == "window",
+                                           timeout_s=self._timeout)
             finally:
                 if self._window is None:  # no window (or an error): the node's group unused
                     self._node.Free()

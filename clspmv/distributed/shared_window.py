@@ -60,7 +60,7 @@ import numpy as np
 
 from ..errors import ClspmvWarning
 from . import product_stamp
-from .collective import Backoff, DistributedError, agree, timeout
+from .collective import Backoff, DistributedError, agree
 from .node_exchange import EXCHANGE_ENV, PIECE_BITS, Copy, Piece, Route
 from .timeline import Timeline
 
@@ -77,11 +77,12 @@ MADV_POPULATE_WRITE = 23
 
 
 def open_window(comm: Any, node: Any, slot_values: int, dtype: np.dtype,
-                required: bool) -> NodeWindow | None:
+                required: bool, timeout_s: float) -> NodeWindow | None:
     """The node's window with slots of ``slot_values`` values for this rank, or None where no
     rank of the node writes any or (``required`` false) where it cannot be allocated, with a
     warning on the node's first rank; collective over ``comm``. Where ``required`` and the
-    allocation fails on any rank of a node, every rank raises (:class:`DistributedError`)."""
+    allocation fails on any rank of a node, every rank raises (:class:`DistributedError`).
+    Its waits give up after ``timeout_s`` seconds (:attr:`NodeWindow.timeout`)."""
     from mpi4py import MPI
 
     dtype = np.dtype(dtype)
@@ -100,7 +101,8 @@ def open_window(comm: Any, node: Any, slot_values: int, dtype: np.dtype,
         outcomes = node.allgather((win is not None, error))
         failed = [e for _, e in outcomes if e is not None]
         if not failed:
-            return NodeWindow(node, win, dtype, flag_bytes, node.allgather(comm.rank))
+            return NodeWindow(node, win, dtype, flag_bytes, node.allgather(comm.rank),
+                              timeout_s)
         if all(allocated for allocated, _ in outcomes):
             win.Free()
         why = ("the shared-memory window of the halo exchange could not be allocated: "
@@ -149,15 +151,15 @@ class NodeWindow:
     error messages. Waits give up after :attr:`timeout` seconds."""
 
     def __init__(self, node: Any, win: Any, dtype: np.dtype, flag_bytes: int,
-                 ranks: list[int]) -> None:
+                 ranks: list[int], timeout_s: float) -> None:
         from mpi4py import MPI
 
         self.win = win
         self.me = node.rank
         self.ranks = ranks
-        self.timeout = timeout() or float("inf")
-        """Seconds a wait for a peer may take before it raises :class:`DistributedError`
-        (``CLSPMV_MPI_TIMEOUT``, as every bounded collective: :func:`.collective.timeout`)."""
+        self.timeout = timeout_s
+        """Seconds a wait for a peer may take before it raises :class:`DistributedError`: the
+        plan's (:attr:`clspmv.distributed.plan.ExchangePlan.timeout`, which keeps them equal)."""
         self._flags, self._stamps, self._slots = [], [], []
         self._registered: list[Any] = []
         """OpenCL buffers over the slots (:meth:`register`), released before the window."""
