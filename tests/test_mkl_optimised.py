@@ -350,21 +350,15 @@ def test_openmp_blocktime_is_set_inside_and_restored() -> None:
     """MKL's Intel OpenMP blocktime: the value given inside ``blocktime``, the earlier one after
     it and after ``settle`` (which runs its call once, with blocktime 0); the baselines leave it
     as they found it."""
-    import ctypes
-
-    import threadpoolctl
-
     from clspmv.bench import openmp
 
     mkl, _, _ = baselines.mkl_threads_set(2)
     A = canonical_csr(g.poisson2d(20), np.float64)
     x = np.ones(A.shape[1])
     mkl.dot_product_mkl(A, x)  # Intel OpenMP loaded and started
-    path = next((i["filepath"] for i in threadpoolctl.threadpool_info()
-                 if i.get("prefix") == "libiomp"), None)
-    if path is None:
+    omp = openmp._libiomp()
+    if omp is None:
         pytest.skip("MKL runs on another threading layer than Intel OpenMP here")
-    omp = ctypes.CDLL(path)
     start = omp.kmp_get_blocktime()
     with openmp.blocktime(7):
         assert omp.kmp_get_blocktime() == 7

@@ -165,17 +165,22 @@ def measure(name: str, A: sp.csr_matrix, args: argparse.Namespace, device: clspm
         "matrix": name, "shape": list(A.shape), "nnz": int(A.nnz), "dtype": str(A.dtype),
         "search_ms": searched, "skipped": skipped, "finalists": finalists,
         "auto_format": auto_format, "mkl_hint_expected_calls": expected, "wrong": wrong,
-        "samples_ms": samples,
-        "median": summary({n: float(np.median(s)) for n, s in samples.items()}, auto_format,
-                          searched),
-        "minimum": summary({n: float(np.min(s)) for n, s in samples.items()}, auto_format,
-                           searched),
+        "samples_ms": samples, **summaries(samples, auto_format, searched),
         "load_average": [load_before, os.getloadavg()[0]],
     }
 
 
 BASELINE_KEYS = ("mkl-optimised", "mkl-optimised-alone", "mkl", "scipy")
 """The contestants that are not clspmv formats."""
+
+
+def summaries(samples: dict[str, list[float]], auto_format: str | None,
+              searched: dict[str, float]) -> dict[str, dict]:
+    """A record's ``median`` and ``minimum``: :func:`summary` of the rounds' medians and of
+    their minima."""
+    return {which: summary({n: float(stat(v)) for n, v in samples.items()}, auto_format,
+                           searched)
+            for which, stat in (("median", np.median), ("minimum", np.min))}
 
 
 def summary(ms: dict[str, float], auto_format: str | None,
@@ -306,9 +311,7 @@ def render_again(folder: Path) -> None:
     :func:`measure` makes them now), and its report.md (:func:`write_report`)."""
     data = json.loads((folder / "results.json").read_text())
     for r in data["records"]:
-        for which, stat in (("median", np.median), ("minimum", np.min)):
-            r[which] = summary({n: float(stat(v)) for n, v in r["samples_ms"].items()},
-                               r["auto_format"], r["search_ms"])
+        r.update(summaries(r["samples_ms"], r["auto_format"], r["search_ms"]))
     write_report(folder, data["meta"], data["records"])
 
 
