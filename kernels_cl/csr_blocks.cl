@@ -18,37 +18,9 @@
 #define UNROLL 1
 #endif
 
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-
 #if UNROLL > 1
-#define VEC_T CAT(VALUE_T, UNROLL)
-#define IVEC_T CAT(INDEX_T, UNROLL)
-#define VLOAD CAT(vload, UNROLL)
-/* LOAD_VALUES: UNROLL values from p. Eight float64 values through vload8 came out wrong with
- * PoCL 3.0 (the pocl extra, LLVM 14; tests/test_csr_blocks.py, the uneven matrix), right with
- * PoCL 3.1: eight scalar loads instead, which the compiler merges again. */
-#if UNROLL == 8
-#define LOAD_VALUES(p) (VEC_T)((p)[0], (p)[1], (p)[2], (p)[3], (p)[4], (p)[5], (p)[6], (p)[7])
-#else
-#define LOAD_VALUES(p) VLOAD(0, p)
-#endif
-#if UNROLL == 2
-#define GATHER(c) (VEC_T)(x[COL(c.s0)], x[COL(c.s1)])
-#elif UNROLL == 4
-#define GATHER(c) (VEC_T)(x[COL(c.s0)], x[COL(c.s1)], x[COL(c.s2)], x[COL(c.s3)])
-#elif UNROLL == 8
-#define GATHER(c) (VEC_T)(x[COL(c.s0)], x[COL(c.s1)], x[COL(c.s2)], x[COL(c.s3)], x[COL(c.s4)], x[COL(c.s5)], x[COL(c.s6)], x[COL(c.s7)])
-#else
-#error "UNROLL must be 1, 2, 4 or 8"
-#endif
-/* The dot product in ACC_T: with dtype="mixed" (float values, double sums) the vectors are
- * widened first, so products and sums are double like MUL's. */
-#if defined(ACC_IS_DOUBLE) && !defined(VALUE_IS_DOUBLE)
-#define WIDEN(v) CAT(convert_double, UNROLL)(v)
-#else
-#define WIDEN(v) (v)
-#endif
+#define VW UNROLL
+#include "vectors.h"
 #if UNROLL == 8 /* dot() takes at most 4 components */
 #define DOT(v, g) (dot(WIDEN(v).lo, WIDEN(g).lo) + dot(WIDEN(v).hi, WIDEN(g).hi))
 #else

@@ -31,6 +31,57 @@ void sell_spmv(BLOCK_ARGS const INDEX_T n_rows,
     STORE_Y(y, row, sum);
 }
 
+#ifdef SLICE_ITEMS
+/* One work-item per slice (SLICE_ITEMS, for CPUs that run a work-group's work-items one after
+ * another: PoCL): the slice's C rows side by side in vectors of C values, so that each column of
+ * the slice is one load of C values, one of C indices and one gather of x (AVX-512's vgatherdpd),
+ * where a work-item per row walks its row alone in scalar loads. Launched with WG / C work-items
+ * per group, so that a group holds the same slices as the row kernel's. The slice runs to its
+ * longest row; a shorter row's padding slots are masked out by its length, not multiplied (their
+ * value 0 times an x of Inf or NaN would be NaN). */
+#define VW C
+#include "vectors.h"
+#if defined(ACC_IS_DOUBLE) || defined(VALUE_IS_DOUBLE)
+#define ACC_VEC_T CAT(double, C)
+#define LANE_MASK(m) CAT(convert_long, C)(m)
+#else
+#define ACC_VEC_T CAT(float, C)
+#define LANE_MASK(m) (m)
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sell_spmv_slices(BLOCK_ARGS const INDEX_T n_rows,
+                      __global const INDEX_T *restrict slice_ptr,
+                      __global const INDEX_T *restrict row_len,
+                      __global const INDEX_T *restrict perm,
+                      __global const INDEX_T *restrict col,
+                      __global const VALUE_T *restrict val,
+                      __global const VALUE_T *restrict x,
+                      __global VALUE_T *restrict y,
+                      const VALUE_T alpha, const VALUE_T beta)
+{
+    BLOCK_ROWS(y);
+    const INDEX_T slice = (INDEX_T)get_global_id(0);
+    const INDEX_T first = slice * C;
+    if (first >= n_rows)
+        return;
+    const IVEC_T lengths = VLOAD(0, row_len + first);  /* row_len is padded to whole slices */
+    const INDEX_T end = slice_ptr[slice + 1];
+    IVEC_T column = 0;
+    ACC_VEC_T sums = 0;
+    for (INDEX_T idx = slice_ptr[slice]; idx < end; idx += C, column += 1) {
+        const IVEC_T c = VLOAD(0, col + idx);
+        const ACC_VEC_T terms = WIDEN(LOAD_VALUES(val + idx)) * WIDEN(GATHER(c));
+        sums += select((ACC_VEC_T)0, terms, LANE_MASK(column < lengths));
+    }
+    ACC_T sum[C];
+    CAT(vstore, C)(sums, 0, sum);
+    const INDEX_T rows = min((INDEX_T)C, n_rows - first);
+    for (INDEX_T lane = 0; lane < rows; ++lane)
+        STORE_Y(y, perm[first + lane], sum[lane]);
+}
+#endif
+
 /* Transpose product y += alpha * A^T x (y already scaled by beta): each slot's row scatters its
  * entries into y with atomic adds. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))

@@ -292,7 +292,9 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     HYB widths, the sweep's build options (``unroll``: UNROLL, ``row_major``: ROW_MAJOR), and a
     COO tail of long rows (``long_rows``), DIA's runs of diagonals (``diagonal_runs``),
     csr-adaptive's tiles (``split_rows``), DIA's row chunks (``row_chunks``), SELL's slices dealt
-    over the work-groups (``spread``)."""
+    over the work-groups (``spread``). SELL's work-item per slice (``slice_items``) is the
+    default where C is 2 to 16 (the full run's SIMD width 8; the quick run adds it:
+    :func:`cases`)."""
     if fmt == "csr-scalar":  # long_rows: rows beyond 4 entries in the COO tail
         return [{}, {"unroll": 4}, {"long_rows": 4}]
     if fmt == "csr-vector":
@@ -366,6 +368,10 @@ def cases(device: clspmv.Device, quick: bool
             for dtype in DTYPES:
                 for params in variants(fmt, quick):
                     yield dev, wg, fmt, params, dtype
+    if quick:  # SELL's work-item per slice needs C <= 16: the full run's SIMD width 8 has it
+        narrow = dataclasses.replace(device, simd_width=8)
+        for dtype in DTYPES:
+            yield narrow, 64, "sell", {"slice_items": True}, dtype
 
 
 # -- the run --------------------------------------------------------------------------------------
@@ -719,40 +725,44 @@ def check_blocks(run: Run) -> None:
     """Every format as a block with a column map (compact columns read from, or scattered into,
     a longer vector; ``-DCOLMAP``) whose rows lie inside longer vectors (``row_offset``): A x
     with beta = 0 into a NaN-filled y (its other rows must stay NaN), A^T x with beta != 0, and
-    A X (block kernels or the fallback). Quick: one dtype per format, alternating."""
+    A X (block kernels or the fallback). Quick: one dtype per format, alternating. SELL's work-item
+    per slice (``slice_items``) once more on a layout of SIMD width 8."""
     layout, wg = layouts(run.device, quick=True)[0]
     A = run.matrices[BLOCK_MATRIX]
     m, k = A.shape
     n, r0 = k + 40, 7
     cmap = np.sort(run.rng.choice(n, k, replace=False))
-    for i, fmt in enumerate(SIMULATED_FORMATS):
-        for dtype, params in itertools.product(
-                DTYPES[i % 2:i % 2 + 1] if run.quick else DTYPES, block_params(fmt)):
-            dev = run.memory.fresh(layout)
-            try:
-                M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=dev, dtype=dtype,
-                                                   work_group_size=wg, column_map=cmap,
-                                                   n_cols=n, **params)
-            except clspmv.UnsuitableFormatError:
-                run.refused += 1
-                continue
-            Aor = oracle_matrix(fmt, A, dtype)
-            x = run.rng.uniform(-1, 1, n).astype(dtype)
-            y = np.full(m + 20, np.nan, dtype)
-            M.matvec(x, y, alpha=1.5, row_offset=r0)
-            assert np.isnan(y[:r0]).all() and np.isnan(y[r0 + m:]).all()
-            assert_matches(y[r0:r0 + m], Aor, x[cmap], dtype, 1.5)
-            xt = run.rng.uniform(-1, 1, m + 20).astype(dtype)
-            yt0 = run.rng.uniform(-1, 1, n).astype(dtype)
-            yt = M.rmatvec(xt, yt0.copy(), alpha=-0.5, beta=2.0, row_offset=r0)
-            assert_matches(yt[cmap], Aor.T.tocsr(), xt[r0:r0 + m], dtype, -0.5, 2.0, yt0[cmap])
-            X = np.asarray(run.rng.uniform(-1, 1, (n, 3)), dtype, order="F")
-            Y0 = np.asarray(run.rng.uniform(-1, 1, (m + 20, 3)), dtype)
-            Y = M.matmat(X, Y0.copy(), alpha=1.5, beta=2.0, row_offset=r0)
-            for j in range(3):
-                assert_matches(Y[r0:r0 + m, j], Aor, X[cmap, j], dtype, 1.5, 2.0,
-                               Y0[r0:r0 + m, j])
-            run.products += 3
+    cases = [(layout, fmt, dtype, params) for i, fmt in enumerate(SIMULATED_FORMATS)
+             for dtype, params in itertools.product(
+                 DTYPES[i % 2:i % 2 + 1] if run.quick else DTYPES, block_params(fmt))]
+    cases.append((dataclasses.replace(run.device, simd_width=8), "sell", DTYPES[1],
+                  {"slice_items": True}))
+    for case_layout, fmt, dtype, params in cases:
+        dev = run.memory.fresh(case_layout)
+        try:
+            M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=dev, dtype=dtype,
+                                               work_group_size=wg, column_map=cmap,
+                                               n_cols=n, **params)
+        except clspmv.UnsuitableFormatError:
+            run.refused += 1
+            continue
+        Aor = oracle_matrix(fmt, A, dtype)
+        x = run.rng.uniform(-1, 1, n).astype(dtype)
+        y = np.full(m + 20, np.nan, dtype)
+        M.matvec(x, y, alpha=1.5, row_offset=r0)
+        assert np.isnan(y[:r0]).all() and np.isnan(y[r0 + m:]).all()
+        assert_matches(y[r0:r0 + m], Aor, x[cmap], dtype, 1.5)
+        xt = run.rng.uniform(-1, 1, m + 20).astype(dtype)
+        yt0 = run.rng.uniform(-1, 1, n).astype(dtype)
+        yt = M.rmatvec(xt, yt0.copy(), alpha=-0.5, beta=2.0, row_offset=r0)
+        assert_matches(yt[cmap], Aor.T.tocsr(), xt[r0:r0 + m], dtype, -0.5, 2.0, yt0[cmap])
+        X = np.asarray(run.rng.uniform(-1, 1, (n, 3)), dtype, order="F")
+        Y0 = np.asarray(run.rng.uniform(-1, 1, (m + 20, 3)), dtype)
+        Y = M.matmat(X, Y0.copy(), alpha=1.5, beta=2.0, row_offset=r0)
+        for j in range(3):
+            assert_matches(Y[r0:r0 + m, j], Aor, X[cmap, j], dtype, 1.5, 2.0,
+                           Y0[r0:r0 + m, j])
+        run.products += 3
 
 
 def block_uncovered(log: LaunchLog) -> list[str]:

@@ -44,14 +44,20 @@ class RowKernels(Format):
         """Arguments of the forward kernel after alpha and beta: none."""
         return ()
 
+    def forward_kernel(self, items: int) -> tuple[str, int, int | None]:
+        """The forward kernel's name, its work-items for :meth:`matrix_args`' ``items`` and its
+        work-group size (None: the layout's): ``{family}_spmv`` over those items."""
+        return f"{self.family}_spmv", items, None
+
     def prepare_kernels(self) -> None:
-        self._kernel = self.kernel(self.kernel_file, f"{self.family}_spmv",
-                                   **self.forward_defines())
+        name, _, wg = self.forward_kernel(0)
+        self._kernel = self.kernel(self.kernel_file, name, wg=wg, **self.forward_defines())
 
     def launch(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:
         items, args = self.matrix_args()
+        _, items, wg = self.forward_kernel(items)
         ev = self.run(queue, self._kernel, items, *args, x, y, alpha, beta,
-                      *self.forward_args(), row0=row0)
+                      *self.forward_args(), wg=wg, row0=row0)
         return [ev] if ev else []
 
     def launch_t(self, queue, x, y, alpha, beta, row0=0) -> list[cl.Event]:

@@ -39,6 +39,27 @@ SPREAD_EXCESS = 1.2
 SPREAD_MIN_GROUPS = 4
 """Work-groups per thread a product needs for the deal by default: fewer leave no run of
 work-groups to balance."""
+SLICE_VECTORS = (2, 4, 8, 16)
+"""Slice heights C the work-item-per-slice kernel takes (OpenCL C's vector lengths)."""
+
+
+def slices_by_default(layout: Layout) -> bool:
+    """Whether the forward product runs a work-item per slice (``slice_items``) by default: where
+    work-items run one after another (not :attr:`~Layout.lockstep`) and the implementation does
+    not vectorise across them itself (PoCL), and C is a vector length (:data:`SLICE_VECTORS`).
+
+    Why: there a work-item per row walks its row in scalar loads, while a work-item per slice
+    loads a column of the slice's C rows as one vector of values and one of indices and gathers
+    x for all C at once. Against the row kernel, geometric means of sell / pjds (float64, C = 16,
+    the default deal; ``reports/experiments/2026-11-29-sell-slice-items``): on the 2-core Xeon
+    (PoCL 3.1) 1.40 / 1.45x as fast over the 21 matrices of the offsuite and cpu suites (four of
+    them the kernel was written on), 1.22 / 1.18x over the 20 of heldout and real (worst 0.96 /
+    0.81: pjds on a matrix of 30 % empty rows); on the 16-core Xeon of the GPU node (PoCL 5.0)
+    1.24 / 1.28x over the 33 generated ones (worst 0.98 / 0.97). Intel's CPU runtime already
+    runs 8 or 16 rows' work-items in vector lanes, and
+    GPUs run them in lockstep: the row kernel there."""
+    return (not layout.lockstep and not layout.vectorises_work_items
+            and layout.simd_width in SLICE_VECTORS)
 
 
 def slice_padding(lengths: np.ndarray, c: int, sigma: int) -> int:
@@ -159,10 +180,13 @@ class Sell(LongRowSplit, RowKernels):
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, sigma: int | None = None,
-                 long_rows: int | str | None = AUTO, spread: bool | None = None) -> Sell:
+                 long_rows: int | str | None = AUTO, spread: bool | None = None,
+                 slice_items: bool | None = None) -> Sell:
         """``spread``: the slices dealt over the work-group range (:func:`spread_order`); True
         or False, or None for where the layout's work-items do not run in lockstep and the
-        sorted order concentrates the work."""
+        sorted order concentrates the work. ``slice_items``: the forward product runs a
+        work-item per slice instead of one per row; True or False, or None for
+        :func:`slices_by_default`."""
         csr, tail = split_long_rows(csr, layout, long_rows)
         c = layout.simd_width
         if sigma is None:
@@ -170,12 +194,17 @@ class Sell(LongRowSplit, RowKernels):
         sigma = check_int("sigma", sigma)
         if sigma < 1 or (sigma != 1 and sigma % c):
             raise ValueError(f"sigma must be 1 or a positive multiple of C={c}, got {sigma}")
-        return cls._build(csr, layout, sigma, spread).attach_tail(tail)
+        return cls._build(csr, layout, sigma, spread, slice_items).attach_tail(tail)
 
     @classmethod
-    def _build(cls, csr: sp.csr_matrix, layout: Layout, sigma: int, spread: bool | None
-               ) -> Sell:
+    def _build(cls, csr: sp.csr_matrix, layout: Layout, sigma: int, spread: bool | None,
+               slice_items: bool | None) -> Sell:
         c = layout.simd_width
+        slices = check_flag("slice_items", slice_items, slices_by_default(layout))
+        if slices and c not in SLICE_VECTORS:
+            raise ValueError(f"slice_items=True needs a slice height C of "
+                             f"{', '.join(map(str, SLICE_VECTORS))} (the device's SIMD width), "
+                             f"got C={c}; use slice_items=False")
         n = csr.shape[0]
         lengths = row_lengths(csr)
         perm = sort_rows(lengths, sigma)
@@ -211,10 +240,22 @@ class Sell(LongRowSplit, RowKernels):
             "val": val,
         }
         return cls(csr.shape, csr.dtype, layout, arrays, sigma=sigma, slice_height=c,
-                   spread=int(order is not None))
+                   spread=int(order is not None), slice_items=int(slices))
 
     def defines(self) -> dict[str, object]:
         return {"C": self.params["slice_height"]}
+
+    def forward_defines(self) -> dict[str, object]:
+        return {**super().forward_defines(),
+                **({"SLICE_ITEMS": 1} if self.params.get("slice_items") else {})}
+
+    def forward_kernel(self, items: int) -> tuple[str, int, int | None]:
+        """With ``slice_items``: ``sell_spmv_slices``, a work-item per slice of C rows, in
+        work-groups of the layout's size / C (the slices of a work-group of rows)."""
+        if not self.params.get("slice_items"):
+            return super().forward_kernel(items)
+        c = self.params["slice_height"]
+        return "sell_spmv_slices", -(-items // c), max(self.layout.work_group_size // c, 1)
 
     def matrix_args(self) -> tuple[int, tuple[object, ...]]:
         b = self.buffers
@@ -245,7 +286,9 @@ class Pjds(Sell):
 
     @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout,
-                 long_rows: int | str | None = AUTO, spread: bool | None = None) -> Pjds:
-        """``spread``: as :meth:`Sell.from_csr`'s."""
+                 long_rows: int | str | None = AUTO, spread: bool | None = None,
+                 slice_items: bool | None = None) -> Pjds:
+        """``spread`` and ``slice_items``: as :meth:`Sell.from_csr`'s."""
         csr, tail = split_long_rows(csr, layout, long_rows)
-        return cls._build(csr, layout, max(csr.shape[0], 1), spread).attach_tail(tail)
+        return cls._build(csr, layout, max(csr.shape[0], 1), spread,
+                          slice_items).attach_tail(tail)
