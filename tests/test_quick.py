@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import runpy
+import subprocess
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,6 +18,7 @@ import scipy.sparse as sp
 import clspmv
 from clspmv.errors import ClspmvWarning
 from clspmv.formats import SINGLE_FORMATS
+from clspmv.formats.layout import Layout
 from clspmv.model import prior as prior_mod
 from clspmv.model.features import features
 from clspmv.model.probes import MEASURE_PASSES, NOISE_TOLERANCE, timed_in_passes
@@ -73,6 +75,55 @@ def test_derive_takes_shapes_per_device_then_across_devices() -> None:
     assert got["x_miss"] == [[1.0, 0.0], [2.0, 1.0]] and got["stream_miss"] == []
     with pytest.raises(ValueError, match="of another model form"):
         prior_mod.derive([{**b, "terms": ["launch"]}])
+
+
+def _timed(device: str, times: dict[str, float]) -> dict:
+    """A full calibration's JSON that measured ``sell`` on matrices ``times``' keys."""
+    return {"device": device, "driver": "1",
+            "measurements": {"kernel_s": {m: {"sell": t, "dia": 1.0} for m, t in times.items()}}}
+
+
+def test_speedup_per_device_then_across_devices() -> None:
+    """Per pair the median over the matrices both measured of before / after; a device with
+    several pairs counts once (their median), then the median over devices."""
+    after_a = _timed("A", {"m1": 1.0, "m2": 1.0, "m3": 1.0, "new": 5.0})
+    pairs = [(_timed("A", {"m1": 2.0, "m2": 3.0, "m3": 9.0}), after_a),      # median 3
+             (_timed("A", {"m1": 1.0, "m2": 1.0, "m3": 1.0}), after_a),      # median 1
+             (_timed("B", {"m1": 1.5, "m2": 1.5}), _timed("B", {"m1": 1.0, "m2": 1.0}))]
+    # A: median of 3 and 1 (2), B: 1.5; across the two devices their mean
+    assert prior_mod.speedup(pairs, "sell") == pytest.approx(1.75)
+    assert prior_mod.speedup(pairs, "dia") == pytest.approx(1.0)
+
+
+def test_kernel_variants_speed_up_only_where_they_run() -> None:
+    """The CPU prior's sell and pjds shapes are the row kernel's; divided by the work-item per
+    slice's speed-up on a layout that runs it (PoCL's), kept on one that does not (Intel's: SIMD
+    width 1)."""
+    cpu = prior_mod.prior_of("cpu")
+    assert set(cpu.variants) == {"sell", "pjds"}
+    pocl = Layout(simd_width=16, work_group_size=256, compute_units=2, local_memory=1 << 21)
+    intel = Layout(simd_width=1, work_group_size=256, compute_units=2, local_memory=1 << 21)
+    for fmt, variants in cpu.variants.items():
+        faster = variants["slice_items"]
+        assert 1.2 < faster < 2.0
+        assert cpu.kernel_shape(fmt, pocl) == pytest.approx([c / faster for c in cpu.kernels[fmt]])
+        assert cpu.kernel_shape(fmt, intel) == cpu.kernels[fmt] == cpu.kernel_shape(fmt)
+    assert cpu.kernel_shape("csr-blocks", pocl) == cpu.kernels["csr-blocks"]
+    assert not prior_mod.prior_of("gpu").variants
+
+
+def test_shipped_prior_is_made_from_its_sources(tmp_path: Path, monkeypatch) -> None:
+    """prior.json is what ``python -m clspmv.model.prior`` makes from the committed sources (the
+    speed-ups of KERNEL_CHANGES included), in a checkout that holds their commits."""
+    shipped = prior_mod.PRIOR_FILE.read_text()
+    commits = json.loads(shipped)["commit"].split("+")
+    git = ["git", "-C", str(Path(prior_mod.__file__).parent)]
+    if any(subprocess.run([*git, "cat-file", "-e", c], capture_output=True).returncode
+           for c in commits):
+        pytest.skip("this checkout does not hold the commits of the prior's sources")
+    monkeypatch.setattr(prior_mod, "PRIOR_FILE", tmp_path / "prior.json")
+    prior_mod.main(commits[0])
+    assert (tmp_path / "prior.json").read_text() == shipped
 
 
 # -- the fit ------------------------------------------------------------------------------------
@@ -185,7 +236,7 @@ def test_the_fit_takes_the_prior_it_is_given() -> None:
     unprobed = next(f for f in SINGLE_FORMATS if f not in quick.probe_formats("cpu"))
     doubled = prior_mod.ClassPrior(
         {**shipped.kernels, unprobed: [2 * c for c in shipped.kernels[unprobed]]},
-        shipped.conversions, shipped.x_miss, shipped.stream_miss)
+        shipped.conversions, shipped.x_miss, shipped.stream_miss, shipped.variants)
     default = quick.fit_quick(probes_, feats, dev)
     given = quick.fit_quick(probes_, feats, dev, prior=doubled)
     assert given.kernel[unprobed] == pytest.approx([2 * c for c in default.kernel[unprobed]],

@@ -146,10 +146,11 @@ def read_json(path: str) -> dict[str, object]:
 
 
 def class_prior(calibrations: list[dict[str, object]]) -> prior_mod.ClassPrior:
-    """The prior :func:`clspmv.model.prior.derive` makes of ``calibrations``."""
+    """The prior :func:`clspmv.model.prior.derive` makes of ``calibrations`` (no kernel
+    variants: the calibrations' own kernels)."""
     d = prior_mod.derive(calibrations)
     return prior_mod.ClassPrior(d["kernel"], d["conversion"], d["x_miss"],  # type: ignore
-                                d["stream_miss"])  # type: ignore[arg-type]
+                                d["stream_miss"], {})  # type: ignore[arg-type]
 
 
 def device_of(data: dict[str, object]) -> str:

@@ -163,6 +163,17 @@ class FormatCosts:
         if "probed_in" not in vars(cls):
             cls.probed_in = ()
 
+    kernel_variants: ClassVar[tuple[str, ...]] = ()
+    """Kernel variants of the format (each named by the parameter that selects it) whose times
+    differ from those the quick calibration's prior was derived from: the prior keeps a speed-up
+    per variant and format (:data:`clspmv.model.prior.KERNEL_CHANGES`)."""
+
+    @classmethod
+    def kernel_variant(cls, layout: Layout) -> str | None:
+        """The one of :attr:`kernel_variants` the format runs by default on ``layout``; None for
+        the kernel the prior's sources timed."""
+        return None
+
     @classmethod
     def follows_ell_order(cls) -> bool:
         """Whether the format's default layout follows the device's measured ELL order

@@ -162,6 +162,7 @@ class Sell(LongRowSplit, RowKernels):
     conversion_kind = "layout"
     padded = True
     even_loops = True  # rows sorted by length within sigma, each slice run to its longest
+    kernel_variants = ("slice_items",)
 
     @classmethod
     def slots(cls, shape: RowShape) -> int:
@@ -241,6 +242,11 @@ class Sell(LongRowSplit, RowKernels):
         }
         return cls(csr.shape, csr.dtype, layout, arrays, sigma=sigma, slice_height=c,
                    spread=int(order is not None), slice_items=int(slices))
+
+    @classmethod
+    def kernel_variant(cls, layout: Layout) -> str | None:
+        """``"slice_items"`` where the product runs a work-item per slice by default."""
+        return "slice_items" if slices_by_default(layout) else None
 
     def defines(self) -> dict[str, object]:
         return {"C": self.params["slice_height"]}

@@ -17,7 +17,9 @@ The shipped prior (:data:`PRIOR_FILE`, read by :func:`prior_of`) is :func:`deriv
 calibrations of the current model form (:data:`clspmv.model.timemodel.TERMS`, measurement 10 or
 later) committed under ``reports/`` at commit 976aa3b (:data:`SOURCES`): CPUs a 2-core Zen 5
 under PoCL 3.1 and 3.0 and a 16-core Xeon under PoCL 5.0, GPUs an H200 and an H100 (NVIDIA
-OpenCL); the GPUs' conversions those of a later H200 calibration (:data:`CONVERSION_SOURCES`).
+OpenCL); the GPUs' conversions those of a later H200 calibration (:data:`CONVERSION_SOURCES`);
+the speed-ups of the CPUs' ``sell`` and ``pjds`` with a work-item per slice, where they run it
+(:data:`KERNEL_CHANGES`).
 Made again by ``python -m clspmv.model.prior COMMIT`` from a checkout holding them.
 
 It holds the library's formats by name; a format registered at run time
@@ -27,6 +29,7 @@ It holds the library's formats by name; a format registered at run time
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 import subprocess
 import sys
@@ -39,6 +42,7 @@ import numpy as np
 from ..cache_schema import items, number, record, row, table, text
 from ..errors import ClspmvError
 from ..formats import FORMAT_CLASSES, Format
+from ..formats.layout import Layout
 from .timemodel import CONVERSION_TERMS, TERMS
 
 PRIOR_FILE = Path(__file__).with_name("prior.json")
@@ -74,6 +78,56 @@ CONVERSION_SOURCES = {
 of :data:`SOURCES`: measured since the CSR kernels share one store and copy the caller's arrays
 early (issue 42), which made their conversions 2-4x faster than those sources measured (the
 other formats' within 30 %)."""
+
+
+_XEON2 = "reports/2026-11-28-cpu-2core-xeon-quick-agreement/calibrations/"
+_SLICES = "reports/experiments/2026-11-29-sell-slice-items/"
+KERNEL_CHANGES = {
+    "cpu": ("slice_items", (
+        # per device: (commit, full calibration) before the change, and after it
+        (("930de89", _XEON2 + "full1/calibration.json.gz"),
+         ("930de89", _SLICES + "xeon-2core-pocl31/calibration-pthread-skylake-avx512-Intel_R_Xeon"
+          "_R_Processor-3.1_debian-GenuineIntel-6-167-0.1.0.json")),
+        (("930de89", _XEON2 + "full2/calibration.json.gz"),
+         ("930de89", _SLICES + "xeon-2core-pocl31/calibration-pthread-skylake-avx512-Intel_R_Xeon"
+          "_R_Processor-3.1_debian-GenuineIntel-6-167-0.1.0.json")),
+        (("976aa3b", SOURCES["cpu"][0]),
+         ("930de89", _SLICES + "node-16cores-pocl50/calibration-cpu-skylake-avx512-Intel_R_Xeon"
+          "_R_Processor-5.0_debian-GenuineIntel-6-207-0.1.0.json")),
+    )),
+}
+"""Per class, a kernel variant (named by the format parameter that selects it) that formats gained
+after :data:`SOURCES` were measured (those naming it in their
+:attr:`~clspmv.formats.costs.FormatCosts.kernel_variants`), and pairs of full calibrations of one
+device (commit, path) measured before and after it. The prior keeps the sources' shapes of those
+formats and, per format, the variant's :func:`speedup`; :meth:`ClassPrior.kernel_shape` divides
+the shape by it (every term alike) on a layout where the format runs the variant by default
+(:meth:`~clspmv.formats.costs.FormatCosts.kernel_variant`), so a device that runs the old kernel
+(Intel's CPU runtime) keeps the old shape. Dividing rather than taking the formats' shapes from
+the later calibrations: a shape is fitted together with the other formats' on one device, and
+``sell``'s and ``pjds``'s from the two Xeons measured after the change, among the other formats'
+from the sources, chose worse on the 2-core Xeon (auto / fastest on the offsuite and heldout
+suites 0.958 and 0.824, worst 0.525: small stencils and bands given to ``sell``) than the
+sources' shapes sped up (0.906-0.926 and 0.873, worst 0.635; unchanged: 0.827 and 0.874;
+``reports/experiments/2026-11-29-sell-slice-items``). The variant: ``sell`` and ``pjds`` with a
+work-item per slice on PoCL (``slice_items``), 1.44 and 1.53 times as fast (:func:`speedup` of
+these pairs)."""
+
+
+def speedup(pairs: Iterable[tuple[dict[str, object], dict[str, object]]], fmt: str) -> float:
+    """How many times faster ``fmt``'s kernel became: per pair of full calibrations of one device
+    (before, after) the median over their common matrices of the measured kernel seconds before
+    over after, then the median per device (:func:`derive`'s device: name and driver), then
+    across devices."""
+    by_device: dict[str, list[float]] = {}
+    for before, after in pairs:
+        old = dict(before["measurements"]["kernel_s"])  # type: ignore[index]
+        new = dict(after["measurements"]["kernel_s"])  # type: ignore[index]
+        ratios = [old[m][fmt] / new[m][fmt] for m in new
+                  if m in old and old[m].get(fmt) and new[m].get(fmt)]
+        by_device.setdefault(f"{after['device']} {after['driver']}", []).append(
+            float(np.median(ratios)))
+    return float(np.median([np.median(v) for v in by_device.values()]))
 
 
 def scales(launch_s: float, stream_bw: float) -> np.ndarray:
@@ -140,7 +194,8 @@ PRIOR_SHAPE = record({
     "classes": table(record({
         "kernel": table(row(*[number()] * len(TERMS))),
         "conversion": table(row(*[number()] * len(CONVERSION_TERMS))),
-        "x_miss": _MISS_CURVE, "stream_miss": _MISS_CURVE}), keys=text(*DEVICE_CLASSES))})
+        "x_miss": _MISS_CURVE, "stream_miss": _MISS_CURVE,
+        "variants": table(table(number(low=1e-3)))}), keys=text(*DEVICE_CLASSES))})
 """The shape of :data:`PRIOR_FILE` (:mod:`clspmv.cache_schema`), coefficients of this model
 form's terms."""
 
@@ -162,11 +217,18 @@ class ClassPrior:
     conversions: dict[str, list[float]]
     x_miss: list[list[float]]
     stream_miss: list[list[float]]
+    variants: dict[str, dict[str, float]]
+    """Format -> kernel variant -> how many times faster than its shape (:data:`KERNEL_CHANGES`)."""
 
-    def kernel_shape(self, fmt: str) -> list[float]:
-        """The kernel shape of the registered format ``fmt`` (its own, else borrowed)."""
-        family = FORMAT_CLASSES[fmt].trial_family
-        return _own_or_borrowed(self.kernels, fmt, lambda cls: cls.trial_family == family)
+    def kernel_shape(self, fmt: str, layout: Layout | None = None) -> list[float]:
+        """The kernel shape of the registered format ``fmt`` (its own, else borrowed), divided by
+        the speed-up of the kernel variant it runs by default on ``layout`` where the prior has
+        one (:meth:`~clspmv.formats.costs.FormatCosts.kernel_variant`)."""
+        cls = FORMAT_CLASSES[fmt]
+        shape = _own_or_borrowed(self.kernels, fmt, lambda c: c.trial_family == cls.trial_family)
+        variant = cls.kernel_variant(layout) if layout is not None else None
+        faster = self.variants.get(fmt, {}).get(variant, 1.0) if variant else 1.0
+        return shape if faster == 1.0 else [c / faster for c in shape]
 
     def conversion(self, fmt: str) -> list[float]:
         """The conversion coefficients of the registered format ``fmt`` (its own, else
@@ -211,14 +273,16 @@ def _shipped() -> dict[str, object]:
 def prior_of(device_class: str) -> ClassPrior:
     """The shipped prior of ``device_class`` (``"cpu"`` or ``"gpu"``, :data:`PRIOR_FILE`)."""
     data = _shipped()["classes"][device_class]  # type: ignore[index]
-    return ClassPrior(data["kernel"], data["conversion"], data["x_miss"], data["stream_miss"])
+    return ClassPrior(data["kernel"], data["conversion"], data["x_miss"], data["stream_miss"],
+                      data["variants"])
 
 
 def _at_commit(commit: str, path: str) -> dict[str, object]:
-    """The JSON of ``path`` at ``commit`` of the checkout this runs in."""
+    """The JSON of ``path`` (gzipped where it ends in ``.gz``) at ``commit`` of the checkout this
+    runs in."""
     raw = subprocess.run(["git", "show", f"{commit}:{path}"], check=True, capture_output=True,
                          cwd=Path(__file__).resolve().parents[2]).stdout
-    return json.loads(raw)
+    return json.loads(gzip.decompress(raw) if path.endswith(".gz") else raw)
 
 
 def prior_text(priors: dict[str, dict[str, object]], commit: str) -> str:
@@ -228,6 +292,10 @@ def prior_text(priors: dict[str, dict[str, object]], commit: str) -> str:
         return ",\n".join(f"        {json.dumps(fmt)}: [{', '.join(f'{c:.4g}' for c in coef)}]"
                            for fmt, coef in table_.items())
 
+    def variants(table_: dict[str, dict[str, float]]) -> str:
+        return json.dumps({f: {v: float(f"{x:.4g}") for v, x in d.items()}
+                           for f, d in table_.items()})
+
     def curve(points: list[list[float]]) -> str:
         return f"[{', '.join(f'[{b:.0f}, {m:.4g}]' for b, m in points)}]"
 
@@ -236,7 +304,8 @@ def prior_text(priors: dict[str, dict[str, object]], commit: str) -> str:
         f'      "kernel": {{\n{coefficients(prior["kernel"])}\n      }},\n'  # type: ignore
         f'      "conversion": {{\n{coefficients(prior["conversion"])}\n      }},\n'  # type: ignore
         f'      "x_miss": {curve(prior["x_miss"])},\n'  # type: ignore[arg-type]
-        f'      "stream_miss": {curve(prior["stream_miss"])}\n    }}'  # type: ignore[arg-type]
+        f'      "stream_miss": {curve(prior["stream_miss"])},\n'  # type: ignore[arg-type]
+        f'      "variants": {variants(prior["variants"])}\n    }}'  # type: ignore[arg-type]
         for kind, prior in priors.items())
     return (f'{{\n  "commit": {json.dumps(commit)},\n  "terms": {json.dumps(list(TERMS))},\n'
             f'  "conversion_terms": {json.dumps(list(CONVERSION_TERMS))},\n'
@@ -245,13 +314,22 @@ def prior_text(priors: dict[str, dict[str, object]], commit: str) -> str:
 
 def main(commit: str) -> None:
     """Write :data:`PRIOR_FILE` from :data:`SOURCES` at ``commit``, the conversions of
-    :data:`CONVERSION_SOURCES` at theirs."""
+    :data:`CONVERSION_SOURCES` at theirs, the variants' speed-ups of :data:`KERNEL_CHANGES`."""
     priors = {kind: derive(_at_commit(commit, p) for p in paths)
               for kind, paths in SOURCES.items()}
     commits = [commit]
     for kind, (at, paths) in CONVERSION_SOURCES.items():
         priors[kind]["conversion"] = derive(_at_commit(at, p) for p in paths)["conversion"]
         commits.append(at)
+    for kind, prior in priors.items():
+        prior["variants"] = {}
+        if kind in KERNEL_CHANGES:
+            variant, files = KERNEL_CHANGES[kind]
+            pairs = [(_at_commit(*before), _at_commit(*after)) for before, after in files]
+            prior["variants"] = {f: {variant: speedup(pairs, f)}
+                                 for f, cls in FORMAT_CLASSES.items()
+                                 if variant in cls.kernel_variants}
+            commits.append(files[-1][1][0])
     PRIOR_FILE.write_text(prior_text(priors, "+".join(commits)))
 
 

@@ -50,7 +50,7 @@ from ..version import __version__
 from .benchmarks import small_matrices
 from .calibrate import Sentinel
 from .features import Features, features, refusal, with_exact_diagonals
-from .launches import launches
+from .launches import launches, model_layout
 from .prior import ClassPrior, prior_of, scales
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
 from .timemodel import TERMS, Calibration, conversion_terms
@@ -201,7 +201,9 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     own multiplier of its work in the cache, fitted to the probes' kernel times; conversions the
     prior's times the probes' median ratio."""
     prior = prior or prior_of(prior_class(device.type))  # type: ignore[attr-defined]
-    shapes = {f: prior.kernel_shape(f) for f in {*formats, *(f for _, f in probes.kernel_s)}}
+    layout = model_layout(next(iter(feats.values())))  # the variants the formats run here
+    shapes = {f: prior.kernel_shape(f, layout)
+              for f in {*formats, *(f for _, f in probes.kernel_s)}}
     # the launch scale that gives each probed format's prior launch term its time on the matrix
     # of one row per lane (the prior's shapes are relative to the full calibration's launch cost)
     first = TERMS.index("launch")
