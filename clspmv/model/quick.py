@@ -55,9 +55,10 @@ from .prior import ClassPrior, prior_of, scales
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
 from .timemodel import TERMS, Calibration, conversion_terms
 
-QUICK_MEASUREMENT = 2
+QUICK_MEASUREMENT = 3
 """What a quick calibration measured and the prior it scales: a stored quick calibration of
-another value is measured again (:mod:`.store`)."""
+another value is measured again (:mod:`.store`). 3: the prior's kernel variants (``sell`` and
+``pjds`` with a work-item per slice on PoCL)."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
