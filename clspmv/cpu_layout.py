@@ -16,6 +16,14 @@ each diagonal over 64 of them under Intel's runtime, and 1.7-1.9x more under Deb
 
 from __future__ import annotations
 
+import re
+
+POCL = "Portable Computing Language"
+"""PoCL's platform name."""
+SLICE_GATHERS_FROM = (3, 1)
+"""The first PoCL version whose compiler makes ``sell``'s work-item per slice beat a work-item
+per row (:func:`gathers_slices`)."""
+
 
 def vectorises_work_items(device_type: str, preferred_float: int, native_float: int) -> bool:
     """True for a CPU device whose preferred float vector width (``CL_DEVICE_PREFERRED_VECTOR_
@@ -24,3 +32,16 @@ def vectorises_work_items(device_type: str, preferred_float: int, native_float: 
     runtime). False for GPUs (their lockstep is the warp, :data:`clspmv.formats.layout.
     LOCKSTEP_SIMD`) and for CPUs that prefer their native width (PoCL)."""
     return device_type == "cpu" and 0 < preferred_float < native_float
+
+
+def gathers_slices(device_type: str, platform: str, driver_version: str) -> bool:
+    """True for a CPU implementation that compiles ``sell``'s and ``pjds``'s work-item per slice
+    (vectors of a slice's C rows, one gather of x per column: ``slice_items``) into code faster
+    than a work-item per row: PoCL from :data:`SLICE_GATHERS_FROM` on. Measured, float64, the
+    row kernel's time over the slice kernel's in geometric mean over 12-33 matrices
+    (``reports/experiments/2026-11-29-sell-slice-items``): PoCL 3.1 (LLVM 15) 1.18-1.45, PoCL 5.0
+    1.24-1.28, PoCL 3.0-rc2 from PyPI (LLVM 14) 0.82-0.83. Other implementations are not
+    measured: the row kernel (Intel's runtime vectorises work-items itself)."""
+    version = re.match(r"(\d+)\.(\d+)", driver_version)
+    return (device_type == "cpu" and platform == POCL and version is not None
+            and (int(version[1]), int(version[2])) >= SLICE_GATHERS_FROM)

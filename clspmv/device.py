@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import pyopencl as cl
 
 from . import device_probes as probes
-from .cpu_layout import vectorises_work_items
+from .cpu_layout import gathers_slices, vectorises_work_items
 from .device_facts import driver_error, read_facts
 from .errors import DeviceError
 from .precision import Precision
@@ -128,6 +128,12 @@ class Device:
         return self._once("_vectorises_work_items", lambda: vectorises_work_items(
             self.type, int(self.cl_device.preferred_vector_width_float),
             int(self.cl_device.native_vector_width_float)))
+
+    @property
+    def gathers_slices(self) -> bool:
+        """True where ``sell``'s and ``pjds``'s work-item per slice beats a work-item per row
+        (PoCL from 3.1 on: :func:`clspmv.cpu_layout.gathers_slices`)."""
+        return gathers_slices(self.type, self.platform, self.driver_version)
 
     @property
     def inline_ptx(self) -> bool:

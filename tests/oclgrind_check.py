@@ -292,9 +292,8 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
     HYB widths, the sweep's build options (``unroll``: UNROLL, ``row_major``: ROW_MAJOR), and a
     COO tail of long rows (``long_rows``), DIA's runs of diagonals (``diagonal_runs``),
     csr-adaptive's tiles (``split_rows``), DIA's row chunks (``row_chunks``), SELL's slices dealt
-    over the work-groups (``spread``). SELL's work-item per slice (``slice_items``) is the
-    default where C is 2 to 16 (the full run's SIMD width 8; the quick run adds it:
-    :func:`cases`)."""
+    over the work-groups (``spread``). SELL's work-item per slice (``slice_items``), a PoCL
+    default, is added by :func:`cases` on a layout of C = 8."""
     if fmt == "csr-scalar":  # long_rows: rows beyond 4 entries in the COO tail
         return [{}, {"unroll": 4}, {"long_rows": 4}]
     if fmt == "csr-vector":
@@ -368,10 +367,10 @@ def cases(device: clspmv.Device, quick: bool
             for dtype in DTYPES:
                 for params in variants(fmt, quick):
                     yield dev, wg, fmt, params, dtype
-    if quick:  # SELL's work-item per slice needs C <= 16: the full run's SIMD width 8 has it
-        narrow = dataclasses.replace(device, simd_width=8)
-        for dtype in DTYPES:
-            yield narrow, 64, "sell", {"slice_items": True}, dtype
+    # SELL's work-item per slice: named (the simulator is no PoCL), on a C of at most 16
+    narrow = dataclasses.replace(device, simd_width=8)
+    for dtype in DTYPES:
+        yield narrow, 64, "sell", {"slice_items": True}, dtype
 
 
 # -- the run --------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ noise, and what it stores."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import runpy
@@ -97,17 +98,20 @@ def test_speedup_per_device_then_across_devices() -> None:
 
 def test_kernel_variants_speed_up_only_where_they_run() -> None:
     """The CPU prior's sell and pjds shapes are the row kernel's; divided by the work-item per
-    slice's speed-up on a layout that runs it (PoCL's), kept on one that does not (Intel's: SIMD
-    width 1)."""
+    slice's speed-up on a layout that runs it (PoCL 3.1's), kept on one that does not (Intel's:
+    SIMD width 1; PoCL 3.0's)."""
     cpu = prior_mod.prior_of("cpu")
     assert set(cpu.variants) == {"sell", "pjds"}
-    pocl = Layout(simd_width=16, work_group_size=256, compute_units=2, local_memory=1 << 21)
+    pocl = Layout(simd_width=16, work_group_size=256, compute_units=2, local_memory=1 << 21,
+                  gathers_slices=True)
     intel = Layout(simd_width=1, work_group_size=256, compute_units=2, local_memory=1 << 21)
     for fmt, variants in cpu.variants.items():
         faster = variants["slice_items"]
         assert 1.2 < faster < 2.0
         assert cpu.kernel_shape(fmt, pocl) == pytest.approx([c / faster for c in cpu.kernels[fmt]])
         assert cpu.kernel_shape(fmt, intel) == cpu.kernels[fmt] == cpu.kernel_shape(fmt)
+        assert cpu.kernel_shape(fmt, dataclasses.replace(pocl, gathers_slices=False)) == \
+            cpu.kernels[fmt]
     assert cpu.kernel_shape("csr-blocks", pocl) == cpu.kernels["csr-blocks"]
     assert not prior_mod.prior_of("gpu").variants
 

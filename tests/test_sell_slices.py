@@ -3,6 +3,7 @@ a slice summed side by side in vectors, padding slots masked by each row's lengt
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import clspmv
+from clspmv.cpu_layout import POCL, gathers_slices
 from clspmv.formats import FORMAT_CLASSES
 from clspmv.formats.layout import Layout
 from clspmv.formats.sell import SLICE_VECTORS, slices_by_default
@@ -67,11 +69,22 @@ def test_default_follows_the_layout(device: clspmv.Device) -> None:
     layout = FORMAT_CLASSES["pjds"].layout_for(device)
     M = clspmv.DeviceMatrix.from_scipy(uneven_matrix(), format="pjds", device=device)
     assert M.params["slice_items"] == int(slices_by_default(layout))
-    pocl = Layout(simd_width=16, work_group_size=256, compute_units=2, local_memory=1 << 21)
+    pocl = Layout(simd_width=16, work_group_size=256, compute_units=2, local_memory=1 << 21,
+                  gathers_slices=True)
     assert slices_by_default(pocl)
-    assert not slices_by_default(Layout(32, 256, 132, 49152))          # GPU: lockstep
-    assert not slices_by_default(Layout(16, 256, 2, 1 << 21, vectorises_work_items=True))
-    assert not slices_by_default(Layout(1, 256, 1, 32768))             # C = 1: no vector
+    assert not slices_by_default(dataclasses.replace(pocl, gathers_slices=False))  # PoCL 3.0
+    assert not slices_by_default(dataclasses.replace(pocl, simd_width=32))        # lockstep
+    assert not slices_by_default(dataclasses.replace(pocl, vectorises_work_items=True))
+    assert not slices_by_default(dataclasses.replace(pocl, simd_width=1))         # no vector
+
+
+@pytest.mark.parametrize(("kind", "platform", "driver", "expected"), [
+    ("cpu", POCL, "3.1+debian", True), ("cpu", POCL, "5.0+debian", True),
+    ("cpu", POCL, "3.0-rc2", False), ("cpu", POCL, "1.8", False), ("gpu", POCL, "6.0", False),
+    ("cpu", "Intel(R) OpenCL", "2026.22.10.0.01", False), ("cpu", POCL, "unknown", False)])
+def test_slices_gathered_from_pocl_31_on(kind: str, platform: str, driver: str,
+                                         expected: bool) -> None:
+    assert gathers_slices(kind, platform, driver) is expected
 
 
 def test_slices_need_a_vector_length() -> None:

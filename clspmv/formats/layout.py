@@ -35,7 +35,8 @@ class Layout:
     work-items do not run in lockstep the row width from which ELL rows are row-major (measured
     per device: :mod:`clspmv.ell_order`), and whether a CPU implementation vectorises across
     work-items (:attr:`Device.vectorises_work_items <clspmv.device.Device.vectorises_work_items>`:
-    a work-item per row then suits it, a work-item per run of rows does not)."""
+    a work-item per row then suits it, a work-item per run of rows does not) and whether it runs
+    SELL's slices as vectors well."""
 
     simd_width: int
     work_group_size: int
@@ -43,6 +44,9 @@ class Layout:
     local_memory: int
     row_major_width: int = ROW_MAJOR_WIDTH
     vectorises_work_items: bool = False
+    gathers_slices: bool = False
+    """Whether the implementation runs ``sell``'s work-item per slice faster than a work-item per
+    row (:attr:`Device.gathers_slices <clspmv.device.Device.gathers_slices>`)."""
 
     @classmethod
     def for_device(cls, device: Device, work_group_size: int | None = None) -> Layout:
@@ -53,7 +57,7 @@ class Layout:
         wg = (min(DEFAULT_WORK_GROUP, device.max_work_group_size) if work_group_size is None
               else check_work_group_size(work_group_size, device.max_work_group_size))
         return cls(device.simd_width, wg, device.compute_units, device.local_memory,
-                   row_major_width(device), device.vectorises_work_items)
+                   row_major_width(device), device.vectorises_work_items, device.gathers_slices)
 
     @property
     def lockstep(self) -> bool:

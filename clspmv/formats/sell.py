@@ -45,8 +45,10 @@ SLICE_VECTORS = (2, 4, 8, 16)
 
 def slices_by_default(layout: Layout) -> bool:
     """Whether the forward product runs a work-item per slice (``slice_items``) by default: where
-    work-items run one after another (not :attr:`~Layout.lockstep`) and the implementation does
-    not vectorise across them itself (PoCL), and C is a vector length (:data:`SLICE_VECTORS`).
+    work-items run one after another (not :attr:`~Layout.lockstep`), the implementation does
+    not vectorise across them itself and compiles the slices well
+    (:attr:`~Layout.gathers_slices`: PoCL from 3.1 on), and C is a vector length
+    (:data:`SLICE_VECTORS`).
 
     Why: there a work-item per row walks its row in scalar loads, while a work-item per slice
     loads a column of the slice's C rows as one vector of values and one of indices and gathers
@@ -55,10 +57,11 @@ def slices_by_default(layout: Layout) -> bool:
     (PoCL 3.1) 1.40 / 1.45x as fast over the 21 matrices of the offsuite and cpu suites (four of
     them the kernel was written on), 1.22 / 1.18x over the 20 of heldout and real (worst 0.96 /
     0.81: pjds on a matrix of 30 % empty rows); on the 16-core Xeon of the GPU node (PoCL 5.0)
-    1.24 / 1.28x over the 33 generated ones (worst 0.98 / 0.97). Intel's CPU runtime already
-    runs 8 or 16 rows' work-items in vector lanes, and
-    GPUs run them in lockstep: the row kernel there."""
-    return (not layout.lockstep and not layout.vectorises_work_items
+    1.24 / 1.28x over the 33 generated ones (worst 0.98 / 0.97); under PyPI's PoCL 3.0-rc2 (LLVM
+    14) 0.82 / 0.83x over the offsuite: the row kernel there. Intel's CPU runtime already runs 8
+    or 16 rows' work-items in vector lanes, and GPUs run them in lockstep: the row kernel there
+    too."""
+    return (not layout.lockstep and not layout.vectorises_work_items and layout.gathers_slices
             and layout.simd_width in SLICE_VECTORS)
 
 

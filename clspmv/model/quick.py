@@ -44,6 +44,7 @@ from ..canonical import canonical_csr
 from ..device import Device
 from ..errors import ClspmvWarning
 from ..formats import FORMAT_CLASSES, SINGLE_FORMATS, Format, convert
+from ..formats.layout import Layout
 from ..precision import Precision, resolve
 from ..probing import ProbeRun, refuse_simulator
 from ..version import __version__
@@ -193,16 +194,18 @@ def _group_of_term() -> np.ndarray:
 
 
 def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | object,
-              formats: tuple[str, ...] = SINGLE_FORMATS, prior: ClassPrior | None = None
-              ) -> Calibration:
+              formats: tuple[str, ...] = SINGLE_FORMATS, prior: ClassPrior | None = None,
+              layout: Layout | None = None) -> Calibration:
     """The quick calibration of ``device`` (its ``name``, ``driver_version``, ``type`` and
     ``cache_bytes`` are read) from its probes: the prior (default: the shipped one of its
     class; another for a cross-validation, ``tools/quick_crossval.py``) scaled by the measured
     launch cost and streaming bandwidth, times the group multipliers and each probed format's
     own multiplier of its work in the cache, fitted to the probes' kernel times; conversions the
-    prior's times the probes' median ratio."""
+    prior's times the probes' median ratio. ``layout``: the device's, whose kernel variants
+    (:meth:`~clspmv.formats.costs.FormatCosts.kernel_variant`) take the prior's speed-ups
+    (default: the features' layout, which runs none)."""
     prior = prior or prior_of(prior_class(device.type))  # type: ignore[attr-defined]
-    layout = model_layout(next(iter(feats.values())))  # the variants the formats run here
+    layout = layout or model_layout(next(iter(feats.values())))
     shapes = {f: prior.kernel_shape(f, layout)
               for f in {*formats, *(f for _, f in probes.kernel_s)}}
     # the launch scale that gives each probed format's prior launch term its time on the matrix
@@ -265,7 +268,7 @@ def quick_calibrate(device: Device, progress: bool = False, dtype: object = np.f
     start = time.perf_counter()
     precision = resolve(dtype if device.fp64 else np.float32, np.float64)
     probes, feats = measure_quick(device, precision, progress)
-    cal = fit_quick(probes, feats, device)
+    cal = fit_quick(probes, feats, device, layout=Layout.for_device(device))
     cal.seconds = time.perf_counter() - start
     if probes.noisy:
         warnings.warn(f"the quick calibration of {device.name} measured noise: a reference "
