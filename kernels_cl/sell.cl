@@ -4,14 +4,13 @@
  * of the caller, so the result is written straight back in the caller's order. */
 #include "common.h"
 
+/* The matrix arguments every kernel of the file takes first. */
+#define SELL_ARGS BLOCK_ARGS const INDEX_T n_rows, __global const INDEX_T *restrict slice_ptr, \
+    __global const INDEX_T *restrict row_len, __global const INDEX_T *restrict perm, \
+    __global const INDEX_T *restrict col, __global const VALUE_T *restrict val,
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void sell_spmv(BLOCK_ARGS const INDEX_T n_rows,
-               __global const INDEX_T *restrict slice_ptr,
-               __global const INDEX_T *restrict row_len,
-               __global const INDEX_T *restrict perm,
-               __global const INDEX_T *restrict col,
-               __global const VALUE_T *restrict val,
-               __global const VALUE_T *restrict x,
+void sell_spmv(SELL_ARGS __global const VALUE_T *restrict x,
                __global VALUE_T *restrict y,
                const VALUE_T alpha, const VALUE_T beta)
 {
@@ -50,13 +49,7 @@ void sell_spmv(BLOCK_ARGS const INDEX_T n_rows,
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void sell_spmv_slices(BLOCK_ARGS const INDEX_T n_rows,
-                      __global const INDEX_T *restrict slice_ptr,
-                      __global const INDEX_T *restrict row_len,
-                      __global const INDEX_T *restrict perm,
-                      __global const INDEX_T *restrict col,
-                      __global const VALUE_T *restrict val,
-                      __global const VALUE_T *restrict x,
+void sell_spmv_slices(SELL_ARGS __global const VALUE_T *restrict x,
                       __global VALUE_T *restrict y,
                       const VALUE_T alpha, const VALUE_T beta)
 {
@@ -85,13 +78,7 @@ void sell_spmv_slices(BLOCK_ARGS const INDEX_T n_rows,
 /* Transpose product y += alpha * A^T x (y already scaled by beta): each slot's row scatters its
  * entries into y with atomic adds. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void sell_spmv_t(BLOCK_ARGS const INDEX_T n_rows,
-                 __global const INDEX_T *restrict slice_ptr,
-                 __global const INDEX_T *restrict row_len,
-                 __global const INDEX_T *restrict perm,
-                 __global const INDEX_T *restrict col,
-                 __global const VALUE_T *restrict val,
-                 __global const VALUE_T *restrict x,
+void sell_spmv_t(SELL_ARGS __global const VALUE_T *restrict x,
                  __global VALUE_T *y,
                  const VALUE_T alpha)
 {
@@ -110,13 +97,7 @@ void sell_spmv_t(BLOCK_ARGS const INDEX_T n_rows,
 #ifdef KB
 /* Several right-hand sides (see MATMAT_ARGS in common.h): one work-item per slot, KB sums. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void sell_matmat(BLOCK_ARGS const INDEX_T n_rows,
-                 __global const INDEX_T *restrict slice_ptr,
-                 __global const INDEX_T *restrict row_len,
-                 __global const INDEX_T *restrict perm,
-                 __global const INDEX_T *restrict col,
-                 __global const VALUE_T *restrict val,
-                 MATMAT_ARGS)
+void sell_matmat(SELL_ARGS MATMAT_ARGS)
 {
     BLOCK_ROWS_MATMAT;
     const INDEX_T i = (INDEX_T)get_global_id(0);
