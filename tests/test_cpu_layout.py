@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from clspmv.cpu_layout import vectorises_work_items
+from clspmv.cpu_layout import gathers_slices, vectorises_work_items
 from clspmv.formats.layout import Layout
 
 
@@ -48,7 +48,8 @@ def test_layout_carries_the_devices_answer(device, kind: str, preferred: int, na
     layout = Layout.for_device(fake)
     assert layout.vectorises_work_items is expected
     own = device.vectorises_work_items
-    assert replace(layout, vectorises_work_items=own) == Layout.for_device(device)
+    assert replace(layout, vectorises_work_items=own,
+                   gathers_slices=device.gathers_slices) == Layout.for_device(device)
 
 
 def test_real_device_answers_its_own_widths(device) -> None:
@@ -60,3 +61,12 @@ def test_real_device_answers_its_own_widths(device) -> None:
     assert Layout.for_device(device).vectorises_work_items is want
     if "Portable Computing Language" in device.platform:
         assert want is False  # PoCL prefers its native width: its layouts stay as measured
+
+
+def test_layout_carries_whether_slices_are_gathered(device) -> None:
+    """The device's word on SELL's work-item per slice (its type, platform and driver version:
+    :func:`clspmv.cpu_layout.gathers_slices`) is in every layout made for it."""
+    assert device.gathers_slices is gathers_slices(device.type, device.platform,
+                                                   device.driver_version)
+    assert Layout.for_device(device).gathers_slices is device.gathers_slices
+    assert replace(device, type="gpu").gathers_slices is False
