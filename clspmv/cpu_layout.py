@@ -18,11 +18,16 @@ from __future__ import annotations
 
 import re
 
-POCL = "Portable Computing Language"
-"""PoCL's platform name."""
 SLICE_GATHERS_FROM = (3, 1)
 """The first PoCL version whose compiler makes ``sell``'s work-item per slice beat a work-item
 per row (:func:`gathers_slices`)."""
+
+
+def pocl_version(platform_version: str) -> tuple[int, int] | None:
+    """PoCL's version (major, minor) read from its platform's ``CL_PLATFORM_VERSION`` ("OpenCL
+    3.0 PoCL 3.1+debian Linux, ..."); None for another implementation."""
+    found = re.search(r"PoCL (\d+)\.(\d+)", platform_version)
+    return (int(found[1]), int(found[2])) if found else None
 
 
 def vectorises_work_items(device_type: str, preferred_float: int, native_float: int) -> bool:
@@ -34,14 +39,14 @@ def vectorises_work_items(device_type: str, preferred_float: int, native_float: 
     return device_type == "cpu" and 0 < preferred_float < native_float
 
 
-def gathers_slices(device_type: str, platform: str, driver_version: str) -> bool:
+def gathers_slices(device_type: str, platform_version: str) -> bool:
     """True for a CPU implementation that compiles ``sell``'s and ``pjds``'s work-item per slice
     (vectors of a slice's C rows, one gather of x per column: ``slice_items``) into code faster
-    than a work-item per row: PoCL from :data:`SLICE_GATHERS_FROM` on. Measured, float64, the
-    row kernel's time over the slice kernel's in geometric mean over 12-33 matrices
-    (``reports/experiments/2026-11-29-sell-slice-items``): PoCL 3.1 (LLVM 15) 1.18-1.45, PoCL 5.0
-    1.24-1.28, PoCL 3.0-rc2 from PyPI (LLVM 14) 0.82-0.83. Other implementations are not
-    measured: the row kernel (Intel's runtime vectorises work-items itself)."""
-    version = re.match(r"(\d+)\.(\d+)", driver_version)
-    return (device_type == "cpu" and platform == POCL and version is not None
-            and (int(version[1]), int(version[2])) >= SLICE_GATHERS_FROM)
+    than a work-item per row: PoCL from :data:`SLICE_GATHERS_FROM` on (:func:`pocl_version` of
+    ``platform_version``). Measured, float64, the row kernel's time over the slice kernel's in
+    geometric mean over 12-33 matrices (``reports/experiments/2026-11-29-sell-slice-items``):
+    PoCL 3.1 (LLVM 15) 1.18-1.45, PoCL 5.0 1.24-1.28, PoCL 3.0-rc2 from PyPI (LLVM 14)
+    0.82-0.83. Other implementations are not measured: the row kernel (Intel's runtime
+    vectorises work-items itself)."""
+    version = pocl_version(platform_version)
+    return device_type == "cpu" and version is not None and version >= SLICE_GATHERS_FROM

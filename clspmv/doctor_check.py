@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import pyopencl as cl
 
+from .cpu_layout import pocl_version
 from .device import Device, devices
 from .device_facts import driver_error
 
@@ -83,8 +84,8 @@ def explained(why: str) -> str:
 
 
 def _pocl_version(device: Device) -> str | None:
-    found = re.search(r"PoCL (\d+\.\d+)", device.cl_device.platform.version)
-    return found.group(1) if found else None
+    version = pocl_version(device.cl_device.platform.version)
+    return None if version is None else f"{version[0]}.{version[1]}"
 
 
 def from_pypi(device: Device) -> bool:

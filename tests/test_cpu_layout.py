@@ -29,9 +29,11 @@ def test_rule_on_device_answers(kind: str, preferred: int, native: int, expected
 
 
 def fake_answers(device, kind: str, preferred: int, native: int):
-    """``device`` with another type and the given preferred and native float vector widths."""
+    """``device`` with another type and the given preferred and native float vector widths (its
+    own platform)."""
     answers = SimpleNamespace(preferred_vector_width_float=preferred,
-                              native_vector_width_float=native)
+                              native_vector_width_float=native,
+                              platform=device.cl_device.platform)
     return replace(device, type=kind, cl_device=answers)
 
 
@@ -64,9 +66,9 @@ def test_real_device_answers_its_own_widths(device) -> None:
 
 
 def test_layout_carries_whether_slices_are_gathered(device) -> None:
-    """The device's word on SELL's work-item per slice (its type, platform and driver version:
+    """The device's word on SELL's work-item per slice (its type and platform version:
     :func:`clspmv.cpu_layout.gathers_slices`) is in every layout made for it."""
-    assert device.gathers_slices is gathers_slices(device.type, device.platform,
-                                                   device.driver_version)
+    assert device.gathers_slices is gathers_slices(device.type,
+                                                   device.cl_device.platform.version)
     assert Layout.for_device(device).gathers_slices is device.gathers_slices
     assert replace(device, type="gpu").gathers_slices is False

@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import clspmv
-from clspmv.cpu_layout import POCL, gathers_slices
+from clspmv.cpu_layout import gathers_slices, pocl_version
 from clspmv.formats import FORMAT_CLASSES
 from clspmv.formats.layout import Layout
 from clspmv.formats.sell import SLICE_VECTORS, slices_by_default
@@ -78,13 +78,24 @@ def test_default_follows_the_layout(device: clspmv.Device) -> None:
     assert not slices_by_default(dataclasses.replace(pocl, simd_width=1))         # no vector
 
 
-@pytest.mark.parametrize(("kind", "platform", "driver", "expected"), [
-    ("cpu", POCL, "3.1+debian", True), ("cpu", POCL, "5.0+debian", True),
-    ("cpu", POCL, "3.0-rc2", False), ("cpu", POCL, "1.8", False), ("gpu", POCL, "6.0", False),
-    ("cpu", "Intel(R) OpenCL", "2026.22.10.0.01", False), ("cpu", POCL, "unknown", False)])
-def test_slices_gathered_from_pocl_31_on(kind: str, platform: str, driver: str,
+DEBIAN_31 = ("OpenCL 3.0 PoCL 3.1+debian  Linux, None+Asserts, RELOC, SPIR, LLVM 15.0.6, SLEEF, "
+             "DISTRO, POCL_DEBUG")
+PYPI_30 = "OpenCL 3.0 PoCL 3.0-rc2  Linux, Release, RELOC, LLVM 14.0.6, SLEEF, DISTRO, POCL_DEBUG"
+
+
+@pytest.mark.parametrize(("kind", "platform_version", "expected"), [
+    ("cpu", DEBIAN_31, True), ("cpu", "OpenCL 3.0 PoCL 5.0+debian  Linux", True),
+    ("cpu", PYPI_30, False), ("cpu", "OpenCL 1.2 PoCL 1.8  Linux", False),
+    ("gpu", "OpenCL 3.0 PoCL 6.0  Linux, CUDA", False),
+    ("cpu", "OpenCL 3.0 WINDOWS", False), ("cpu", "OpenCL 1.2 (Oclgrind 21.10)", False)])
+def test_slices_gathered_from_pocl_31_on(kind: str, platform_version: str,
                                          expected: bool) -> None:
-    assert gathers_slices(kind, platform, driver) is expected
+    assert gathers_slices(kind, platform_version) is expected
+
+
+def test_pocl_version_from_the_platform() -> None:
+    assert pocl_version(DEBIAN_31) == (3, 1) and pocl_version(PYPI_30) == (3, 0)
+    assert pocl_version("OpenCL 3.0 WINDOWS") is None
 
 
 def test_slices_need_a_vector_length() -> None:
