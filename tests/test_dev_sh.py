@@ -49,15 +49,17 @@ def python(folder: Path, verdict: str = NO_DEVICE, pip_install: str = "") -> Non
                                f'esac\nexit 0')
 
 
-def run(folder: Path, call: str, root: bool = True) -> subprocess.CompletedProcess[str]:
-    """``call`` after sourcing dev.sh, with the stand-ins of ``folder`` first on PATH, a lock
-    wait of 1 s, and the root helper a plain call (``root``) or refusing."""
+def run(folder: Path, call: str, root: bool = True, cwd: Path | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    """``call`` after sourcing dev.sh in ``cwd`` (default: this process's), with the stand-ins
+    of ``folder`` first on PATH, a lock wait of 1 s, and the root helper a plain call (``root``)
+    or refusing."""
     allowed = "true" if root else "false"
     script = (f'source "{DEV_SH}"; log=$(mktemp); APT_LOCK_WAIT_S=1; APT_POLL_S=1; '
               f'as_root() {{ "$@"; }}; can_install_packages() {{ {allowed}; }}; {call}')
     env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
     return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env,
-                          timeout=60)
+                          timeout=60, cwd=cwd)
 
 
 def calls(folder: Path) -> list[str]:
@@ -213,3 +215,35 @@ def test_tox_skips_repeated_at_the_end(bin_dir: Path, status: int) -> None:
         "SKIPPED ENVIRONMENT py312: tox found no such Python here",
         f"status={status}"]
     assert calls(bin_dir) == ["tox -e main"]
+
+
+def test_discarding_tox_runs_each_environment_then_deletes_it(bin_dir: Path,
+                                                              tmp_path: Path) -> None:
+    """With CLSPMV_DISCARD_TOX_ENVS=1 (CI) and no tox options: one tox run per environment of
+    env_list, each one's folder under .tox deleted after it ran (another's kept until its turn),
+    every environment run even after one failed, the failed ones named and dev.sh failing."""
+    work = tmp_path / "work"
+    (work / ".tox" / "keep").mkdir(parents=True)
+    stand_in(bin_dir, "tox", 'case "$*" in\n'
+                             '"-l") printf "alpha\\nbeta\\ngamma\\n" ;;\n'
+                             '"-e beta") mkdir -p .tox/beta; ls .tox; exit 1 ;;\n'
+                             '"-e "*) mkdir -p ".tox/${2}"; ls .tox ;;\n'
+                             'esac')
+    done = run(bin_dir, "status=0; CLSPMV_DISCARD_TOX_ENVS=1 run_tox || status=$?; "
+                        "echo status=$status; ls .tox", cwd=work)
+    assert calls(bin_dir) == ["tox -l", "tox -e alpha", "tox -e beta", "tox -e gamma"]
+    assert done.stdout.splitlines() == [
+        "alpha", "keep",  # what each run saw under .tox: its own folder, not the one before
+        "beta", "keep",
+        "gamma", "keep",
+        "tox environments that failed: beta",
+        "status=1",
+        "keep"]
+
+
+def test_tox_options_keep_one_tox_run(bin_dir: Path, tmp_path: Path) -> None:
+    """Named environments (tox options) run in one tox, as without CLSPMV_DISCARD_TOX_ENVS."""
+    stand_in(bin_dir, "tox", "exit 0")
+    done = run(bin_dir, "CLSPMV_DISCARD_TOX_ENVS=1 run_tox -e main -- -k csr", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert calls(bin_dir) == ["tox -e main -- -k csr"]
