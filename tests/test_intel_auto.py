@@ -105,3 +105,28 @@ def test_idle_lanes_count_for_formats_whose_rows_share_a_vector() -> None:
         assert f.lane_padding > 0
         assert timemodel.terms("csr-scalar", f)[lanes] == f.lane_padding
         assert timemodel.terms("csr-blocks", f)[lanes] == (f.lane_padding if blocks_pay else 0)
+
+
+@pytest.mark.parametrize(("vectorises", "simd", "dtype", "c"), [
+    (True, 1, np.float64, 8), (True, 1, np.float32, 16), (False, 16, np.float64, 16),
+    (False, 16, np.float32, 16), (False, 32, np.float64, 32)])
+@pytest.mark.parametrize("name", ["sell", "pjds"])
+def test_slices_fill_a_vector_where_work_items_are_vectorised(vectorises, simd, dtype, c,
+                                                               name) -> None:
+    """Where the implementation vectorises across work-items (SIMD width 1), a slice holds the
+    rows of one vector of values (8 float64, 16 float32), so that a vector's work-items load
+    consecutive slots; elsewhere the SIMD width. The slots hold every entry of the matrix."""
+    from clspmv.formats import convert
+    from clspmv.formats.layout import Layout
+    from clspmv.precision import resolve
+
+    A = canonical_csr(generate("gen:powerlaw:n=3000,k=9,local=0.3,seed=4"), np.dtype(dtype))
+    layout = Layout(simd, 256, 2, 1 << 18, vectorises_work_items=vectorises)
+    fmt = convert(A, name, layout, resolve(np.dtype(dtype), np.dtype(dtype)))
+    assert fmt.params["slice_height"] == c
+    arrays = fmt.host
+    widths = np.diff(arrays["slice_ptr"]) // c
+    assert (widths == arrays["row_len"].reshape(-1, c).max(axis=1)).all()
+    rows, cols, vals = fmt.to_coo(arrays)
+    back = sp.csr_matrix((vals, (rows, cols)), shape=A.shape)
+    assert abs(back - A).max() == 0 and back.nnz == A.nnz

@@ -65,3 +65,34 @@ class Layout:
         so that a step takes as long as its slowest work-item, rather than one after another
         (CPUs), where a step takes the sum of all of them."""
         return self.simd_width >= LOCKSTEP_SIMD
+
+
+VECTOR_BYTES = 64
+"""Bytes of the vector a CPU implementation that vectorises across work-items fills with one
+value of each work-item: AVX-512's (the Xeon of issue 44), the widest of x86 CPUs; under AVX2's
+32 bytes the lanes are half as many and
+:attr:`~clspmv.model.features.Features.lane_padding` counts too much, and ``sell``'s slices
+(:func:`clspmv.formats.sell.slice_height`) hold twice the rows of a vector (the device's native
+vector width would say it; :class:`~clspmv.device.Device` does not hold it)."""
+
+
+def vectorised_items(simd_width: int) -> bool:
+    """Whether a device of SIMD width ``simd_width`` vectorises across work-items: width 1, a
+    device that asks for scalar kernels (Intel's CPU runtime: a preferred float width of 1 below
+    a native one of 16, :func:`clspmv.cpu_layout.vectorises_work_items`)."""
+    return simd_width == 1
+
+
+def lane_width(simd_width: int, itemsize: int) -> int:
+    """Work-items that share the lanes of one vector or warp, running as long as the longest of them
+    (:attr:`~clspmv.model.features.Features.lane_padding`), on a device of SIMD width
+    ``simd_width`` for values of ``itemsize`` bytes: the SIMD width, except where the device
+    vectorises across work-items (:func:`vectorised_items`), each vector holding
+    :data:`VECTOR_BYTES` of values, one per work-item (8 in float64). There, on the 2-core Xeon,
+    ``csr-scalar`` took 2.9-3.3 times ``csr-blocks``' time on the quick calibration's power-law
+    probe and 1.3-1.4 times on its rows of one length; counted in lanes of one work-item, the
+    probes' padding was 0 and ``format="auto"`` took ``pjds`` (slices of one row there) on
+    Chung-Lu rows at 0.72-0.79 of the fastest format's speed
+    (``reports/2026-11-28-cpu-2core-xeon-intel-auto``). (The Oclgrind simulator, of SIMD width 1
+    too, times nothing: no calibration weighs its lanes.)"""
+    return max(1, VECTOR_BYTES // itemsize) if vectorised_items(simd_width) else simd_width

@@ -24,6 +24,7 @@ from .base import (
 from .checks import check_int
 from .conversion import check_flag
 from .costs import RowShape, padded_row_count, slot_bytes
+from .layout import lane_width
 from .long_rows import AUTO, LongRowSplit, split_long_rows
 from .row_kernels import RowKernels
 
@@ -63,6 +64,20 @@ def slices_by_default(layout: Layout) -> bool:
     too."""
     return (not layout.lockstep and not layout.vectorises_work_items and layout.gathers_slices
             and layout.simd_width in SLICE_VECTORS)
+
+
+def slice_height(layout: Layout, itemsize: int) -> int:
+    """C, the rows of a slice, for values of ``itemsize`` bytes: the layout's SIMD width, except
+    where the implementation vectorises across work-items (:attr:`~Layout.vectorises_work_items`:
+    Intel's CPU runtime, whose SIMD width reads 1), there the work-items whose values fill one
+    vector (:func:`~clspmv.formats.layout.lane_width`: 8 in float64, 16 in float32), so that the
+    row kernel's work-items of one vector load C consecutive slots of each column. With C = 1
+    they loaded one slot of each of C slices, a gather per column: on the 2-core Xeon (Intel's
+    runtime, float64, kernel times, ``reports/experiments/2026-11-29-intel-slice-height``) C = 8
+    took ``sell`` from 22.1 to 5.9 ms on R-MAT scale 18, 14.3 to 7.2 on Chung-Lu, 10.4 to 8.3 on
+    rows of 60 entries. (The time model still counts such a slice's padding at the SIMD width:
+    with rows sorted by length, within a few per cent of the slots.)"""
+    return lane_width(1, itemsize) if layout.vectorises_work_items else layout.simd_width
 
 
 def slice_padding(lengths: np.ndarray, c: int, sigma: int) -> int:
@@ -109,14 +124,15 @@ def first_claim(groups: int, threads: int) -> int:
     return min(limit, -(-groups // threads))
 
 
-def spread_order(widths: np.ndarray, layout: Layout, force: bool = False) -> np.ndarray | None:
+def spread_order(widths: np.ndarray, layout: Layout, force: bool = False,
+                 c: int | None = None) -> np.ndarray | None:
     """An order of the slices of ``widths`` (each slice's longest row, in sorted order) that deals
     them over the work-group range: slice ``k + 1`` sits ``stride`` positions after slice ``k``
     (``stride = ceil(sqrt(slices))``), so every run of positions holds long and short slices
     alike. None (the sorted order kept) unless ``force`` or the product has at least
     :data:`SPREAD_MIN_GROUPS` work-groups per thread (``layout.compute_units``) and the first
     claim of work-groups (:func:`first_claim`) holds more than :data:`SPREAD_EXCESS` times a
-    thread's share of the slots.
+    thread's share of the slots. ``c``: rows per slice (default: the layout's SIMD width).
 
     Why: PoCL's CPU device hands its threads runs of consecutive work-groups, the first up to
     ``1 / threads`` of them, and sorting by length puts the longest rows in the first
@@ -132,7 +148,7 @@ def spread_order(widths: np.ndarray, layout: Layout, force: bool = False) -> np.
     the work are dealt."""
     slices = widths.size
     threads = layout.compute_units
-    per_group = max(layout.work_group_size // layout.simd_width, 1)
+    per_group = max(layout.work_group_size // (c or layout.simd_width), 1)
     groups = -(-slices // per_group)
     if slices < 2 or not force and (threads < 2 or groups < SPREAD_MIN_GROUPS * threads):
         return None
@@ -192,7 +208,7 @@ class Sell(LongRowSplit, RowKernels):
         work-item per slice instead of one per row; True or False, or None for
         :func:`slices_by_default`."""
         csr, tail = split_long_rows(csr, layout, long_rows)
-        c = layout.simd_width
+        c = slice_height(layout, csr.dtype.itemsize)
         if sigma is None:
             sigma = choose_sigma(row_lengths(csr), c)
         sigma = check_int("sigma", sigma)
@@ -203,7 +219,7 @@ class Sell(LongRowSplit, RowKernels):
     @classmethod
     def _build(cls, csr: sp.csr_matrix, layout: Layout, sigma: int, spread: bool | None,
                slice_items: bool | None) -> Sell:
-        c = layout.simd_width
+        c = slice_height(layout, csr.dtype.itemsize)
         slices = check_flag("slice_items", slice_items, slices_by_default(layout))
         if slices and c not in SLICE_VECTORS:
             raise ValueError(f"slice_items=True needs a slice height C of "
@@ -217,7 +233,7 @@ class Sell(LongRowSplit, RowKernels):
         order = None
         if force or (spread is None and sigma > 1 and not layout.lockstep):
             widths = lengths[perm[:full * c]].reshape(full, c).max(axis=1)
-            order = spread_order(widths, layout, force)
+            order = spread_order(widths, layout, force, c)
         if order is not None:
             perm = np.concatenate([perm[:full * c].reshape(full, c)[order].ravel(),
                                    perm[full * c:]])
