@@ -71,12 +71,15 @@ def slice_height(layout: Layout, itemsize: int) -> int:
     where the implementation vectorises across work-items (:attr:`~Layout.vectorises_work_items`:
     Intel's CPU runtime, whose SIMD width reads 1), there the work-items whose values fill one
     vector (:func:`~clspmv.formats.layout.lane_width`: 8 in float64, 16 in float32), so that the
-    row kernel's work-items of one vector load C consecutive slots of each column. With C = 1
-    they loaded one slot of each of C slices, a gather per column: on the 2-core Xeon (Intel's
-    runtime, float64, kernel times, ``reports/experiments/2026-11-29-intel-slice-height``) C = 8
-    took ``sell`` from 22.1 to 5.9 ms on R-MAT scale 18, 14.3 to 7.2 on Chung-Lu, 10.4 to 8.3 on
-    rows of 60 entries. (The time model still counts such a slice's padding at the SIMD width:
-    with rows sorted by length, within a few per cent of the slots.)"""
+    row kernel's work-items of one vector load C consecutive slots of each column, where with
+    C = 1 each read a slot of a slice of its own. Kernel times on the 2-core Xeon (Intel's
+    runtime, float64, the offsuite and cpu suites:
+    ``reports/experiments/2026-11-29-intel-slice-height``), C = 1 over C = 8: ``sell`` 1.30 in
+    geometric mean, 2.0-3.6 on R-MAT, power-law and Chung-Lu rows (R-MAT scale 18: 20.7 ms to
+    5.8), 0.80-0.88 on stencils, blocks and rows of constant length (where ``csr-merge`` and
+    ``csr-blocks`` run 1.2-2x faster than either); ``pjds`` 1.10 (0.82-2.13). (The time model
+    still counts such a slice's padding at the SIMD width, none: with rows sorted by length,
+    slices of 8 pad 0-5 % of the entries of the offsuite's irregular matrices.)"""
     return lane_width(1, itemsize) if layout.vectorises_work_items else layout.simd_width
 
 
