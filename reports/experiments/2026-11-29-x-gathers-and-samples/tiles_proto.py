@@ -49,20 +49,6 @@ __kernel void tiles_u(const int n_rows, const int R, __global const int *block_p
     for (int i = block_ptr[b]; i < end; ++i)
         yb[row[i]] += val[i] * x[col[i]];
 }
-__kernel void tiles(const int n_rows, const int R, __global const int *block_ptr,
-                    __global const ushort *row, __global const int *col,
-                    __global const double *val, __global const double *x, __global double *y)
-{
-    const int b = get_global_id(0);
-    const int r0 = b * R;
-    if (r0 >= n_rows) return;
-    const int r1 = min(r0 + R, n_rows);
-    __global double *yb = y + r0;
-    for (int r = 0; r < r1 - r0; ++r) yb[r] = 0;
-    const int end = block_ptr[b + 1];
-    for (int i = block_ptr[b]; i < end; ++i)
-        yb[row[i]] += val[i] * x[col[i]];
-}
 """
 
 def build_tiles(A, R, W, local=False):
@@ -87,7 +73,6 @@ dev = select_device(sys.argv[1])
 A = resolve(sys.argv[2], progress=False).load().tocsr().astype(np.float64)
 ctx, q = dev.context, dev.queue
 prg = cl.Program(ctx, SRC).build()
-knl = prg.tiles
 x = np.random.default_rng(1).uniform(-1, 1, A.shape[1])
 xd = cla.to_device(q, x)
 yd = cla.empty(q, A.shape[0], np.float64)
