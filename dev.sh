@@ -192,9 +192,14 @@ other_pythons() {
 run_tox() {
     local status=0
     if [ "${CLSPMV_DISCARD_TOX_ENVS:-}" = 1 ] && [ $# -eq 0 ]; then
-        local env failed=""
+        local env envs failed=""
+        envs=$(tox -l) || { echo "tox -l failed: no environment to run" >&2; return 1; }
+        if [ -z "$envs" ]; then
+            echo "tox -l lists no environment: nothing would be tested" >&2
+            return 1
+        fi
         : >"$log"
-        for env in $(tox -l); do
+        for env in $envs; do
             tox -e "$env" 2>&1 | tee -a "$log" || failed+=" $env"
             rm -rf ".tox/$env"
         done

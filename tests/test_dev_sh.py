@@ -247,3 +247,17 @@ def test_tox_options_keep_one_tox_run(bin_dir: Path, tmp_path: Path) -> None:
     done = run(bin_dir, "CLSPMV_DISCARD_TOX_ENVS=1 run_tox -e main -- -k csr", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert calls(bin_dir) == ["tox -e main -- -k csr"]
+
+
+@pytest.mark.parametrize(("listing", "says"), [
+    ("exit 1", "tox -l failed: no environment to run"),
+    ("exit 0", "tox -l lists no environment: nothing would be tested")])
+def test_discarding_tox_fails_without_environments(bin_dir: Path, tmp_path: Path, listing: str,
+                                                   says: str) -> None:
+    """A tox that cannot list its environments, or lists none, fails the run (it must not pass
+    having tested nothing)."""
+    stand_in(bin_dir, "tox", listing)
+    done = run(bin_dir, "CLSPMV_DISCARD_TOX_ENVS=1 run_tox", cwd=tmp_path)
+    assert done.returncode == 1
+    assert says in done.stderr
+    assert calls(bin_dir) == ["tox -l"]
