@@ -83,6 +83,12 @@ def vectorised_items(simd_width: int) -> bool:
     return simd_width == 1
 
 
+def vector_lanes(itemsize: int) -> int:
+    """Values of ``itemsize`` bytes in one vector of :data:`VECTOR_BYTES`: the work-items an
+    implementation that vectorises across work-items runs side by side (8 in float64)."""
+    return max(1, VECTOR_BYTES // itemsize)
+
+
 def lane_width(simd_width: int, itemsize: int) -> int:
     """Work-items that share the lanes of one vector or warp, running as long as the longest of them
     (:attr:`~clspmv.model.features.Features.lane_padding`), on a device of SIMD width
@@ -95,4 +101,4 @@ def lane_width(simd_width: int, itemsize: int) -> int:
     Chung-Lu rows at 0.72-0.79 of the fastest format's speed
     (``reports/2026-11-28-cpu-2core-xeon-intel-auto``). (The Oclgrind simulator, of SIMD width 1
     too, times nothing: no calibration weighs its lanes.)"""
-    return max(1, VECTOR_BYTES // itemsize) if vectorised_items(simd_width) else simd_width
+    return vector_lanes(itemsize) if vectorised_items(simd_width) else simd_width

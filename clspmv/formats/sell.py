@@ -24,7 +24,7 @@ from .base import (
 from .checks import check_int
 from .conversion import check_flag
 from .costs import RowShape, padded_row_count, slot_bytes
-from .layout import lane_width
+from .layout import vector_lanes
 from .long_rows import AUTO, LongRowSplit, split_long_rows
 from .row_kernels import RowKernels
 
@@ -70,7 +70,7 @@ def slice_height(layout: Layout, itemsize: int) -> int:
     """C, the rows of a slice, for values of ``itemsize`` bytes: the layout's SIMD width, except
     where the implementation vectorises across work-items (:attr:`~Layout.vectorises_work_items`:
     Intel's CPU runtime, whose SIMD width reads 1), there the work-items whose values fill one
-    vector (:func:`~clspmv.formats.layout.lane_width`: 8 in float64, 16 in float32), so that the
+    vector (:func:`~clspmv.formats.layout.vector_lanes`: 8 in float64, 16 in float32), so that the
     row kernel's work-items of one vector load C consecutive slots of each column, where with
     C = 1 each read a slot of a slice of its own. Kernel times on the 2-core Xeon (Intel's
     runtime, float64, the offsuite and cpu suites:
@@ -80,7 +80,7 @@ def slice_height(layout: Layout, itemsize: int) -> int:
     ``csr-blocks`` run 1.2-2x faster than either); ``pjds`` 1.10 (0.82-2.13). (The time model
     still counts such a slice's padding at the SIMD width, none: with rows sorted by length,
     slices of 8 pad 0-5 % of the entries of the offsuite's irregular matrices.)"""
-    return lane_width(1, itemsize) if layout.vectorises_work_items else layout.simd_width
+    return vector_lanes(itemsize) if layout.vectorises_work_items else layout.simd_width
 
 
 def slice_padding(lengths: np.ndarray, c: int, sigma: int) -> int:
