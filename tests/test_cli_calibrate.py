@@ -159,3 +159,17 @@ def test_the_summary_says_noise_and_a_quick_kind(device, tmp_path) -> None:
         f"  stored:    not stored, {tmp_path / 'none.json'}",
         f"  took:      {cal.seconds:.1f} s to measure; noise: flagged (gather probe): measure "
         "it again on a quiet machine"]
+    assert "beyond the cache" not in "\n".join(lines)  # no large probes: no such column
+
+
+def test_the_summary_shows_the_correction_beyond_the_cache(device, tmp_path) -> None:
+    """A quick calibration corrected by its large probes: a column of each format's ratio."""
+    cal = dataclasses.replace(fixture_calibration(device), kind="quick", large_miss=0.78,
+                              large_ratio={f: 2.5 if f == "sell" else 3.75 for f in
+                                           fixture_calibration(device).kernel})
+    lines = store.describe(cal, tmp_path / "none.json").splitlines()
+    header = next(line for line in lines if line.startswith("format"))
+    assert header.split()[-5:] == ["%", "beyond", "the", "cache", "x"]
+    assert next(line for line in lines if line.startswith("sell ")).split()[-1] == "2.5"
+    assert next(line for line in lines if line.startswith("dia ")).split()[-1] == "3.75"
+    assert "corrects it beyond the cache" in lines[-1]

@@ -18,9 +18,10 @@ import scipy.sparse as sp
 
 import clspmv
 from clspmv.errors import ClspmvWarning
-from clspmv.formats import SINGLE_FORMATS
+from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS
 from clspmv.formats.layout import Layout
 from clspmv.model import prior as prior_mod
+from clspmv.model import timemodel
 from clspmv.model.features import features
 from clspmv.model.probes import MEASURE_PASSES, NOISE_TOLERANCE, timed_in_passes
 from clspmv.model.timemodel import TERMS
@@ -231,6 +232,64 @@ def test_each_probed_format_gets_its_own_multiplier_of_its_work_in_the_cache(kin
     assert len(shared) == 1 and 1.0 < shared.pop() < 1.4
 
 
+LARGE_FACTORS = {"csr-blocks": 4.0, "ellr": 5.0, "sell": 2.0, "pjds": 3.0}
+"""How many times the model's time the large probes take per format, in the tests below."""
+
+
+def _fitted_with_large(stream_miss: list[list[float]], rows: int = 4096):
+    """A quick calibration of a device as the prior predicts it in the cache, whose large probes
+    (``rows`` rows each) take :data:`LARGE_FACTORS` times the model's time, fitted with a prior
+    whose stream miss curve is ``stream_miss``; the fit without the large probes, and their
+    features."""
+    prior = dataclasses.replace(prior_mod.prior_of("cpu"), stream_miss=stream_miss)
+    probes_, feats, dev, _ = _probes_of(np.ones(3))
+    plain = quick.fit_quick(probes_, feats, dev, prior=prior)
+    large = {k: features(v.astype(np.float64), dev.simd_width)
+             for k, v in quick.large_matrices(dev.simd_width, dev.compute_units, rows).items()}
+    probes_.large_s = {(m, f): plain.kernel_time(f, large[m]) * factor
+                       for m in large for f, factor in LARGE_FACTORS.items()
+                       if quick.refusal(f, large[m]) is None}
+    assert {f for _, f in probes_.large_s} == set(quick.large_probe_formats("cpu"))
+    return quick.fit_quick(probes_, {**feats, **large}, dev, prior=prior), plain, large
+
+
+def test_large_probes_correct_each_formats_model_beyond_the_cache() -> None:
+    """Large probes (their stream missing the cache half the time) that take 2-5 times the
+    model's time, by format: each timed format's ratio, the untimed ones their trial family's
+    (csr-merge the CSR kernels', dia and hyb the padded layout's); a product missing the cache
+    as much takes the whole ratio, one missing it twice as much the ratio to the power of
+    LARGE_EXTRAPOLATION at most, one in the cache none."""
+    curve = [[1e4, 0.0], [1e5, 0.5], [1e9, 0.5], [1e12, 1.0]]  # the large probes at 0.5
+    cal, plain, large = _fitted_with_large(curve)
+    assert cal.large_miss == pytest.approx(0.5, abs=0.01)
+    assert cal.large_ratio == pytest.approx(
+        {**{f: 4.0 for f in SINGLE_FORMATS if FORMAT_CLASSES[f].trial_family == "csr"},
+         **{f: 5.0 for f in SINGLE_FORMATS if FORMAT_CLASSES[f].trial_family == "ell"},
+         "sell": 2.0, "pjds": 3.0}, rel=0.02)
+    for m, f in large.items():
+        for name, factor in LARGE_FACTORS.items():
+            if quick.refusal(name, f) is None:
+                assert cal.kernel_time(name, f) == pytest.approx(
+                    plain.kernel_time(name, f) * factor, rel=0.02), (m, name)
+    tiny = features(sp.random(50, 50, 0.1, "csr", random_state=1), 16)  # 3 kB: in the cache
+    assert cal.large_factor("sell", tiny) == 1.0
+    cal.stream_miss = [[1e4, 0.0], [1e5, 1.0]]  # now missing the cache twice as often
+    beyond = cal.large_factor("sell", large["large-random"])
+    assert beyond == pytest.approx(2.0 ** timemodel.LARGE_EXTRAPOLATION, rel=0.02)
+
+
+def test_large_probes_in_the_cache_correct_nothing() -> None:
+    """Large probes whose products the cache holds (a miss share below LARGE_MIN_MISS): no
+    correction, the model as fitted in the cache; a stored calibration without one reads back
+    the same."""
+    cal, plain, large = _fitted_with_large([[1e3, 0.0], [1e12, 0.1]])
+    assert (cal.large_ratio, cal.large_miss) == ({}, 0.0)
+    for f in large.values():
+        assert cal.kernel_time("sell", f) == plain.kernel_time("sell", f)
+    back = quick.Calibration.from_json(json.loads(json.dumps(cal.to_json())), SINGLE_FORMATS)
+    assert back.large_ratio == {} and back.kernel_time("sell", f) == cal.kernel_time("sell", f)
+
+
 def test_the_fit_takes_the_prior_it_is_given() -> None:
     """A prior passed in (a cross-validation's, derived without the device) replaces the
     shipped one: a format no probe times keeps that prior's shape, scaled as the shipped one's
@@ -349,6 +408,13 @@ class Spy:
         monkeypatch.setattr(quick, "convert", counted_convert)
 
 
+def _large_probes(device) -> dict[str, sp.csr_matrix]:
+    """The large probe matrices the quick calibration times on ``device`` (none on a GPU)."""
+    if not quick.large_probe_formats(quick.prior_class(device.type)):
+        return {}
+    return quick.large_probe_matrices(device.simd_width, device.compute_units)
+
+
 def test_first_use_measures_the_quick_calibration_only(measured_device, first_use_cache,
                                                        monkeypatch) -> None:
     """The first format="auto" on an empty cache measures the quick calibration, within a bound
@@ -363,12 +429,22 @@ def test_first_use_measures_the_quick_calibration_only(measured_device, first_us
     matrices = quick.probe_matrices(measured_device.simd_width, measured_device.compute_units)
     kind = quick.prior_class(measured_device.type)
     per_matrix = len(quick.probe_formats(kind))
-    assert spy.conversions <= len(matrices) * per_matrix + per_matrix  # + the untimed builds
-    assert spy.entries <= sum(m.nnz for m in matrices.values()) * per_matrix + 1000
+    large = _large_probes(measured_device)
+    per_large = len(quick.large_probe_formats(kind))
+    # + the untimed builds; a large matrix's formats converted again in each pass
+    assert spy.conversions <= (len(matrices) + 1) * per_matrix + (
+        MEASURE_PASSES * len(large) * per_large)
+    assert spy.entries <= sum(m.nnz for m in matrices.values()) * per_matrix + (
+        MEASURE_PASSES * per_large * sum(m.nnz for m in large.values())) + 1000
     most_rounds = probes.max_rounds(measured_device.type) + 1  # + the warm-up
     assert 0 < spy.products <= MEASURE_PASSES * spy.conversions * 2 * most_rounds
     data = json.loads(store.calibration_path(measured_device).read_text())
     assert data["kind"] == "quick" and data["measurement"] == quick.QUICK_MEASUREMENT
+    timed_large = {tuple(k.split("/")) for k in data["measurements"]["quick"]["large_s"]}
+    assert {m for m, _ in timed_large} == set(large)  # none on a GPU
+    assert {f for _, f in timed_large} == set(quick.large_probe_formats(kind))
+    assert bool(data["large_ratio"]) == bool(large)
+    assert store.load(measured_device).large_ratio == data["large_ratio"]
     assert set(data["kernel"]) == set(SINGLE_FORMATS)
     assert 1 <= data["measurements"]["quick"]["passes"] <= MEASURE_PASSES
     store.forget()
@@ -384,6 +460,7 @@ def test_noisy_probes_are_measured_again_then_flagged(measured_device, first_use
     ClspmvWarning; slow after the first matrix only: that matrix and the next timed again, and
     nothing flagged."""
     monkeypatch.setattr(quick, "PROBE_ROWS", 2048)  # the passes matter here, not the sizes
+    monkeypatch.setattr(quick, "LARGE_ROWS", 4096)
     real_probe = quick.kernel_times
     timed: list[str] = []
     factors: list[float] = []
@@ -398,6 +475,7 @@ def test_noisy_probes_are_measured_again_then_flagged(measured_device, first_use
     monkeypatch.setattr(calibrate_mod, "kernel_times", reference)
     matrices = len(quick.probe_matrices(measured_device.simd_width,
                                         measured_device.compute_units))
+    matrices += len(_large_probes(measured_device))
 
     factors.extend([1.0] + [3.0] * 100)
     with pytest.warns(ClspmvWarning, match="measured noise: a reference product ran up to") as said:

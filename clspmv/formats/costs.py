@@ -42,13 +42,14 @@ CONVERSION_KINDS = ("copy", "layout")
 more than a copy of the CSR arrays, ``"layout"`` for one that lays the entries out anew."""
 
 
-PROBES = ("reference", "ell order", "quick cpu", "quick gpu")
+PROBES = ("reference", "ell order", "quick cpu", "quick gpu", "quick cpu large")
 """The calibration's probes that time a few chosen formats rather than every one
 (:attr:`FormatCosts.probed_in`): ``"reference"`` the reference product timed between the
 calibration's matrices and the x-cache probe (:mod:`clspmv.model.probes`; exactly one format),
 ``"ell order"`` the probe of the device's ELL order (:mod:`clspmv.model.order_probe`; exactly
 one format, taking ``row_major``), ``"quick cpu"`` and ``"quick gpu"`` the quick calibration's
-probes per device class (:mod:`clspmv.model.quick`)."""
+probes per device class (:mod:`clspmv.model.quick`), ``"quick cpu large"`` its probes of large
+matrices on CPUs (the formats whose products there the probes in the cache misjudge most)."""
 
 NEEDED = {"matrix_bytes": "the bytes of the matrix its product reads",
           "slots": "the slots it stores, padding included",

@@ -196,7 +196,8 @@ class EllR(EllFamily):
     """ELLPACK-R: ELLPACK plus each row's length, so every work-item stops at its own row's end."""
 
     name = "ellr"
-    probed_in = ("ell order", "quick cpu", "quick gpu")  # the padded layout, taking row_major
+    # the padded layout (the ELL order probe's, taking row_major)
+    probed_in = ("ell order", "quick cpu", "quick gpu", "quick cpu large")
 
 
 class EllRT(EllFamily):

@@ -185,6 +185,7 @@ class Sell(LongRowSplit, RowKernels):
     padded = True
     even_loops = True  # rows sorted by length within sigma, each slice run to its longest
     kernel_variants = ("slice_items",)
+    probed_in = ("quick cpu large",)  # beyond the cache on CPUs it parts from the CSR kernels
 
     @classmethod
     def slots(cls, shape: RowShape) -> int:
@@ -307,6 +308,7 @@ class Pjds(Sell):
 
     name = "pjds"
     trial_family = "pjds"
+    probed_in = ("quick cpu large",)
 
     @classmethod
     def slots(cls, shape: RowShape) -> int:

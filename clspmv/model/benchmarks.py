@@ -147,6 +147,21 @@ def benchmark_matrices(device: Device | SimpleNamespace) -> dict[str, sp.csr_mat
     return mats
 
 
+def large_matrices(simd_width: int, compute_units: int, rows: int) -> dict[str, sp.csr_matrix]:
+    """The quick calibration's large probe matrices (:mod:`clspmv.model.quick`, fixed seeds):
+    about ``rows`` rows (a multiple of the lanes) of power-law lengths and of 8 entries, both on
+    uniformly random columns: the irregular rows of a few million entries whose products the
+    probes in the cache misjudge."""
+    rng = np.random.default_rng(17)
+    unit = simd_width * compute_units
+    m = max(unit, rows // unit * unit)
+    powerlaw = np.minimum(rng.zipf(2.0, m) * 3, 512).astype(np.int64)
+    return {
+        "large-powerlaw": _from_lengths(powerlaw // 2 + 1, m, None, rng),
+        "large-random": _from_lengths(np.full(m, 8, np.int64), m, None, rng),
+    }
+
+
 def small_matrices(simd_width: int, compute_units: int, rows: int) -> dict[str, sp.csr_matrix]:
     """Small matrices (fixed seeds) of the quick calibration's probes
     (:mod:`clspmv.model.quick`) and the full calibration's reference product: one row of 4

@@ -14,7 +14,13 @@ terms (:data:`GROUPS`: launches, memory traffic, work in the cache) and, for a p
 one multiplier of its own on its work in the cache (the probe matrices fit in the cache: they
 say nothing of a format's own memory traffic), all fitted to the probes in the logarithm of the
 times and drawn towards 1 (:data:`PULL`); conversions are the prior's times
-one multiplier (the median ratio of the probes' measured to predicted conversions). The x
+one multiplier (the median ratio of the probes' measured to predicted conversions). On CPUs a
+few formats (:func:`large_probe_formats`) are also timed on two matrices of a few million
+entries beyond the cache (:func:`large_probe_matrices`), and each format's measured over
+predicted time there corrects its model beyond the cache (:func:`large_correction`,
+:meth:`clspmv.model.timemodel.Calibration.large_factor`): the probes in the cache had ranked the
+CSR kernels ahead of ``sell`` and ``pjds`` on large irregular matrices where these ran 1.3-1.6
+times faster (``reports/experiments/2026-11-29-quick-large``). The x
 cache's miss curves are the prior's: the probe of :func:`clspmv.model.probes.probe_x_cache`
 alone allocates x of 256 MiB. Nothing of the ELL order is measured: a named ELL format
 measures it on first use (:func:`clspmv.model.order_probe.ensure_ell_order`).
@@ -31,7 +37,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyopencl.array as cl_array
@@ -48,21 +54,27 @@ from ..formats.layout import Layout
 from ..precision import Precision, resolve
 from ..probing import ProbeRun, refuse_simulator
 from ..version import __version__
-from .benchmarks import small_matrices
+from .benchmarks import large_matrices, small_matrices
 from .calibrate import Sentinel
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches, model_layout
 from .prior import ClassPrior, prior_of, scales
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
-from .timemodel import TERMS, Calibration, conversion_terms
+from .timemodel import TERMS, Calibration, conversion_terms, stream_miss_share, streamed_bytes
 
-QUICK_MEASUREMENT = 3
+QUICK_MEASUREMENT = 4
 """What a quick calibration measured and the prior it scales: a stored quick calibration of
 another value is measured again (:mod:`.store`). 3: the prior's kernel variants (``sell`` and
-``pjds`` with a work-item per slice on PoCL)."""
+``pjds`` with a work-item per slice on PoCL); 4: the large probes on CPUs."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
+LARGE_ROWS = 1 << 19
+"""Rows of the large probe matrices on CPUs (:func:`large_probe_matrices`: 3.5 and 4.2 M
+entries, 40-50 MB in CSR; products of 5-9 ms on the 2-core Xeon)."""
+LARGE_MIN_MISS = 0.25
+"""The stream's miss share the large probes' products must reach for their correction to be
+kept (:func:`large_correction`): below it they ran in the cache and say nothing beyond it."""
 STREAM_BYTES = 64 << 20
 """Bytes per buffer of the quick streaming probe (two buffers)."""
 STREAM_REPEATS = 3
@@ -104,11 +116,26 @@ def probe_matrices(simd_width: int, compute_units: int) -> dict[str, sp.csr_matr
     return small_matrices(simd_width, compute_units, PROBE_ROWS)
 
 
+def large_probe_formats(device_class: str) -> tuple[str, ...]:
+    """The formats the large probes time on a device of ``device_class``: those probed in
+    ``"quick cpu large"`` on CPUs (``csr-blocks``, ``ellr``, ``sell``, ``pjds``: the usual CSR
+    kernel, the padded layout and the two sliced ones, whose times beyond the cache part most
+    from what the probes in the cache predict); none on GPUs, whose quick choices agree with
+    the full calibration's without them (``reports/2026-11-28-cpu-2core-xeon-quick-candidate``)."""
+    return probed_formats("quick cpu large") if device_class == "cpu" else ()
+
+
+def large_probe_matrices(simd_width: int, compute_units: int) -> dict[str, sp.csr_matrix]:
+    """The large probes' matrices: :func:`clspmv.model.benchmarks.large_matrices` of
+    :data:`LARGE_ROWS` rows."""
+    return large_matrices(simd_width, compute_units, LARGE_ROWS)
+
+
 @dataclass
 class QuickProbes:
     """What the quick calibration measured: per (matrix, format) the fastest kernel seconds and
-    the conversion seconds, the streaming bandwidth, and the passes of its timings
-    (:class:`clspmv.model.probes.Passes`)."""
+    the conversion seconds, the streaming bandwidth, the passes of its timings
+    (:class:`clspmv.model.probes.Passes`) and the fastest kernel seconds of the large probes."""
 
     kernel_s: dict[tuple[str, str], float]
     conversion_s: dict[tuple[str, str], float]
@@ -119,6 +146,8 @@ class QuickProbes:
     noisy: list[str]
     """The probe matrices still timed while the reference product ran slow."""
     seconds: float = 0.0
+    large_s: dict[tuple[str, str], float] = field(default_factory=dict)
+    """Per (large probe matrix, format) the fastest kernel seconds (none on GPUs)."""
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready (a quick calibration's ``measurements["quick"]``:
@@ -128,7 +157,7 @@ class QuickProbes:
         return {"kernel_s": keyed(self.kernel_s), "conversion_s": keyed(self.conversion_s),
                 "stream_bw": self.stream_bw, "passes": self.passes,
                 "slowest": min(self.slowest, 1e6), "noisy": list(self.noisy),
-                "seconds": self.seconds}
+                "seconds": self.seconds, "large_s": keyed(self.large_s)}
 
 
 QUICK_MEASUREMENTS = record({"quick": record({
@@ -136,53 +165,74 @@ QUICK_MEASUREMENTS = record({"quick": record({
     "conversion_s": table(number(high=1e6), max_len=64),
     "stream_bw": number(high=1e15, positive=True), "passes": number(1, 100, integer=True),
     "slowest": number(high=1e6), "noisy": items(text(), max_len=64),
-    "seconds": number(high=1e6)})})
+    "seconds": number(high=1e6)}, {
+    "large_s": table(number(high=1e6, positive=True), max_len=64)})})
 """The shape of a quick calibration's ``measurements`` in its file (:mod:`clspmv.cache_schema`)."""
 
 
 def measure_quick(device: Device, precision: Precision, progress: bool = False
                   ) -> tuple[QuickProbes, dict[str, Features]]:
     """Time the probes on ``device`` (the module's docstring): the probes and the features of
-    their matrices. DeviceError on a simulator and past the probes' time bound."""
+    their matrices (the large ones' too). DeviceError on a simulator and past the probes' time
+    bound."""
     refuse_simulator(device, "a quick calibration")
     start = time.perf_counter()
-    names = probe_formats(prior_class(device.type))
-    mats = {k: canonical_csr(v, precision.value)
-            for k, v in probe_matrices(device.simd_width, device.compute_units).items()}
+    device_class = prior_class(device.type)
+    mats = probe_matrices(device.simd_width, device.compute_units)
+    small = set(mats)
+    names = {k: probe_formats(device_class) for k in mats}
+    if large_probe_formats(device_class):
+        large = large_probe_matrices(device.simd_width, device.compute_units)
+        mats.update(large)
+        names.update({k: large_probe_formats(device_class) for k in large})
+    mats = {k: canonical_csr(v, precision.value) for k, v in mats.items()}
     feats = {k: with_exact_diagonals(features(v, device.simd_width), v) for k, v in mats.items()}
     stream = bandwidth.copy_rate(device, STREAM_REPEATS, progress=False,
                                  nbytes=min(STREAM_BYTES, device.max_allocation // 4))
-    uploaded: dict[str, dict[str, Format]] = {k: {} for k in mats}
     conversion_s: dict[tuple[str, str], float] = {}
     kernel_s: dict[tuple[str, str], float] = {}
     with ProbeRun(device, "the quick calibration", None, progress) as run:
-        for key, csr in mats.items():
-            for name in names:
+
+        def uploaded(key: str) -> dict[str, Format]:
+            """The matrix ``key`` in each of its formats, on the device (built untimed first
+            for the launch probe's matrix, as the full calibration's)."""
+            out = {}
+            for name in names[key]:
                 if refusal(name, feats[key]) is not None:
                     continue
                 layout = FORMAT_CLASSES[name].layout_for(device)
                 own = ({"long_rows": 0} if getattr(FORMAT_CLASSES[name], "splits_long_rows",
                                                    False) else {})
-                if key == "launch":  # builds untimed, as the full calibration's
-                    convert(csr, name, layout, precision, **own).compile(device)
+                if key == "launch":
+                    convert(mats[key], name, layout, precision, **own).compile(device)
                 t0 = time.perf_counter()
-                fmt = convert(csr, name, layout, precision, owned=True, **own)
-                fmt.upload(device)
+                out[name] = convert(mats[key], name, layout, precision, owned=True, **own)
+                out[name].upload(device)
                 device.queue.finish()
-                conversion_s[(key, name)] = time.perf_counter() - t0
-                uploaded[key][name] = fmt
+                if key in small:  # the conversions of the large ones are left out of the fit
+                    conversion_s[(key, name)] = time.perf_counter() - t0
                 run.step()
-        vectors = {k: (cl_array.to_device(device.queue, np.ones(v.shape[1], precision.value)),
-                       cl_array.zeros(device.queue, v.shape[0], precision.value))
-                   for k, v in mats.items()}
+            return out
+
+        kept = {k: uploaded(k) for k in small}  # timed in rounds over the formats, every pass
 
         def time_matrix(key: str) -> None:
-            for name, t in kernel_times(uploaded[key], *vectors[key], REPEATS, run).items():
+            x = cl_array.to_device(device.queue, np.ones(mats[key].shape[1], precision.value))
+            y = cl_array.zeros(device.queue, mats[key].shape[0], precision.value)
+            # a large matrix's formats are converted for each pass that times it and dropped
+            # after; timed in rounds over them, as every probe and benchmark is: each format's
+            # products then stream from memory (timed one format at a time, on the 2-core Xeon
+            # they ran 1.5-2x faster, partly from its cache, and ranked the formats otherwise)
+            timed = kernel_times(kept[key] if key in kept else uploaded(key), x, y, REPEATS,
+                                 run)
+            for name, t in timed.items():
                 kernel_s[(key, name)] = min(t, kernel_s.get((key, name), t))
 
         passes = timed_in_passes(list(mats), time_matrix, Sentinel(device, precision).seconds)
-    probes = QuickProbes(kernel_s, conversion_s, stream, passes.passes, passes.slowest,
-                         passes.noisy, time.perf_counter() - start)
+    probes = QuickProbes({k: t for k, t in kernel_s.items() if k[0] in small}, conversion_s,
+                         stream, passes.passes, passes.slowest, passes.noisy,
+                         time.perf_counter() - start,
+                         {k: t for k, t in kernel_s.items() if k[0] not in small})
     return probes, feats
 
 
@@ -250,6 +300,7 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     cal.gather_bw = 1.0 / float(np.median([c[TERMS.index("xbytes")]
                                            for c in cal.kernel.values()
                                            if c[TERMS.index("xbytes")] > 0]))
+    cal.large_ratio, cal.large_miss = large_correction(cal, probes.large_s, feats, formats)
     ratio = float(np.median([t / np.dot(prior.conversion(f), conversion_terms(f, feats[m]))
                              for (m, f), t in probes.conversion_s.items()]))
     cal.conversion = {f: [float(v) * ratio for v in prior.conversion(f)] for f in formats}
@@ -258,6 +309,41 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
                for f in {f for _, f in keys}}
     cal.measurements = {"quick": probes.to_json()}
     return cal
+
+
+def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
+                     feats: dict[str, Features], formats: tuple[str, ...]
+                     ) -> tuple[dict[str, float], float]:
+    """The correction beyond the cache of the quick calibration ``cal`` (fitted to the probes in
+    the cache, not yet corrected) from the large probes' kernel seconds ``large_s`` (per
+    (matrix, format); ``feats`` holds the matrices' features): per format of ``formats`` its
+    measured over predicted seconds (the geometric mean over the large matrices), a format no
+    large probe timed taking its trial family's
+    (:attr:`~clspmv.formats.costs.FormatCosts.trial_family`: ``csr-merge`` the CSR kernels',
+    ``dia`` and ``hyb`` the padded layout's; else the median of the timed formats'), and the
+    median stream miss share of those products
+    (:meth:`~clspmv.model.timemodel.Calibration.large_factor` reads both). ``({}, 0.0)``: no
+    correction, where nothing was timed or the products missed less than
+    :data:`LARGE_MIN_MISS` (they ran in the cache)."""
+    if not large_s:
+        return {}, 0.0
+    logs: dict[str, list[float]] = {}
+    misses = []
+    for (m, f), t in large_s.items():
+        logs.setdefault(f, []).append(float(np.log(t / cal.kernel_time(f, feats[m]))))
+        misses.append(stream_miss_share(streamed_bytes(f, feats[m]), cal.cache_bytes,
+                                        cal.stream_miss))
+    miss = float(np.median(misses))
+    if miss < LARGE_MIN_MISS:
+        return {}, 0.0
+    timed = {f: float(np.exp(np.mean(v))) for f, v in logs.items()}
+    rest = float(np.median(list(timed.values())))
+    ratio = {}
+    for f in formats:
+        family = FORMAT_CLASSES[f].trial_family
+        kin = [np.log(r) for g, r in timed.items() if FORMAT_CLASSES[g].trial_family == family]
+        ratio[f] = timed.get(f) or (float(np.exp(np.mean(kin))) if kin else rest)
+    return ratio, miss
 
 
 def quick_calibrate(device: Device, progress: bool = False, dtype: object = np.float64

@@ -86,6 +86,8 @@ CALIBRATION_FILE = record({
     "measurements": nullable(_either_measurements),
     "measurement": number(high=1e6, integer=True),
     "ell_row_major_width": number(high=4096, integer=True),
+    "large_ratio": table(number(high=1e6, positive=True), max_len=256),
+    "large_miss": number(high=1.0),
 })
 """The shape of a calibration file (:meth:`clspmv.model.timemodel.Calibration.to_json`, checked
 by :mod:`clspmv.cache_schema`): every number finite, coefficients and times not negative, the
@@ -255,12 +257,15 @@ def describe(cal: Calibration, path: Path) -> str:
     rows = [[fmt, f"{coef[at['launch']] * 1e6:.3g}", _rate(coef[at["bytes"]]),
              _rate(coef[at["xbytes"]]),
              f"{cal.fit[fmt] * 100:.0f}" if fmt in cal.fit else "-"]
+            + ([f"{cal.large_ratio.get(fmt, 0):.3g}"] if cal.large_ratio else [])
             for fmt, coef in cal.kernel.items()]
+    large = ["beyond the cache x"] if cal.large_ratio else []
     table = tabulate(rows, headers=["format", "launch us", "bytes GB/s", "x bytes GB/s",
-                                    "fit error %"], disable_numparse=True)
+                                    "fit error %", *large], disable_numparse=True)
     return "\n".join(lines) + "\n\n" + table + (
         "\n\n(the first kernel-time coefficients of each format, as rates; --json prints "
-        "them all)")
+        "them all" + ("; beyond the cache x: the large probes' time over the model's, which "
+                      "corrects it beyond the cache" if large else "") + ")")
 
 
 def wants_full() -> bool:

@@ -69,6 +69,14 @@ coefficients are fitted per format and device by non-negative least squares on r
 bandwidth, 1/gather bandwidth measured on their own) so that a handful of benchmark matrices
 determines them.
 
+A quick calibration on a CPU (:mod:`clspmv.model.quick`) multiplies that time by a correction
+of its own, measured on two probe matrices of a few million entries beyond the cache
+(:attr:`Calibration.large_ratio`, :meth:`Calibration.large_factor`): its coefficients come from
+other devices' shapes scaled by probes in the cache, and on the 2-core Xeon they predicted the
+large probes' products 2.8-3.9 times too fast, by format unevenly (``sell`` 2.8, ``csr-blocks``
+3.8): enough to rank the CSR kernels ahead of ``sell`` and ``pjds`` on the large irregular
+matrices where these ran 1.3-1.6 times faster (``reports/experiments/2026-11-29-quick-large``).
+
 Conversion time (host layout plus upload) of ``f``::
 
     convert_f(F) = k0 + k1 * entries(F) + k2 * slots_f(F)
@@ -93,6 +101,9 @@ TERMS = ("launch", "bytes", "cached bytes", "xbytes", "work-items", "longest", "
 WIDE_ROW = 64
 """Slots per row from which the ``wide bytes`` term stops growing."""
 CONVERSION_TERMS = ("fixed", "entries", "slots")
+LARGE_EXTRAPOLATION = 1.5
+"""The power of :attr:`Calibration.large_ratio` at most: how far beyond its large probes' miss
+share the quick calibration extrapolates its correction."""
 QUICK_DEFAULT = {
     # device type: (launch seconds, streaming bytes/s, gather bytes/s, conversion s/entry)
     "gpu": (8e-6, 1.0e12, 2.5e11, 2.0e-8),
@@ -118,6 +129,24 @@ def miss_share(curve: list[list[float]], x_bytes: float) -> float:
     return float(np.interp(np.log2(x_bytes), np.log2(sizes), shares))
 
 
+def streamed_bytes(fmt: str, f: Features) -> float:
+    """The bytes a product of ``fmt`` streams for features ``f``: the matrix in ``fmt`` (its
+    padding included) plus x and y once (the model's ``bytes_f``)."""
+    return float(format_class(fmt).matrix_bytes(f) + (f.rows + f.cols) * f.itemsize)
+
+
+def stream_miss_share(streamed: float, cache_bytes: int,
+                      stream_miss: list[list[float]] | None) -> float:
+    """The share of ``streamed`` bytes the cache does not hold over repeated products: the miss
+    curve ``stream_miss`` at that size (:func:`miss_share`), or without a curve the part beyond
+    ``cache_bytes``."""
+    if not streamed:
+        return 0.0
+    if stream_miss:
+        return miss_share(stream_miss, streamed)
+    return 1.0 - min(1.0, cache_bytes / streamed)
+
+
 def terms(fmt: str, f: Features, cache_bytes: int = 0,
           x_miss: list[list[float]] | None = None,
           stream_miss: list[list[float]] | None = None) -> np.ndarray:
@@ -128,13 +157,8 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0,
     share at the bytes a product streams; None or empty: ``cache_bytes`` over those bytes)."""
     cls = format_class(fmt)
     layout = model_layout(f)
-    streamed = float(cls.matrix_bytes(f) + (f.rows + f.cols) * f.itemsize)
-    if not streamed:
-        hit = 1.0
-    elif stream_miss:
-        hit = 1.0 - miss_share(stream_miss, streamed)
-    else:
-        hit = min(1.0, cache_bytes / streamed)
+    streamed = streamed_bytes(fmt, f)
+    hit = 1.0 - stream_miss_share(streamed, cache_bytes, stream_miss)
     wide = min(f.slots_of(fmt) / f.rows, WIDE_ROW) / WIDE_ROW if f.rows else 0.0
     far = miss_share(x_miss or [], f.cols * f.itemsize)
     # mispredicted row ends: CPUs only (a lockstep device pays uneven rows as idle lanes), the
@@ -209,14 +233,33 @@ class Calibration:
     """The device's ELL order when it was measured (:func:`clspmv.ell_order.row_major_width`,
     which the calibration measures first); 0 where none was (lockstep devices, the quick
     default)."""
+    large_ratio: dict[str, float] = field(default_factory=dict)
+    """Per format the measured over the model's kernel time on the quick calibration's large
+    probes (:func:`clspmv.model.quick.large_correction`); empty where none were timed (full
+    calibrations, GPUs)."""
+    large_miss: float = 0.0
+    """The stream's miss share (:func:`stream_miss_share`) of the large probes' products: a
+    product missing that share takes the whole of :attr:`large_ratio` (:meth:`kernel_time`)."""
 
     def terms(self, fmt: str, f: Features) -> np.ndarray:
         """:func:`terms` of ``fmt`` for features ``f`` on this calibration's device."""
         return terms(fmt, f, self.cache_bytes, self.x_miss, self.stream_miss)
 
     def kernel_time(self, fmt: str, f: Features) -> float:
-        """Predicted kernel seconds of ``fmt`` for features ``f``."""
-        return float(np.dot(self.kernel[fmt], self.terms(fmt, f)))
+        """Predicted kernel seconds of ``fmt`` for features ``f``: the model's terms times its
+        coefficients, times :meth:`large_factor`."""
+        return float(np.dot(self.kernel[fmt], self.terms(fmt, f))) * self.large_factor(fmt, f)
+
+    def large_factor(self, fmt: str, f: Features) -> float:
+        """The quick calibration's correction of ``fmt``'s model for features ``f``: its
+        :attr:`large_ratio` to the power of the product's stream miss share over
+        :attr:`large_miss` (at most :data:`LARGE_EXTRAPOLATION`): 1 in the cache, the whole
+        ratio as far out of it as the large probes; 1 where no large probe was timed."""
+        if not self.large_ratio or self.large_miss <= 0:
+            return 1.0
+        ratio = self.large_ratio.get(fmt) or float(np.median(list(self.large_ratio.values())))
+        miss = stream_miss_share(streamed_bytes(fmt, f), self.cache_bytes, self.stream_miss)
+        return float(ratio ** min(LARGE_EXTRAPOLATION, miss / self.large_miss))
 
     def conversion_time(self, fmt: str, f: Features) -> float:
         """Predicted seconds to convert a canonical CSR matrix to ``fmt`` and upload it."""
