@@ -249,7 +249,7 @@ def _fitted_with_large(stream_miss: list[list[float]], rows: int = 4096):
     probes_.large_s = {(m, f): plain.kernel_time(f, large[m]) * factor
                        for m in large for f, factor in LARGE_FACTORS.items()
                        if quick.refusal(f, large[m]) is None}
-    assert {f for _, f in probes_.large_s} == set(quick.large_probe_formats("cpu"))
+    assert {f for _, f in probes_.large_s} == set(quick.large_probe_formats("cpu", 16))
     return quick.fit_quick(probes_, {**feats, **large}, dev, prior=prior), plain, large
 
 
@@ -276,6 +276,15 @@ def test_large_probes_correct_each_formats_model_beyond_the_cache() -> None:
     cal.stream_miss = [[1e4, 0.0], [1e5, 1.0]]  # now missing the cache twice as often
     beyond = cal.large_factor("sell", large["large-random"])
     assert beyond == pytest.approx(2.0 ** timemodel.LARGE_EXTRAPOLATION, rel=0.02)
+
+
+def test_large_probes_only_where_work_items_run_one_after_another() -> None:
+    """The large probes time csr-blocks, ellr, sell and pjds on a CPU that runs work-items one
+    after another (PoCL), nothing on one that vectorises across them (Intel's runtime, SIMD
+    width 1) nor on a GPU."""
+    assert set(quick.large_probe_formats("cpu", 16)) == {"csr-blocks", "ellr", "sell", "pjds"}
+    assert quick.large_probe_formats("cpu", 1) == ()
+    assert quick.large_probe_formats("gpu", 32) == ()
 
 
 def test_large_probes_in_the_cache_correct_nothing() -> None:
@@ -410,7 +419,7 @@ class Spy:
 
 def _large_probes(device) -> dict[str, sp.csr_matrix]:
     """The large probe matrices the quick calibration times on ``device`` (none on a GPU)."""
-    if not quick.large_probe_formats(quick.prior_class(device.type)):
+    if not quick.large_probe_formats(device.type, device.simd_width):
         return {}
     return quick.large_probe_matrices(device.simd_width, device.compute_units)
 
@@ -430,7 +439,7 @@ def test_first_use_measures_the_quick_calibration_only(measured_device, first_us
     kind = quick.prior_class(measured_device.type)
     per_matrix = len(quick.probe_formats(kind))
     large = _large_probes(measured_device)
-    per_large = len(quick.large_probe_formats(kind))
+    per_large = len(quick.large_probe_formats(measured_device.type, measured_device.simd_width))
     # + the untimed builds; a large matrix's formats converted again in each pass
     assert spy.conversions <= (len(matrices) + 1) * per_matrix + (
         MEASURE_PASSES * len(large) * per_large)
@@ -442,7 +451,8 @@ def test_first_use_measures_the_quick_calibration_only(measured_device, first_us
     assert data["kind"] == "quick" and data["measurement"] == quick.QUICK_MEASUREMENT
     timed_large = {tuple(k.split("/")) for k in data["measurements"]["quick"]["large_s"]}
     assert {m for m, _ in timed_large} == set(large)  # none on a GPU
-    assert {f for _, f in timed_large} == set(quick.large_probe_formats(kind))
+    assert {f for _, f in timed_large} == set(
+        quick.large_probe_formats(measured_device.type, measured_device.simd_width))
     assert bool(data["large_ratio"]) == bool(large)
     assert store.load(measured_device).large_ratio == data["large_ratio"]
     assert set(data["kernel"]) == set(SINGLE_FORMATS)

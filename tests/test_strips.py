@@ -20,11 +20,13 @@ from calibration_fixture import fixture_data
 import clspmv
 from clspmv.bench.generators import generate
 from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS
+from clspmv.model import timemodel
 from clspmv.model.features import features, with_exact_diagonals
 from clspmv.model.strip_summaries import StripSummaries
 from clspmv.model.strips import (
     AUTO_MARGIN,
     StripsPlan,
+    block_calibration,
     partition,
     plan_for_device,
     plan_strips,
@@ -329,6 +331,28 @@ def test_plan_with_calibration_fixture(spec: str, dtype: np.dtype, device) -> No
         wg = FORMAT_CLASSES[fmt].preferred_work_group_size(device)
         assert params == ({} if wg in (None, min(256, device.max_work_group_size))
                           else {"work_group_size": wg})
+
+
+def test_a_block_sees_the_whole_matrix_s_misses() -> None:
+    """A block of a quarter of a matrix's entries, predicted under block_calibration, misses the
+    cache (the stream's miss curve) and takes the quick calibration's correction beyond it as a
+    product of four times its bytes does: the blocks of a strips product stream one after
+    another, as the whole matrix does."""
+    cal = Calibration.from_json(fixture_data(), SINGLE_FORMATS)
+    cal.stream_miss = [[1e5, 0.0], [1e9, 1.0]]
+    cal.large_ratio, cal.large_miss = {f: 3.0 for f in SINGLE_FORMATS}, 0.8
+    A = generate("gen:random:n=40000,k=8,seed=1")
+    whole, block = features(A, 16), features(A[: A.shape[0] // 4], 16)
+    quarter = block_calibration(cal, block.entries, 4 * block.entries)
+    for fmt in ("csr-blocks", "sell"):
+        bytes_ = timemodel.streamed_bytes(fmt, block)
+        assert quarter.cache_bytes == cal.cache_bytes // 4
+        assert timemodel.stream_miss_share(bytes_, quarter.cache_bytes, quarter.stream_miss) == (
+            pytest.approx(timemodel.miss_share(cal.stream_miss, 4 * bytes_)))
+        assert quarter.large_factor(fmt, block) > cal.large_factor(fmt, block) > 1.0
+        assert quarter.large_factor(fmt, block) == pytest.approx(
+            cal.large_factor(fmt, whole), rel=0.05)
+    assert block_calibration(cal, block.entries, block.entries) is cal
 
 
 def test_plan_params_carry_block_params(device) -> None:

@@ -15,7 +15,7 @@ one multiplier of its own on its work in the cache (the probe matrices fit in th
 say nothing of a format's own memory traffic), all fitted to the probes in the logarithm of the
 times and drawn towards 1 (:data:`PULL`); conversions are the prior's times
 one multiplier (the median ratio of the probes' measured to predicted conversions). On CPUs a
-few formats (:func:`large_probe_formats`) are also timed on two matrices of a few million
+few formats (:func:`large_probe_formats`; not on Intel's runtime) are also timed on two matrices of a few million
 entries beyond the cache (:func:`large_probe_matrices`), and each format's measured over
 predicted time there corrects its model beyond the cache (:func:`large_correction`,
 :meth:`clspmv.model.timemodel.Calibration.large_factor`): the probes in the cache had ranked the
@@ -50,7 +50,7 @@ from ..canonical import canonical_csr
 from ..device import Device
 from ..errors import ClspmvWarning
 from ..formats import FORMAT_CLASSES, SINGLE_FORMATS, Format, convert
-from ..formats.layout import Layout
+from ..formats.layout import Layout, vectorised_items
 from ..precision import Precision, resolve
 from ..probing import ProbeRun, refuse_simulator
 from ..version import __version__
@@ -116,13 +116,21 @@ def probe_matrices(simd_width: int, compute_units: int) -> dict[str, sp.csr_matr
     return small_matrices(simd_width, compute_units, PROBE_ROWS)
 
 
-def large_probe_formats(device_class: str) -> tuple[str, ...]:
-    """The formats the large probes time on a device of ``device_class``: those probed in
-    ``"quick cpu large"`` on CPUs (``csr-blocks``, ``ellr``, ``sell``, ``pjds``: the usual CSR
-    kernel, the padded layout and the two sliced ones, whose times beyond the cache part most
-    from what the probes in the cache predict); none on GPUs, whose quick choices agree with
-    the full calibration's without them (``reports/2026-11-28-cpu-2core-xeon-quick-candidate``)."""
-    return probed_formats("quick cpu large") if device_class == "cpu" else ()
+def large_probe_formats(device_type: str, simd_width: int) -> tuple[str, ...]:
+    """The formats the large probes time on a device of ``device_type`` and SIMD width
+    ``simd_width``: those probed in ``"quick cpu large"`` (``csr-blocks``, ``ellr``, ``sell``,
+    ``pjds``: the usual CSR kernel, the padded layout and the two sliced ones, whose times
+    beyond the cache part most from what the probes in the cache predict) on a CPU that runs
+    its work-items one after another (PoCL); none on a CPU that vectorises across work-items
+    (:func:`~clspmv.formats.layout.vectorised_items`: Intel's runtime, where the correction
+    measured on random columns ranked the CSR kernels behind ``ellr``, ``hyb`` and ``dia`` on
+    blocks, stacked graphs and constant rows that they run fastest: auto / fastest fell from
+    0.91-0.97 to 0.87, ``reports/2026-11-29-cpu-mkl-optimised-quick-large``), nor on GPUs,
+    whose quick choices agree with the full calibration's without them
+    (``reports/2026-11-28-cpu-2core-xeon-quick-candidate``)."""
+    if prior_class(device_type) != "cpu" or vectorised_items(simd_width):
+        return ()
+    return probed_formats("quick cpu large")
 
 
 def large_probe_matrices(simd_width: int, compute_units: int) -> dict[str, sp.csr_matrix]:
@@ -181,10 +189,11 @@ def measure_quick(device: Device, precision: Precision, progress: bool = False
     mats = probe_matrices(device.simd_width, device.compute_units)
     small = set(mats)
     names = {k: probe_formats(device_class) for k in mats}
-    if large_probe_formats(device_class):
+    large_names = large_probe_formats(device.type, device.simd_width)
+    if large_names:
         large = large_probe_matrices(device.simd_width, device.compute_units)
         mats.update(large)
-        names.update({k: large_probe_formats(device_class) for k in large})
+        names.update({k: large_names for k in large})
     mats = {k: canonical_csr(v, precision.value) for k, v in mats.items()}
     feats = {k: with_exact_diagonals(features(v, device.simd_width), v) for k, v in mats.items()}
     stream = bandwidth.copy_rate(device, STREAM_REPEATS, progress=False,

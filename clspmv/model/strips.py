@@ -84,7 +84,10 @@ def calibration_predictor(cal: Calibration, work_group_size: int = 256,
 
 def block_calibration(cal: Calibration, entries: int, total_entries: int) -> Calibration:
     """``cal`` for a block of ``entries`` of a matrix of ``total_entries`` whose products run
-    every block: its cache scaled to the block's share of the entries. The blocks of a strips
+    every block: its cache scaled to the block's share of the entries, and so the sizes of its
+    stream miss curve (which a CPU's calibration reads instead of the cache, and its quick
+    calibration's correction beyond the cache too:
+    :meth:`~clspmv.model.timemodel.Calibration.large_factor`). The blocks of a strips
     product stream one after another, so a block's data stays in the cache from one product
     to the next only as far as the whole matrix's does; predicted as a product of its own, a
     block small enough for the cache counted as cached (on the 2-core CPU a matrix of 16 M
@@ -92,7 +95,9 @@ def block_calibration(cal: Calibration, entries: int, total_entries: int) -> Cal
     measured 20 % slower: ``reports/2026-11-26-cpu-2core-zen4-strips``)."""
     if total_entries <= 0 or entries >= total_entries:
         return cal
-    return replace(cal, cache_bytes=int(cal.cache_bytes * entries / total_entries))
+    share = entries / total_entries
+    return replace(cal, cache_bytes=int(cal.cache_bytes * share),
+                   stream_miss=[[size * share, miss] for size, miss in cal.stream_miss])
 
 
 def strip_rows(rows: int, simd_width: int, work_group_size: int,
