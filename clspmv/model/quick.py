@@ -14,14 +14,14 @@ terms (:data:`GROUPS`: launches, memory traffic, work in the cache) and, for a p
 one multiplier of its own on its work in the cache (the probe matrices fit in the cache: they
 say nothing of a format's own memory traffic), all fitted to the probes in the logarithm of the
 times and drawn towards 1 (:data:`PULL`); conversions are the prior's times
-one multiplier (the median ratio of the probes' measured to predicted conversions). On CPUs a
-few formats (:func:`large_probe_formats`; not on Intel's runtime) are also timed on two matrices of a few million
+one multiplier (the median ratio of the probes' measured to predicted conversions). On PoCL's
+CPUs a few formats (:func:`large_probe_formats`) are also timed on two matrices of a few million
 entries beyond the cache (:func:`large_probe_matrices`), and each format's measured over
 predicted time there corrects its model beyond the cache (:func:`large_correction`,
 :meth:`clspmv.model.timemodel.Calibration.large_factor`): the probes in the cache had ranked the
 CSR kernels ahead of ``sell`` and ``pjds`` on large irregular matrices where these ran 1.3-1.6
-times faster (``reports/experiments/2026-11-29-quick-large``). The x
-cache's miss curves are the prior's: the probe of :func:`clspmv.model.probes.probe_x_cache`
+times faster (``reports/experiments/2026-11-29-quick-large``). The x cache's miss curves are
+the prior's: the probe of :func:`clspmv.model.probes.probe_x_cache`
 alone allocates x of 256 MiB. Nothing of the ELL order is measured: a named ELL format
 measures it on first use (:func:`clspmv.model.order_probe.ensure_ell_order`).
 
