@@ -249,7 +249,7 @@ def _fitted_with_large(stream_miss: list[list[float]], rows: int = 4096):
     probes_.large_s = {(m, f): plain.kernel_time(f, large[m]) * factor
                        for m in large for f, factor in LARGE_FACTORS.items()
                        if quick.refusal(f, large[m]) is None}
-    assert {f for _, f in probes_.large_s} == set(quick.large_probe_formats("cpu", 16))
+    assert {f for _, f in probes_.large_s} == set(quick.large_probe_formats(POCL31))
     return quick.fit_quick(probes_, {**feats, **large}, dev, prior=prior), plain, large
 
 
@@ -278,13 +278,21 @@ def test_large_probes_correct_each_formats_model_beyond_the_cache() -> None:
     assert beyond == pytest.approx(2.0 ** timemodel.LARGE_EXTRAPOLATION, rel=0.02)
 
 
-def test_large_probes_only_where_work_items_run_one_after_another() -> None:
-    """The large probes time csr-blocks, ellr, sell and pjds on a CPU that runs work-items one
-    after another (PoCL), nothing on one that vectorises across them (Intel's runtime, SIMD
-    width 1) nor on a GPU."""
-    assert set(quick.large_probe_formats("cpu", 16)) == {"csr-blocks", "ellr", "sell", "pjds"}
-    assert quick.large_probe_formats("cpu", 1) == ()
-    assert quick.large_probe_formats("gpu", 32) == ()
+POCL31 = Layout(16, 256, 2, 1 << 20, gathers_slices=True)
+"""A CPU layout where sell and pjds run their work-item per slice (PoCL from 3.1 on)."""
+
+
+def test_large_probes_only_where_the_prior_s_kernel_variants_run() -> None:
+    """The large probes time csr-blocks, ellr, sell and pjds on a CPU whose sell and pjds run
+    the work-item per slice (the prior's kernel variant), nothing where they run a work-item
+    per row (PyPI's PoCL 3.0; Intel's runtime, which vectorises across work-items) nor on a
+    GPU."""
+    assert quick.prior_of("cpu").variants["sell"] == pytest.approx({"slice_items": 1.439},
+                                                                    rel=1e-3)
+    assert set(quick.large_probe_formats(POCL31)) == {"csr-blocks", "ellr", "sell", "pjds"}
+    assert quick.large_probe_formats(dataclasses.replace(POCL31, gathers_slices=False)) == ()
+    assert quick.large_probe_formats(Layout(1, 256, 2, 1 << 20, vectorises_work_items=True)) == ()
+    assert quick.large_probe_formats(Layout(32, 256, 132, 48 << 10)) == ()
 
 
 def test_large_probes_in_the_cache_correct_nothing() -> None:
@@ -419,7 +427,7 @@ class Spy:
 
 def _large_probes(device) -> dict[str, sp.csr_matrix]:
     """The large probe matrices the quick calibration times on ``device`` (none on a GPU)."""
-    if not quick.large_probe_formats(device.type, device.simd_width):
+    if not quick.large_probe_formats(Layout.for_device(device)):
         return {}
     return quick.large_probe_matrices(device.simd_width, device.compute_units)
 
@@ -439,7 +447,7 @@ def test_first_use_measures_the_quick_calibration_only(measured_device, first_us
     kind = quick.prior_class(measured_device.type)
     per_matrix = len(quick.probe_formats(kind))
     large = _large_probes(measured_device)
-    per_large = len(quick.large_probe_formats(measured_device.type, measured_device.simd_width))
+    per_large = len(quick.large_probe_formats(Layout.for_device(measured_device)))
     # + the untimed builds; a large matrix's formats converted again in each pass
     assert spy.conversions <= (len(matrices) + 1) * per_matrix + (
         MEASURE_PASSES * len(large) * per_large)
@@ -452,7 +460,7 @@ def test_first_use_measures_the_quick_calibration_only(measured_device, first_us
     timed_large = {tuple(k.split("/")) for k in data["measurements"]["quick"]["large_s"]}
     assert {m for m, _ in timed_large} == set(large)  # none on a GPU
     assert {f for _, f in timed_large} == set(
-        quick.large_probe_formats(measured_device.type, measured_device.simd_width))
+        quick.large_probe_formats(Layout.for_device(measured_device)))
     assert bool(data["large_ratio"]) == bool(large)
     assert store.load(measured_device).large_ratio == data["large_ratio"]
     assert set(data["kernel"]) == set(SINGLE_FORMATS)

@@ -14,8 +14,9 @@ terms (:data:`GROUPS`: launches, memory traffic, work in the cache) and, for a p
 one multiplier of its own on its work in the cache (the probe matrices fit in the cache: they
 say nothing of a format's own memory traffic), all fitted to the probes in the logarithm of the
 times and drawn towards 1 (:data:`PULL`); conversions are the prior's times
-one multiplier (the median ratio of the probes' measured to predicted conversions). On PoCL's
-CPUs a few formats (:func:`large_probe_formats`) are also timed on two matrices of a few million
+one multiplier (the median ratio of the probes' measured to predicted conversions). On CPUs
+running ``sell``'s and ``pjds``'s work-item per slice (PoCL from 3.1 on) a few formats
+(:func:`large_probe_formats`) are also timed on two matrices of a few million
 entries beyond the cache (:func:`large_probe_matrices`), and each format's measured over
 predicted time there corrects its model beyond the cache (:func:`large_correction`,
 :meth:`clspmv.model.timemodel.Calibration.large_factor`): the probes in the cache had ranked the
@@ -50,7 +51,7 @@ from ..canonical import canonical_csr
 from ..device import Device
 from ..errors import ClspmvWarning
 from ..formats import FORMAT_CLASSES, SINGLE_FORMATS, Format, convert
-from ..formats.layout import Layout, vectorised_items
+from ..formats.layout import Layout
 from ..precision import Precision, resolve
 from ..probing import ProbeRun, refuse_simulator
 from ..version import __version__
@@ -116,19 +117,22 @@ def probe_matrices(simd_width: int, compute_units: int) -> dict[str, sp.csr_matr
     return small_matrices(simd_width, compute_units, PROBE_ROWS)
 
 
-def large_probe_formats(device_type: str, simd_width: int) -> tuple[str, ...]:
-    """The formats the large probes time on a device of ``device_type`` and SIMD width
-    ``simd_width``: those probed in ``"quick cpu large"`` (``csr-blocks``, ``ellr``, ``sell``,
-    ``pjds``: the usual CSR kernel, the padded layout and the two sliced ones, whose times
-    beyond the cache part most from what the probes in the cache predict) on a CPU that runs
-    its work-items one after another (PoCL); none on a CPU that vectorises across work-items
-    (:func:`~clspmv.formats.layout.vectorised_items`: Intel's runtime, where the correction
-    measured on random columns ranked the CSR kernels behind ``ellr``, ``hyb`` and ``dia`` on
-    blocks, stacked graphs and constant rows that they run fastest: auto / fastest fell from
-    0.91-0.97 to 0.87, ``reports/2026-11-29-cpu-mkl-optimised-quick-large``), nor on GPUs,
-    whose quick choices agree with the full calibration's without them
-    (``reports/2026-11-28-cpu-2core-xeon-quick-candidate``)."""
-    if prior_class(device_type) != "cpu" or vectorised_items(simd_width):
+def large_probe_formats(layout: Layout) -> tuple[str, ...]:
+    """The formats the large probes time on a device of ``layout``: those probed in ``"quick cpu
+    large"`` (``csr-blocks``, ``ellr``, ``sell``, ``pjds``: the usual CSR kernel, the padded
+    layout and the two sliced ones) where the layout runs a kernel variant whose shape the prior
+    takes from its sources' kernel divided by one speed-up
+    (:meth:`~clspmv.formats.costs.FormatCosts.kernel_variant`, :data:`.prior.KERNEL_CHANGES`:
+    ``sell``'s and ``pjds``'s work-item per slice, PoCL from 3.1 on), the prior's least sure
+    shapes; none elsewhere. Where the correction was measured without such a variant it chose
+    worse: Intel's runtime 0.91-0.97 -> 0.87, PyPI's PoCL 3.0 0.92-0.95 -> 0.87-0.92 (auto /
+    fastest; ``reports/2026-11-29-cpu-mkl-optimised-quick-large``: ``sell`` and ``pjds`` with a
+    work-item per row were taken on stacked graphs and dense rows at 0.56-0.68, ``ellr``, ``hyb``
+    and ``dia`` on blocks and constant rows); GPUs' quick choices agree with the full
+    calibration's without them (``reports/2026-11-28-cpu-2core-xeon-quick-candidate``)."""
+    variants = prior_of("cpu").variants
+    if not any(FORMAT_CLASSES[f].kernel_variant(layout) in kinds
+               for f, kinds in variants.items() if f in FORMAT_CLASSES):
         return ()
     return probed_formats("quick cpu large")
 
@@ -189,7 +193,7 @@ def measure_quick(device: Device, precision: Precision, progress: bool = False
     mats = probe_matrices(device.simd_width, device.compute_units)
     small = set(mats)
     names = {k: probe_formats(device_class) for k in mats}
-    large_names = large_probe_formats(device.type, device.simd_width)
+    large_names = large_probe_formats(Layout.for_device(device))
     if large_names:
         large = large_probe_matrices(device.simd_width, device.compute_units)
         mats.update(large)
