@@ -69,8 +69,10 @@ coefficients are fitted per format and device by non-negative least squares on r
 bandwidth, 1/gather bandwidth measured on their own) so that a handful of benchmark matrices
 determines them.
 
-A quick calibration on a CPU (:mod:`clspmv.model.quick`) multiplies that time by a correction
-of its own, measured on two probe matrices of a few million entries beyond the cache
+A quick calibration on a CPU running ``sell``'s and ``pjds``'s work-item per slice
+(:mod:`clspmv.model.quick`, :func:`~clspmv.model.quick.large_probe_formats`) multiplies that
+time by a correction of its own, measured on two probe matrices of a few million entries beyond
+the cache
 (:attr:`Calibration.large_ratio`, :meth:`Calibration.large_factor`): its coefficients come from
 other devices' shapes scaled by probes in the cache, and on the 2-core Xeon they predicted the
 large probes' products 2.8-3.9 times too fast, by format unevenly (``sell`` 2.8, ``csr-blocks``
