@@ -159,7 +159,8 @@ class QuickProbes:
     """The probe matrices still timed while the reference product ran slow."""
     seconds: float = 0.0
     large_s: dict[tuple[str, str], float] = field(default_factory=dict)
-    """Per (large probe matrix, format) the fastest kernel seconds (none on GPUs)."""
+    """Per (large probe matrix, format) the fastest kernel seconds (none where
+    :func:`large_probe_formats` names no format)."""
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready (a quick calibration's ``measurements["quick"]``:

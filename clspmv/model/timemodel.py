@@ -75,8 +75,8 @@ time by a correction of its own, measured on two probe matrices of a few million
 the cache
 (:attr:`Calibration.large_ratio`, :meth:`Calibration.large_factor`): its coefficients come from
 other devices' shapes scaled by probes in the cache, and on the 2-core Xeon they predicted the
-large probes' products 2.8-3.9 times too fast, by format unevenly (``sell`` 2.8, ``csr-blocks``
-3.8): enough to rank the CSR kernels ahead of ``sell`` and ``pjds`` on the large irregular
+large probes' products 2.8-4.3 times too fast, by format unevenly (``sell`` 2.8-3.3,
+``csr-blocks`` 3.7-4.3): enough to rank the CSR kernels ahead of ``sell`` and ``pjds`` on the large irregular
 matrices where these ran 1.3-1.6 times faster (``reports/experiments/2026-11-29-quick-large``).
 
 Conversion time (host layout plus upload) of ``f``::
@@ -238,7 +238,7 @@ class Calibration:
     large_ratio: dict[str, float] = field(default_factory=dict)
     """Per format the measured over the model's kernel time on the quick calibration's large
     probes (:func:`clspmv.model.quick.large_correction`); empty where none were timed (full
-    calibrations, GPUs)."""
+    calibrations; GPUs and the CPUs of :func:`clspmv.model.quick.large_probe_formats`' none)."""
     large_miss: float = 0.0
     """The stream's miss share (:func:`stream_miss_share`) of the large probes' products: a
     product missing that share takes the whole of :attr:`large_ratio` (:meth:`kernel_time`)."""
