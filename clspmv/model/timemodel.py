@@ -76,8 +76,9 @@ the cache
 (:attr:`Calibration.large_ratio`, :meth:`Calibration.large_factor`): its coefficients come from
 other devices' shapes scaled by probes in the cache, and on the 2-core Xeon they predicted the
 large probes' products 2.8-4.3 times too fast, by format unevenly (``sell`` 2.8-3.3,
-``csr-blocks`` 3.7-4.3): enough to rank the CSR kernels ahead of ``sell`` and ``pjds`` on the large irregular
-matrices where these ran 1.3-1.6 times faster (``reports/experiments/2026-11-29-quick-large``).
+``csr-blocks`` 3.7-4.3): enough to rank the CSR kernels ahead of ``sell`` and ``pjds`` on the
+large irregular matrices where these ran 1.3-1.6 times faster
+(``reports/experiments/2026-11-29-quick-large``).
 
 Conversion time (host layout plus upload) of ``f``::
 
