@@ -34,9 +34,12 @@ float32), constant-offset rows wrapping around 4x less (1.4x ahead of ``ellr`` i
 16-core Xeon with PoCL 5.0 (every matrix in its 300 MB cache) the layouts changed nothing and
 DIA stayed at 0.7-1.1x of the best other format, which the calibrated model sees
 (``reports/2026-11-26-cpu-2core-zen5-dia-layout``). GPUs keep a work-item per row, and so does
-Intel's CPU runtime, which vectorises across work-items: on a 2-core Xeon the row chunks took
-1.12-1.29x its kernel time with a work-item per row, and 0.52-0.62x under PoCL 3.1
-(``reports/2026-11-28-cpu-2core-xeon-layouts``).
+Intel's CPU runtime, which vectorises across work-items, below :data:`MANY_DIAGONALS`: on a
+2-core Xeon the row chunks took 1.12-1.29x its kernel time with a work-item per row on matrices
+of 5-27 diagonals, and 0.52-0.62x under PoCL 3.1
+(``reports/2026-11-28-cpu-2core-xeon-layouts``); from 64 diagonals on, each a stream of values
+its work-items read side by side, the work-item per row slowed down and the chunks won there
+too (:data:`MANY_DIAGONALS`).
 
 As a block with a column map the diagonals are those of the compact numbering (column ``c`` of
 the block, entry ``column_map[c]`` of x): the kernels handle it like every format, but a map that
@@ -73,6 +76,14 @@ the rows of one chunk of its values."""
 CHUNK_ITEMS_PER_UNIT = 16
 """Work-items of the ``row_chunks`` kernel per compute unit (as ``csr-blocks``'s blocks), each a
 run of whole chunks of rows."""
+
+MANY_DIAGONALS = 56
+"""Diagonals from which ``row_chunks`` is on by default also where the implementation vectorises
+across work-items (Intel's CPU runtime). Measured there (2-core Xeon, float64, kernel time in
+rounds, banded matrices of 6-14 M entries and a constant-offset one; the work-item per row over
+the row chunks): 16 diagonals 0.65, 32 0.85, 48 0.93, 64 1.19, 96 1.24, 119 2.75-3.2
+(``reports/experiments/2026-11-29-intel-dia-diagonals``): the chunks read one stream of values
+per chunk, the work-item per row one per diagonal."""
 
 RUN_ROWS = 32
 """Rows (columns in the transpose) that share one run of diagonals with ``diagonal_runs``: a
@@ -164,12 +175,13 @@ class Dia(Format):
                  row_chunks: bool | None = None) -> Dia:
         """``diagonal_runs``: True or False, or None for on where ``layout`` is lockstep;
         ``row_chunks``: True or False, or None for on where it is not and the implementation
-        does not vectorise across work-items (CPUs under PoCL)."""
+        does not vectorise across work-items (CPUs under PoCL), or does and the matrix has
+        :data:`MANY_DIAGONALS` or more."""
         runs = check_flag("diagonal_runs", diagonal_runs, layout.lockstep)
-        chunks = check_flag("row_chunks", row_chunks,
-                            not layout.lockstep and not layout.vectorises_work_items)
         m, n = csr.shape
         offsets = occupied_diagonals(csr)  # ascending: the kernels rely on it
+        chunks = check_flag("row_chunks", row_chunks, not layout.lockstep and (
+            not layout.vectorises_work_items or offsets.size >= MANY_DIAGONALS))
         n_pad = round_up(m, ROW_CHUNK if chunks else layout.simd_width)
         check_padding(cls.name, offsets.size * n_pad * csr.dtype.itemsize + offsets.size * 4, csr)
         # entry (r, c) on diagonal d = c - r + (m - 1) goes to rank(d) * n_pad + r, that is to
