@@ -225,7 +225,7 @@ class ClassPrior:
         the speed-up of the kernel variant it runs by default on ``layout`` where the prior has
         one (:meth:`~clspmv.formats.costs.FormatCosts.kernel_variant`)."""
         cls = FORMAT_CLASSES[fmt]
-        shape = _own_or_borrowed(self.kernels, fmt, lambda c: c.trial_family == cls.trial_family)
+        shape = own_or_borrowed(self.kernels, fmt, lambda c: c.trial_family == cls.trial_family)
         variant = cls.kernel_variant(layout) if layout is not None else None
         faster = self.variants.get(fmt, {}).get(variant, 1.0) if variant else 1.0
         return shape if faster == 1.0 else [c / faster for c in shape]
@@ -234,11 +234,11 @@ class ClassPrior:
         """The conversion coefficients of the registered format ``fmt`` (its own, else
         borrowed)."""
         kind = FORMAT_CLASSES[fmt].conversion_kind
-        return _own_or_borrowed(self.conversions, fmt, lambda cls: cls.conversion_kind == kind)
+        return own_or_borrowed(self.conversions, fmt, lambda cls: cls.conversion_kind == kind)
 
 
-def _own_or_borrowed(table: dict[str, list[float]], fmt: str,
-                     alike: Callable[[type[Format]], bool]) -> list[float]:
+def own_or_borrowed(table: dict[str, list[float]], fmt: str,
+                    alike: Callable[[type[Format]], bool]) -> list[float]:
     """``table``'s entry of ``fmt``, else per term the median of the entries of the registered
     formats ``alike`` accepts (of every entry where it accepts none)."""
     if fmt in table:

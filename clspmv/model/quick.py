@@ -59,7 +59,7 @@ from .benchmarks import large_matrices, small_matrices
 from .calibrate import Sentinel
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches, model_layout
-from .prior import ClassPrior, prior_of, scales
+from .prior import ClassPrior, own_or_borrowed, prior_of, scales
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
 from .timemodel import TERMS, Calibration, conversion_terms, stream_miss_share, streamed_bytes
 
@@ -332,8 +332,8 @@ def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
     the cache, not yet corrected) from the large probes' kernel seconds ``large_s`` (per
     (matrix, format); ``feats`` holds the matrices' features): per format of ``formats`` its
     measured over predicted seconds (the geometric mean over the large matrices), a format no
-    large probe timed taking its trial family's
-    (:attr:`~clspmv.formats.costs.FormatCosts.trial_family`: ``csr-merge`` the CSR kernels',
+    large probe timed borrowing its trial family's (:func:`.prior.own_or_borrowed`,
+    :attr:`~clspmv.formats.costs.FormatCosts.trial_family`: ``csr-merge`` the CSR kernels',
     ``dia`` and ``hyb`` the padded layout's; else the median of the timed formats'), and the
     median stream miss share of those products
     (:meth:`~clspmv.model.timemodel.Calibration.large_factor` reads both). ``({}, 0.0)``: no
@@ -350,14 +350,9 @@ def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
     miss = float(np.median(misses))
     if miss < LARGE_MIN_MISS:
         return {}, 0.0
-    timed = {f: float(np.exp(np.mean(v))) for f, v in logs.items()}
-    rest = float(np.median(list(timed.values())))
-    ratio = {}
-    for f in formats:
-        family = FORMAT_CLASSES[f].trial_family
-        kin = [np.log(r) for g, r in timed.items() if FORMAT_CLASSES[g].trial_family == family]
-        ratio[f] = timed.get(f) or (float(np.exp(np.mean(kin))) if kin else rest)
-    return ratio, miss
+    timed = {f: [float(np.exp(np.mean(v)))] for f, v in logs.items()}
+    return {f: own_or_borrowed(timed, f, lambda cls, family=FORMAT_CLASSES[f].trial_family:
+                               cls.trial_family == family)[0] for f in formats}, miss
 
 
 def quick_calibrate(device: Device, progress: bool = False, dtype: object = np.float64
