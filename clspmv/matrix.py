@@ -146,7 +146,10 @@ class DeviceMatrix(ScipyOperators):
         ``diagonal_runs`` (dia: each 32 rows loop over the diagonals crossing them, branch-free;
         by default on GPUs), ``row_chunks`` (dia: a work-item per run of rows, each diagonal a
         loop over 64 of them; by default on CPUs), ``split_rows`` (csr-adaptive: tiles of
-        ``block_entries`` entries whatever the rows; off by default), ``spread`` (sell, pjds:
+        ``block_entries`` entries whatever the rows; off by default), ``block_size`` (bsr: the
+        side of its dense square blocks, a divisor of both dimensions up to 8; by default the
+        one storing the fewest bytes), ``row_items`` (bsr: a work-item per row; by default on
+        GPUs), ``spread`` (sell, pjds:
         the sorted slices dealt over the work-groups; by default on CPUs where sorting put most
         of the work in the work-groups one thread takes first).
         A CSC matrix (``csc_matrix`` or ``csc_array``) is not converted: its arrays are stored

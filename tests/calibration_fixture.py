@@ -16,25 +16,25 @@ FIXTURE = Path(__file__).parent / "data" / "calibration-fixture.json"
 
 def fixture_data() -> dict[str, object]:
     """The stored fixture's JSON, with a coefficient of 0 for each model term added since it
-    was measured (its ``terms`` are the first of the model's)."""
+    was measured (its ``terms`` are the first of the model's), and for each format added since
+    (``bsr``) the quick default's coefficients of a CPU, the fixture's device class."""
     data = json.loads(FIXTURE.read_text())
     known = list(data["terms"])
     assert TERMS[:len(known)] == tuple(known), "the fixture's terms are not the model's first"
     for coef in data["kernel"].values():
         coef.extend([0.0] * (len(TERMS) - len(known)))
     data["terms"] = list(TERMS)
+    quick = quick_default(str(data["device"]), str(data["driver"]), clspmv.__version__, "cpu",
+                          SINGLE_FORMATS)
+    for fmt in SINGLE_FORMATS:
+        data["kernel"].setdefault(fmt, quick.kernel[fmt])  # type: ignore[union-attr]
+        data["conversion"].setdefault(fmt, quick.conversion[fmt])  # type: ignore[union-attr]
     return data
 
 
 def fixture_calibration(device: clspmv.Device) -> Calibration:
-    """The stored fixture (:func:`fixture_data`), relabelled as a calibration of ``device``; a
-    format added since the fixture was measured gets the quick default's coefficients."""
+    """The stored fixture (:func:`fixture_data`), relabelled as a calibration of ``device``."""
     data = fixture_data()
     data.update(device=device.name, driver=device.driver_version, clspmv=clspmv.__version__,
                 measurement=MEASUREMENT)
-    quick = quick_default(device.name, device.driver_version, clspmv.__version__, device.type,
-                          SINGLE_FORMATS)
-    for fmt in SINGLE_FORMATS:
-        data["kernel"].setdefault(fmt, quick.kernel[fmt])
-        data["conversion"].setdefault(fmt, quick.conversion[fmt])
     return Calibration.from_json(data, SINGLE_FORMATS)

@@ -323,6 +323,8 @@ def variants(fmt: str, quick: bool) -> list[dict[str, int]]:
         # work-item per run of rows in chunks (ROW_CHUNKS, CPUs' default), neither
         return [{}, {"diagonal_runs": True, "row_chunks": False},
                 {"diagonal_runs": False, "row_chunks": False}, {"row_chunks": True}]
+    if fmt == "bsr":  # a work-item per row (GPUs' default), per run of block rows (CPUs')
+        return [{"row_items": True}, {"row_items": False}]
     if fmt == "csr-merge":  # tiles (one step per work-item: rows split across work-items
         # and tiles), chunks (the default on a narrow SIMD width, then many small ones: the
         # long row crosses more than FIXUP_SERIAL of them)
@@ -700,8 +702,8 @@ def check_scatter(run: Run) -> None:
 # -- formats as blocks of a larger matrix ---------------------------------------------------------
 BLOCK_MATRIX = "long-row"
 """The matrix of the block products: long rows (csr-adaptive's chunks, hyb's COO part) and short."""
-BLOCK_KERNEL_FILES = ("coo.cl", "csr.cl", "csr_adaptive.cl", "csr_blocks.cl", "csr_merge.cl",
-                      "dia.cl", "ell.cl", "sell.cl", "util.cl")
+BLOCK_KERNEL_FILES = ("bsr.cl", "coo.cl", "csr.cl", "csr_adaptive.cl", "csr_blocks.cl",
+                      "csr_merge.cl", "dia.cl", "ell.cl", "sell.cl", "util.cl")
 """Files whose every kernel (but the probe, the spin and csr-adaptive's choice of lanes at the
 upload, which reads no vector) must run with a column map (``-DCOLMAP``)."""
 
@@ -709,14 +711,16 @@ upload, which reads no vector) must run with a column map (``-DCOLMAP``)."""
 def block_params(fmt: str) -> list[dict[str, int]]:
     """The variants of a format for the block products: one (hyb with both of its parts,
     staged; coo serial, so that both of coo.cl's forward kernels run), two for csr-merge (its
-    tiles and its chunks, a long row split over more than FIXUP_SERIAL) and for dia (its two
-    forward kernels)."""
+    tiles and its chunks, a long row split over more than FIXUP_SERIAL) and for dia and bsr
+    (their two forward kernels)."""
     if fmt == "csr-merge":
         return [{"staged": True, "items": 1}, {"staged": False, "shares": 40}]
     if fmt == "coo":
         return [{"staged": False}]
     if fmt == "dia":  # both forward kernels (a row per work-item, row chunks)
         return [{"row_chunks": False}, {"row_chunks": True}]
+    if fmt == "bsr":  # both forward kernels
+        return variants(fmt, quick=True)
     return [{"width": 2, "staged": True} if fmt == "hyb" else variants(fmt, quick=True)[-1]]
 
 
@@ -773,7 +777,7 @@ def block_uncovered(log: LaunchLog) -> list[str]:
 
 # -- mixed precision ------------------------------------------------------------------------------
 MIXED_FORMATS = ("csr-scalar", "csr-vector", "csr-adaptive", "csr-blocks", "ellr-t", "sell", "dia",
-                 "coo", "hyb", "csr-merge")
+                 "coo", "hyb", "csr-merge", "bsr")
 """The formats run with ``dtype="mixed"``: between them every kernel file of the formats, with
 and without the lane reduction (whose local memory is then double)."""
 MIXED_MATRICES = ("empty-rows", "long-row", "tall")

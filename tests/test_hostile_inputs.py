@@ -405,9 +405,11 @@ def _variants(device: clspmv.Device) -> dict[str, list[dict[str, object]]]:
                 {"diagonal_runs": False, "row_chunks": True}],
         "csr-merge": [{}, {"staged": True}, {"staged": True, "items": 2},
                       {"staged": False, "shares": 5}],
+        "bsr": [{}, {"block_size": 3, "row_items": True}, {"block_size": 5, "row_items": False}],
         "strips": [{}, {"blocks": [(0, 20, "csr-merge", {"staged": True}),
                                    (20, 40, "ell", {"row_major": True, "work_group_size": 64}),
-                                   (40, 60, "dia")]}],
+                                   (40, 60, "dia")]},
+                   {"blocks": [(0, 30, "bsr", {"block_size": 3}), (30, 60, "csr-scalar")]}],
     }
 
 

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 from ..precision import Precision
 from .base import Format, Layout
+from .bsr import Bsr
 from .coo import Coo
 from .costs import MissingCostHook, check_cost_hooks
 from .csr import CsrAligned, CsrScalar, CsrVector, on_shared_store
@@ -24,7 +25,7 @@ from .strips import Strips
 FORMAT_CLASSES: dict[str, type[Format]] = {
     cls.name: cls
     for cls in (Coo, CsrScalar, CsrVector, CsrAligned, CsrAdaptive, CsrBlocks, Ell, EllR, EllRT,
-                Pjds, Sell, Hyb, Dia, CsrMerge, Strips)
+                Pjds, Sell, Hyb, Dia, CsrMerge, Strips, Bsr)
 }
 """Every format by name: the registry that conversion, the model, the trial, the bench and the
 stored matrices look formats up in. Add or remove a format with :func:`register` and

@@ -226,15 +226,19 @@ class FormatCosts:
     def refusal(cls, f: Features, work_group_size: int) -> str | None:
         """Why the format refuses a matrix of features ``f`` (the message ``from_csr`` raises),
         or None: the padding bound where it :attr:`pads`."""
-        if not cls.pads:
-            return None
-        stand_in = SimpleNamespace(nnz=f.entries, shape=(f.rows, f.cols),
-                                   data=np.empty(0, np.dtype(f"f{f.itemsize}")))
-        try:
-            check_padding(cls.name, cls.padded_bytes(f), stand_in)  # type: ignore[arg-type]
-        except UnsuitableFormatError as err:
-            return str(err)
-        return None
+        return padding_refusal(cls.name, cls.padded_bytes(f), f) if cls.pads else None
+
+
+def padding_refusal(name: str, padded_bytes: int, f: Features) -> str | None:
+    """The message :func:`~clspmv.formats.conversion.check_padding` raises for format ``name``
+    storing ``padded_bytes`` for a matrix of features ``f``, or None where it accepts them."""
+    stand_in = SimpleNamespace(nnz=f.entries, shape=(f.rows, f.cols),
+                               data=np.empty(0, np.dtype(f"f{f.itemsize}")))
+    try:
+        check_padding(name, padded_bytes, stand_in)  # type: ignore[arg-type]
+    except UnsuitableFormatError as err:
+        return str(err)
+    return None
 
 
 def padded_row_count(f: Features) -> int:
@@ -268,4 +272,5 @@ def csr_bytes_read(f: Features, slots: int) -> int:
 
 
 __all__ = ["CONVERSION_KINDS", "PROBES", "FormatCosts", "MissingCostHook", "RowShape",
-           "check_cost_hooks", "csr_bytes_read", "missing", "padded_row_count", "slot_bytes"]
+           "check_cost_hooks", "csr_bytes_read", "missing", "padded_row_count", "padding_refusal",
+           "slot_bytes"]

@@ -34,6 +34,7 @@ import scipy.sparse as sp
 
 from ..formats import SINGLE_FORMATS, FormatNames, format_class
 from ..formats.base import INDEX_LIMIT
+from ..formats.bsr import block_tiling
 from ..formats.costs import RowShape
 from ..formats.hyb import ell_share
 from ..formats.layout import LOCKSTEP_SIMD, VECTOR_BYTES, lane_width, vectorised_items
@@ -118,6 +119,12 @@ class Features:
     splits: dict[str, Split] = field(default_factory=dict)
     """The COO tail of each of the :data:`SPLIT_FORMATS` that has one by default on the device
     (none when the compute units are not known)."""
+    block_size: int = 1
+    """The side of the square blocks that store the matrix in the fewest bytes (1: no dense
+    blocks), and :attr:`block_fill` the share of their slots the entries fill, estimated on a
+    sample of block rows (:func:`clspmv.formats.bsr.block_tiling`, the ``bsr`` format's own
+    choice)."""
+    block_fill: float = 1.0
 
     def slots_of(self, fmt: str) -> int:
         """Slots format ``fmt`` stores (entries plus its padding)."""
@@ -176,6 +183,7 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
     splits = {} if compute_units is None else _splits(shape, compute_units)
     line_entries = max(1, LINE_BYTES // csr.dtype.itemsize)
     gathered, scattered, near, distance = x_locality(csr, line_entries, sample)
+    tiling = block_tiling(csr)
     return Features(
         rows=m, cols=n, entries=nnz, itemsize=csr.dtype.itemsize, simd_width=c,
         empty_rows=hist.empty_rows, mean_row=nnz / m if m else 0.0,
@@ -184,7 +192,8 @@ def features(csr: sp.csr_matrix, simd_width: int, rows: slice | None = None,
         diagonal_rows=crossed, diagonals_exact=exact,
         hyb_width=shape.hyb_width,
         lane_padding=lane_padding(lengths, lane_width(c, csr.dtype.itemsize), nnz),
-        length_changes=length_changes(lengths), splits=splits,
+        length_changes=length_changes(lengths), splits=splits, block_size=tiling.size,
+        block_fill=tiling.fill,
     )
 
 

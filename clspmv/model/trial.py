@@ -1,5 +1,5 @@
 """A trial of ``format="auto"``'s likeliest formats on the device, when enough products will pay
-for it: the model narrows thirteen formats to a few (:func:`candidates`), which are converted,
+for it: the model narrows the formats to a few (:func:`candidates`), which are converted,
 uploaded and timed side by side (:func:`run`), and the fastest measured is taken (the model's
 own choice where none measured :data:`MARGIN` faster).
 
