@@ -495,6 +495,7 @@ def test_noisy_probes_are_measured_again_then_flagged(measured_device, first_use
     matrices = len(quick.probe_matrices(measured_device.simd_width,
                                         measured_device.compute_units))
     matrices += len(_large_probes(measured_device))
+    matrices += len(quick.block_probe_matrices(quick.prior_class(measured_device.type)))
 
     factors.extend([1.0] + [3.0] * 100)
     with pytest.warns(ClspmvWarning, match="measured noise: a reference product ran up to") as said:

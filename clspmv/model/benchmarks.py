@@ -177,3 +177,23 @@ def small_matrices(simd_width: int, compute_units: int, rows: int) -> dict[str, 
         "random": _from_lengths(np.full(m, 8, np.int64), m, None, rng),
         "powerlaw": _from_lengths(powerlaw // 2 + 1, m, 64, rng),
     }
+
+
+def block_probe_matrix(nodes_per_side: int, size: int) -> sp.csr_matrix:
+    """Dense ``size`` x ``size`` blocks of ones on the 7-point stencil of a cubic grid of
+    ``nodes_per_side`` nodes a side (the block matrices of finite elements with ``size``
+    unknowns per node): the quick calibration's probe of the block formats
+    (:func:`clspmv.model.quick.block_probe_matrices`)."""
+    k = nodes_per_side
+    nodes = k ** 3
+    offsets = np.array([0, -1, 1, -k, k, -k * k, k * k], np.int64)
+    node = np.arange(nodes, dtype=np.int64)
+    coords = np.stack([node % k, node // k % k, node // (k * k)], axis=1)
+    neighbours = node[:, None] + offsets[None, :]
+    inside = np.ones(neighbours.shape, bool)
+    for axis, step in ((0, 1), (1, k), (2, k * k)):  # the neighbours off the grid's faces
+        inside[:, offsets == -step] &= coords[:, axis:axis + 1] > 0
+        inside[:, offsets == step] &= coords[:, axis:axis + 1] < k - 1
+    rows = np.repeat(node, inside.sum(axis=1))
+    pattern = sp.csr_matrix((np.ones(rows.size), (rows, neighbours[inside])), shape=(nodes, nodes))
+    return sp.kron(pattern, np.ones((size, size)), format="csr")

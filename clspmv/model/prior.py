@@ -157,13 +157,15 @@ def _median_by_device(per_device: dict[str, list[np.ndarray]]) -> np.ndarray:
                      axis=0)
 
 
-ADDED_FORMATS = ("bsr",)
-"""Formats added after :data:`SOURCES` were measured, which none of them timed: the prior holds
-for each what a format it does not name would borrow (:meth:`ClassPrior.kernel_shape`; ``bsr``,
-a family of its own: per term the median over every format's shape), written out so that the
-shipped prior names every format of the library. The quick calibration scales it by the
-device's probes as any other; measured since on block matrices, ``bsr`` was chosen where it
-ran fastest (``reports/experiments/2026-11-29-bsr``)."""
+def added_formats() -> tuple[str, ...]:
+    """The formats added after :data:`SOURCES` were measured, which none of them timed
+    (:attr:`~clspmv.formats.costs.FormatCosts.borrows_prior`): the prior holds for each what a
+    format it does not name would borrow (:meth:`ClassPrior.kernel_shape`; ``bsr``, a family of
+    its own: per term the median over every format's shape), written out so that the shipped
+    prior names every format of the library. The quick calibration scales it by the device's
+    probes as any other's, and fits ``bsr``'s own multiplier to a block probe
+    (:func:`clspmv.model.quick.block_probe_matrices`)."""
+    return tuple(name for name, cls in FORMAT_CLASSES.items() if cls.borrows_prior)
 
 
 def derive(calibrations: Iterable[dict[str, object]]) -> dict[str, object]:
@@ -323,7 +325,7 @@ def prior_text(priors: dict[str, dict[str, object]], commit: str) -> str:
 
 def main(commit: str) -> None:
     """Write :data:`PRIOR_FILE` from :data:`SOURCES` at ``commit``, the conversions of
-    :data:`CONVERSION_SOURCES` at theirs, the borrowed shapes of :data:`ADDED_FORMATS`, the
+    :data:`CONVERSION_SOURCES` at theirs, the borrowed shapes of :func:`added_formats`, the
     variants' speed-ups of :data:`KERNEL_CHANGES`."""
     priors = {kind: derive(_at_commit(commit, p) for p in paths)
               for kind, paths in SOURCES.items()}
@@ -332,7 +334,7 @@ def main(commit: str) -> None:
         priors[kind]["conversion"] = derive(_at_commit(at, p) for p in paths)["conversion"]
         commits.append(at)
     for kind, prior in priors.items():
-        for fmt in ADDED_FORMATS:
+        for fmt in added_formats():
             cls = FORMAT_CLASSES[fmt]
             prior["kernel"][fmt] = own_or_borrowed(  # type: ignore[index]
                 prior["kernel"], fmt,  # type: ignore[arg-type]

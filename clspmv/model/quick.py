@@ -21,7 +21,9 @@ entries beyond the cache (:func:`large_probe_matrices`), and each format's measu
 predicted time there corrects its model beyond the cache (:func:`large_correction`,
 :meth:`clspmv.model.timemodel.Calibration.large_factor`): the probes in the cache had ranked the
 CSR kernels ahead of ``sell`` and ``pjds`` on large irregular matrices where these ran 1.3-1.6
-times faster (``reports/experiments/2026-11-29-quick-large``). The x cache's miss curves are
+times faster (``reports/experiments/2026-11-29-quick-large``). On CPUs the formats that take
+only matrices of dense blocks (``bsr``) are timed on a block probe of their own
+(:func:`block_probe_matrices`), which fits their own multiplier alone. The x cache's miss curves are
 the prior's: the probe of :func:`clspmv.model.probes.probe_x_cache`
 alone allocates x of 256 MiB. Nothing of the ELL order is measured: a named ELL format
 measures it on first use (:func:`clspmv.model.order_probe.ensure_ell_order`).
@@ -55,7 +57,7 @@ from ..formats.layout import Layout
 from ..precision import Precision, resolve
 from ..probing import ProbeRun, refuse_simulator
 from ..version import __version__
-from .benchmarks import large_matrices, small_matrices
+from .benchmarks import block_probe_matrix, large_matrices, small_matrices
 from .calibrate import Sentinel
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches, model_layout
@@ -63,10 +65,11 @@ from .prior import ClassPrior, own_or_borrowed, prior_of, scales
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
 from .timemodel import TERMS, Calibration, conversion_terms, stream_miss_share, streamed_bytes
 
-QUICK_MEASUREMENT = 4
+QUICK_MEASUREMENT = 5
 """What a quick calibration measured and the prior it scales: a stored quick calibration of
 another value is measured again (:mod:`.store`). 3: the prior's kernel variants (``sell`` and
-``pjds`` with a work-item per slice on PoCL); 4: the large probes on CPUs."""
+``pjds`` with a work-item per slice on PoCL); 4: the large probes on CPUs; 5: ``bsr`` and the
+block probe on CPUs."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
@@ -76,6 +79,10 @@ entries, 40-50 MB in CSR; products of 5-9 ms on the 2-core Xeon)."""
 LARGE_MIN_MISS = 0.25
 """The stream's miss share the large probes' products must reach for their correction to be
 kept (:func:`large_correction`): below it they ran in the cache and say nothing beyond it."""
+BLOCK_PROBE_NODES = 16
+"""Nodes a side of the block probe's grid (:func:`block_probe_matrices`)."""
+BLOCK_PROBE_SIZE = 4
+"""Unknowns per node of the block probe: its blocks' side."""
 STREAM_BYTES = 64 << 20
 """Bytes per buffer of the quick streaming probe (two buffers)."""
 STREAM_REPEATS = 3
@@ -115,6 +122,21 @@ def probe_matrices(simd_width: int, compute_units: int) -> dict[str, sp.csr_matr
     """The probes' matrices: :func:`clspmv.model.benchmarks.small_matrices` of
     :data:`PROBE_ROWS` rows."""
     return small_matrices(simd_width, compute_units, PROBE_ROWS)
+
+
+def block_probe_matrices(device_class: str) -> dict[str, sp.csr_matrix]:
+    """The block probe's matrix on CPUs where a format is probed in ``"quick cpu blocks"``
+    (``bsr``): 4x4 blocks on the 7-point stencil of a 16^3 grid
+    (:func:`clspmv.model.benchmarks.block_probe_matrix`, 0.43 M entries, in the cache); none
+    elsewhere. Each such format takes no other probe matrix (it finds no blocks in them), and
+    its own multiplier of its work in the cache is fitted to this probe alone, after the groups
+    (:func:`fit_quick`): its prior shape is borrowed (:func:`.prior.added_formats`), and on a
+    16-core Xeon under PoCL 5.0 its products in the cache ran 0.78-1.0 times the fastest other
+    format's where on the 2-core Xeon under PoCL 3.1 they ran 1.3-1.45 times faster
+    (``reports/experiments/2026-11-29-bsr``)."""
+    if device_class != "cpu" or not probed_formats("quick cpu blocks"):
+        return {}
+    return {"blocks": block_probe_matrix(BLOCK_PROBE_NODES, BLOCK_PROBE_SIZE)}
 
 
 def large_probe_formats(layout: Layout) -> tuple[str, ...]:
@@ -192,8 +214,12 @@ def measure_quick(device: Device, precision: Precision, progress: bool = False
     start = time.perf_counter()
     device_class = prior_class(device.type)
     mats = probe_matrices(device.simd_width, device.compute_units)
-    small = set(mats)
+    converted = set(mats)  # the probes whose conversions the fit reads
     names = {k: probe_formats(device_class) for k in mats}
+    blocks = block_probe_matrices(device_class)
+    mats.update(blocks)
+    names.update({k: probed_formats("quick cpu blocks") for k in blocks})
+    small = set(mats)
     large_names = large_probe_formats(Layout.for_device(device))
     if large_names:
         large = large_probe_matrices(device.simd_width, device.compute_units)
@@ -223,7 +249,7 @@ def measure_quick(device: Device, precision: Precision, progress: bool = False
                 out[name] = convert(mats[key], name, layout, precision, owned=True, **own)
                 out[name].upload(device)
                 device.queue.finish()
-                if key in small:  # the conversions of the large ones are left out of the fit
+                if key in converted:  # the large and block probes' are left out of the fit
                     conversion_s[(key, name)] = time.perf_counter() - t0
                 run.step()
             return out
@@ -264,7 +290,9 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     ``cache_bytes`` are read) from its probes: the prior (default: the shipped one of its
     class; another for a cross-validation, ``tools/quick_crossval.py``) scaled by the measured
     launch cost and streaming bandwidth, times the group multipliers and each probed format's
-    own multiplier of its work in the cache, fitted to the probes' kernel times; conversions the
+    own multiplier of its work in the cache, fitted to the probes' kernel times (a format of
+    the block probe, :func:`block_probe_matrices`, fitted alone to its own after them);
+    conversions the
     prior's times the probes' median ratio. ``layout``: the device's, whose kernel variants
     (:meth:`~clspmv.formats.costs.FormatCosts.kernel_variant`) take the prior's speed-ups
     (default: the features' layout, which runs none)."""
@@ -285,7 +313,8 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
                       measurement=QUICK_MEASUREMENT)
     base = {f: np.asarray(shapes[f]) * scales(launch, probes.stream_bw) for f in formats}
     group = _group_of_term()
-    keys = list(probes.kernel_s)
+    alone = set(probed_formats("quick cpu blocks"))
+    keys = [k for k in probes.kernel_s if k[1] not in alone]
     # per probe the predicted seconds of each group of terms, before the multipliers
     parts = np.array([np.bincount(group, base[f] * cal.terms(f, feats[m]), len(GROUPS))
                       for m, f in keys])
@@ -309,6 +338,12 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     multiplier = np.exp(log_m[:len(GROUPS)])[group]
     own = dict(zip(probed, np.exp(log_m[len(GROUPS):]), strict=True))
     in_cache = group == cached
+    for f in sorted(alone & set(formats)):  # each alone, under the groups' multipliers
+        mine = [(m, g) for m, g in probes.kernel_s if g == f]
+        if mine:
+            own[f] = _own_multiplier(
+                np.array([base[f] * multiplier * cal.terms(f, feats[m]) for m, _ in mine]),
+                in_cache, np.array([probes.kernel_s[k] for k in mine]))
     cal.kernel = {f: [float(v) for v in base[f] * multiplier
                       * np.where(in_cache, own.get(f, 1.0), 1.0)] for f in formats}
     cal.gather_bw = 1.0 / float(np.median([c[TERMS.index("xbytes")]
@@ -319,10 +354,23 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
                              for (m, f), t in probes.conversion_s.items()]))
     cal.conversion = {f: [float(v) * ratio for v in prior.conversion(f)] for f in formats}
     cal.fit = {f: float(np.median([abs(cal.kernel_time(f, feats[m]) / probes.kernel_s[(m, f)]
-                                       - 1) for m, g in keys if g == f]))
-               for f in {f for _, f in keys}}
+                                       - 1) for m, g in probes.kernel_s if g == f]))
+               for f in {f for _, f in probes.kernel_s}}
     cal.measurements = {"quick": probes.to_json()}
     return cal
+
+
+def _own_multiplier(parts: np.ndarray, in_cache: np.ndarray, measured: np.ndarray) -> float:
+    """The multiplier of the terms ``in_cache`` that fits probes of per-term predicted seconds
+    ``parts`` (a row per probe) to their ``measured`` seconds, in the logarithm of the times and
+    drawn towards 1 as the joint fit's (:data:`PULL`)."""
+    rest, cache = parts[:, ~in_cache].sum(axis=1), parts[:, in_cache].sum(axis=1)
+
+    def residuals(log_o: np.ndarray) -> np.ndarray:
+        times = np.maximum(rest + cache * np.exp(log_o[0]), 1e-30)
+        return np.concatenate([np.log(times) - np.log(measured), PULL * log_o])
+
+    return float(np.exp(least_squares(residuals, np.zeros(1)).x[0]))
 
 
 def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
