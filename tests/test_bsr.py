@@ -12,7 +12,6 @@ import clspmv
 from clspmv.bench import generators
 from clspmv.errors import UnsuitableFormatError
 from clspmv.formats.bsr import (
-    GPU_LEFT_OUT,
     MAX_BLOCK,
     Bsr,
     Tiling,
@@ -101,8 +100,7 @@ def test_sampled_fill_counts_the_blocks() -> None:
 
 def test_model_reads_the_blocks() -> None:
     """The features carry the block size and fill; bsr's bytes are the blocks' (fewer than
-    CSR's on dense blocks), and the model leaves bsr out of a matrix without blocks and on
-    GPUs."""
+    CSR's on dense blocks), and the model leaves bsr out of a matrix without blocks."""
     A = generators.block(k=4, b=4)
     f = features(A, 8)
     assert (f.block_size, f.block_fill) == (4, 1.0)
@@ -110,7 +108,6 @@ def test_model_reads_the_blocks() -> None:
     assert Bsr.matrix_bytes(f) == blocks * (16 * 8 + 4) + (A.shape[0] // 4 + 1) * 4
     assert Bsr.matrix_bytes(f) < A.nnz * 12
     assert refusal("bsr", f) is None
-    assert refusal("bsr", features(A, 32)) == GPU_LEFT_OUT  # a lockstep device's SIMD width
     g = features(generators.random(n=400, k=6), 8)
     assert g.block_size == 1
     assert refusal("bsr", g) == ("format 'bsr' finds no dense blocks in this matrix: its "

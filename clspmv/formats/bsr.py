@@ -46,7 +46,6 @@ from .checks import check_int
 from .conversion import check_flag
 from .costs import padding_refusal
 from .csr_blocks import block_count, row_blocks
-from .layout import LOCKSTEP_SIMD
 
 if TYPE_CHECKING:
     from ..model.features import Features
@@ -60,13 +59,6 @@ SAMPLE_ENTRIES = 1 << 16
 """Most block columns :func:`sampled_fill` sorts to count those the rows of a block row share
 (beyond, the block rows holding the most count each row's own: a sample holding a row of
 millions of scattered entries took seconds to count at each size)."""
-
-
-GPU_LEFT_OUT = ("the model leaves 'bsr' out on GPUs: on the H200 its products ran 0.81-1.03 "
-                "times the fastest other format's on block matrices; ask for format='bsr' to "
-                "take it")
-"""Why the time model does not choose ``bsr`` on a lockstep device (``bsr_vs_formats.py`` of
-``reports/experiments/2026-11-29-bsr``, commit 9397563)."""
 
 
 @dataclass(frozen=True)
@@ -185,16 +177,12 @@ class Bsr(Format):
     def refusal(cls, f: Features, work_group_size: int) -> str | None:
         """For the model: no block size above 1 stores fewer bytes (the format would walk CSR's
         entries one by one; ``from_csr`` still stores such a matrix, in blocks of one entry,
-        when asked for ``bsr``), or a lockstep device (GPUs: on the H200 the kernel of a
-        work-item per row ran 0.81-1.03 times the fastest other format on eight block matrices,
-        :data:`GPU_LEFT_OUT`). The default block size stores at most CSR's bytes, so the padding
-        bound that ``from_csr`` checks refuses only a ``block_size`` given by the caller
+        when asked for ``bsr``). The default block size stores at most CSR's bytes, so the
+        padding bound that ``from_csr`` checks refuses only a ``block_size`` given by the caller
         (``pads`` is False: by default ``bsr`` takes every matrix)."""
         if f.block_size < 2:
             return (f"format {cls.name!r} finds no dense blocks in this matrix: its blocks would "
                     "be single entries")
-        if f.simd_width >= LOCKSTEP_SIMD:
-            return GPU_LEFT_OUT
         return padding_refusal(cls.name, cls.matrix_bytes(f), f)
 
     @classmethod
