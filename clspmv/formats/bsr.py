@@ -4,12 +4,14 @@ column index per block instead of one per entry.
 Where the entries come in dense blocks (finite elements of several unknowns per node: 3 for
 elasticity in 3-D, 5 for compressible flow) a product reads ``b * b`` values and one index per
 block, against ``b * b`` values and as many indices in CSR: a third less of the matrix in
-float64 for 4x4 blocks, and the entries of x a block multiplies are ``b`` consecutive ones. On
-a 2-core Xeon under PoCL 3.1 (float64, device-resident vectors) the CPU kernel below took 0.55,
-0.69 and 0.70 times the time of the fastest other format (``sell``/``pjds``) on the block
-matrices of 3x3, 4x4 and 5x5 blocks of the benchmark suites
-(``reports/experiments/2026-11-29-bsr``), where MKL's optimised CSR path, which finds no
-blocks, ran 1.07-1.16 times ``sell``'s time.
+float64 for 4x4 blocks, and the entries of x a block multiplies are ``b`` consecutive ones.
+Measured on eight block matrices of blocks of 2 to 7 (``reports/experiments/2026-11-29-bsr``,
+device-resident vectors, float64): on a 2-core Xeon under PoCL 3.1 (the matrices beyond its
+cache) 1.13-1.84 times as fast as the fastest other format on six, 0.92-0.99 with blocks of 2
+and 7; on the H200 1.01-1.26 times on seven, 0.82 on 3x3 blocks of 21 M entries; on a 16-core
+Xeon under PoCL 5.0 (every matrix in its 300 MB cache) 0.77-1.07 times. Against MKL's optimised
+CSR path, which finds no blocks, the 2-core Xeon's products of 4x4 and 5x5 blocks ran 1.43-1.45
+times as fast (``reports/2026-11-29-cpu-mkl-optimised-bsr``).
 
 ``block_size`` (default: :func:`block_tiling`'s choice) is the side ``b`` of the blocks, 1 to
 :data:`MAX_BLOCK`, a divisor of both dimensions (the rows and columns are whole blocks; the
@@ -18,11 +20,14 @@ block rows (:data:`SAMPLE_BLOCK_ROWS`); a matrix without dense blocks is stored 
 one entry (CSR walked by another kernel), and the time model leaves ``bsr`` out for it
 (:meth:`Bsr.refusal`). The values inside a block are stored column by column, so that the
 kernel's inner loop adds a column of the block times one entry of x to ``b`` consecutive sums:
-row by row (the layout scipy keeps) the CPU kernel took 1.1-1.9 times as long.
+row by row (the layout scipy keeps) the CPU kernel took 1.8-1.9 times as long on the 2-core
+Xeon (``proto.py`` there).
 
-A block's padding holds zeros, which cannot be told from stored zeros: as in ``dia`` the kernels
-skip zero values (no NaN from padding times an infinite x) and explicit zeros are absent
-(:meth:`~clspmv.DeviceMatrix.to_scipy` returns none).
+A block's padding holds zeros, which cannot be told from stored zeros: as in ``dia`` explicit
+zeros are absent (:meth:`~clspmv.DeviceMatrix.to_scipy` returns none). The kernels multiply the
+zeros too, and sum a row again with zeros skipped where its sum is not finite (no NaN from
+padding times an infinite x): a test per term or per entry of x cost up to 1.56 times the
+kernel's time under PoCL 5.0.
 
 ``row_items`` (default: on where the layout is lockstep, i.e. GPUs) launches a work-item per
 row, the rows of a block row reading each column of a block side by side; otherwise (CPUs) a

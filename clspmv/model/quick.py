@@ -130,10 +130,10 @@ def block_probe_matrices(device_class: str) -> dict[str, sp.csr_matrix]:
     (:func:`clspmv.model.benchmarks.block_probe_matrix`, 0.43 M entries, in the cache); none
     elsewhere. Each such format takes no other probe matrix (it finds no blocks in them), and
     its own multiplier of its work in the cache is fitted to this probe alone, after the groups
-    (:func:`fit_quick`): its prior shape is borrowed (:func:`.prior.added_formats`), and on a
-    16-core Xeon under PoCL 5.0 its products in the cache ran 0.78-1.0 times the fastest other
-    format's where on the 2-core Xeon under PoCL 3.1 they ran 1.3-1.45 times faster
-    (``reports/experiments/2026-11-29-bsr``)."""
+    (:func:`fit_quick`): its prior shape is borrowed (:func:`.prior.added_formats`), and in the
+    cache its products ran 0.77-1.07 times the fastest other format's on a 16-core Xeon under
+    PoCL 5.0, 1.54 times on the 2-core Xeon under PoCL 3.1 (the probe's pattern there;
+    ``reports/experiments/2026-11-29-bsr``)."""
     if device_class != "cpu" or not probed_formats("quick cpu blocks"):
         return {}
     return {"blocks": block_probe_matrix(BLOCK_PROBE_NODES, BLOCK_PROBE_SIZE)}
