@@ -23,7 +23,7 @@ predicted time there corrects its model beyond the cache (:func:`large_correctio
 CSR kernels ahead of ``sell`` and ``pjds`` on large irregular matrices where these ran 1.3-1.6
 times faster (``reports/experiments/2026-11-29-quick-large``). On CPUs the formats that take
 only matrices of dense blocks (``bsr``) are timed on a block probe of their own
-(:func:`block_probe_matrices`), which fits their own multiplier alone. The x cache's miss curves are
+(:mod:`.quick_blocks`), which fits their own multiplier alone. The x cache's miss curves are
 the prior's: the probe of :func:`clspmv.model.probes.probe_x_cache`
 alone allocates x of 256 MiB. Nothing of the ELL order is measured: a named ELL format
 measures it on first use (:func:`clspmv.model.order_probe.ensure_ell_order`).
@@ -57,12 +57,13 @@ from ..formats.layout import Layout
 from ..precision import Precision, resolve
 from ..probing import ProbeRun, refuse_simulator
 from ..version import __version__
-from .benchmarks import block_probe_matrix, large_matrices, small_matrices
+from .benchmarks import large_matrices, small_matrices
 from .calibrate import Sentinel
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches, model_layout
 from .prior import ClassPrior, own_or_borrowed, prior_of, scales
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
+from .quick_blocks import block_probe_matrices, own_multiplier
 from .timemodel import TERMS, Calibration, conversion_terms, stream_miss_share, streamed_bytes
 
 QUICK_MEASUREMENT = 5
@@ -79,10 +80,6 @@ entries, 40-50 MB in CSR; products of 5-9 ms on the 2-core Xeon)."""
 LARGE_MIN_MISS = 0.25
 """The stream's miss share the large probes' products must reach for their correction to be
 kept (:func:`large_correction`): below it they ran in the cache and say nothing beyond it."""
-BLOCK_PROBE_NODES = 16
-"""Nodes a side of the block probe's grid (:func:`block_probe_matrices`)."""
-BLOCK_PROBE_SIZE = 4
-"""Unknowns per node of the block probe: its blocks' side."""
 STREAM_BYTES = 64 << 20
 """Bytes per buffer of the quick streaming probe (two buffers)."""
 STREAM_REPEATS = 3
@@ -122,21 +119,6 @@ def probe_matrices(simd_width: int, compute_units: int) -> dict[str, sp.csr_matr
     """The probes' matrices: :func:`clspmv.model.benchmarks.small_matrices` of
     :data:`PROBE_ROWS` rows."""
     return small_matrices(simd_width, compute_units, PROBE_ROWS)
-
-
-def block_probe_matrices(device_class: str) -> dict[str, sp.csr_matrix]:
-    """The block probe's matrix on CPUs where a format is probed in ``"quick cpu blocks"``
-    (``bsr``): 4x4 blocks on the 7-point stencil of a 16^3 grid
-    (:func:`clspmv.model.benchmarks.block_probe_matrix`, 0.43 M entries, in the cache); none
-    elsewhere. Each such format takes no other probe matrix (it finds no blocks in them), and
-    its own multiplier of its work in the cache is fitted to this probe alone, after the groups
-    (:func:`fit_quick`): its prior shape is borrowed (:func:`.prior.added_formats`), and in the
-    cache its products ran 0.77-1.07 times the fastest other format's on a 16-core Xeon under
-    PoCL 5.0, 1.54 times on the 2-core Xeon under PoCL 3.1 (the probe's pattern there;
-    ``reports/experiments/2026-11-29-bsr``)."""
-    if device_class != "cpu" or not probed_formats("quick cpu blocks"):
-        return {}
-    return {"blocks": block_probe_matrix(BLOCK_PROBE_NODES, BLOCK_PROBE_SIZE)}
 
 
 def large_probe_formats(layout: Layout) -> tuple[str, ...]:
@@ -291,7 +273,7 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     class; another for a cross-validation, ``tools/quick_crossval.py``) scaled by the measured
     launch cost and streaming bandwidth, times the group multipliers and each probed format's
     own multiplier of its work in the cache, fitted to the probes' kernel times (a format of
-    the block probe, :func:`block_probe_matrices`, fitted alone to its own after them);
+    the block probe, :mod:`.quick_blocks`, fitted alone to its own after them);
     conversions the
     prior's times the probes' median ratio. ``layout``: the device's, whose kernel variants
     (:meth:`~clspmv.formats.costs.FormatCosts.kernel_variant`) take the prior's speed-ups
@@ -341,9 +323,9 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     for f in sorted(alone & set(formats)):  # each alone, under the groups' multipliers
         mine = [(m, g) for m, g in probes.kernel_s if g == f]
         if mine:
-            own[f] = _own_multiplier(
+            own[f] = own_multiplier(
                 np.array([base[f] * multiplier * cal.terms(f, feats[m]) for m, _ in mine]),
-                in_cache, np.array([probes.kernel_s[k] for k in mine]))
+                in_cache, np.array([probes.kernel_s[k] for k in mine]), PULL)
     cal.kernel = {f: [float(v) for v in base[f] * multiplier
                       * np.where(in_cache, own.get(f, 1.0), 1.0)] for f in formats}
     cal.gather_bw = 1.0 / float(np.median([c[TERMS.index("xbytes")]
@@ -358,19 +340,6 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
                for f in {f for _, f in probes.kernel_s}}
     cal.measurements = {"quick": probes.to_json()}
     return cal
-
-
-def _own_multiplier(parts: np.ndarray, in_cache: np.ndarray, measured: np.ndarray) -> float:
-    """The multiplier of the terms ``in_cache`` that fits probes of per-term predicted seconds
-    ``parts`` (a row per probe) to their ``measured`` seconds, in the logarithm of the times and
-    drawn towards 1 as the joint fit's (:data:`PULL`)."""
-    rest, cache = parts[:, ~in_cache].sum(axis=1), parts[:, in_cache].sum(axis=1)
-
-    def residuals(log_o: np.ndarray) -> np.ndarray:
-        times = np.maximum(rest + cache * np.exp(log_o[0]), 1e-30)
-        return np.concatenate([np.log(times) - np.log(measured), PULL * log_o])
-
-    return float(np.exp(least_squares(residuals, np.zeros(1)).x[0]))
 
 
 def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
