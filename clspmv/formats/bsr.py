@@ -79,13 +79,17 @@ class Tiling:
         return int(round(entries / (self.fill * self.size * self.size))) if entries else 0
 
 
+def stored_bytes(blocks: int, size: int, rows: int, itemsize: int) -> int:
+    """Bytes of ``blocks`` blocks of side ``size`` over ``rows`` rows, values of ``itemsize``:
+    each block's values and column index, and the block row pointers."""
+    return blocks * (size ** 2 * itemsize + INDEX_DTYPE.itemsize) + (
+        rows // size + 1) * INDEX_DTYPE.itemsize
+
+
 def tiling_bytes(tiling: Tiling, rows: int, entries: int, itemsize: int) -> int:
-    """Bytes of a matrix of ``rows`` rows and ``entries`` entries stored in ``tiling``'s blocks
-    of values of ``itemsize``: each block's values and column index, and the block row
-    pointers."""
-    blocks = tiling.blocks(entries)
-    return blocks * (tiling.size ** 2 * itemsize + INDEX_DTYPE.itemsize) + (
-        rows // tiling.size + 1) * INDEX_DTYPE.itemsize
+    """:func:`stored_bytes` of a matrix of ``rows`` rows and ``entries`` entries in ``tiling``'s
+    blocks."""
+    return stored_bytes(tiling.blocks(entries), tiling.size, rows, itemsize)
 
 
 def block_sizes(shape: tuple[int, int]) -> tuple[int, ...]:
@@ -201,7 +205,8 @@ class Bsr(Format):
         per_row = check_flag("row_items", row_items, layout.lockstep)
         blocked = csr.tobsr(blocksize=(size, size)) if size > 1 else csr
         n_blocks = blocked.indices.size
-        check_padding(cls.name, n_blocks * (size * size * csr.dtype.itemsize + 4), csr)
+        check_padding(cls.name, stored_bytes(n_blocks, size, csr.shape[0], csr.dtype.itemsize),
+                      csr)
         # each block column by column (scipy keeps them row by row)
         values = blocked.data.reshape(n_blocks, size, size).transpose(0, 2, 1)
         arrays = {"block_ptr": blocked.indptr.astype(INDEX_DTYPE),

@@ -63,7 +63,7 @@ from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches, model_layout
 from .prior import ClassPrior, own_or_borrowed, prior_of, scales
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
-from .quick_blocks import block_probe_matrices, own_multiplier
+from .quick_blocks import block_probe_formats, block_probe_matrices, own_multiplier
 from .timemodel import TERMS, Calibration, conversion_terms, stream_miss_share, streamed_bytes
 
 QUICK_MEASUREMENT = 5
@@ -200,7 +200,7 @@ def measure_quick(device: Device, precision: Precision, progress: bool = False
     names = {k: probe_formats(device_class) for k in mats}
     blocks = block_probe_matrices(device_class)
     mats.update(blocks)
-    names.update({k: probed_formats("quick cpu blocks") for k in blocks})
+    names.update({k: block_probe_formats() for k in blocks})
     small = set(mats)
     large_names = large_probe_formats(Layout.for_device(device))
     if large_names:
@@ -295,7 +295,7 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
                       measurement=QUICK_MEASUREMENT)
     base = {f: np.asarray(shapes[f]) * scales(launch, probes.stream_bw) for f in formats}
     group = _group_of_term()
-    alone = set(probed_formats("quick cpu blocks"))
+    alone = set(block_probe_formats())
     keys = [k for k in probes.kernel_s if k[1] not in alone]
     # per probe the predicted seconds of each group of terms, before the multipliers
     parts = np.array([np.bincount(group, base[f] * cal.terms(f, feats[m]), len(GROUPS))

@@ -18,6 +18,12 @@ BLOCK_PROBE_SIZE = 4
 """Unknowns per node of the block probe: its blocks' side."""
 
 
+def block_probe_formats() -> tuple[str, ...]:
+    """The formats the block probe times, each fitted alone to it: those probed in ``"quick cpu
+    blocks"`` (:attr:`~clspmv.formats.costs.FormatCosts.probed_in`)."""
+    return probed_formats("quick cpu blocks")
+
+
 def block_probe_matrices(device_class: str) -> dict[str, sp.csr_matrix]:
     """The block probe's matrix on CPUs where a format is probed in ``"quick cpu blocks"``
     (``bsr``): 4x4 blocks on the 7-point stencil of a 16^3 grid
@@ -28,7 +34,7 @@ def block_probe_matrices(device_class: str) -> dict[str, sp.csr_matrix]:
     (:func:`clspmv.model.prior.added_formats`), and in the cache its products ran 0.77-1.07
     times the fastest other format's on a 16-core Xeon under PoCL 5.0, 1.54 times on the 2-core
     Xeon under PoCL 3.1 (the probe's pattern there; ``reports/experiments/2026-11-29-bsr``)."""
-    if device_class != "cpu" or not probed_formats("quick cpu blocks"):
+    if device_class != "cpu" or not block_probe_formats():
         return {}
     return {"blocks": block_probe_matrix(BLOCK_PROBE_NODES, BLOCK_PROBE_SIZE)}
 
@@ -48,4 +54,5 @@ def own_multiplier(parts: np.ndarray, in_cache: np.ndarray, measured: np.ndarray
     return float(np.exp(least_squares(residuals, np.zeros(1)).x[0]))
 
 
-__all__ = ["BLOCK_PROBE_NODES", "BLOCK_PROBE_SIZE", "block_probe_matrices", "own_multiplier"]
+__all__ = ["BLOCK_PROBE_NODES", "BLOCK_PROBE_SIZE", "block_probe_formats", "block_probe_matrices",
+           "own_multiplier"]
