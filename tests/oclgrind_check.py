@@ -269,6 +269,9 @@ def edge_matrices() -> dict[str, sp.csr_matrix]:
         "wide": _random(6, 200, np.full(6, 40), 4),
         "tall": _random(200, 6, rng.integers(0, 4, 200), 5),
         "dense": sp.csr_matrix(rng.uniform(-1, 1, (9, 7))),
+        # 5 diagonals over 200 rows: DIA's row chunks of rows 64-191 lie inside the matrix
+        "band": sp.diags([rng.uniform(-1, 1, 200 - abs(o)) for o in (-2, -1, 0, 1, 2)],
+                         [-2, -1, 0, 1, 2], format="csr"),
     }
 
 

@@ -128,6 +128,33 @@ def test_row_chunks_store_only_their_runs(device) -> None:
     np.testing.assert_allclose(M.rmatvec(x), A.T @ x, rtol=1e-12)
 
 
+@pytest.mark.parametrize("shape", [(640, 640), (640, 700), (700, 640)])
+def test_row_chunks_inside_the_matrix_skip_gaps(shape: tuple[int, int], dtype, device) -> None:
+    """The chunks that every diagonal crosses whole (the kernel's CHUNK_VW: sums in vectors,
+    here the chunks of rows 128-511) match scipy with alpha and beta, and drop the terms of
+    explicit zeros and of gaps in a diagonal where x is Inf or NaN (a zero value's x is zeroed,
+    not multiplied); the edge chunks (the array of sums) alongside."""
+    m, n = shape
+    rng = np.random.default_rng(5)
+    offsets = [-65, -3, 0, 1, 5, 64]
+    coo = sp.diags([rng.uniform(0.5, 1.5, min(m, n) + 65) for _ in offsets], offsets,
+                   shape=shape, format="coo")
+    on_1 = coo.col == coo.row + 1
+    coo.data[on_1 & (coo.row >= 200) & (coo.row < 260)] = 0.0  # explicit zeros
+    gap = on_1 & (coo.row == 400)  # a gap in diagonal 1
+    A = sp.csr_matrix((coo.data[~gap], (coo.row[~gap], coo.col[~gap])), shape=shape)
+    assert A.nnz == coo.nnz - 1 and (A.data == 0).sum() == 60
+    x = rng.uniform(-1, 1, n)
+    x[[230, 401]] = [np.inf, np.nan]  # met by a zero (row 229), a gap (row 400), nonzeros
+    x = x.astype(dtype)
+    M = clspmv.DeviceMatrix.from_scipy(A, format="dia", device=device, dtype=dtype,
+                                       row_chunks=True)
+    y0 = np.linspace(-1.0, 1.0, m).astype(dtype)
+    y = M.matvec(x, y0.copy(), alpha=1.5, beta=-0.5)
+    assert_matches(y, oracle_matrix("dia", A, dtype), x, dtype, 1.5, -0.5, y0)
+    assert np.isfinite(y[[229, 400]]).all() and not np.isfinite(y[[230, 401]]).any()
+
+
 def _diagonals(csr: sp.csr_matrix) -> np.ndarray:
     coo = csr.tocoo()
     return np.unique(coo.col.astype(np.int64) - coo.row)
