@@ -11,6 +11,7 @@ import scipy.sparse as sp
 import clspmv
 from clspmv.bench import generators
 from clspmv.errors import UnsuitableFormatError
+from clspmv.formats import bsr as bsr_module
 from clspmv.formats.bsr import (
     MAX_BLOCK,
     Bsr,
@@ -21,6 +22,7 @@ from clspmv.formats.bsr import (
     tiling_bytes,
 )
 from clspmv.model.features import features, refusal
+from clspmv.model.select import Selection
 
 from oracle import assert_matches, oracle_matrix
 from scenarios import SCENARIOS, Scenario
@@ -113,6 +115,22 @@ def test_model_reads_the_blocks() -> None:
     assert refusal("bsr", g) == ("format 'bsr' finds no dense blocks in this matrix: its "
                                  "blocks would be single entries")
     assert tiling_bytes(Tiling(1, 1.0), 400, 2400, 8) == 2400 * 12 + 401 * 4
+
+
+def test_auto_hands_the_features_block_size_to_the_conversion(device, monkeypatch) -> None:
+    """A selection that takes bsr passes the features' block size to the conversion
+    (Selection.params, from Bsr.chosen_params), which then does not count the blocks again;
+    another format's selection passes nothing."""
+    A = generators.block(k=4, b=4)
+    f = features(A, 8)
+
+    def chosen(fmt: str) -> Selection:
+        return Selection(format=fmt, predictions={}, why="", expected_products=None,
+                         calibration="measured", cost_ms=0.0, features=f)
+    assert chosen("bsr").params == {"block_size": 4} and chosen("csr-vector").params == {}
+    monkeypatch.setattr(bsr_module, "block_tiling", lambda csr: pytest.fail("counted again"))
+    M = clspmv.DeviceMatrix.from_scipy(A, format="bsr", device=device, **chosen("bsr").params)
+    assert M.params["block_size"] == 4
 
 
 def test_padding_bound_refuses_sparse_blocks() -> None:

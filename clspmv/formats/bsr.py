@@ -195,6 +195,12 @@ class Bsr(Format):
         return padding_refusal(cls.name, cls.matrix_bytes(f), f)
 
     @classmethod
+    def chosen_params(cls, f: Features) -> dict[str, object]:
+        """The features' block size (:func:`block_tiling`'s, which the conversion would
+        otherwise compute again: 10-40 ms on the suites' matrices of 1-30 M entries)."""
+        return {"block_size": f.block_size}
+
+    @classmethod
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, block_size: int | None = None,
                  row_items: bool | None = None) -> Bsr:
         """``block_size``: the blocks' side (a divisor of both dimensions, at most

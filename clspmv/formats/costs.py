@@ -235,6 +235,13 @@ class FormatCosts:
         or None: the padding bound where it :attr:`pads`."""
         return padding_refusal(cls.name, cls.padded_bytes(f), f) if cls.pads else None
 
+    @classmethod
+    def chosen_params(cls, f: Features) -> dict[str, object]:
+        """The parameters ``format="auto"`` passes to ``from_csr`` when it takes the format for
+        a matrix of features ``f``: what the features already measured of the matrix and the
+        conversion would otherwise measure again (none by default)."""
+        return {}
+
 
 def padding_refusal(name: str, padded_bytes: int, f: Features) -> str | None:
     """The message :func:`~clspmv.formats.conversion.check_padding` raises for format ``name``

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from tabulate import tabulate
 
 from ..device import Device
-from ..formats import Format
+from ..formats import FORMAT_CLASSES, Format
 from ..formats.strips import Strips
 from ..precision import Precision, resolve
 from . import strips_trial
@@ -67,8 +67,12 @@ class Selection:
 
     @property
     def params(self) -> dict[str, object]:
-        """The format parameters the choice needs: the plan's blocks for ``"strips"``."""
-        return self.strips.params() if self.format == Strips.name and self.strips else {}
+        """The format parameters the choice needs: the plan's blocks for ``"strips"``, else what
+        the chosen format takes from the features
+        (:meth:`~clspmv.formats.costs.FormatCosts.chosen_params`)."""
+        if self.format == Strips.name:
+            return self.strips.params() if self.strips else {}
+        return FORMAT_CLASSES[self.format].chosen_params(self.features)
 
     @property
     def refusals(self) -> dict[str, str]:
