@@ -40,8 +40,8 @@ DIA stayed at 0.7-1.1x of the best other format, which the calibrated model sees
 Intel's CPU runtime, which vectorises across work-items, below :data:`MANY_DIAGONALS`: on a
 2-core Xeon the row chunks took 1.12-1.29x its kernel time with a work-item per row on matrices
 of 5-27 diagonals, and 0.52-0.62x under PoCL 3.1
-(``reports/2026-11-28-cpu-2core-xeon-layouts``); from 64 diagonals on, each a stream of values
-its work-items read side by side, the work-item per row slowed down and the chunks won there
+(``reports/2026-11-28-cpu-2core-xeon-layouts``); with more diagonals, each a stream of values
+its work-items read side by side, the work-item per row slows down and the chunks win there
 too (:data:`MANY_DIAGONALS`).
 
 As a block with a column map the diagonals are those of the compact numbering (column ``c`` of
@@ -80,13 +80,16 @@ CHUNK_ITEMS_PER_UNIT = 16
 """Work-items of the ``row_chunks`` kernel per compute unit (as ``csr-blocks``'s blocks), each a
 run of whole chunks of rows."""
 
-MANY_DIAGONALS = 56
+MANY_DIAGONALS = 27
 """Diagonals from which ``row_chunks`` is on by default also where the implementation vectorises
 across work-items (Intel's CPU runtime). Measured there (2-core Xeon, float64, kernel time in
-rounds, banded matrices of 6-14 M entries and a constant-offset one; the work-item per row over
-the row chunks): 16 diagonals 0.65, 32 0.85, 48 0.93, 64 1.19, 96 1.24, 119 2.75-3.2
-(``reports/experiments/2026-11-29-intel-dia-diagonals``): the chunks read one stream of values
-per chunk, the work-item per row one per diagonal."""
+rounds; the work-item per row over the row chunks with their sums in registers): banded
+matrices of 16 diagonals 0.89, 32 1.12, 48 2.21, 64 1.80, 27-point stencils 1.01-1.15
+(``reports/experiments/2026-11-29-dia-chunk-vectors``, ``xeon-intel*.txt``; with the sums in an
+array, before: 16 diagonals 0.65, 32 0.85, 48 0.93, 64 1.19, so the threshold was 56,
+``reports/experiments/2026-11-29-intel-dia-diagonals``). ``dtype="mixed"`` keeps the array of
+sums (``CHUNK_VW`` in ``kernels_cl/dia.cl``), slower than a work-item per row there below about
+56 diagonals."""
 
 RUN_ROWS = 32
 """Rows (columns in the transpose) that share one run of diagonals with ``diagonal_runs``: a
