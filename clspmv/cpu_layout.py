@@ -12,9 +12,6 @@ Measured on a 2-core Xeon (AVX-512), float64, matrices of 2-3.2 M entries
 (``reports/2026-11-28-cpu-2core-xeon-layouts``): ``dia`` with a work-item per row (its kernel
 without ``row_chunks``) took 1.12-1.29x less kernel time than a work-item per run of rows walking
 each diagonal over 64 of them under Intel's runtime, and 1.7-1.9x more under Debian's PoCL 3.1.
-
-The same kind of per-implementation fact: whether clspmv waits for a product's kernels by
-polling (:func:`polls_kernels`).
 """
 
 from __future__ import annotations
@@ -53,14 +50,3 @@ def gathers_slices(device_type: str, platform_version: str) -> bool:
     vectorises work-items itself)."""
     version = pocl_version(platform_version)
     return device_type == "cpu" and version is not None and version >= SLICE_GATHERS_FROM
-
-
-def polls_kernels(device_type: str, platform_version: str) -> bool:
-    """True for PoCL's CPU devices, where clspmv waits for a product from numpy arrays by
-    looking at its last event (:func:`clspmv.host_buffers.wait_polling`) instead of blocking.
-    Measured on the 2-core Xeon VM, float64, products in a row, blocking over polling
-    (``reports/experiments/2026-11-29-pocl-polling``): Debian's PoCL 3.1
-    1.25 at 0.2 M entries, 1.09 at 1 M, 1.00-1.02 at 2-9 M; PyPI's PoCL 3.0 1.17, 1.04,
-    1.00-1.02; Intel's CPU runtime 0.91, 0.77, 0.63-0.64 (its worker threads lose the core
-    the polling thread shares with them), so other implementations block."""
-    return device_type == "cpu" and pocl_version(platform_version) is not None

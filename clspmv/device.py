@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import pyopencl as cl
 
 from . import device_probes as probes
-from .cpu_layout import gathers_slices, polls_kernels, vectorises_work_items
+from .cpu_layout import gathers_slices, vectorises_work_items
 from .device_facts import driver_error, read_facts
 from .errors import DeviceError
 from .precision import Precision
@@ -134,14 +134,6 @@ class Device:
         """True where ``sell``'s and ``pjds``'s work-item per slice beats a work-item per row
         (PoCL from 3.1 on: :func:`clspmv.cpu_layout.gathers_slices`), read once."""
         return self._once("_gathers_slices", lambda: gathers_slices(
-            self.type, self.cl_device.platform.version))
-
-    @property
-    def polls_kernels(self) -> bool:
-        """True where a product from numpy arrays is waited for by polling its last event
-        (:func:`clspmv.host_buffers.wait_polling`), not by blocking: PoCL's CPU devices
-        (:func:`clspmv.cpu_layout.polls_kernels`), read once."""
-        return self._once("_polls_kernels", lambda: polls_kernels(
             self.type, self.cl_device.platform.version))
 
     @property

@@ -4,11 +4,10 @@ On a CPU device (:attr:`clspmv.Device.host_memory`) a numpy ``x`` and ``y`` need
 into device buffers and back: a buffer made with ``CL_MEM_USE_HOST_PTR`` on the array's own memory
 is what the kernels read and write. After the kernels (:func:`sync_back`), a device that really
 uses the host pointer (:attr:`clspmv.Device.shares_host_pointer`, probed once per device: PoCL
-3.0 and 3.1 do) only waits for the product's events (PoCL's by polling: :func:`wait_polling`);
-elsewhere ``y``'s buffer is mapped for reading (blocking) and unmapped, and the OpenCL runtime
-copies the result into the array there, so the path is correct on any device. Buffers are
-made anew for each product (microseconds each): nothing is cached, so new values written into x
-between products are always seen.
+3.0 and 3.1 do) only waits for the product's events; elsewhere ``y``'s buffer is mapped for
+reading (blocking) and unmapped, and the OpenCL runtime copies the result into the array there,
+so the path is correct on any device. Buffers are made anew for each product (microseconds
+each): nothing is cached, so new values written into x between products are always seen.
 
 Which arrays are used in place (:func:`usable`): contiguous (C or Fortran order), of the matrix's
 value type, aligned to their element size (what the kernels need: they read x and y element by
@@ -23,9 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import sys
-import time
 
 import numpy as np
 import pyopencl as cl
@@ -35,9 +32,6 @@ from .device import Device
 
 IN_PLACE = "in place"
 """A numpy operand the kernels used where it lies (a buffer on its memory)."""
-POLL_S = 0.002
-"""Seconds :func:`wait_polling` looks at a product's last event before it blocks."""
-_yield_cpu = getattr(os, "sched_yield", lambda: time.sleep(0))  # no sched_yield on Windows
 COPIED = "copied"
 """A numpy operand copied to a device buffer (and, for y, back)."""
 DEVICE = "device"
@@ -180,9 +174,7 @@ def sync_back(device: Device, y_dev: cl_array.Array | HostVector, events: list[c
     a blocking map for reading (in the in-order queue it waits for every kernel of the
     product, and the runtime copies the result into the array) and the unmap."""
     if device.shares_host_pointer:
-        if events and device.polls_kernels:
-            wait_polling(device.queue, events)
-        elif events:
+        if events:
             cl.wait_for_events(events)
         else:
             device.queue.finish()
@@ -191,20 +183,3 @@ def sync_back(device: Device, y_dev: cl_array.Array | HostVector, events: list[c
     mapped, _ = cl.enqueue_map_buffer(queue, y_dev.data, cl.map_flags.READ, 0, (y_dev.nbytes,),
                                       np.uint8, is_blocking=True)
     mapped.base.release(queue).wait()
-
-
-def wait_polling(queue: cl.CommandQueue, events: list[cl.Event]) -> None:
-    """Wait for ``events`` of ``queue`` (a CPU device's product) by looking at the last one's
-    status, giving the CPU away between looks, for up to :data:`POLL_S`, then block until all
-    are done (which also raises a failed command's error). A blocking wait puts the thread to
-    sleep, and on a virtual machine waking it after the kernels costs tens of microseconds
-    (where it pays: :attr:`clspmv.Device.polls_kernels`). The looks yield the CPU, so a
-    kernel's work-item on the same core keeps it; a product longer than :data:`POLL_S` is
-    waited for blocking, so no core spins through it."""
-    queue.flush()
-    last, end = events[-1], time.perf_counter() + POLL_S
-    while last.command_execution_status > cl.command_execution_status.COMPLETE:
-        if time.perf_counter() > end:
-            break
-        _yield_cpu()
-    cl.wait_for_events(events)

@@ -249,48 +249,6 @@ def test_shares_host_pointer_probe(cpu):
     assert cpu.shares_host_pointer == bool((a == 42).all())
 
 
-def test_polls_kernels_on_pocl_only() -> None:
-    """Products are waited for by polling on PoCL's CPU devices only (Intel's runtime lost
-    0.63-0.91x of its speed to it, GPUs block)."""
-    from clspmv.cpu_layout import polls_kernels
-    assert polls_kernels("cpu", "OpenCL 3.0 PoCL 3.1+debian  Linux, None+Asserts, RELOC, ...")
-    assert polls_kernels("cpu", "OpenCL 3.0 PoCL 5.0+debian  Linux")
-    assert not polls_kernels("cpu", "OpenCL 3.0 WINDOWS")  # Intel's CPU runtime
-    assert not polls_kernels("gpu", "OpenCL 3.0 CUDA 12.8.97")
-
-
-def test_wait_polling_blocks_past_its_time_and_reports_failures(cpu, monkeypatch) -> None:
-    """wait_polling returns only once every event is complete: an event completed by another
-    thread after the polling time is waited for blocking; a failed event raises."""
-    import threading
-    import time
-    monkeypatch.setattr(host_buffers, "POLL_S", 0.001)
-    for status, fails in ((cl.command_execution_status.COMPLETE, False), (-5, True)):
-        event = cl.UserEvent(cpu.context)
-        setter = threading.Timer(0.05, event.set_status, (status,))
-        start = time.perf_counter()
-        setter.start()
-        if fails:
-            with pytest.raises(cl.RuntimeError):
-                host_buffers.wait_polling(cpu.queue, [event])
-        else:
-            host_buffers.wait_polling(cpu.queue, [event])
-            assert event.command_execution_status == cl.command_execution_status.COMPLETE
-        assert time.perf_counter() - start >= 0.04
-        setter.join()
-
-
-def test_products_right_with_and_without_polling(cpu, monkeypatch) -> None:
-    """A product from numpy arrays matches scipy whichever way sync_back waits (polled to the
-    end, or blocking at once after a polling time of 0)."""
-    A = sp.random(3000, 3000, density=0.01, format="csr", random_state=7)
-    x = np.linspace(-1.0, 1.0, 3000)
-    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-vector", device=cpu)
-    for poll_s in (host_buffers.POLL_S, 0.0):
-        monkeypatch.setattr(host_buffers, "POLL_S", poll_s)
-        assert_matches(M @ x, A, x, np.float64)
-
-
 def _uses_host_pointer(buf: cl.Buffer) -> bool:
     return bool(buf.get_info(cl.mem_info.FLAGS) & cl.mem_flags.USE_HOST_PTR)
 
