@@ -173,3 +173,9 @@ def test_the_summary_shows_the_correction_beyond_the_cache(device, tmp_path) -> 
     assert next(line for line in lines if line.startswith("sell ")).split()[-1] == "2.5"
     assert next(line for line in lines if line.startswith("dia ")).split()[-1] == "3.75"
     assert "corrects it beyond the cache" in lines[-1]
+    assert not any(line.startswith("  beyond the cache:") for line in lines)
+    split = dataclasses.replace(cal, large_shared=3.1, large_scatter=0.903)
+    lines = store.describe(split, tmp_path / "none.json").splitlines()
+    assert [line for line in lines if line.startswith("  beyond the cache:")] == [
+        "  beyond the cache: x3.1 for every format; the rest of each format's x as far as a "
+        "product gathers x as scattered as the large probes (0.90 per entry)"]

@@ -28,8 +28,8 @@ from clspmv.report import selection
 
 
 def test_the_probes_time_the_formats_they_timed_when_the_model_named_them() -> None:
-    assert quick.probe_formats("cpu") == ("csr-scalar", "csr-blocks", "ellr", "dia",
-                                          "csr-merge")
+    assert quick.probe_formats("cpu") == ("csr-scalar", "csr-blocks", "ellr", "pjds", "sell",
+                                          "dia", "csr-merge")
     assert quick.probe_formats("gpu") == ("csr-scalar", "csr-vector", "ellr")
     assert probes.reference_format() == "csr-scalar"
     assert order_probe.probe_format() == "ellr"

@@ -21,7 +21,7 @@ from clspmv.errors import ClspmvWarning
 from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS
 from clspmv.formats.layout import Layout
 from clspmv.model import prior as prior_mod
-from clspmv.model import timemodel
+from clspmv.model import quick_large, timemodel
 from clspmv.model.features import features
 from clspmv.model.probes import MEASURE_PASSES, NOISE_TOLERANCE, timed_in_passes
 from clspmv.model.timemodel import TERMS
@@ -236,21 +236,25 @@ LARGE_FACTORS = {"csr-blocks": 4.0, "ellr": 5.0, "sell": 2.0, "pjds": 3.0}
 """How many times the model's time the large probes take per format, in the tests below."""
 
 
-def _fitted_with_large(stream_miss: list[list[float]], rows: int = 4096):
+def _fitted_with_large(stream_miss: list[list[float]], rows: int = 4096,
+                       layout: Layout | None = None):
     """A quick calibration of a device as the prior predicts it in the cache, whose large probes
     (``rows`` rows each) take :data:`LARGE_FACTORS` times the model's time, fitted with a prior
-    whose stream miss curve is ``stream_miss``; the fit without the large probes, and their
-    features."""
+    whose stream miss curve is ``stream_miss`` on a device of ``layout`` (default
+    :data:`POCL31`); the fit without the large probes, and their features."""
+    layout = layout or POCL31
     prior = dataclasses.replace(prior_mod.prior_of("cpu"), stream_miss=stream_miss)
     probes_, feats, dev, _ = _probes_of(np.ones(3))
-    plain = quick.fit_quick(probes_, feats, dev, prior=prior)
+    plain = quick.fit_quick(probes_, feats, dev, prior=prior, layout=layout)
     large = {k: features(v.astype(np.float64), dev.simd_width)
-             for k, v in quick.large_matrices(dev.simd_width, dev.compute_units, rows).items()}
+             for k, v in quick_large.large_matrices(dev.simd_width, dev.compute_units,
+                                                    rows).items()}
     probes_.large_s = {(m, f): plain.kernel_time(f, large[m]) * factor
                        for m in large for f, factor in LARGE_FACTORS.items()
                        if quick.refusal(f, large[m]) is None}
-    assert {f for _, f in probes_.large_s} == set(quick.large_probe_formats(POCL31))
-    return quick.fit_quick(probes_, {**feats, **large}, dev, prior=prior), plain, large
+    assert {f for _, f in probes_.large_s} == set(quick_large.large_probe_formats(POCL31))
+    return (quick.fit_quick(probes_, {**feats, **large}, dev, prior=prior, layout=layout), plain,
+            large)
 
 
 def test_large_probes_correct_each_formats_model_beyond_the_cache() -> None:
@@ -283,17 +287,54 @@ POCL31 = Layout(16, 256, 2, 1 << 20, gathers_slices=True)
 """A CPU layout where sell and pjds run their work-item per slice (PoCL from 3.1 on)."""
 
 
-def test_large_probes_only_where_the_prior_s_kernel_variants_run() -> None:
-    """The large probes time csr-blocks, ellr, sell and pjds on a CPU whose sell and pjds run
-    the work-item per slice (the prior's kernel variant), nothing where they run a work-item
-    per row (PyPI's PoCL 3.0; Intel's runtime, which vectorises across work-items) nor on a
-    GPU."""
+def test_large_probes_on_cpus_split_by_gathers_where_no_variant_runs() -> None:
+    """The large probes time csr-blocks, ellr, sell and pjds on every CPU, none on a GPU; a
+    format's own part of the correction follows the gathers only where sell and pjds run a
+    work-item per row (PyPI's PoCL 3.0; Intel's runtime, which vectorises across work-items),
+    not where they run the prior's work-item per slice (PoCL from 3.1 on)."""
     assert quick.prior_of("cpu").variants["sell"] == pytest.approx({"slice_items": 1.439},
                                                                     rel=1e-3)
-    assert set(quick.large_probe_formats(POCL31)) == {"csr-blocks", "ellr", "sell", "pjds"}
-    assert quick.large_probe_formats(dataclasses.replace(POCL31, gathers_slices=False)) == ()
-    assert quick.large_probe_formats(Layout(1, 256, 2, 1 << 20, vectorises_work_items=True)) == ()
-    assert quick.large_probe_formats(Layout(32, 256, 132, 48 << 10)) == ()
+    pypi = dataclasses.replace(POCL31, gathers_slices=False)
+    intel = Layout(1, 256, 2, 1 << 20, vectorises_work_items=True)
+    probed = {"csr-blocks", "ellr", "sell", "pjds"}
+    for layout in (POCL31, pypi, intel):
+        assert set(quick_large.large_probe_formats(layout)) == probed
+    assert quick_large.large_probe_formats(Layout(32, 256, 132, 48 << 10)) == ()
+    assert not quick_large.gathers_part_formats(POCL31)
+    assert quick_large.gathers_part_formats(pypi) and quick_large.gathers_part_formats(intel)
+    assert not quick_large.gathers_part_formats(Layout(32, 256, 132, 48 << 10))
+
+
+def test_a_formats_own_correction_follows_the_gathers_where_no_variant_runs() -> None:
+    """On a CPU whose sell runs a work-item per row, the large probes (random columns, at the
+    stream's miss share 0.5) give every format the timed formats' shared ratio (their geometric
+    mean) and its own part over it as far as a product gathers as scattered as theirs: a product
+    like theirs takes its whole ratio, a band of the same miss share the shared ratio alone; the
+    split survives a round trip through the calibration file."""
+    curve = [[1e4, 0.0], [1e5, 0.5], [1e9, 0.5], [1e12, 1.0]]
+    cal, plain, large = _fitted_with_large(  # rows enough for x to lie beyond the gathers' window
+        curve, rows=1 << 18, layout=dataclasses.replace(POCL31, gathers_slices=False))
+    shared = float(np.exp(np.mean(np.log(list(LARGE_FACTORS.values())))))
+    assert cal.large_shared == pytest.approx(shared, rel=0.02)
+    assert cal.large_scatter == pytest.approx(
+        np.median([timemodel.scattered_share(f) for f in large.values()]))
+    assert 0.8 < cal.large_scatter <= 1.0  # random columns: nearly every gather scattered
+    for m, f in large.items():  # their own gathers: the whole ratio, as without the split
+        for name, factor in LARGE_FACTORS.items():
+            if quick.refusal(name, f) is None:
+                assert cal.kernel_time(name, f) == pytest.approx(
+                    plain.kernel_time(name, f) * factor, rel=0.05), (m, name)
+    band = features(sp.diags([np.ones(1 << 19)] * 8, range(8), format="csr"), 16)
+    assert timemodel.scattered_share(band) < 1e-3
+    power = min(timemodel.LARGE_EXTRAPOLATION, timemodel.stream_miss_share(
+        timemodel.streamed_bytes("sell", band), cal.cache_bytes, cal.stream_miss) / cal.large_miss)
+    assert power > 0.5
+    for name in LARGE_FACTORS:
+        assert cal.large_factor(name, band) == pytest.approx(shared ** power, rel=1e-3)
+    back = quick.Calibration.from_json(json.loads(json.dumps(cal.to_json())), SINGLE_FORMATS)
+    assert back.large_factor("sell", band) == cal.large_factor("sell", band)
+    assert back.large_factor("sell", large["large-random"]) == pytest.approx(
+        cal.large_factor("sell", large["large-random"]))
 
 
 def test_large_probes_in_the_cache_correct_nothing() -> None:
@@ -360,20 +401,23 @@ def _scored(dearer: str = "", cost: float = 1.0) -> dict[str, tuple[float, str, 
 
 def test_the_cross_validation_scores_the_quick_choice_by_the_full_model() -> None:
     """A device whose shapes are the prior's: the quick choice is the full one everywhere (dia
-    on the 2-D Poisson matrix, pjds on the random one). The same device with dia ten times
-    dearer: the probes time dia, and the quick calibration leaves it. With pjds ten times
-    dearer (no probe times it): the quick calibration still takes pjds on the random matrix,
-    and the tool scores that choice by the full model's times."""
-    assert "dia" in quick.probe_formats("cpu") and "pjds" not in quick.probe_formats("cpu")
+    on the 2-D Poisson matrix, pjds on the random one). The same device with dia or pjds ten
+    times dearer: the probes time them, and the quick calibration leaves them. With hyb, which
+    no probe times, at 0.3 of the prior's cost: the quick calibration still takes dia on the
+    Poisson matrix, and the tool scores that choice by the full model's times."""
+    cpu = quick.probe_formats("cpu")
+    assert "dia" in cpu and "pjds" in cpu and "hyb" not in cpu
     same = _scored()
     assert all(r == 1.0 and pick == best for r, pick, best in same.values())
     assert same["poisson"][1] == "dia" and same["random"][1] == "pjds"
     probed = _scored("dia", 10.0)
     assert probed["poisson"][1] != "dia" and probed["poisson"][0] <= 1.05
-    dear = _scored("pjds", 10.0)
-    ratio, pick, best = dear["random"]
-    assert pick == "pjds" and best != "pjds" and ratio > 1.25
-    assert CROSSVAL["summary"]([r for r, _, _ in dear.values()]) == (1, 2, ratio)
+    probed = _scored("pjds", 10.0)
+    assert probed["random"][1] != "pjds" and probed["random"][0] <= 1.05
+    cheap = _scored("hyb", 0.3)
+    ratio, pick, best = cheap["poisson"]
+    assert pick == "dia" and best == "hyb" and ratio > 1.25
+    assert CROSSVAL["summary"]([r for r, _, _ in cheap.values()]) == (1, 2, ratio)
     assert CROSSVAL["machine_of"]({"device": "pthread-skylake-avx512-AMD EPYC"}) == \
         CROSSVAL["machine_of"]({"device": "pthread-AMD EPYC"}) == "AMD EPYC"
 
@@ -428,9 +472,9 @@ class Spy:
 
 def _large_probes(device) -> dict[str, sp.csr_matrix]:
     """The large probe matrices the quick calibration times on ``device`` (none on a GPU)."""
-    if not quick.large_probe_formats(Layout.for_device(device)):
+    if not quick_large.large_probe_formats(Layout.for_device(device)):
         return {}
-    return quick.large_probe_matrices(device.simd_width, device.compute_units)
+    return quick_large.large_probe_matrices(device.simd_width, device.compute_units)
 
 
 def test_first_use_measures_the_quick_calibration_only(measured_device, first_use_cache,
@@ -448,7 +492,7 @@ def test_first_use_measures_the_quick_calibration_only(measured_device, first_us
     kind = quick.prior_class(measured_device.type)
     per_matrix = len(quick.probe_formats(kind))
     large = _large_probes(measured_device)
-    per_large = len(quick.large_probe_formats(Layout.for_device(measured_device)))
+    per_large = len(quick_large.large_probe_formats(Layout.for_device(measured_device)))
     # + the untimed builds; a large matrix's formats converted again in each pass
     assert spy.conversions <= (len(matrices) + 1) * per_matrix + (
         MEASURE_PASSES * len(large) * per_large)
@@ -461,7 +505,7 @@ def test_first_use_measures_the_quick_calibration_only(measured_device, first_us
     timed_large = {tuple(k.split("/")) for k in data["measurements"]["quick"]["large_s"]}
     assert {m for m, _ in timed_large} == set(large)  # none on a GPU
     assert {f for _, f in timed_large} == set(
-        quick.large_probe_formats(Layout.for_device(measured_device)))
+        quick_large.large_probe_formats(Layout.for_device(measured_device)))
     assert bool(data["large_ratio"]) == bool(large)
     assert store.load(measured_device).large_ratio == data["large_ratio"]
     assert set(data["kernel"]) == set(SINGLE_FORMATS)
@@ -479,7 +523,7 @@ def test_noisy_probes_are_measured_again_then_flagged(measured_device, first_use
     ClspmvWarning; slow after the first matrix only: that matrix and the next timed again, and
     nothing flagged."""
     monkeypatch.setattr(quick, "PROBE_ROWS", 2048)  # the passes matter here, not the sizes
-    monkeypatch.setattr(quick, "LARGE_ROWS", 4096)
+    monkeypatch.setattr(quick_large, "LARGE_ROWS", 4096)
     real_probe = quick.kernel_times
     timed: list[str] = []
     factors: list[float] = []

@@ -185,7 +185,8 @@ class Sell(LongRowSplit, RowKernels):
     padded = True
     even_loops = True  # rows sorted by length within sigma, each slice run to its longest
     kernel_variants = ("slice_items",)
-    probed_in = ("quick cpu large",)  # beyond the cache on CPUs it parts from the CSR kernels
+    # in the cache and beyond it on CPUs it parts from the CSR kernels, each way on some machines
+    probed_in = ("quick cpu", "quick cpu large")
 
     @classmethod
     def slots(cls, shape: RowShape) -> int:
@@ -308,7 +309,7 @@ class Pjds(Sell):
 
     name = "pjds"
     trial_family = "pjds"
-    probed_in = ("quick cpu large",)
+    probed_in = ("quick cpu", "quick cpu large")
 
     @classmethod
     def slots(cls, shape: RowShape) -> int:

@@ -15,13 +15,18 @@ one multiplier of its own on its work in the cache (the probe matrices fit in th
 say nothing of a format's own memory traffic), all fitted to the probes in the logarithm of the
 times and drawn towards 1 (:data:`PULL`); conversions are the prior's times
 one multiplier (the median ratio of the probes' measured to predicted conversions). On CPUs
-running ``sell``'s and ``pjds``'s work-item per slice (PoCL from 3.1 on) a few formats
-(:func:`large_probe_formats`) are also timed on two matrices of a few million
-entries beyond the cache (:func:`large_probe_matrices`), and each format's measured over
-predicted time there corrects its model beyond the cache (:func:`large_correction`,
+a few formats (:func:`~.quick_large.large_probe_formats`) are also timed on two matrices of a
+few million entries beyond the cache (:func:`~.quick_large.large_probe_matrices`), and each
+format's measured over predicted time there corrects its model beyond the cache
+(:func:`~.quick_large.large_correction`,
 :meth:`clspmv.model.timemodel.Calibration.large_factor`): the probes in the cache had ranked the
 CSR kernels ahead of ``sell`` and ``pjds`` on large irregular matrices where these ran 1.3-1.6
-times faster (``reports/experiments/2026-11-29-quick-large``). On CPUs the formats that take
+times faster (``reports/experiments/2026-11-29-quick-large``); where ``sell`` and ``pjds`` run
+a work-item per row a format's own part of that correction follows the product's scattered
+gathers (:func:`~.quick_large.gathers_part_formats`). ``sell`` and ``pjds`` are timed in the
+cache too: on the 16-core node (Debian's PoCL 5.0, 300 MB of L3, where the large probes run in
+the cache) the model without probes of their own there took ``sell`` on R-MAT at 0.30 of the
+fastest (``reports/experiments/2026-11-29-quick-slices``). On CPUs the formats that take
 only matrices of dense blocks (``bsr``) are timed on a block probe of their own
 (:mod:`.quick_blocks`), which fits their own multiplier alone. The x cache's miss curves are
 the prior's: the probe of :func:`clspmv.model.probes.probe_x_cache`
@@ -57,29 +62,34 @@ from ..formats.layout import Layout
 from ..precision import Precision, resolve
 from ..probing import ProbeRun, refuse_simulator
 from ..version import __version__
-from .benchmarks import large_matrices, small_matrices
+from .benchmarks import small_matrices
 from .calibrate import Sentinel
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches, model_layout
-from .prior import ClassPrior, own_or_borrowed, prior_of, scales
+from .prior import ClassPrior, prior_of, scales
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
 from .quick_blocks import block_probe_formats, block_probe_matrices, own_multiplier
-from .timemodel import TERMS, Calibration, conversion_terms, stream_miss_share, streamed_bytes
+from .quick_large import (
+    gathers_part_formats,
+    large_correction,
+    large_probe_formats,
+    large_probe_matrices,
+)
+from .timemodel import (
+    TERMS,
+    Calibration,
+    conversion_terms,
+)
 
-QUICK_MEASUREMENT = 5
+QUICK_MEASUREMENT = 6
 """What a quick calibration measured and the prior it scales: a stored quick calibration of
 another value is measured again (:mod:`.store`). 3: the prior's kernel variants (``sell`` and
 ``pjds`` with a work-item per slice on PoCL); 4: the large probes on CPUs; 5: ``bsr`` and the
-block probe on CPUs."""
+block probe on CPUs; 6: ``sell`` and ``pjds`` in the probes in the cache, the large probes on
+every CPU."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
-LARGE_ROWS = 1 << 19
-"""Rows of the large probe matrices on CPUs (:func:`large_probe_matrices`: 3.5 and 4.2 M
-entries, 40-50 MB in CSR; products of 5-9 ms on the 2-core Xeon)."""
-LARGE_MIN_MISS = 0.25
-"""The stream's miss share the large probes' products must reach for their correction to be
-kept (:func:`large_correction`): below it they ran in the cache and say nothing beyond it."""
 STREAM_BYTES = 64 << 20
 """Bytes per buffer of the quick streaming probe (two buffers)."""
 STREAM_REPEATS = 3
@@ -108,7 +118,9 @@ def probe_formats(device_class: str) -> tuple[str, ...]:
     the class's usual fastest CSR kernel (``csr-blocks``, ``csr-vector``) and the padded ELL
     layout (``ellr``), whose terms differ most; on CPUs also ``dia`` and ``csr-merge``, the
     formats most unprobed CPU choices missed against (stencils and blocks; R-MAT and random rows:
-    ``reports/2026-11-28-cpu-2core-xeon-quick-candidate``).
+    ``reports/2026-11-28-cpu-2core-xeon-quick-candidate``), and ``sell`` and ``pjds``, which part
+    from the CSR kernels in the cache one way on some CPUs and the other way on others (2.3 times
+    slower on R-MAT on the 16-core node, the fastest on the 2-core Xeon).
     (Every format probed, each fitted to its own probes drawn towards the prior, chose worse on
     the 2-core CPU: the products of small matrices in the cache, timed in a few seconds on a
     shared machine, moved formats by their noise.)"""
@@ -119,32 +131,6 @@ def probe_matrices(simd_width: int, compute_units: int) -> dict[str, sp.csr_matr
     """The probes' matrices: :func:`clspmv.model.benchmarks.small_matrices` of
     :data:`PROBE_ROWS` rows."""
     return small_matrices(simd_width, compute_units, PROBE_ROWS)
-
-
-def large_probe_formats(layout: Layout) -> tuple[str, ...]:
-    """The formats the large probes time on a device of ``layout``: those probed in ``"quick cpu
-    large"`` (``csr-blocks``, ``ellr``, ``sell``, ``pjds``: the usual CSR kernel, the padded
-    layout and the two sliced ones) where the layout runs a kernel variant whose shape the prior
-    takes from its sources' kernel divided by one speed-up
-    (:meth:`~clspmv.formats.costs.FormatCosts.kernel_variant`, :data:`.prior.KERNEL_CHANGES`:
-    ``sell``'s and ``pjds``'s work-item per slice, PoCL from 3.1 on), the prior's least sure
-    shapes; none elsewhere. Where the correction was measured without such a variant it chose
-    worse: Intel's runtime 0.91-0.97 -> 0.87, PyPI's PoCL 3.0 0.92-0.95 -> 0.87-0.92 (auto /
-    fastest; ``reports/2026-11-29-cpu-mkl-optimised-quick-large``: ``sell`` and ``pjds`` with a
-    work-item per row were taken on stacked graphs and dense rows at 0.56-0.68, ``ellr``, ``hyb``
-    and ``dia`` on blocks and constant rows); GPUs' quick choices agree with the full
-    calibration's without them (``reports/2026-11-28-cpu-2core-xeon-quick-candidate``)."""
-    variants = prior_of("cpu").variants
-    if not any(FORMAT_CLASSES[f].kernel_variant(layout) in kinds
-               for f, kinds in variants.items() if f in FORMAT_CLASSES):
-        return ()
-    return probed_formats("quick cpu large")
-
-
-def large_probe_matrices(simd_width: int, compute_units: int) -> dict[str, sp.csr_matrix]:
-    """The large probes' matrices: :func:`clspmv.model.benchmarks.large_matrices` of
-    :data:`LARGE_ROWS` rows."""
-    return large_matrices(simd_width, compute_units, LARGE_ROWS)
 
 
 @dataclass
@@ -331,7 +317,9 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     cal.gather_bw = 1.0 / float(np.median([c[TERMS.index("xbytes")]
                                            for c in cal.kernel.values()
                                            if c[TERMS.index("xbytes")] > 0]))
-    cal.large_ratio, cal.large_miss = large_correction(cal, probes.large_s, feats, formats)
+    correction = large_correction(cal, probes.large_s, feats, formats,
+                                  gathers_part_formats(layout))
+    cal.large_ratio, cal.large_miss, cal.large_shared, cal.large_scatter = correction
     ratio = float(np.median([t / np.dot(prior.conversion(f), conversion_terms(f, feats[m]))
                              for (m, f), t in probes.conversion_s.items()]))
     cal.conversion = {f: [float(v) * ratio for v in prior.conversion(f)] for f in formats}
@@ -340,36 +328,6 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
                for f in {f for _, f in probes.kernel_s}}
     cal.measurements = {"quick": probes.to_json()}
     return cal
-
-
-def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
-                     feats: dict[str, Features], formats: tuple[str, ...]
-                     ) -> tuple[dict[str, float], float]:
-    """The correction beyond the cache of the quick calibration ``cal`` (fitted to the probes in
-    the cache, not yet corrected) from the large probes' kernel seconds ``large_s`` (per
-    (matrix, format); ``feats`` holds the matrices' features): per format of ``formats`` its
-    measured over predicted seconds (the geometric mean over the large matrices), a format no
-    large probe timed borrowing its trial family's (:func:`.prior.own_or_borrowed`,
-    :attr:`~clspmv.formats.costs.FormatCosts.trial_family`: ``csr-merge`` the CSR kernels',
-    ``dia`` and ``hyb`` the padded layout's; else the median of the timed formats'), and the
-    median stream miss share of those products
-    (:meth:`~clspmv.model.timemodel.Calibration.large_factor` reads both). ``({}, 0.0)``: no
-    correction, where nothing was timed or the products missed less than
-    :data:`LARGE_MIN_MISS` (they ran in the cache)."""
-    if not large_s:
-        return {}, 0.0
-    logs: dict[str, list[float]] = {}
-    misses = []
-    for (m, f), t in large_s.items():
-        logs.setdefault(f, []).append(float(np.log(t / cal.kernel_time(f, feats[m]))))
-        misses.append(stream_miss_share(streamed_bytes(f, feats[m]), cal.cache_bytes,
-                                        cal.stream_miss))
-    miss = float(np.median(misses))
-    if miss < LARGE_MIN_MISS:
-        return {}, 0.0
-    timed = {f: [float(np.exp(np.mean(v)))] for f, v in logs.items()}
-    return {f: own_or_borrowed(timed, f, lambda cls, family=FORMAT_CLASSES[f].trial_family:
-                               cls.trial_family == family)[0] for f in formats}, miss
 
 
 def quick_calibrate(device: Device, progress: bool = False, dtype: object = np.float64

@@ -69,16 +69,17 @@ coefficients are fitted per format and device by non-negative least squares on r
 bandwidth, 1/gather bandwidth measured on their own) so that a handful of benchmark matrices
 determines them.
 
-A quick calibration on a CPU running ``sell``'s and ``pjds``'s work-item per slice
-(:mod:`clspmv.model.quick`, :func:`~clspmv.model.quick.large_probe_formats`) multiplies that
-time by a correction of its own, measured on two probe matrices of a few million entries beyond
-the cache
+A quick calibration on a CPU (:mod:`clspmv.model.quick`,
+:func:`~clspmv.model.quick_large.large_probe_formats`) multiplies that time by a correction of
+its own, measured on two probe matrices of a few million entries beyond the cache
 (:attr:`Calibration.large_ratio`, :meth:`Calibration.large_factor`): its coefficients come from
 other devices' shapes scaled by probes in the cache, and on the 2-core Xeon they predicted the
 large probes' products 2.8-4.3 times too fast, by format unevenly (``sell`` 2.8-3.3,
 ``csr-blocks`` 3.7-4.3): enough to rank the CSR kernels ahead of ``sell`` and ``pjds`` on the
 large irregular matrices where these ran 1.3-1.6 times faster
-(``reports/experiments/2026-11-29-quick-large``).
+(``reports/experiments/2026-11-29-quick-large``). Where ``sell`` and ``pjds`` run a work-item
+per row a format's own part of it follows the product's scattered gathers
+(:attr:`Calibration.large_scatter`).
 
 Conversion time (host layout plus upload) of ``f``::
 
@@ -188,6 +189,13 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0,
     ])
 
 
+def scattered_share(f: Features) -> float:
+    """The scattered gathers of x per entry of features ``f`` (:attr:`Features.x_scattered`:
+    cache lines of x that follow no stream; about 0.9 for rows of uniformly random columns, 0
+    for a band)."""
+    return float(f.x_scattered) / f.entries if f.entries else 0.0
+
+
 def conversion_terms(fmt: str, f: Features) -> np.ndarray:
     """The conversion model's terms (:data:`CONVERSION_TERMS`)."""
     return np.array([1.0, float(f.entries), float(f.slots_of(fmt))])
@@ -238,11 +246,19 @@ class Calibration:
     default)."""
     large_ratio: dict[str, float] = field(default_factory=dict)
     """Per format the measured over the model's kernel time on the quick calibration's large
-    probes (:func:`clspmv.model.quick.large_correction`); empty where none were timed (full
-    calibrations; GPUs and the CPUs of :func:`clspmv.model.quick.large_probe_formats`' none)."""
+    probes (:func:`clspmv.model.quick_large.large_correction`); empty where none were timed (full
+    calibrations; GPUs) or the large probes ran in the cache."""
     large_miss: float = 0.0
     """The stream's miss share (:func:`stream_miss_share`) of the large probes' products: a
     product missing that share takes the whole of :attr:`large_ratio` (:meth:`kernel_time`)."""
+    large_shared: float = 0.0
+    """Where a format's own part of :attr:`large_ratio` follows the gathers (:attr:`large_scatter`
+    above 0): the part every format takes, the geometric mean of the timed formats' ratios."""
+    large_scatter: float = 0.0
+    """The large probes' scattered gathers per entry (:func:`scattered_share`) where a format's
+    own part of its ratio (over :attr:`large_shared`) follows a product's gathers
+    (:func:`clspmv.model.quick_large.gathers_part_formats`: CPUs whose ``sell`` and ``pjds`` run a
+    work-item per row); 0: the whole ratio follows the stream's miss alone."""
 
     def terms(self, fmt: str, f: Features) -> np.ndarray:
         """:func:`terms` of ``fmt`` for features ``f`` on this calibration's device."""
@@ -257,12 +273,20 @@ class Calibration:
         """The quick calibration's correction of ``fmt``'s model for features ``f``: its
         :attr:`large_ratio` to the power of the product's stream miss share over
         :attr:`large_miss` (at most :data:`LARGE_EXTRAPOLATION`): 1 in the cache, the whole
-        ratio as far out of it as the large probes; 1 where no large probe was timed."""
+        ratio as far out of it as the large probes; 1 where no large probe was timed. With
+        :attr:`large_scatter`, the ratio is :attr:`large_shared` times the format's own part,
+        and that part's power is also scaled by the product's scattered gathers per entry over
+        the large probes' (at most 1): a product of a band takes the shared part alone."""
         if not self.large_ratio or self.large_miss <= 0:
             return 1.0
         ratio = self.large_ratio.get(fmt) or float(np.median(list(self.large_ratio.values())))
         miss = stream_miss_share(streamed_bytes(fmt, f), self.cache_bytes, self.stream_miss)
-        return float(ratio ** min(LARGE_EXTRAPOLATION, miss / self.large_miss))
+        power = min(LARGE_EXTRAPOLATION, miss / self.large_miss)
+        if self.large_scatter <= 0 or self.large_shared <= 0:
+            return float(ratio ** power)
+        gathers = min(1.0, scattered_share(f) / self.large_scatter)
+        return float(self.large_shared ** power
+                     * (ratio / self.large_shared) ** (power * gathers))
 
     def conversion_time(self, fmt: str, f: Features) -> float:
         """Predicted seconds to convert a canonical CSR matrix to ``fmt`` and upload it."""
