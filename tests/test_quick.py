@@ -300,9 +300,9 @@ def test_large_probes_on_cpus_split_by_gathers_where_no_variant_runs() -> None:
     for layout in (POCL31, pypi, intel):
         assert set(quick_large.large_probe_formats(layout)) == probed
     assert quick_large.large_probe_formats(Layout(32, 256, 132, 48 << 10)) == ()
-    assert not quick_large.gathers_part_formats(POCL31)
-    assert quick_large.gathers_part_formats(pypi) and quick_large.gathers_part_formats(intel)
-    assert not quick_large.gathers_part_formats(Layout(32, 256, 132, 48 << 10))
+    assert not quick_large.corrects_by_gathers(POCL31)
+    assert quick_large.corrects_by_gathers(pypi) and quick_large.corrects_by_gathers(intel)
+    assert not quick_large.corrects_by_gathers(Layout(32, 256, 132, 48 << 10))
 
 
 def test_a_formats_own_correction_follows_the_gathers_where_no_variant_runs() -> None:

@@ -23,7 +23,7 @@ format's measured over predicted time there corrects its model beyond the cache
 CSR kernels ahead of ``sell`` and ``pjds`` on large irregular matrices where these ran 1.3-1.6
 times faster (``reports/experiments/2026-11-29-quick-large``); where ``sell`` and ``pjds`` run
 a work-item per row a format's own part of that correction follows the product's scattered
-gathers (:func:`~.quick_large.gathers_part_formats`). ``sell`` and ``pjds`` are timed in the
+gathers (:func:`~.quick_large.corrects_by_gathers`). ``sell`` and ``pjds`` are timed in the
 cache too: on the 16-core node (Debian's PoCL 5.0, 300 MB of L3, where the large probes run in
 the cache) the model without probes of their own there took ``sell`` on R-MAT at 0.30 of the
 fastest (``reports/experiments/2026-11-29-quick-slices``). On CPUs the formats that take
@@ -70,7 +70,7 @@ from .prior import ClassPrior, prior_of, scales
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
 from .quick_blocks import block_probe_formats, block_probe_matrices, own_multiplier
 from .quick_large import (
-    gathers_part_formats,
+    corrects_by_gathers,
     large_correction,
     large_probe_formats,
     large_probe_matrices,
@@ -318,7 +318,7 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
                                            for c in cal.kernel.values()
                                            if c[TERMS.index("xbytes")] > 0]))
     correction = large_correction(cal, probes.large_s, feats, formats,
-                                  gathers_part_formats(layout))
+                                  corrects_by_gathers(layout))
     cal.large_ratio, cal.large_miss, cal.large_shared, cal.large_scatter = correction
     ratio = float(np.median([t / np.dot(prior.conversion(f), conversion_terms(f, feats[m]))
                              for (m, f), t in probes.conversion_s.items()]))

@@ -4,7 +4,7 @@ each format's model there (:meth:`clspmv.model.timemodel.Calibration.large_facto
 in the cache had ranked the CSR kernels ahead of ``sell`` and ``pjds`` on large irregular
 matrices where these ran 1.3-1.6 times faster (``reports/experiments/2026-11-29-quick-large``).
 Where ``sell`` and ``pjds`` run a work-item per row, a format's own part of the correction
-follows a product's scattered gathers (:func:`gathers_part_formats`)."""
+follows a product's scattered gathers (:func:`corrects_by_gathers`)."""
 
 from __future__ import annotations
 
@@ -27,18 +27,20 @@ entries, 40-50 MB in CSR; products of 5-9 ms on the 2-core Xeon)."""
 LARGE_MIN_MISS = 0.25
 """The stream's miss share the large probes' products must reach for their correction to be
 kept (:func:`large_correction`): below it they ran in the cache and say nothing beyond it."""
+
+
 def large_probe_formats(layout: Layout) -> tuple[str, ...]:
     """The formats the large probes time on a device of ``layout``: on CPUs (a layout not in
     lockstep) those probed in ``"quick cpu large"`` (``csr-blocks``, ``ellr``, ``sell``,
     ``pjds``: the usual CSR kernel, the padded layout and the two sliced ones); none on GPUs,
     whose quick choices agree with the full calibration's without them
     (``reports/2026-11-28-cpu-2core-xeon-quick-candidate``). Where ``sell`` and ``pjds`` run no
-    kernel variant of the prior (:func:`gathers_part_formats`) their correction is split by the
+    kernel variant of the prior (:func:`corrects_by_gathers`) their correction is split by the
     gathers (:func:`large_correction`)."""
     return () if layout.lockstep else probed_formats("quick cpu large")
 
 
-def gathers_part_formats(layout: Layout) -> bool:
+def corrects_by_gathers(layout: Layout) -> bool:
     """True where a format's own part of the large probes' correction follows a product's
     scattered gathers (:attr:`~clspmv.model.timemodel.Calibration.large_scatter`): on a CPU
     that runs none of the prior's kernel variants
@@ -92,7 +94,7 @@ def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
     large probe timed borrowing its trial family's (:func:`.prior.own_or_borrowed`,
     :attr:`~clspmv.formats.costs.FormatCosts.trial_family`: ``csr-merge`` the CSR kernels',
     ``dia`` and ``hyb`` the padded layout's; else the median of the timed formats'), and the
-    median stream miss share of those products. ``by_gathers`` (:func:`gathers_part_formats`):
+    median stream miss share of those products. ``by_gathers`` (:func:`corrects_by_gathers`):
     also the timed formats' shared ratio (the geometric mean of theirs) and the large probes'
     scattered gathers per entry (their median), so that a format's own part of its ratio
     follows a product's gathers

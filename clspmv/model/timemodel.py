@@ -257,7 +257,7 @@ class Calibration:
     large_scatter: float = 0.0
     """The large probes' scattered gathers per entry (:func:`scattered_share`) where a format's
     own part of its ratio (over :attr:`large_shared`) follows a product's gathers
-    (:func:`clspmv.model.quick_large.gathers_part_formats`: CPUs whose ``sell`` and ``pjds`` run a
+    (:func:`clspmv.model.quick_large.corrects_by_gathers`: CPUs whose ``sell`` and ``pjds`` run a
     work-item per row); 0: the whole ratio follows the stream's miss alone."""
 
     def terms(self, fmt: str, f: Features) -> np.ndarray:
