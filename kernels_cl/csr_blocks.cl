@@ -53,7 +53,7 @@ void csr_blocks_spmv(BLOCK_ARGS const INDEX_T n_blocks,
         ACC_T sum = 0;
 #if UNROLL > 1
         for (; k + UNROLL <= end; k += UNROLL) {
-            const IVEC_T c = VLOAD(0, col + k);
+            const IVEC_T c = LOAD_INDICES(col + k);
             const VEC_T v = LOAD_VALUES(val + k);
             const VEC_T g = GATHER(c);
             sum += DOT(v, g);

@@ -58,12 +58,12 @@ void sell_spmv_slices(SELL_ARGS __global const VALUE_T *restrict x,
     const INDEX_T first = slice * C;
     if (first >= n_rows)
         return;
-    const IVEC_T lengths = VLOAD(0, row_len + first);  /* row_len is padded to whole slices */
+    const IVEC_T lengths = LOAD_INDICES(row_len + first);  /* row_len is padded to whole slices */
     const INDEX_T end = slice_ptr[slice + 1];
     IVEC_T column = 0;
     ACC_VEC_T sums = 0;
     for (INDEX_T idx = slice_ptr[slice]; idx < end; idx += C, column += 1) {
-        const IVEC_T c = VLOAD(0, col + idx);
+        const IVEC_T c = LOAD_INDICES(col + idx);
         const ACC_VEC_T terms = WIDEN(LOAD_VALUES(val + idx)) * WIDEN(GATHER(c));
         sums += select((ACC_VEC_T)0, terms, LANE_MASK(column < lengths));
     }

@@ -2,7 +2,12 @@
  * includes this header): csr_blocks.cl's unrolled row loop (VW = UNROLL) and sell.cl's slices
  * (VW = C) load VW values and column indices at once and gather the VW x values they need.
  *   VEC_T, IVEC_T   VW values, VW indices
- *   VLOAD           vloadVW, for the indices
+ *   VLOAD           vloadVW
+ *   LOAD_INDICES(p) VW column indices from p: one unaligned vector load where the compiler is
+ *                   clang's (PoCL, Intel's CPU runtime, Oclgrind), whose vloadVW of 8 or 16
+ *                   indices PoCL 3.1 assembles from 2-4 loads and as many shuffles per step
+ *                   (1.05-1.13x on sell's slices of a random matrix, Debian's PoCL); vloadVW
+ *                   elsewhere
  *   LOAD_VALUES(p)  VW values from p: scalar loads for 8 and 16 of them, which the compiler merges
  *                   again (eight float64 values through vload8 came out wrong with PoCL 3.0, the
  *                   pocl extra with LLVM 14: tests/test_csr_blocks.py, the uneven matrix; right
@@ -19,6 +24,13 @@
 #define VEC_T CAT(VALUE_T, VW)
 #define IVEC_T CAT(INDEX_T, VW)
 #define VLOAD CAT(vload, VW)
+
+#if defined(__clang__) && !defined(NO_UNALIGNED_INDICES)
+typedef INDEX_T IVEC_UNALIGNED_T __attribute__((ext_vector_type(VW), aligned(sizeof(INDEX_T))));
+#define LOAD_INDICES(p) (*(__global const IVEC_UNALIGNED_T *)(p))
+#else
+#define LOAD_INDICES(p) VLOAD(0, p)
+#endif
 
 #if VW == 2
 #define LOAD_VALUES(p) VLOAD(0, p)
