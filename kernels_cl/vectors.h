@@ -4,10 +4,13 @@
  *   VEC_T, IVEC_T   VW values, VW indices
  *   VLOAD           vloadVW
  *   LOAD_INDICES(p) VW column indices from p: one unaligned vector load where the compiler is
- *                   clang's (PoCL, Intel's CPU runtime, Oclgrind), whose vloadVW of 8 or 16
- *                   indices PoCL 3.1 assembles from 2-4 loads and as many shuffles per step
- *                   (1.05-1.13x on sell's slices of a random matrix, Debian's PoCL); vloadVW
- *                   elsewhere
+ *                   clang before 16 (Debian's PoCL 3.1 on LLVM 15, PyPI's PoCL 3.0, Oclgrind),
+ *                   whose vloadVW of 16 indices came out as eight loads and six shuffles per
+ *                   step of sell's slices: 1.03x in geometric mean over 12 irregular matrices
+ *                   on the 2-core Xeon, 0.86-1.13x each (reports/experiments/
+ *                   2026-11-29-unaligned-indices). vloadVW elsewhere: LLVM 16 (PoCL 5.0) loads
+ *                   the indices one by one for its scalar loads of x either way, and measured
+ *                   0.93-0.96x with the vector load
  *   LOAD_VALUES(p)  VW values from p: scalar loads for 8 and 16 of them, which the compiler merges
  *                   again (eight float64 values through vload8 came out wrong with PoCL 3.0, the
  *                   pocl extra with LLVM 14: tests/test_csr_blocks.py, the uneven matrix; right
@@ -25,7 +28,7 @@
 #define IVEC_T CAT(INDEX_T, VW)
 #define VLOAD CAT(vload, VW)
 
-#if defined(__clang__) && !defined(NO_UNALIGNED_INDICES)
+#if defined(__clang__) && __clang_major__ < 16 && !defined(NO_UNALIGNED_INDICES)
 typedef INDEX_T IVEC_UNALIGNED_T __attribute__((ext_vector_type(VW), aligned(sizeof(INDEX_T))));
 #define LOAD_INDICES(p) (*(__global const IVEC_UNALIGNED_T *)(p))
 #else
