@@ -500,6 +500,23 @@ def test_generator_values_it_refuses(device: clspmv.Device, tmp_path: Path,
         f"clspmv: error: no record was made, so no report was written; not run: {reason}"]
 
 
+def test_unreadable_matrix_leaves_no_empty_progress_bar(device: clspmv.Device, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """With the progress bar on, a run whose only matrix cannot be read ends with the two error
+    lines, not an empty bar drawn after them (tqdm redraws a bar of no steps as "0run")."""
+    bad = tmp_path / "short.mtx"
+    bad.write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n")
+    assert main(["bench", str(bad), *SMALL[:-1], "--device", spec(device), "--out",
+                 str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "0run" not in err and "0/0" not in err
+    reason = (f"short ({bad}: line 3: too few entries: the file ends here with 1 entries, "
+              "but the size line declares 2)")
+    assert err.endswith(f"clspmv: not run: {reason}\n"
+                        f"clspmv: error: no record was made, so no report was written; "
+                        f"not run: {reason}\n")
+
+
 @pytest.mark.parametrize("inside", [False, True], ids=["a-file", "below-a-file"])
 def test_out_that_cannot_be_a_folder(inside: bool, device: clspmv.Device, tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,9 +30,14 @@ class Progress:
             self.bar.update()
 
     def drop(self, steps: int) -> None:
-        """``steps`` that will not run after all."""
+        """``steps`` that will not run after all. A bar left with no step done and none to do
+        (every matrix unreadable) is taken off the screen, so that the errors are not followed
+        by an empty bar."""
         if self.bar is not None:
             self.bar.total -= steps
+            if self.bar.total <= 0 and self.bar.n == 0:
+                self.bar.clear()
+                self.bar.disable = True  # tqdm then neither redraws it nor prints it on close
 
     def write(self, text: str, file: Any = None) -> None:
         """A line above the bar."""
