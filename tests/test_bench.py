@@ -489,15 +489,19 @@ def test_interrupted_forced_run_leaves_only_its_own_files(
     assert meta["interrupted"] is (where == "measuring") and len(records) == measured
 
 
+def only_matrix_not_run(reason: str) -> list[str]:
+    """The last two lines of a run whose only matrix could not be run for ``reason``."""
+    return [f"clspmv: not run: {reason}",
+            f"clspmv: error: no record was made, so no report was written; not run: {reason}"]
+
+
 def test_generator_values_it_refuses(device: clspmv.Device, tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     bad = "gen:random:n=0,k=1"
     assert main(["bench", bad, *SMALL, "--device", spec(device), "--out",
                  str(tmp_path / "run")]) == 2
     reason = f"{bad} ({bad}: n must be >= 1, got 0; choose other values (gen:NAME:key=val,...))"
-    assert capsys.readouterr().err.splitlines()[-2:] == [
-        f"clspmv: not run: {reason}",
-        f"clspmv: error: no record was made, so no report was written; not run: {reason}"]
+    assert capsys.readouterr().err.splitlines()[-2:] == only_matrix_not_run(reason)
 
 
 def test_unreadable_matrix_leaves_no_empty_progress_bar(device: clspmv.Device, tmp_path: Path,
@@ -512,9 +516,7 @@ def test_unreadable_matrix_leaves_no_empty_progress_bar(device: clspmv.Device, t
     assert "0run" not in err and "0/0" not in err
     reason = (f"short ({bad}: line 3: too few entries: the file ends here with 1 entries, "
               "but the size line declares 2)")
-    assert err.endswith(f"clspmv: not run: {reason}\n"
-                        f"clspmv: error: no record was made, so no report was written; "
-                        f"not run: {reason}\n")
+    assert err.endswith("\n".join(only_matrix_not_run(reason)) + "\n")
 
 
 @pytest.mark.parametrize("inside", [False, True], ids=["a-file", "below-a-file"])
