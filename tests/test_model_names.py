@@ -75,13 +75,14 @@ def test_a_format_without_a_prior_borrows_from_its_family(toy) -> None:
     assert cpu.conversion(TOY) == list(np.median([cpu.conversions[f] for f in copies], axis=0))
     assert cpu.kernel_shape("ellr") is cpu.kernels["ellr"]  # its own
 
-    dev = SimpleNamespace(name="Fake", driver_version="1", type="cpu", cache_bytes=1 << 25)
+    dev = SimpleNamespace(name="Fake", driver_version="1", type="cpu", cache_bytes=1 << 25,
+                          compute_units=2)
     mats = quick.probe_matrices(16, 2)
     feats = {k: features(v.astype(np.float64), 16) for k, v in mats.items()}
     launch, stream = 1e-6, 2e10
     truth = Calibration("Fake", "1", "0", "quick", dev.cache_bytes, launch, stream, stream,
                         x_miss=cpu.x_miss, stream_miss=cpu.stream_miss)
-    truth.kernel = {f: list(np.asarray(cpu.kernel_shape(f)) * prior.scales(launch, stream))
+    truth.kernel = {f: list(np.asarray(cpu.kernel_shape(f)) * prior.scales(launch, stream, 2))
                     for f in quick.probe_formats("cpu")}
     truth.conversion = {f: cpu.conversion(f) for f in quick.probe_formats("cpu")}
     pairs = [(m, f) for m in feats for f in quick.probe_formats("cpu")]

@@ -56,27 +56,51 @@ def test_the_prior_covers_every_format_and_term() -> None:
     assert prior_mod.prior_of("cpu").stream_miss and not prior_mod.prior_of("gpu").stream_miss
 
 
-def _calibration(device: str, launch: float, stream: float, coef: list[float]) -> dict:
+def _calibration(device: str, launch: float, stream: float, coef: list[float],
+                 units: int = 1) -> dict:
     return {"device": device, "driver": "1", "launch_s": launch, "stream_bw": stream,
+            "measurements": {"facts": {"compute_units": units}},
             "terms": list(TERMS), "conversion_terms": ["fixed", "entries", "slots"],
             "kernel": {"ell": coef}, "conversion": {"ell": [1.0, 2.0, 3.0]},
             "x_miss": [[1.0, 0.0], [2.0, 1.0]], "stream_miss": []}
 
 
 def test_derive_takes_shapes_per_device_then_across_devices() -> None:
-    """Coefficients over the device's scales; a device with several calibrations counts once
-    (its median), then the median over devices."""
-    n = len(TERMS)
+    """Coefficients over the device's scales (``longest`` over one compute unit's share of the
+    streaming bandwidth); a device with several calibrations counts once (its median), then the
+    median over devices."""
+    n, longest = len(TERMS), TERMS.index("longest")
     a1 = _calibration("A", 2e-6, 1e10, [4e-6] + [3e-10] * (n - 1))  # shape [2, 3, 3, ...]
     a2 = _calibration("A", 2e-6, 1e10, [8e-6] + [5e-10] * (n - 1))  # shape [4, 5, 5, ...]
-    b = _calibration("B", 1e-6, 1e11, [1e-6] + [1e-11] * (n - 1))  # shape [1, 1, 1, ...]
+    b = _calibration("B", 1e-6, 1e11, [1e-6] + [1e-11] * (n - 1), units=4)  # [1, 1, .. 1/4 ..]
     got = prior_mod.derive([a1, a2, b])
     # A's median shape [3, 4, 4, ...], B's [1, 1, ...]: their median (of two) the mean
-    assert got["kernel"]["ell"] == pytest.approx([2.0] + [2.5] * (n - 1))
+    want = [2.0] + [2.5] * (n - 1)
+    want[longest] = (4 + 0.25) / 2
+    assert got["kernel"]["ell"] == pytest.approx(want)
     assert got["conversion"]["ell"] == pytest.approx([1.0, 2.0, 3.0])
     assert got["x_miss"] == [[1.0, 0.0], [2.0, 1.0]] and got["stream_miss"] == []
     with pytest.raises(ValueError, match="of another model form"):
         prior_mod.derive([{**b, "terms": ["launch"]}])
+
+
+def test_one_work_items_critical_path_is_priced_per_compute_unit() -> None:
+    """``longest`` (one work-item's rows, walked by one compute unit) scales with the units over
+    the streaming bandwidth, the other terms with the bandwidth alone: the same probes fitted for
+    a CPU of 16 units give its formats 8 times the ``longest`` of one of 2, relative to their
+    other work in the cache (one multiplier for both)."""
+    longest, cached = TERMS.index("longest"), TERMS.index("cached bytes")
+    scale = prior_mod.scales(1e-6, 1e10, 16)
+    assert scale[longest] == pytest.approx(16e-10) and scale[cached] == pytest.approx(1e-10)
+    assert scale[TERMS.index("launch")] == 1e-6
+    probes_, feats, dev, _ = _probes_of(np.ones(3))
+    two = quick.fit_quick(probes_, feats, dev)
+    sixteen = quick.fit_quick(probes_, feats, SimpleNamespace(**{**vars(dev), "compute_units": 16}))
+    for f in ("sell", "pjds", "ellr", "dia"):
+        assert two.kernel[f][longest] > 0, f
+        per_unit = sixteen.kernel[f][longest] / two.kernel[f][longest]
+        assert per_unit / (sixteen.kernel[f][cached] / two.kernel[f][cached]) == pytest.approx(
+            8.0), f
 
 
 def _timed(device: str, times: dict[str, float]) -> dict:
@@ -134,7 +158,7 @@ def test_shipped_prior_is_made_from_its_sources(tmp_path: Path, monkeypatch) -> 
 # -- the fit ------------------------------------------------------------------------------------
 def _fake_device(kind: str = "cpu") -> SimpleNamespace:
     return SimpleNamespace(name="Fake", driver_version="1", type=kind, cache_bytes=1 << 25,
-                           simd_width=16, compute_units=2)
+                           simd_width=16, compute_units=132 if kind == "gpu" else 2)
 
 
 SCALES = {"cpu": (1.2e-7, 4e10), "gpu": (3.8e-6, 4e12)}
@@ -155,7 +179,7 @@ def _probes_of(true_multipliers: np.ndarray, kind: str = "cpu",
     truth = quick.Calibration("Fake", "1", "0", "quick", dev.cache_bytes, launch, stream, stream,
                               x_miss=prior.x_miss, stream_miss=prior.stream_miss)
     group = quick._group_of_term()
-    scale = prior_mod.scales(launch, stream) * true_multipliers[group]
+    scale = prior_mod.scales(launch, stream, dev.compute_units) * true_multipliers[group]
     in_cache = group == list(quick.GROUPS).index("cache")
     truth.kernel = {f: list(np.asarray(prior.kernel_shape(f)) * scale
                             * np.where(in_cache, (own or {}).get(f, 1.0), 1.0))
@@ -381,7 +405,7 @@ def _scored(dearer: str = "", cost: float = 1.0) -> dict[str, tuple[float, str, 
     launch, stream = SCALES["cpu"]
     truth = quick.Calibration("Fake", "1", "0", "measured", dev.cache_bytes, launch, stream,
                               stream, x_miss=shipped.x_miss, stream_miss=shipped.stream_miss)
-    scale = prior_mod.scales(launch, stream)
+    scale = prior_mod.scales(launch, stream, dev.compute_units)
     truth.kernel = {f: list(np.asarray(shipped.kernel_shape(f)) * scale
                             * (cost if f == dearer else 1.0)) for f in SINGLE_FORMATS}
     truth.conversion = {f: shipped.conversion(f) for f in SINGLE_FORMATS}

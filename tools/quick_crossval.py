@@ -132,10 +132,11 @@ def synthetic_probes(truth: Calibration, kind: str, feats: dict[str, Features],
     return quick.QuickProbes(kernel_s, conversion_s, truth.stream_bw * stream_ratio, 1, 0.0, [])
 
 
-def stand_in(cal: Calibration, kind: str) -> SimpleNamespace:
-    """What :func:`clspmv.model.quick.fit_quick` reads of a device, from its calibration."""
+def stand_in(cal: Calibration, kind: str, compute_units: int) -> SimpleNamespace:
+    """What :func:`clspmv.model.quick.fit_quick` reads of a device, from its calibration and
+    its facts' compute units."""
     return SimpleNamespace(name=cal.device, driver_version=cal.driver, type=kind,
-                           cache_bytes=cal.cache_bytes)
+                           cache_bytes=cal.cache_bytes, compute_units=compute_units)
 
 
 def read_json(path: str) -> dict[str, object]:
@@ -188,7 +189,8 @@ def cross_validation(commit: str, names: list[str], folder: Path, noise: float, 
             for seed in range(seeds):
                 rng = np.random.default_rng(seed)
                 probes = synthetic_probes(truth, kind, feats, rng, noise, stream_ratio)
-                cal = quick.fit_quick(probes, feats, stand_in(truth, kind), prior=held_prior)
+                cal = quick.fit_quick(probes, feats, stand_in(truth, kind, key[1]),
+                                      prior=held_prior)
                 for name in names:
                     per = ratios(truth, cal, mats[name], key)
                     records.append({"class": kind, "held_out": path, "device": device_of(data),
@@ -218,7 +220,8 @@ def measured_check(commit: str, names: list[str], folder: Path, fulls: list[str]
                 {tuple(k.split("/")): v for k, v in stored["kernel_s"].items()},  # type: ignore
                 {tuple(k.split("/")): v for k, v in stored["conversion_s"].items()},  # type: ignore
                 stored["stream_bw"], stored["passes"], stored["slowest"], stored["noisy"])
-            cal = quick.fit_quick(probes, feats, stand_in(full, facts["type"]), prior=every)
+            cal = quick.fit_quick(probes, feats, stand_in(full, facts["type"], key[1]),
+                                  prior=every)
             for name in names:
                 per = ratios(full, cal, mats[name], key)
                 records.append({"full": full_path, "quick": quick_path, "suite": name,

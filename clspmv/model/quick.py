@@ -81,12 +81,12 @@ from .timemodel import (
     conversion_terms,
 )
 
-QUICK_MEASUREMENT = 6
+QUICK_MEASUREMENT = 7
 """What a quick calibration measured and the prior it scales: a stored quick calibration of
 another value is measured again (:mod:`.store`). 3: the prior's kernel variants (``sell`` and
 ``pjds`` with a work-item per slice on PoCL); 4: the large probes on CPUs; 5: ``bsr`` and the
 block probe on CPUs; 6: ``sell`` and ``pjds`` in the probes in the cache, the large probes on
-every CPU."""
+every CPU; 7: the prior's ``longest`` per compute unit (:func:`.prior.scales`)."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
@@ -254,16 +254,16 @@ def _group_of_term() -> np.ndarray:
 def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | object,
               formats: tuple[str, ...] = SINGLE_FORMATS, prior: ClassPrior | None = None,
               layout: Layout | None = None) -> Calibration:
-    """The quick calibration of ``device`` (its ``name``, ``driver_version``, ``type`` and
-    ``cache_bytes`` are read) from its probes: the prior (default: the shipped one of its
-    class; another for a cross-validation, ``tools/quick_crossval.py``) scaled by the measured
-    launch cost and streaming bandwidth, times the group multipliers and each probed format's
-    own multiplier of its work in the cache, fitted to the probes' kernel times (a format of
-    the block probe, :mod:`.quick_blocks`, fitted alone to its own after them);
-    conversions the
-    prior's times the probes' median ratio. ``layout``: the device's, whose kernel variants
-    (:meth:`~clspmv.formats.costs.FormatCosts.kernel_variant`) take the prior's speed-ups
-    (default: the features' layout, which runs none)."""
+    """The quick calibration of ``device`` (its ``name``, ``driver_version``, ``type``,
+    ``cache_bytes`` and ``compute_units`` are read) from its probes: the prior (default: the
+    shipped one of its class; another for a cross-validation, ``tools/quick_crossval.py``) scaled
+    by the measured launch cost and streaming bandwidth and the device's compute units
+    (:func:`~clspmv.model.prior.scales`), times the group multipliers and each probed format's
+    own multiplier of its work in the cache, fitted to the probes' kernel times (a format of the
+    block probe, :mod:`.quick_blocks`, fitted alone to its own after them);
+    conversions the prior's times the probes' median ratio. ``layout``: the device's, whose
+    kernel variants (:meth:`~clspmv.formats.costs.FormatCosts.kernel_variant`) take the prior's
+    speed-ups (default: the features' layout, which runs none)."""
     prior = prior or prior_of(prior_class(device.type))  # type: ignore[attr-defined]
     layout = layout or model_layout(next(iter(feats.values())))
     shapes = {f: prior.kernel_shape(f, layout)
@@ -279,7 +279,8 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
                       probes.stream_bw, x_miss=[list(p) for p in prior.x_miss],
                       stream_miss=[list(p) for p in prior.stream_miss],
                       measurement=QUICK_MEASUREMENT)
-    base = {f: np.asarray(shapes[f]) * scales(launch, probes.stream_bw) for f in formats}
+    scale = scales(launch, probes.stream_bw, device.compute_units)  # type: ignore[attr-defined]
+    base = {f: np.asarray(shapes[f]) * scale for f in formats}
     group = _group_of_term()
     alone = set(block_probe_formats())
     keys = [k for k in probes.kernel_s if k[1] not in alone]
