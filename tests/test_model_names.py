@@ -82,7 +82,8 @@ def test_a_format_without_a_prior_borrows_from_its_family(toy) -> None:
     launch, stream = 1e-6, 2e10
     truth = Calibration("Fake", "1", "0", "quick", dev.cache_bytes, launch, stream, stream,
                         x_miss=cpu.x_miss, stream_miss=cpu.stream_miss)
-    truth.kernel = {f: list(np.asarray(cpu.kernel_shape(f)) * prior.scales(launch, stream, 2))
+    truth.kernel = {f: list(np.asarray(cpu.kernel_shape(f))
+                            * prior.format_scales(f, launch, stream, 2))
                     for f in quick.probe_formats("cpu")}
     truth.conversion = {f: cpu.conversion(f) for f in quick.probe_formats("cpu")}
     pairs = [(m, f) for m in feats for f in quick.probe_formats("cpu")]

@@ -61,7 +61,7 @@ def _calibration(device: str, launch: float, stream: float, coef: list[float],
     return {"device": device, "driver": "1", "launch_s": launch, "stream_bw": stream,
             "measurements": {"facts": {"compute_units": units}},
             "terms": list(TERMS), "conversion_terms": ["fixed", "entries", "slots"],
-            "kernel": {"ell": coef}, "conversion": {"ell": [1.0, 2.0, 3.0]},
+            "kernel": {"sell": coef}, "conversion": {"sell": [1.0, 2.0, 3.0]},
             "x_miss": [[1.0, 0.0], [2.0, 1.0]], "stream_miss": []}
 
 
@@ -77,8 +77,10 @@ def test_derive_takes_shapes_per_device_then_across_devices() -> None:
     # A's median shape [3, 4, 4, ...], B's [1, 1, ...]: their median (of two) the mean
     want = [2.0] + [2.5] * (n - 1)
     want[longest] = (4 + 0.25) / 2
-    assert got["kernel"]["ell"] == pytest.approx(want)
-    assert got["conversion"]["ell"] == pytest.approx([1.0, 2.0, 3.0])
+    assert got["kernel"]["sell"] == pytest.approx(want)
+    assert got["conversion"]["sell"] == pytest.approx([1.0, 2.0, 3.0])
+    walks = {**b, "kernel": {"dia": b["kernel"]["sell"]}}  # dia's longest: every row's work
+    assert prior_mod.derive([walks])["kernel"]["dia"] == pytest.approx([1.0] * n)
     assert got["x_miss"] == [[1.0, 0.0], [2.0, 1.0]] and got["stream_miss"] == []
     with pytest.raises(ValueError, match="of another model form"):
         prior_mod.derive([{**b, "terms": ["launch"]}])
@@ -88,19 +90,22 @@ def test_one_work_items_critical_path_is_priced_per_compute_unit() -> None:
     """``longest`` (one work-item's rows, walked by one compute unit) scales with the units over
     the streaming bandwidth, the other terms with the bandwidth alone: the same probes fitted for
     a CPU of 16 units give its formats 8 times the ``longest`` of one of 2, relative to their
-    other work in the cache (one multiplier for both)."""
+    other work in the cache (one multiplier for both); not ``dia`` and ``ell``, whose every
+    work-item walks the longest row (every row's work, shared by the device)."""
     longest, cached = TERMS.index("longest"), TERMS.index("cached bytes")
     scale = prior_mod.scales(1e-6, 1e10, 16)
     assert scale[longest] == pytest.approx(16e-10) and scale[cached] == pytest.approx(1e-10)
     assert scale[TERMS.index("launch")] == 1e-6
+    assert prior_mod.format_scales("dia", 1e-6, 1e10, 16)[longest] == pytest.approx(1e-10)
+    assert prior_mod.format_scales("sell", 1e-6, 1e10, 16) == pytest.approx(scale)
     probes_, feats, dev, _ = _probes_of(np.ones(3))
     two = quick.fit_quick(probes_, feats, dev)
     sixteen = quick.fit_quick(probes_, feats, SimpleNamespace(**{**vars(dev), "compute_units": 16}))
-    for f in ("sell", "pjds", "ellr", "dia"):
+    for f, factor in (("sell", 8.0), ("pjds", 8.0), ("ellr", 8.0), ("dia", 1.0), ("ell", 1.0)):
         assert two.kernel[f][longest] > 0, f
         per_unit = sixteen.kernel[f][longest] / two.kernel[f][longest]
         assert per_unit / (sixteen.kernel[f][cached] / two.kernel[f][cached]) == pytest.approx(
-            8.0), f
+            factor), f
 
 
 def _timed(device: str, times: dict[str, float]) -> dict:
@@ -179,9 +184,9 @@ def _probes_of(true_multipliers: np.ndarray, kind: str = "cpu",
     truth = quick.Calibration("Fake", "1", "0", "quick", dev.cache_bytes, launch, stream, stream,
                               x_miss=prior.x_miss, stream_miss=prior.stream_miss)
     group = quick._group_of_term()
-    scale = prior_mod.scales(launch, stream, dev.compute_units) * true_multipliers[group]
     in_cache = group == list(quick.GROUPS).index("cache")
-    truth.kernel = {f: list(np.asarray(prior.kernel_shape(f)) * scale
+    truth.kernel = {f: list(np.asarray(prior.kernel_shape(f)) * true_multipliers[group]
+                            * prior_mod.format_scales(f, launch, stream, dev.compute_units)
                             * np.where(in_cache, (own or {}).get(f, 1.0), 1.0))
                     for f in SINGLE_FORMATS}
     truth.conversion = {f: [2 * c for c in prior.conversion(f)] for f in SINGLE_FORMATS}
@@ -405,8 +410,8 @@ def _scored(dearer: str = "", cost: float = 1.0) -> dict[str, tuple[float, str, 
     launch, stream = SCALES["cpu"]
     truth = quick.Calibration("Fake", "1", "0", "measured", dev.cache_bytes, launch, stream,
                               stream, x_miss=shipped.x_miss, stream_miss=shipped.stream_miss)
-    scale = prior_mod.scales(launch, stream, dev.compute_units)
-    truth.kernel = {f: list(np.asarray(shipped.kernel_shape(f)) * scale
+    truth.kernel = {f: list(np.asarray(shipped.kernel_shape(f))
+                            * prior_mod.format_scales(f, launch, stream, dev.compute_units)
                             * (cost if f == dearer else 1.0)) for f in SINGLE_FORMATS}
     truth.conversion = {f: shipped.conversion(f) for f in SINGLE_FORMATS}
     facts = {"simd_width": dev.simd_width, "compute_units": dev.compute_units}

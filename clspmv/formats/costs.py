@@ -146,6 +146,11 @@ class FormatCosts:
     even_loops: ClassVar[bool] = False
     """Whether the kernel's loops do not end with each row's length in row order (rows run to
     one width, or sorted by length): the model's ``length changes`` term is then 0."""
+    walks_longest: ClassVar[bool] = False
+    """Whether every work-item walks as many steps as the longest row (``ell``: every row padded
+    to it; ``dia``: every occupied diagonal): the model's ``longest`` is then work every
+    work-item does and the device shares, priced against the whole device's streaming bandwidth
+    like the rest, not one compute unit's critical path (:func:`clspmv.model.prior.scales`)."""
     splits_long_rows: ClassVar[bool] = False
     """Whether the format moves rows beyond a limit to a COO tail
     (:mod:`clspmv.formats.long_rows`): the model costs the tail with :attr:`tail_format`."""

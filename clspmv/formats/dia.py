@@ -160,6 +160,7 @@ class Dia(Format):
     1.7-2.8 times faster; replayed without it on the Xeon's and the H200's measurements, no
     choice was worse (``reports/2026-11-26-auto-targets/dia-xbytes-replay.txt``)."""
     even_loops = True  # every row runs over every diagonal
+    walks_longest = True
 
     @classmethod
     def slots(cls, shape: RowShape) -> int:

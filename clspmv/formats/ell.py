@@ -190,6 +190,7 @@ class Ell(EllFamily):
     name = "ell"
     row_lengths_used = False
     even_loops = True  # every row runs to the longest
+    walks_longest = True
 
 
 class EllR(EllFamily):

@@ -3,10 +3,10 @@ kernel coefficients relative to the device's launch cost and streaming bandwidth
 conversion coefficients, and the x cache's miss curves, derived from full calibrations.
 
 A full calibration's coefficient of a term is a device's cost per unit of that term; divided by
-the device's own scale (:func:`scales`: the launch cost for the ``launch`` term, one compute
-unit's share of the inverse streaming bandwidth for the critical path ``longest``, the inverse
-streaming bandwidth for every other term: bytes, lines of x and the per-item terms alike) it
-becomes a shape that
+the device's own scale (:func:`format_scales`: the launch cost for the ``launch`` term, one
+compute unit's share of the inverse streaming bandwidth for the critical path ``longest``, the
+inverse streaming bandwidth for every other term: bytes, lines of x and the per-item terms
+alike) it becomes a shape that
 devices of one class share more closely than the coefficients themselves. :func:`derive` takes
 the median of those shapes per device (its calibrations), then across devices, so that a device
 with many stored calibrations counts once. A term most devices' fits left out stays 0 (the CPUs'
@@ -139,15 +139,28 @@ def scales(launch_s: float, stream_bw: float, compute_units: int) -> np.ndarray:
     streaming bandwidth, ``compute_units / stream_bw``; the inverse streaming bandwidth for the
     others (work the whole device shares). Per unit the full calibrations' ``longest`` of
     ``sell`` agreed across CPUs where per device it did not: a 16-core Xeon under PoCL 5.0 351
-    and 2-core Zen 5s 145-184 before the slice kernel (5623 and 290-369 per device), 75 and a
-    2-core Xeon 68 after it (1195 and 137 per device); with the device's scale the prior, whose
-    CPUs were mostly of two cores, priced a slice of long rows on 16 cores at a seventh of its
-    cost, and ``format="auto"`` took ``sell`` on R-MAT there at 0.46-0.55 of the fastest
-    (``reports/experiments/2026-11-29-long-row-probe``)."""
+    and 2-core CPUs 145-240 before the slice kernel (5623 and 290-481 per device), 75 and 69
+    after it (1195 and 137 per device); with the device's scale the prior, whose CPUs were
+    mostly of two cores, priced a slice of long rows on 16 cores at a seventh of its cost, and
+    ``format="auto"`` took ``sell`` on R-MAT there at 0.45-0.55 of the fastest
+    (``reports/experiments/2026-11-29-long-row-probe``). :func:`format_scales` gives each
+    format its own."""
     out = np.full(len(TERMS), 1.0 / stream_bw)
     out[TERMS.index("launch")] = launch_s
     out[TERMS.index("longest")] = max(1, compute_units) / stream_bw
     return out
+
+
+def format_scales(fmt: str, launch_s: float, stream_bw: float, compute_units: int
+                  ) -> np.ndarray:
+    """:func:`scales` for format ``fmt``: its ``longest`` against the whole device's bandwidth
+    (one unit) where every work-item walks the longest row
+    (:attr:`~clspmv.formats.costs.FormatCosts.walks_longest`: ``ell``, ``dia``, whose
+    ``longest`` is every row's work, not a critical path; on a 32-core Xeon priced per unit it
+    tipped near-ties on constant-length rows from ``dia`` to ``csr-scalar``, 0.55-0.66 of the
+    fastest)."""
+    walks = getattr(FORMAT_CLASSES.get(fmt), "walks_longest", False)
+    return scales(launch_s, stream_bw, 1 if walks else compute_units)
 
 
 def _median_curve(curves: list[list[list[float]]]) -> list[list[float]]:
@@ -192,10 +205,10 @@ def derive(calibrations: Iterable[dict[str, object]]) -> dict[str, object]:
             raise ValueError(f"calibration of {data.get('device')} is of another model form")
         device = f"{data['device']} {data['driver']}"
         units = int(data["measurements"]["facts"]["compute_units"])  # type: ignore[index]
-        scale = scales(float(data["launch_s"]), float(data["stream_bw"]),  # type: ignore[arg-type]
-                       units)
+        launch, stream = float(data["launch_s"]), float(data["stream_bw"])  # type: ignore[arg-type]
         for fmt, coef in dict(data["kernel"]).items():  # type: ignore[call-overload]
-            shapes.setdefault(fmt, {}).setdefault(device, []).append(np.asarray(coef) / scale)
+            shapes.setdefault(fmt, {}).setdefault(device, []).append(
+                np.asarray(coef) / format_scales(fmt, launch, stream, units))
         for fmt, coef in dict(data["conversion"]).items():  # type: ignore[call-overload]
             conversions.setdefault(fmt, {}).setdefault(device, []).append(np.asarray(coef))
         x_miss.append(data.get("x_miss") or [])

@@ -66,7 +66,7 @@ from .benchmarks import small_matrices
 from .calibrate import Sentinel
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches, model_layout
-from .prior import ClassPrior, prior_of, scales
+from .prior import ClassPrior, format_scales, prior_of
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
 from .quick_blocks import block_probe_formats, block_probe_matrices, own_multiplier
 from .quick_large import (
@@ -86,7 +86,7 @@ QUICK_MEASUREMENT = 7
 another value is measured again (:mod:`.store`). 3: the prior's kernel variants (``sell`` and
 ``pjds`` with a work-item per slice on PoCL); 4: the large probes on CPUs; 5: ``bsr`` and the
 block probe on CPUs; 6: ``sell`` and ``pjds`` in the probes in the cache, the large probes on
-every CPU; 7: the prior's ``longest`` per compute unit (:func:`.prior.scales`)."""
+every CPU; 7: the prior's ``longest`` per compute unit (:func:`.prior.format_scales`)."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
@@ -258,9 +258,9 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
     ``cache_bytes`` and ``compute_units`` are read) from its probes: the prior (default: the
     shipped one of its class; another for a cross-validation, ``tools/quick_crossval.py``) scaled
     by the measured launch cost and streaming bandwidth and the device's compute units
-    (:func:`~clspmv.model.prior.scales`), times the group multipliers and each probed format's
-    own multiplier of its work in the cache, fitted to the probes' kernel times (a format of the
-    block probe, :mod:`.quick_blocks`, fitted alone to its own after them);
+    (:func:`~clspmv.model.prior.format_scales`), times the group multipliers and each probed
+    format's own multiplier of its work in the cache, fitted to the probes' kernel times (a
+    format of the block probe, :mod:`.quick_blocks`, fitted alone to its own after them);
     conversions the prior's times the probes' median ratio. ``layout``: the device's, whose
     kernel variants (:meth:`~clspmv.formats.costs.FormatCosts.kernel_variant`) take the prior's
     speed-ups (default: the features' layout, which runs none)."""
@@ -279,8 +279,9 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
                       probes.stream_bw, x_miss=[list(p) for p in prior.x_miss],
                       stream_miss=[list(p) for p in prior.stream_miss],
                       measurement=QUICK_MEASUREMENT)
-    scale = scales(launch, probes.stream_bw, device.compute_units)  # type: ignore[attr-defined]
-    base = {f: np.asarray(shapes[f]) * scale for f in formats}
+    units = device.compute_units  # type: ignore[attr-defined]
+    base = {f: np.asarray(shapes[f]) * format_scales(f, launch, probes.stream_bw, units)
+            for f in formats}
     group = _group_of_term()
     alone = set(block_probe_formats())
     keys = [k for k in probes.kernel_s if k[1] not in alone]
