@@ -1,0 +1,21 @@
+#!/bin/bash
+# On a GPU node's CPU (PoCL 5.0): tools/cpu_vs_mkl.py with an empty cache (auto on the quick
+# calibration measured at first use), MKL on as many threads as the node has cores; then the
+# experiment's replay.py (before / after the prior's longest per compute unit) on that run.
+# Arg: commit.
+source .whl/gpu-env.sh && rm -rf clspmv
+mkdir -p /tmp/mkl && tar -xJf .whl/mkl-libs.tar.xz -C /tmp/mkl
+export LD_LIBRARY_PATH=/tmp/mkl:$LD_LIBRARY_PATH MKL_RT=/tmp/mkl/libmkl_rt.so.3
+R=$OUT/node-$(nproc)cores-pocl50; mkdir -p $R; uptime > $R/uptime.txt
+C=$(mktemp -d)
+CLSPMV_CACHE_DIR=$C timeout 420 python3 tools/cpu_vs_mkl.py --suite offsuite --suite cpu \
+  --device cpu --threads $(nproc) --rounds 15 --note "node, commit $1, empty cache: auto on the quick calibration measured at first use" \
+  --out $R/mkl > $R/log.txt 2>&1
+echo "rc=$?" >> $R/log.txt; uptime >> $R/uptime.txt
+mkdir -p reports/experiments/x && cp .whl/lr/replay.py .whl/lr/prior-before.json reports/experiments/x/
+CLSPMV_CACHE_DIR=$C timeout 120 python3 reports/experiments/x/replay.py cpu --calibration \
+  $(ls $C/*/calibration*.json $C/calibration*.json 2>/dev/null | head -1) $R/mkl/results.json \
+  > $R/replay.txt 2>&1
+echo "rc=$?" >> $R/replay.txt
+ls -R $C > $R/cache-files.txt
+cp $C/calibration*.json $R/ 2>/dev/null
