@@ -12,7 +12,7 @@ CLSPMV_CACHE_DIR=$C timeout 420 python3 tools/cpu_vs_mkl.py --suite offsuite --s
   --device cpu --threads $(nproc) --rounds 15 --note "node, commit $1, empty cache: auto on the quick calibration measured at first use" \
   --out $R/mkl > $R/log.txt 2>&1
 echo "rc=$?" >> $R/log.txt; uptime >> $R/uptime.txt
-mkdir -p reports/experiments/x && cp .whl/lr/replay.py .whl/lr/prior-before.json reports/experiments/x/
+mkdir -p reports/experiments/x && cp .whl/lr/replay.py .whl/lr/replay_common.py .whl/lr/prior-before.json reports/experiments/x/
 CLSPMV_CACHE_DIR=$C timeout 120 python3 reports/experiments/x/replay.py cpu --calibration \
   $(ls $C/*/calibration*.json $C/calibration*.json 2>/dev/null | head -1) $R/mkl/results.json \
   > $R/replay.txt 2>&1
