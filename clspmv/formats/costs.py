@@ -150,7 +150,8 @@ class FormatCosts:
     """Whether every work-item walks as many steps as the longest row (``ell``: every row padded
     to it; ``dia``: every occupied diagonal): the model's ``longest`` is then work every
     work-item does and the device shares, priced against the whole device's streaming bandwidth
-    like the rest, not one compute unit's critical path (:func:`clspmv.model.prior.scales`)."""
+    like the rest, not one compute unit's critical path
+    (:func:`clspmv.model.prior.format_scales`)."""
     splits_long_rows: ClassVar[bool] = False
     """Whether the format moves rows beyond a limit to a COO tail
     (:mod:`clspmv.formats.long_rows`): the model costs the tail with :attr:`tail_format`."""
