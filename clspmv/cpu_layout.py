@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 
-SLICE_GATHERS_FROM = (3, 1)
+SLICE_GATHERS_FROM = (3, 0)
 """The first PoCL version whose compiler makes ``sell``'s work-item per slice beat a work-item
-per row (:func:`gathers_slices`)."""
+per row (:func:`gathers_slices`); earlier ones are not measured."""
 
 
 def pocl_version(platform_version: str) -> tuple[int, int] | None:
@@ -45,8 +45,10 @@ def gathers_slices(device_type: str, platform_version: str) -> bool:
     than a work-item per row: PoCL from :data:`SLICE_GATHERS_FROM` on (:func:`pocl_version` of
     ``platform_version``). Measured, float64, the row kernel's time over the slice kernel's in
     geometric mean over 12-33 matrices (``reports/experiments/2026-11-29-sell-slice-items``):
-    PoCL 3.1 (LLVM 15) 1.18-1.45, PoCL 5.0 1.24-1.28, PoCL 3.0-rc2 from PyPI (LLVM 14)
-    0.82-0.83. Other implementations are not measured: the row kernel (Intel's runtime
-    vectorises work-items itself)."""
+    PoCL 3.1 (LLVM 15) 1.18-1.45, PoCL 5.0 1.24-1.28; PoCL 3.0-rc2 from PyPI (LLVM 14) 0.82-0.83
+    while the slice was built of OpenCL vectors, which LLVM 14 compiles without gathers, 1.33
+    (0.89-2.2) over six irregular matrices of no suite since it is a loop over lanes
+    (``reports/experiments/2026-11-30-slice-lane-loop``). Other implementations are not
+    measured: the row kernel (Intel's runtime vectorises work-items itself)."""
     version = pocl_version(platform_version)
     return device_type == "cpu" and version is not None and version >= SLICE_GATHERS_FROM

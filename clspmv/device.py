@@ -132,7 +132,7 @@ class Device:
     @property
     def gathers_slices(self) -> bool:
         """True where ``sell``'s and ``pjds``'s work-item per slice beats a work-item per row
-        (PoCL from 3.1 on: :func:`clspmv.cpu_layout.gathers_slices`), read once."""
+        (PoCL from 3.0 on: :func:`clspmv.cpu_layout.gathers_slices`), read once."""
         return self._once("_gathers_slices", lambda: gathers_slices(
             self.type, self.cl_device.platform.version))
 

@@ -32,22 +32,18 @@ void sell_spmv(SELL_ARGS __global const VALUE_T *restrict x,
 
 #ifdef SLICE_ITEMS
 /* One work-item per slice (SLICE_ITEMS, for CPUs that run a work-group's work-items one after
- * another: PoCL): the slice's C rows side by side in vectors of C values, so that each column of
- * the slice is one load of C values, one of C indices and one gather of x (AVX-512's vgatherdpd),
- * where a work-item per row walks its row alone in scalar loads. Launched with WG / C work-items
- * per group, so that a group holds the same slices as the row kernel's. The slice runs to its
- * longest row; a shorter row's padding slots are masked out by its length, not multiplied (their
- * value 0 times an x of Inf or NaN would be NaN). */
-#define VW C
-#include "vectors.h"
-#if defined(ACC_IS_DOUBLE) || defined(VALUE_IS_DOUBLE)
-#define ACC_VEC_T CAT(double, C)
-#define LANE_MASK(m) CAT(convert_long, C)(m)
-#else
-#define ACC_VEC_T CAT(float, C)
-#define LANE_MASK(m) (m)
-#endif
-
+ * another: PoCL): the slice's C rows side by side, so that each column of the slice is one load
+ * of C values, one of C indices and one gather of x (AVX-512's vgatherdpd), where a work-item per
+ * row walks its row alone in scalar loads. Launched with WG / C work-items per group, so that a
+ * group holds the same slices as the row kernel's. The slice runs to its longest row; a shorter
+ * row's padding slots are masked out by its length, not multiplied (their value 0 times an x of
+ * Inf or NaN would be NaN). Each row sums its entries in their order, as the row kernel does.
+ *
+ * The C rows are a loop over lanes that the compiler vectorises (the pragma asks for vectors of
+ * C), not OpenCL vectors built from C scalar loads of x: LLVM 14 (PyPI's PoCL 3.0) left those
+ * as 16 scalar loads and inserts per column, no gather, and took 1.5-1.9 times this loop's time,
+ * which it compiles to gathers; LLVM 15 and 16 (PoCL 3.1, 5.0) gather either way, this loop
+ * taking 0.92-1.13 times the vectors' time (reports/experiments/2026-11-30-slice-lane-loop). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sell_spmv_slices(SELL_ARGS __global const VALUE_T *restrict x,
                       __global VALUE_T *restrict y,
@@ -58,17 +54,21 @@ void sell_spmv_slices(SELL_ARGS __global const VALUE_T *restrict x,
     const INDEX_T first = slice * C;
     if (first >= n_rows)
         return;
-    const IVEC_T lengths = LOAD_INDICES(row_len + first);  /* row_len is padded to whole slices */
-    const INDEX_T end = slice_ptr[slice + 1];
-    IVEC_T column = 0;
-    ACC_VEC_T sums = 0;
-    for (INDEX_T idx = slice_ptr[slice]; idx < end; idx += C, column += 1) {
-        const IVEC_T c = LOAD_INDICES(col + idx);
-        const ACC_VEC_T terms = WIDEN(LOAD_VALUES(val + idx)) * WIDEN(GATHER(c));
-        sums += select((ACC_VEC_T)0, terms, LANE_MASK(column < lengths));
-    }
     ACC_T sum[C];
-    CAT(vstore, C)(sums, 0, sum);
+    INDEX_T lengths[C];
+    for (int lane = 0; lane < C; ++lane) {
+        sum[lane] = 0;
+        lengths[lane] = row_len[first + lane];  /* row_len is padded to whole slices */
+    }
+    const INDEX_T end = slice_ptr[slice + 1];
+    INDEX_T column = 0;
+    for (INDEX_T idx = slice_ptr[slice]; idx < end; idx += C, ++column) {
+#pragma clang loop unroll(disable) vectorize(enable) vectorize_width(C)
+        for (int lane = 0; lane < C; ++lane) {
+            const ACC_T term = MUL(MAT_VALUE(val, idx + lane), x[COL(MAT_INDEX(col, idx + lane))]);
+            sum[lane] += (column < lengths[lane]) ? term : (ACC_T)0;
+        }
+    }
     const INDEX_T rows = min((INDEX_T)C, n_rows - first);
     for (INDEX_T lane = 0; lane < rows; ++lane)
         STORE_Y(y, perm[first + lane], sum[lane]);

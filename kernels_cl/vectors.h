@@ -1,13 +1,14 @@
 /* Vectors of VW matrix entries (VW = 2, 4, 8 or 16, defined by the including file before it
- * includes this header): csr_blocks.cl's unrolled row loop (VW = UNROLL) and sell.cl's slices
- * (VW = C) load VW values and column indices at once and gather the VW x values they need.
+ * includes this header): csr_blocks.cl's unrolled row loop (VW = UNROLL) loads VW values and
+ * column indices at once and gathers the VW x values they need; dia.cl's row chunks load VW
+ * values and VW entries of x.
  *   VEC_T, IVEC_T   VW values, VW indices
  *   VLOAD           vloadVW
  *   LOAD_INDICES(p) VW column indices from p: one unaligned vector load where the compiler is
  *                   clang before 16 (Debian's PoCL 3.1 on LLVM 15, PyPI's PoCL 3.0, Oclgrind),
  *                   whose vloadVW of 16 indices came out as eight loads and six shuffles per
- *                   step of sell's slices: 1.03x in geometric mean over 12 irregular matrices
- *                   on the 2-core Xeon, 0.86-1.13x each; csr-blocks' steps of 4 1.02x (PoCL 3.1),
+ *                   step of sell's slices (vectors then, a loop over lanes now): 1.03x in
+ *                   geometric mean over 12 irregular matrices on the 2-core Xeon, 0.86-1.13x; csr-blocks' steps of 4 1.02x (PoCL 3.1),
  *                   1.16x (PoCL 3.0) (reports/experiments/2026-11-29-unaligned-indices).
  *                   vloadVW elsewhere: LLVM 16 (PoCL 5.0) loads the indices one by one for its
  *                   scalar loads of x either way, and measured 0.93-0.96x with the vector load.

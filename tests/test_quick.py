@@ -313,14 +313,14 @@ def test_large_probes_correct_each_formats_model_beyond_the_cache() -> None:
 
 
 POCL31 = Layout(16, 256, 2, 1 << 20, gathers_slices=True)
-"""A CPU layout where sell and pjds run their work-item per slice (PoCL from 3.1 on)."""
+"""A CPU layout where sell and pjds run their work-item per slice (PoCL from 3.0 on)."""
 
 
 def test_large_probes_on_cpus_split_by_gathers_where_no_variant_runs() -> None:
     """The large probes time csr-blocks, ellr, sell and pjds on every CPU, none on a GPU; a
     format's own part of the correction follows the gathers only where sell and pjds run a
     work-item per row (PyPI's PoCL 3.0; Intel's runtime, which vectorises across work-items),
-    not where they run the prior's work-item per slice (PoCL from 3.1 on)."""
+    not where they run the prior's work-item per slice (PoCL from 3.0 on)."""
     assert quick.prior_of("cpu").variants["sell"] == pytest.approx({"slice_items": 1.439},
                                                                     rel=1e-3)
     pypi = dataclasses.replace(POCL31, gathers_slices=False)

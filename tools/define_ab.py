@@ -10,7 +10,7 @@ A format is ``NAME`` or ``NAME:key=value:key=value`` with integer conversion opt
 (``sell:slice_items=1``, ``csr-blocks:unroll=8``).
 
     python tools/define_ab.py --device 1:0 --define NO_UNALIGNED_INDICES \\
-        --formats sell:slice_items=1,pjds:slice_items=1 --control csr-blocks:unroll=1 \\
+        --formats csr-blocks:unroll=4,csr-blocks:unroll=8 --control csr-blocks:unroll=1 \\
         --dtypes float64,float32 gen:random:n=1000000,k=6,seed=7 gen:rmat:scale=18,edges=24
 """
 

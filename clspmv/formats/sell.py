@@ -41,14 +41,15 @@ SPREAD_MIN_GROUPS = 4
 """Work-groups per thread a product needs for the deal by default: fewer leave no run of
 work-groups to balance."""
 SLICE_VECTORS = (2, 4, 8, 16)
-"""Slice heights C the work-item-per-slice kernel takes (OpenCL C's vector lengths)."""
+"""Slice heights C the work-item-per-slice kernel takes (the vector widths its loop over lanes
+asks the compiler for)."""
 
 
 def slices_by_default(layout: Layout) -> bool:
     """Whether the forward product runs a work-item per slice (``slice_items``) by default: where
     work-items run one after another (not :attr:`~Layout.lockstep`), the implementation does
     not vectorise across them itself and compiles the slices well
-    (:attr:`~Layout.gathers_slices`: PoCL from 3.1 on), and C is a vector length
+    (:attr:`~Layout.gathers_slices`: PoCL from 3.0 on), and C is a vector length
     (:data:`SLICE_VECTORS`).
 
     Why: there a work-item per row walks its row in scalar loads, while a work-item per slice
@@ -59,9 +60,11 @@ def slices_by_default(layout: Layout) -> bool:
     them the kernel was written on), 1.22 / 1.18x over the 20 of heldout and real (worst 0.96 /
     0.81: pjds on a matrix of 30 % empty rows); on the 16-core Xeon of the GPU node (PoCL 5.0)
     1.24 / 1.28x over the 33 generated ones (worst 0.98 / 0.97); under PyPI's PoCL 3.0-rc2 (LLVM
-    14) 0.82 / 0.83x over the offsuite: the row kernel there. Intel's CPU runtime already runs 8
-    or 16 rows' work-items in vector lanes, and GPUs run them in lockstep: the row kernel there
-    too."""
+    14) 0.82 / 0.83x over the offsuite while the slice kernel used OpenCL vectors, which LLVM 14
+    compiled without gathers, 1.35 / 1.32x (1.07-2.01 / 0.89-2.22x) on six irregular matrices of
+    no suite with the loop over lanes it has now (``reports/experiments/2026-11-30-slice-lane-loop``). Intel's CPU runtime
+    already runs 8 or 16 rows' work-items in vector lanes, and GPUs run them in lockstep: the row
+    kernel there."""
     return (not layout.lockstep and not layout.vectorises_work_items and layout.gathers_slices
             and layout.simd_width in SLICE_VECTORS)
 

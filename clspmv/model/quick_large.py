@@ -45,8 +45,9 @@ def corrects_by_gathers(layout: Layout) -> bool:
     scattered gathers (:attr:`~clspmv.model.timemodel.Calibration.large_scatter`): on a CPU
     that runs none of the prior's kernel variants
     (:meth:`~clspmv.formats.costs.FormatCosts.kernel_variant`, :data:`.prior.KERNEL_CHANGES`:
-    ``sell``'s and ``pjds``'s work-item per slice, PoCL from 3.1 on), so ``sell`` and ``pjds``
-    run a work-item per row (Intel's runtime, PyPI's PoCL 3.0). There their lead on the large
+    ``sell``'s and ``pjds``'s work-item per slice, PoCL from 3.0 on), so ``sell`` and ``pjds``
+    run a work-item per row (Intel's runtime; PyPI's PoCL 3.0 too, measured while its slices
+    were OpenCL vectors, which its LLVM 14 compiled without gathers). There their lead on the large
     probes (1.5-1.7 times less over the model than ``csr-blocks``) is a lead in gathering x
     from rows of random columns: the whole correction took them on stacked graphs, dense rows
     and power-law rows, whose long rows they walk one work-item each, at 0.55-0.83 of the
