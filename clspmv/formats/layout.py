@@ -36,7 +36,7 @@ class Layout:
     per device: :mod:`clspmv.ell_order`), and whether a CPU implementation vectorises across
     work-items (:attr:`Device.vectorises_work_items <clspmv.device.Device.vectorises_work_items>`:
     a work-item per row then suits it, a work-item per run of rows does not) and whether it runs
-    SELL's slices as vectors well."""
+    SELL's slices (a loop over a slice's rows, vectorised) well."""
 
     simd_width: int
     work_group_size: int

@@ -62,9 +62,9 @@ def slices_by_default(layout: Layout) -> bool:
     1.24 / 1.28x over the 33 generated ones (worst 0.98 / 0.97); under PyPI's PoCL 3.0-rc2 (LLVM
     14) 0.82 / 0.83x over the offsuite while the slice kernel used OpenCL vectors, which LLVM 14
     compiled without gathers, 1.35 / 1.32x (1.07-2.01 / 0.89-2.22x) on six irregular matrices of
-    no suite with the loop over lanes it has now (``reports/experiments/2026-11-30-slice-lane-loop``). Intel's CPU runtime
-    already runs 8 or 16 rows' work-items in vector lanes, and GPUs run them in lockstep: the row
-    kernel there."""
+    no suite with the loop over lanes it has now
+    (``reports/experiments/2026-11-30-slice-lane-loop``). Intel's CPU runtime already runs 8 or
+    16 rows' work-items in vector lanes, and GPUs run them in lockstep: the row kernel there."""
     return (not layout.lockstep and not layout.vectorises_work_items and layout.gathers_slices
             and layout.simd_width in SLICE_VECTORS)
 

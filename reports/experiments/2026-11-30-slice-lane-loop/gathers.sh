@@ -1,7 +1,7 @@
 #!/bin/bash
 # Counts the gather instructions in sell_spmv_slices as each PoCL on this machine compiles it,
-# vectors (sell_ab.cl without SLICE_LANE_LOOP) against the loop over lanes (with it); float64,
-# C = 16. Run from the project root with sell_ab.cl copied over kernels_cl/sell.cl.
+# vectors (sell_ab.diff's file without SLICE_LANE_LOOP) against the loop over lanes (with it);
+# float64, C = 16. Run from the project root with kernels_cl/sell.cl as the README's A/B says.
 # Args: the Python that runs each PoCL, and its device, as pairs, e.g.
 #   bash gathers.sh ".venv/bin/python 1:0" ".tox/pypi-pocl/bin/python 0:0"
 set -e
