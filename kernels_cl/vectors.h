@@ -8,8 +8,9 @@
  *                   clang before 16 (Debian's PoCL 3.1 on LLVM 15, PyPI's PoCL 3.0, Oclgrind),
  *                   whose vloadVW of 16 indices came out as eight loads and six shuffles per
  *                   step of sell's slices (vectors then, a loop over lanes now): 1.03x in
- *                   geometric mean over 12 irregular matrices on the 2-core Xeon, 0.86-1.13x; csr-blocks' steps of 4 1.02x (PoCL 3.1),
- *                   1.16x (PoCL 3.0) (reports/experiments/2026-11-29-unaligned-indices).
+ *                   geometric mean over 12 irregular matrices on the 2-core Xeon, 0.86-1.13x
+ *                   each; csr-blocks' steps of 4 1.02x (PoCL 3.1), 1.16x (PoCL 3.0)
+ *                   (reports/experiments/2026-11-29-unaligned-indices).
  *                   vloadVW elsewhere: LLVM 16 (PoCL 5.0) loads the indices one by one for its
  *                   scalar loads of x either way, and measured 0.93-0.96x with the vector load.
  *                   -DNO_UNALIGNED_INDICES builds vloadVW everywhere (tools/define_ab.py's A/B)

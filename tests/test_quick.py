@@ -319,18 +319,18 @@ POCL31 = Layout(16, 256, 2, 1 << 20, gathers_slices=True)
 def test_large_probes_on_cpus_split_by_gathers_where_no_variant_runs() -> None:
     """The large probes time csr-blocks, ellr, sell and pjds on every CPU, none on a GPU; a
     format's own part of the correction follows the gathers only where sell and pjds run a
-    work-item per row (PyPI's PoCL 3.0; Intel's runtime, which vectorises across work-items),
+    work-item per row (PoCL before 3.0; Intel's runtime, which vectorises across work-items),
     not where they run the prior's work-item per slice (PoCL from 3.0 on)."""
     assert quick.prior_of("cpu").variants["sell"] == pytest.approx({"slice_items": 1.439},
                                                                     rel=1e-3)
-    pypi = dataclasses.replace(POCL31, gathers_slices=False)
+    old_pocl = dataclasses.replace(POCL31, gathers_slices=False)
     intel = Layout(1, 256, 2, 1 << 20, vectorises_work_items=True)
     probed = {"csr-blocks", "ellr", "sell", "pjds"}
-    for layout in (POCL31, pypi, intel):
+    for layout in (POCL31, old_pocl, intel):
         assert set(quick_large.large_probe_formats(layout)) == probed
     assert quick_large.large_probe_formats(Layout(32, 256, 132, 48 << 10)) == ()
     assert not quick_large.corrects_by_gathers(POCL31)
-    assert quick_large.corrects_by_gathers(pypi) and quick_large.corrects_by_gathers(intel)
+    assert quick_large.corrects_by_gathers(old_pocl) and quick_large.corrects_by_gathers(intel)
     assert not quick_large.corrects_by_gathers(Layout(32, 256, 132, 48 << 10))
 
 
