@@ -49,6 +49,7 @@ from .matrix_state import host_state, rebuild, restore
 from .model import Selection
 from .model.order_probe import ensure_ell_order
 from .precision import Precision, resolve
+from .replay import ProductReplay, Recording, replay_of
 from .sparse_api import ScipyOperators, TransposedMatrix, diagonal_offset
 from .vectors import DeviceVectors
 
@@ -103,6 +104,9 @@ class DeviceMatrix(ScipyOperators):
         self._vectors: DeviceVectors | None = None
         self._lock = threading.Lock()
         self._outputs = host_buffers.OutputPool()  # memory of new numpy outputs, reused
+        # M @ x replayed (clspmv.replay): None until the first such product is recorded, False
+        # where its launches cannot be replayed
+        self._replay: ProductReplay | None | bool = None
         self.last_events: list[cl.Event] = []
         """The kernel events of the latest product (for profiling: needs a queue with profiling,
         see :attr:`Device.profiling`)."""
@@ -488,6 +492,13 @@ class DeviceMatrix(ScipyOperators):
         if method not in TRANSPOSE_METHODS:
             raise ValueError(f"method must be one of {', '.join(map(repr, TRANSPOSE_METHODS))}, "
                              f"got {method!r}")
+        default = self._default_product(transposed, method, y, alpha, beta, columns, row_offset)
+        replay = self._replay
+        if default and replay and replay.accepts(x):
+            with self._lock:
+                result, self.last_events = replay(x)
+                self.last_transfers = {"x": host_buffers.IN_PLACE, "y": host_buffers.IN_PLACE}
+                return result
         m, n = self.shape[::-1] if transposed else self.shape
         names = ("X", "Y") if columns else ("x", "y")
         block = None
@@ -524,10 +535,29 @@ class DeviceMatrix(ScipyOperators):
             ops.to_device(beta_v, self._outputs)
             launch = self._launcher(transposed, method, columns,
                                     block.offset if block is not None else 0, keep_y)
-            self.last_events = launch(self._device.queue, ops.x_dev, ops.y_dev, alpha_v, beta_v)
+            if default and self._replay is None and self._device.shares_host_pointer \
+                    and ops.transfers == {"x": host_buffers.IN_PLACE, "y": host_buffers.IN_PLACE}:
+                with Recording() as launches:
+                    self.last_events = launch(self._device.queue, ops.x_dev, ops.y_dev,
+                                              alpha_v, beta_v)
+                self._replay = replay_of(launches, ops.x_dev.data, ops.y_dev.data,
+                                         self.last_events, self._device, self.shape, dtype,
+                                         self._outputs) or False
+            else:
+                self.last_events = launch(self._device.queue, ops.x_dev, ops.y_dev, alpha_v,
+                                          beta_v)
             self.last_transfers = ops.transfers
             ops.launched(self.last_events)
             return ops.result()
+
+    def _default_product(self, transposed: bool, method: str, y: object, alpha: object,
+                         beta: object, columns: bool, row_offset: int | None) -> bool:
+        """True for ``M @ x`` as it comes: a forward vector product of the stored arrays into a
+        new y, alpha 1 and beta 0 (what :mod:`clspmv.replay` records and replays)."""
+        return (y is None and not transposed and not columns and row_offset is None
+                and method == "auto" and not self._transposed_storage
+                and type(alpha) is float and alpha == 1.0
+                and type(beta) is float and beta == 0.0)
 
     # -- which kernel runs a product --------------------------------------------------------
     def _needs_transpose_kernel(self, transposed: bool) -> bool:

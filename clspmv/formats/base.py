@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from .. import build
 from ..device import Device
 from ..errors import IndexOverflowError
+from ..replay import record
 from .conversion import (
     MAX_PADDING_RATIO,
     PADDING_FLOOR,
@@ -316,7 +317,8 @@ class Format(FormatCosts, KernelChoice, ABC):
     ) -> cl.Event | None:
         """Enqueue ``kern`` over ``work_items`` (rounded up to whole work-groups of ``wg``,
         default the layout's work-group size) with :meth:`block_args` of ``row0`` before
-        ``args``."""
+        ``args``: every kernel launch of every format goes through here (and is recorded for
+        :mod:`clspmv.replay` where a product is being recorded)."""
         if work_items <= 0:
             return None
         wg = wg or self.layout.work_group_size
@@ -325,7 +327,9 @@ class Format(FormatCosts, KernelChoice, ABC):
             raise IndexOverflowError(
                 f"{self.name}: {total} work-items exceed the 32-bit index range of the kernels"
             )
-        return kern(queue, (total,), (wg,), *self.block_args(row0), *args, wait_for=wait_for)
+        full = (*self.block_args(row0), *args)
+        record(kern, (total,), (wg,), full, wait_for)
+        return kern(queue, (total,), (wg,), *full, wait_for=wait_for)
 
     @abstractmethod
     def launch(
