@@ -1,19 +1,9 @@
 #!/bin/bash
-# On a GPU node's CPU (PoCL 5.0): tools/cpu_vs_mkl.py with an empty cache (auto on the quick
-# calibration measured at first use), MKL on as many threads as the node has cores; the quick
-# calibration kept. Arg: commit. Run from the project root with .whl/ (../shared/gpu-node) and
-# .whl/mkl-libs.tar.xz (MKL's libraries from the project's virtual environment).
-source .whl/gpu-env.sh && rm -rf clspmv
-mkdir -p /tmp/mkl && tar -xJf .whl/mkl-libs.tar.xz -C /tmp/mkl
-export LD_LIBRARY_PATH=/tmp/mkl:$LD_LIBRARY_PATH MKL_RT=/tmp/mkl/libmkl_rt.so.3
-R=$OUT/node-$(nproc)cores-pocl50-$1; mkdir -p $R; uptime > $R/uptime.txt
-C=$(mktemp -d)
-CLSPMV_CACHE_DIR=$C timeout 480 python3 tools/cpu_vs_mkl.py --suite offsuite --suite cpu \
-  --device cpu --threads $(nproc) --rounds 15 --note "node, commit $1, empty cache: auto on the quick calibration measured at first use" \
-  --out $R/mkl > $R/log.txt 2>&1
-echo "rc=$?" >> $R/log.txt; uptime >> $R/uptime.txt
-ls -R $C > $R/cache-files.txt
-cp $C/calibration*.json $R/ 2>/dev/null
-# the replay against the general path on this node (reports/experiments/2026-11-30-product-replay)
+# On a GPU node's CPU (PoCL 5.0): ../2026-11-30-cpu-mkl-optimised-slice-lanes/node.sh (tools/
+# cpu_vs_mkl.py with an empty cache, MKL on every core, the quick calibration kept), then the
+# replay against the general path (../experiments/2026-11-30-product-replay/ab_replay.py). Arg:
+# commit. Run from the project root with .whl/ as there and the two scripts copied into .whl/lr/
+# (the device tool does not carry reports/): slice-lanes-node.sh, ab_replay.py.
+source .whl/lr/slice-lanes-node.sh "$1"
 timeout 100 python3 .whl/lr/ab_replay.py 'poisson2d:k=600;banded:n=600000,diags=7,spread=3000,seed=4;random:n=300000,k=12,seed=3;stencil27:k=60;rmat:scale=17,edges=20,seed=5;block:k=30,b=3,seed=2' cpu 20 > $R/ab-replay.txt 2>&1
 echo "rc=$?" >> $R/ab-replay.txt
