@@ -76,9 +76,12 @@ class ProductReplay:
     """The recorded launches of ``M @ x``, with the positions of x's and y's buffers in each
     one's arguments. Call it under the matrix's lock."""
 
-    def __init__(self, launches: list[tuple[Launch, list[object], list[int], list[int]]],
+    def __init__(self, launches: list[tuple[cl.Kernel, tuple[int], tuple[int], list[object],
+                                            list[int], list[int]]],
                  device: Device, shape: tuple[int, int], dtype: np.dtype,
                  pool: host_buffers.OutputPool) -> None:
+        """``launches``: per launch the kernel, its sizes, its arguments (None where x's and y's
+        buffers go) and the positions of x's and of y's buffer among them."""
         self._launches = launches
         self._device, self._dtype, self._pool = device, dtype, pool
         self._rows, self._cols = shape
@@ -96,16 +99,15 @@ class ProductReplay:
         x_dev = host_buffers.wrap(device, x, writable=False)
         y_dev = host_buffers.wrap(device, y, writable=True)
         queue, events = device.queue, []
-        for launch, args, x_at, y_at in self._launches:
+        for kernel, global_size, local_size, args, x_at, y_at in self._launches:
             for i in x_at:
                 args[i] = x_dev.data
             for i in y_at:
                 args[i] = y_dev.data
-            launch.kernel.set_args(*args)
-            events.append(cl.enqueue_nd_range_kernel(queue, launch.kernel, launch.global_size,
-                                                     launch.local_size))
+            kernel.set_args(*args)
+            events.append(cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size))
         host_buffers.sync_back(device, y_dev, events)
-        for _, args, x_at, y_at in self._launches:  # no buffer of x or y outlives the product
+        for *_, args, x_at, y_at in self._launches:  # no buffer of x or y outlives the product
             for i in (*x_at, *y_at):
                 args[i] = None
         return y, events
@@ -126,10 +128,9 @@ def replay_of(launches: list[Launch], x_buf: cl.Buffer, y_buf: cl.Buffer, events
             return None
         x_at = [i for i, a in enumerate(launch.args) if a is x_buf]
         y_at = [i for i, a in enumerate(launch.args) if a is y_buf]
-        kept.append((launch, list(launch.args), x_at, y_at))
-    if not any(x_at for _, _, x_at, _ in kept) or not any(y_at for _, _, _, y_at in kept):
+        # the recorded x's and y's buffers are not kept: they would keep those arrays alive
+        args = [None if a is x_buf or a is y_buf else a for a in launch.args]
+        kept.append((launch.kernel, launch.global_size, launch.local_size, args, x_at, y_at))
+    if not any(k[4] for k in kept) or not any(k[5] for k in kept):
         return None
-    for _, args, x_at, y_at in kept:
-        for i in (*x_at, *y_at):
-            args[i] = None
     return ProductReplay(kept, device, shape, dtype, pool)

@@ -4,7 +4,9 @@ held, x written between products, and two threads at once."""
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -92,6 +94,21 @@ def test_other_products_take_the_general_path(cpu):
     assert not tall[:100].any() and not tall[800:].any()
     with pytest.raises(ValueError, match="x has shape"):
         M @ np.ones(499)
+
+
+def test_the_recorded_x_is_not_kept(cpu):
+    """The replay keeps no buffer of the recorded product's x (which would keep the array)."""
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, format="coo", device=cpu)
+    x = np.random.default_rng(6).random(500)
+    gone = weakref.ref(x)
+    y = M @ x
+    assert isinstance(M._replay, replay.ProductReplay)
+    del x, y
+    gc.collect()
+    assert gone() is None
+    x2 = np.ones(500)
+    assert_matches(M @ x2, A, x2, np.float64)
 
 
 def test_x_written_between_products(cpu):
