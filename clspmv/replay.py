@@ -6,11 +6,12 @@ Why: beside other work (another library's product, a solver's vector updates) a 
 started (Debian's PoCL 3.1; 2.5 us warm in a loop): the path's Python objects and code, spread
 over many pages, come back through cold caches and TLBs after the other work's streams. The
 replay touches a few objects: the new y from the matrix's output pool, a buffer on x and one on
-y, the recorded arguments set at once (``Kernel.set_args``), the enqueues and the wait.
+y, the enqueues with the recorded arguments (pyopencl's invoker sets them all at once: about 1 us
+for 15 arguments, where ``Kernel.set_arg`` one by one costs 7 us each) and the wait.
 Measured against the general path in rounds beside MKL's and scipy's products (eight matrices of
 0.3-5 M entries of no suite, Debian's PoCL 3.1 and PyPI's 3.0:
-``reports/experiments/2026-11-30-product-replay``): 0.77-0.98 of its time in 15 of 16 pairs,
-1.12 in one.
+``reports/experiments/2026-11-30-product-replay``): 0.75-1.00 of its time in 22 of 24 pairs,
+1.02 in two; 0.65-0.91 on 16- and 32-core Xeons (PoCL 5.0).
 
 What is replayed, and when (:meth:`clspmv.DeviceMatrix.matvec` decides):
 
@@ -104,8 +105,7 @@ class ProductReplay:
                 args[i] = x_dev.data
             for i in y_at:
                 args[i] = y_dev.data
-            kernel.set_args(*args)
-            events.append(cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size))
+            events.append(kernel(queue, global_size, local_size, *args))
         host_buffers.sync_back(device, y_dev, events)
         for *_, args, x_at, y_at in self._launches:  # no buffer of x or y outlives the product
             for i in (*x_at, *y_at):
