@@ -88,10 +88,10 @@ class ProductReplay:
         self._rows, self._cols = shape
 
     def accepts(self, x: object) -> bool:
-        """True when ``x`` is a numpy vector the replay takes as it is (see the module
-        docstring)."""
-        return (type(x) is np.ndarray and x.ndim == 1 and x.shape[0] == self._cols
-                and x.dtype == self._dtype and x.flags.c_contiguous and x.flags.aligned)
+        """True when ``x`` is a numpy vector of the matrix's columns that the kernels use where
+        it lies (:func:`clspmv.host_buffers.usable`, the general path's own test)."""
+        return (type(x) is np.ndarray and x.shape == (self._cols,)
+                and host_buffers.usable(x, self._dtype, self._device))
 
     def __call__(self, x: np.ndarray) -> tuple[np.ndarray, list[cl.Event]]:
         """The new y = A @ x and the product's kernel events, once y is complete."""
