@@ -141,11 +141,13 @@ def kernel(device: Device, file: str, name: str, dtype: np.dtype, cl_std: str | 
     (:attr:`clspmv.formats.Format.stream_float32`: the formats whose float32 products it makes
     faster; ``sell``'s, ``pjds``'s and ``csr-adaptive``'s it makes up to 27 % slower on some
     matrices). Kernels on a device with :attr:`Device.warp_shuffle` are built with
-    ``WARP_SHUFFLE``."""
+    ``WARP_SHUFFLE``, on one with :attr:`Device.narrow_vectors` with ``NARROW_VECTORS``."""
     if device.stream_hint and (np.dtype(dtype) == np.float64 or stream_float32):
         defines["STREAM_HINT"] = 1
     if device.warp_shuffle:
         defines["WARP_SHUFFLE"] = 1
+    if device.narrow_vectors:
+        defines["NARROW_VECTORS"] = 1
     return typed(cl.Kernel(program(device, file, options_for(dtype, cl_std, accumulate,
                                                              **defines)), name))
 

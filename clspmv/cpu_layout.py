@@ -52,3 +52,34 @@ def gathers_slices(device_type: str, platform_version: str) -> bool:
     measured: the row kernel (Intel's runtime vectorises work-items itself)."""
     version = pocl_version(platform_version)
     return device_type == "cpu" and version is not None and version >= SLICE_GATHERS_FROM
+
+
+TARGETS_WITHOUT_AVX512 = ("znver1", "znver2", "znver3", "x86-64", "x86-64-v2", "x86-64-v3",
+                          "haswell", "broadwell", "skylake", "alderlake")
+"""LLVM CPU names whose LLVM model has no AVX-512 (:func:`narrow_vectors`)."""
+
+
+def target_cpu(device_version: str) -> str | None:
+    """The LLVM CPU a PoCL device compiles for, the last field of the ``HSTR`` in its
+    ``CL_DEVICE_VERSION`` ("OpenCL 3.0 PoCL HSTR: pthread-x86_64-unknown-linux-gnu-znver3");
+    None where there is none (another implementation)."""
+    found = re.search(r"HSTR: \S*?-linux-gnu-(\S+)", device_version)
+    return found[1] if found else None
+
+
+def narrow_vectors(device_version: str, native_double: int) -> bool:
+    """True for a device whose compiler is told the CPU has AVX-512 (a native double vector
+    width of 8) while it compiles for an LLVM CPU modelled without it (:func:`target_cpu` in
+    :data:`TARGETS_WITHOUT_AVX512`; read from the compiler's target, whatever type the device
+    is said to be): kernels then use OpenCL vectors of 32 bytes at most
+    (``NARROW_VECTORS``, ``kernels_cl/dia.cl``'s row chunks). Seen: PyPI's PoCL 3.0-rc2 (LLVM
+    14.0.6) on a 2-core Zen 4 (AMD family 25, model 17) compiles for ``znver3`` with AVX-512
+    features, and LLVM aborted the process while compiling ``dia``'s row chunks of 8 doubles or 16
+    floats ("LLVM ERROR: Cannot emit physreg copy instruction"; without the select of their
+    zeros a segmentation fault, or "Do not know how to scalarize this operator's operand" in
+    float32); at 4 doubles or 8 floats it compiled and ran right, as did every other format.
+    Where the CPU is named for what it has the 64-byte vectors stay: the same PoCL 3.0 on a
+    16-core Xeon ran the half width 1.11-1.68x slower, PoCL 5.0 there 1.01-1.17x, and on the
+    Zen 4 Debian's PoCL 3.1 (``skylake-avx512``) and Intel's runtime ran it as fast
+    (0.95-1.08x; ``reports/experiments/2026-11-30-dia-vector-store``)."""
+    return native_double >= 8 and target_cpu(device_version) in TARGETS_WITHOUT_AVX512

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import pyopencl as cl
 
 from . import device_probes as probes
-from .cpu_layout import gathers_slices, vectorises_work_items
+from .cpu_layout import gathers_slices, narrow_vectors, vectorises_work_items
 from .device_facts import driver_error, read_facts
 from .errors import DeviceError
 from .precision import Precision
@@ -135,6 +135,14 @@ class Device:
         (PoCL from 3.0 on: :func:`clspmv.cpu_layout.gathers_slices`), read once."""
         return self._once("_gathers_slices", lambda: gathers_slices(
             self.type, self.cl_device.platform.version))
+
+    @property
+    def narrow_vectors(self) -> bool:
+        """True where kernels must use OpenCL vectors of 32 bytes at most: a CPU compiler told of
+        AVX-512 for a CPU it models without it, which aborts the process on wider ones (PyPI's
+        PoCL 3.0 on a Zen 4: :func:`clspmv.cpu_layout.narrow_vectors`), read once."""
+        return self._once("_narrow_vectors", lambda: narrow_vectors(
+            self.cl_device.version, int(self.cl_device.native_vector_width_double)))
 
     @property
     def inline_ptx(self) -> bool:

@@ -166,6 +166,18 @@ class OutputPool:
         return new
 
 
+def drain(queue: cl.CommandQueue) -> None:
+    """Wait for every command of ``queue``: called where a product fails or is interrupted
+    (Ctrl-C) after its first enqueue, before its buffers on numpy memory go: a kernel still
+    running would otherwise read or write memory that numpy may already have handed to another
+    array (the output pool's next y, say). An error of the queue itself is not raised here: the
+    product's own exception, which the caller raises next, says what went wrong first."""
+    try:
+        queue.finish()
+    except cl.Error:
+        pass
+
+
 def sync_back(device: Device, y_dev: cl_array.Array | HostVector, events: list[cl.Event]) -> None:
     """Make the kernels' writes to ``y_dev`` (a buffer on host memory) visible in the numpy
     array under it, once the product's ``events`` are done. Where the device writes straight

@@ -532,23 +532,31 @@ class DeviceMatrix(ScipyOperators):
         if ops.empty:
             return ops.result()
         with self._lock:
-            ops.to_device(beta_v, self._outputs)
-            launch = self._launcher(transposed, method, columns,
-                                    block.offset if block is not None else 0, keep_y)
-            if default and self._replay is None and self._device.shares_host_pointer \
-                    and ops.transfers == {"x": host_buffers.IN_PLACE, "y": host_buffers.IN_PLACE}:
-                with Recording() as launches:
-                    self.last_events = launch(self._device.queue, ops.x_dev, ops.y_dev,
-                                              alpha_v, beta_v)
-                self._replay = replay_of(launches, ops.x_dev.data, ops.y_dev.data,
-                                         self.last_events, self._device, self.shape, dtype,
-                                         self._outputs) or False
-            else:
-                self.last_events = launch(self._device.queue, ops.x_dev, ops.y_dev, alpha_v,
-                                          beta_v)
-            self.last_transfers = ops.transfers
-            ops.launched(self.last_events)
-            return ops.result()
+            try:
+                ops.to_device(beta_v, self._outputs)
+                launch = self._launcher(transposed, method, columns,
+                                        block.offset if block is not None else 0, keep_y)
+                self._run(ops, launch, default, alpha_v, beta_v)
+                return ops.result()
+            except BaseException:  # Ctrl-C in a transfer, a launch or the wait; a driver's error
+                host_buffers.drain(self._device.queue)  # the kernels let go of x and y first
+                raise
+
+    def _run(self, ops: Operands, launch: Callable, default: bool, alpha_v: np.generic,
+             beta_v: np.generic) -> None:
+        """Launch the product on ``ops``' device arrays; the first default product in place
+        (``default``: :meth:`_default_product`) is recorded for :mod:`clspmv.replay`."""
+        queue = self._device.queue
+        if default and self._replay is None and self._device.shares_host_pointer \
+                and ops.transfers == {"x": host_buffers.IN_PLACE, "y": host_buffers.IN_PLACE}:
+            with Recording() as launches:
+                self.last_events = launch(queue, ops.x_dev, ops.y_dev, alpha_v, beta_v)
+            self._replay = replay_of(launches, ops.x_dev.data, ops.y_dev.data, self.last_events,
+                                     self._device, self.shape, self.dtype, self._outputs) or False
+        else:
+            self.last_events = launch(queue, ops.x_dev, ops.y_dev, alpha_v, beta_v)
+        self.last_transfers = ops.transfers
+        ops.launched(self.last_events)
 
     def _default_product(self, transposed: bool, method: str, y: object, alpha: object,
                          beta: object, columns: bool, row_offset: int | None) -> bool:

@@ -100,16 +100,21 @@ class ProductReplay:
         x_dev = host_buffers.wrap(device, x, writable=False)
         y_dev = host_buffers.wrap(device, y, writable=True)
         queue, events = device.queue, []
-        for kernel, global_size, local_size, args, x_at, y_at in self._launches:
-            for i in x_at:
-                args[i] = x_dev.data
-            for i in y_at:
-                args[i] = y_dev.data
-            events.append(kernel(queue, global_size, local_size, *args))
-        host_buffers.sync_back(device, y_dev, events)
-        for *_, args, x_at, y_at in self._launches:  # no buffer of x or y outlives the product
-            for i in (*x_at, *y_at):
-                args[i] = None
+        try:
+            for kernel, global_size, local_size, args, x_at, y_at in self._launches:
+                for i in x_at:
+                    args[i] = x_dev.data
+                for i in y_at:
+                    args[i] = y_dev.data
+                events.append(kernel(queue, global_size, local_size, *args))
+            host_buffers.sync_back(device, y_dev, events)
+        except BaseException:  # Ctrl-C among the launches or in the wait, a driver's error
+            host_buffers.drain(queue)  # the kernels are done with x and y before they go
+            raise
+        finally:
+            for *_, args, x_at, y_at in self._launches:  # no buffer of x or y outlives it
+                for i in (*x_at, *y_at):
+                    args[i] = None
         return y, events
 
 

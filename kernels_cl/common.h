@@ -15,6 +15,8 @@
  *   ROW_MAJOR ell.cl: rows stored one after the other instead of column-major (see ell.cl)
  *   NATIVE_ATOMICS  use cl_ext_float_atomics (set together with -cl-std=CL3.0 or CL2.0)
  *   COLMAP   the matrix is a block with compact column numbers and a column map (see BLOCK_ARGS)
+ *   NARROW_VECTORS  OpenCL vectors of 32 bytes at most, where the compiler aborts on wider ones
+ *            (clspmv's Device.narrow_vectors; dia.cl's row chunks)
  */
 #ifndef CLSPMV_COMMON_H
 #define CLSPMV_COMMON_H

@@ -119,7 +119,12 @@ void dia_spmv_t(DIA_ARGS)
 /* CHUNK_VW: a chunk whose every diagonal crosses all its rows inside the matrix (all chunks but
  * those at the matrix's edges) keeps its sums in ROW_CHUNKS / CHUNK_VW vectors of CHUNK_VW rows,
  * in registers, and adds each diagonal's stretch to them: one load of values and one of x per
- * vector and diagonal, where the array of sums is also loaded and stored again per diagonal.
+ * vector and diagonal, where the array of sums is also loaded and stored again per diagonal;
+ * the vectors are then stored into y as they are (alpha and beta applied to whole vectors), not
+ * row by row through the array of sums: kernel time 0.60-0.94x on 3-16 diagonals and 0.93-1.01x
+ * on a 27-point stencil on a 16-core Xeon with PoCL 5.0, 0.85-1.05x (median 0.95) on the 2-core
+ * Zen 4 with Debian's PoCL 3.1, 0.94-1.05x with PyPI's PoCL 3.0 on the Xeon
+ * (reports/experiments/2026-11-30-dia-vector-store).
  * On the 2-core Xeon (reports/experiments/2026-11-29-dia-chunk-vectors): 1.05-1.26x in float64
  * and 1.2-1.7x in float32 with Debian's PoCL 3.1, 1.05-1.75x with Intel's runtime (0.97 on 3
  * diagonals), with PyPI's PoCL 3.0 1.04-1.37x from 27 diagonals on and 0.87-0.99x on 3-5. Not
@@ -127,7 +132,13 @@ void dia_spmv_t(DIA_ARGS)
  * (dtype="mixed": 0.81-0.96x with Debian's PoCL). A zero value's term is dropped by zeroing its
  * x (a gap times an Inf or NaN in x gives no NaN). */
 #if !defined(COLMAP) && (defined(VALUE_IS_DOUBLE) || !defined(ACC_IS_DOUBLE))
-#ifdef VALUE_IS_DOUBLE
+/* 64-byte vectors, 32-byte ones with NARROW_VECTORS (set by clspmv where the compiler aborts
+ * on wider ones: Device.narrow_vectors in clspmv/device.py) */
+#if defined(VALUE_IS_DOUBLE) && defined(NARROW_VECTORS)
+#define VW 4
+#elif defined(VALUE_IS_DOUBLE)
+#define VW 8
+#elif defined(NARROW_VECTORS)
 #define VW 8
 #else
 #define VW 16
@@ -164,10 +175,13 @@ void dia_spmv_chunks(DIA_ARGS, const INDEX_T rows_per_item)
                     acc[j] += vv * select((VEC_T)0, xv, vv != (VEC_T)0);
                 }
             }
-            for (int j = 0; j < ROW_CHUNKS / CHUNK_VW; ++j)
-                CAT(vstore, CHUNK_VW)(acc[j], j, sums);
-            for (int i = 0; i < count; ++i)
-                STORE_Y(y, r0 + i, sums[i]);
+            __global VALUE_T *ys = y + r0;  /* the chunk's rows, stored from the vectors */
+            for (int j = 0; j < ROW_CHUNKS / CHUNK_VW; ++j) {
+                VEC_T out = (VEC_T)alpha * acc[j];
+                if (beta != (VALUE_T)0)
+                    out += (VEC_T)beta * LOAD_VALUES(ys + j * CHUNK_VW);
+                CAT(vstore, CHUNK_VW)(out, j, ys);
+            }
             continue;
         }
 #endif

@@ -1,6 +1,7 @@
 """Whether a CPU implementation vectorises across work-items (:mod:`clspmv.cpu_layout`): the
 rule on the answers of the implementations seen (Intel's CPU runtime, PoCL, GPUs), the device's
-property read from its own answers, and the layout that carries it."""
+property read from its own answers, and the layout that carries it; where kernels must keep to
+narrow vectors (a compiler told of AVX-512 for a CPU it models without it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from clspmv.cpu_layout import gathers_slices, vectorises_work_items
+from clspmv.cpu_layout import gathers_slices, narrow_vectors, target_cpu, vectorises_work_items
 from clspmv.formats.layout import Layout
 
 
@@ -74,3 +75,40 @@ def test_layout_carries_whether_slices_are_gathered(device) -> None:
                                                    device.cl_device.platform.version)
     assert Layout.for_device(device).gathers_slices is device.gathers_slices
     assert replace(device, type="gpu").gathers_slices is False
+
+
+ZEN4_POCL30 = "OpenCL 3.0 PoCL HSTR: pthread-x86_64-unknown-linux-gnu-znver3"
+"""PyPI's PoCL 3.0-rc2 (LLVM 14) on a Zen 4: its CL_DEVICE_VERSION."""
+
+
+@pytest.mark.parametrize(("version", "cpu"), [
+    (ZEN4_POCL30, "znver3"),
+    ("OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-skylake-avx512", "skylake-avx512"),
+    ("OpenCL 3.0 PoCL HSTR: cpu-x86_64-pc-linux-gnu-sapphirerapids", "sapphirerapids"),
+    ("OpenCL 3.1 (Build 0)", None),  # Intel's CPU runtime
+    ("OpenCL 3.0 CUDA", None),
+])
+def test_target_cpu_read_from_the_device_version(version: str, cpu: str | None) -> None:
+    assert target_cpu(version) == cpu
+
+
+@pytest.mark.parametrize(("version", "native_double", "expected"), [
+    (ZEN4_POCL30, 8, True),  # the process aborted there on dia's 64-byte vectors
+    (ZEN4_POCL30, 4, False),  # a real Zen 3: AVX2 only, as its model says
+    ("OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-skylake-avx512", 8, False),
+    ("OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-x86-64-v3", 8, True),
+    ("OpenCL 3.1 (Build 0)", 8, False),  # Intel's CPU runtime
+    ("OpenCL 3.0 CUDA", 1, False),
+])
+def test_narrow_vectors_rule(version: str, native_double: int, expected: bool) -> None:
+    assert narrow_vectors(version, native_double) is expected
+
+
+def test_device_reads_narrow_vectors_from_its_answers(device) -> None:
+    """The device under test answers from its own version and width; a stand-in with PoCL
+    3.0's answers on a Zen 4 says True."""
+    d = device.cl_device
+    assert device.narrow_vectors is narrow_vectors(d.version, int(d.native_vector_width_double))
+    zen4 = SimpleNamespace(version=ZEN4_POCL30, native_vector_width_double=8)
+    assert replace(device, cl_device=zen4).narrow_vectors is True
+    assert replace(device, type="gpu", cl_device=zen4).narrow_vectors is True  # its compiler

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pyopencl as cl
 import pytest
 import scipy.sparse as sp
 
@@ -128,12 +129,19 @@ def test_row_chunks_store_only_their_runs(device) -> None:
     np.testing.assert_allclose(M.rmatvec(x), A.T @ x, rtol=1e-12)
 
 
+@pytest.mark.parametrize("narrow", [False, True], ids=["own", "narrow"])
 @pytest.mark.parametrize("shape", [(640, 640), (640, 700), (700, 640)])
-def test_row_chunks_inside_the_matrix_skip_gaps(shape: tuple[int, int], dtype, device) -> None:
+def test_row_chunks_inside_the_matrix_skip_gaps(shape: tuple[int, int], narrow: bool, dtype,
+                                                device, monkeypatch) -> None:
     """The chunks that every diagonal crosses whole (the kernel's CHUNK_VW: sums in vectors,
     here the chunks of rows 128-511) match scipy with alpha and beta, and drop the terms of
     explicit zeros and of gaps in a diagonal where x is Inf or NaN (a zero value's x is zeroed,
-    not multiplied); the edge chunks (the array of sums) alongside."""
+    not multiplied); the edge chunks (the array of sums) alongside. ``narrow``: the vectors of
+    a device whose compiler needs them narrow (``Device.narrow_vectors``: ``NARROW_VECTORS``
+    in the kernel's build options), else the device's own."""
+    narrow = narrow or device.narrow_vectors
+    if narrow:
+        monkeypatch.setattr(clspmv.Device, "narrow_vectors", property(lambda self: True))
     m, n = shape
     rng = np.random.default_rng(5)
     offsets = [-65, -3, 0, 1, 5, 64]
@@ -153,6 +161,9 @@ def test_row_chunks_inside_the_matrix_skip_gaps(shape: tuple[int, int], dtype, d
     y = M.matvec(x, y0.copy(), alpha=1.5, beta=-0.5)
     assert_matches(y, oracle_matrix("dia", A, dtype), x, dtype, 1.5, -0.5, y0)
     assert np.isfinite(y[[229, 400]]).all() and not np.isfinite(y[[230, 401]]).any()
+    options = M._fmt._kernel.program.get_build_info(device.cl_device,
+                                                    cl.program_build_info.OPTIONS)
+    assert ("-DNARROW_VECTORS=1" in options) == narrow
 
 
 def _diagonals(csr: sp.csr_matrix) -> np.ndarray:

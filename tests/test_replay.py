@@ -172,3 +172,29 @@ def test_unreplayable_launches_refused():
     assert made([launch(x_buf, other), launch(other)]) is None
     assert made([launch(x_buf, y_buf), launch(y_buf)], events=1) is None
     assert made([], events=0) is None
+
+
+def test_interrupted_replay_drains_and_lets_go(cpu, monkeypatch):
+    """Ctrl-C in a replayed product's wait: the queue is drained before x's and y's buffers go,
+    none of them stays in the recorded arguments, and the next product is right."""
+    A = _matrix()
+    M = clspmv.DeviceMatrix.from_scipy(A, format="csr-scalar", device=cpu)
+    x = np.random.default_rng(5).random(500)
+    assert_matches(M @ x, A, x, np.float64)
+    assert isinstance(M._replay, replay.ProductReplay)
+    drained, drain = [], host_buffers.drain
+    monkeypatch.setattr(host_buffers, "drain", lambda queue: (drained.append(queue),
+                                                              drain(queue)))
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(host_buffers, "sync_back", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        M @ x
+    assert drained == [cpu.queue]
+    assert all(args[i] is None for *_, args, x_at, y_at in M._replay._launches
+               for i in (*x_at, *y_at))
+    monkeypatch.undo()
+    assert_matches(M @ x, A, x, np.float64)
+    assert M.last_transfers == {"x": IN, "y": IN}

@@ -20,8 +20,12 @@ chunks of :data:`ROW_CHUNK` rows (:data:`CHUNK_ITEMS_PER_UNIT` runs per compute 
 each diagonal, the chunk's rows it crosses in one loop over consecutive values and entries of x,
 which PoCL's compiler vectorises; the chunk's sums stay in an array until its rows are stored,
 or, in a chunk that every diagonal crosses whole (all but the chunks at the matrix's edges), in
-vectors the kernel writes out (``CHUNK_VW``: float32 and float64 without a column map; 1.05-1.26x
-in float64 with PoCL 3.1 on the 2-core Xeon, ``reports/experiments/2026-11-29-dia-chunk-vectors``).
+vectors the kernel stores into y whole (``CHUNK_VW``: float32 and float64 without a column map;
+1.05-1.26x in float64 with PoCL 3.1 on the 2-core Xeon,
+``reports/experiments/2026-11-29-dia-chunk-vectors``; the whole-vector store of y 1.06-1.67x on
+a 16-core Xeon with PoCL 5.0, ``reports/experiments/2026-11-30-dia-vector-store``), vectors of
+64 bytes, or of 32 where the device's compiler aborts on wider ones
+(:attr:`clspmv.Device.narrow_vectors`: PyPI's PoCL 3.0 on a Zen 4).
 The values are stored chunk by chunk (:func:`chunked_values`): each chunk holds the slots of its
 run of diagonals only (:func:`chunk_runs`: those crossing it inside the matrix), one diagonal
 after another, so that a chunk's walk reads one stream of values instead of one per diagonal,
