@@ -289,8 +289,9 @@ def _fitted_with_large(stream_miss: list[list[float]], rows: int = 4096,
 def test_large_probes_correct_each_formats_model_beyond_the_cache() -> None:
     """Large probes (their stream missing the cache half the time) that take 2-5 times the
     model's time, by format: each timed format's ratio, the untimed ones their trial family's
-    (csr-merge the CSR kernels', dia and hyb the padded layout's; bsr, alone in its family, the
-    median of all); a product missing the cache
+    (csr-merge the CSR kernels', hyb the padded layout's; bsr, alone in its family, the
+    median of all) or the format their ``beyond_cache_like`` names (dia: csr-blocks'); a
+    product missing the cache
     as much takes the whole ratio, one missing it twice as much the ratio to the power of
     LARGE_EXTRAPOLATION at most, one in the cache none."""
     curve = [[1e4, 0.0], [1e5, 0.5], [1e9, 0.5], [1e12, 1.0]]  # the large probes at 0.5
@@ -299,7 +300,8 @@ def test_large_probes_correct_each_formats_model_beyond_the_cache() -> None:
     assert cal.large_ratio == pytest.approx(
         {**{f: 4.0 for f in SINGLE_FORMATS if FORMAT_CLASSES[f].trial_family == "csr"},
          **{f: 5.0 for f in SINGLE_FORMATS if FORMAT_CLASSES[f].trial_family == "ell"},
-         "sell": 2.0, "pjds": 3.0, "bsr": 3.5}, rel=0.02)  # bsr: no family, every one's median
+         "sell": 2.0, "pjds": 3.0, "bsr": 3.5,  # bsr: no family, every one's median
+         "dia": LARGE_FACTORS["csr-blocks"]}, rel=0.02)
     for m, f in large.items():
         for name, factor in LARGE_FACTORS.items():
             if quick.refusal(name, f) is None:
@@ -595,3 +597,12 @@ def test_quick_probes_refuse_what_a_format_refuses() -> None:
     mats = quick.probe_matrices(16, 2)
     f = features(mats["powerlaw"].astype(np.float64), 16)
     assert quick.refusal("ellr", f) is not None and quick.refusal("csr-scalar", f) is None
+
+
+def test_beyond_cache_lenders_are_timed_by_the_large_probes() -> None:
+    """A format that takes another's correction beyond the cache (``beyond_cache_like``) names
+    one the large probes time, so that the correction it borrows is measured, not a median."""
+    lenders = {cls.name: cls.beyond_cache_like for cls in FORMAT_CLASSES.values()
+               if cls.beyond_cache_like is not None}
+    assert lenders.get("dia") == "csr-blocks"
+    assert set(lenders.values()) <= set(quick_large.large_probe_formats(POCL31))

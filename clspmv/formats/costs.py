@@ -162,6 +162,11 @@ class FormatCosts:
     :func:`~clspmv.formats.long_rows.long_row_limit`; where the device vectorises across
     work-items, whether the model's ``lanes`` term, :mod:`clspmv.model.timemodel`, counts)."""
 
+    beyond_cache_like: ClassVar[str | None] = None
+    """The format whose large probes' correction beyond the cache
+    (:func:`clspmv.model.quick_large.large_correction`) this one takes where no large probe
+    times it itself; None: its :attr:`trial_family`'s."""
+
     probed_in: ClassVar[tuple[str, ...]] = ()
     """The calibration probes of :data:`PROBES` that time this format. Not inherited: a class
     declares its own or has none (:meth:`__init_subclass__`), so that a format derived from a

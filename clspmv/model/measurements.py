@@ -17,9 +17,11 @@ from .benchmarks import benchmark_matrices
 from .features import Features, features, with_exact_diagonals
 from .probes import XCacheProbe
 
-MEASUREMENT = 13
+MEASUREMENT = 14
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 13 =
+stores (a stored calibration of another value is measured again, with a warning): 14 =
+``dia``'s row chunks on CPUs storing y from their vectors (1.06-1.67x on a 16-core Xeon with
+PoCL 5.0, ``reports/experiments/2026-11-30-dia-vector-store``); 13 =
 ``csr-adaptive``'s blocks loaded from aligned entries on GPUs
 (:data:`clspmv.formats.csr_adaptive.ALIGN_ENTRIES`: 1-6 % faster on the H200) and their passes'
 row pointers loaded at once, without a barrier between passes summed by shuffles (another

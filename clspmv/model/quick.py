@@ -81,13 +81,15 @@ from .timemodel import (
     conversion_terms,
 )
 
-QUICK_MEASUREMENT = 8
+QUICK_MEASUREMENT = 9
 """What a quick calibration measured and the prior it scales: a stored quick calibration of
 another value is measured again (:mod:`.store`). 3: the prior's kernel variants (``sell`` and
 ``pjds`` with a work-item per slice on PoCL); 4: the large probes on CPUs; 5: ``bsr`` and the
 block probe on CPUs; 6: ``sell`` and ``pjds`` in the probes in the cache, the large probes on
 every CPU; 7: the prior's ``longest`` per compute unit (:func:`.prior.format_scales`); 8: ``sell``'s
-and ``pjds``'s slices a loop over lanes, run also on PoCL 3.0."""
+and ``pjds``'s slices a loop over lanes, run also on PoCL 3.0; 9: ``dia``'s row chunks storing y
+from their vectors, and its correction beyond the cache taken from ``csr-blocks``
+(:attr:`clspmv.formats.dia.Dia.beyond_cache_like`)."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""

@@ -8,6 +8,7 @@ follows a product's scattered gathers (:func:`corrects_by_gathers`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -85,6 +86,17 @@ class LargeCorrection(NamedTuple):
 NO_CORRECTION = LargeCorrection({}, 0.0, 0.0, 0.0)
 
 
+def lender(fmt: str) -> Callable[[type], bool]:
+    """Which timed formats lend ``fmt`` their large probes' ratio where no large probe times it
+    (:func:`.prior.own_or_borrowed`): the one its
+    :attr:`~clspmv.formats.costs.FormatCosts.beyond_cache_like` names, else those of its
+    :attr:`~clspmv.formats.costs.FormatCosts.trial_family`."""
+    cls = FORMAT_CLASSES[fmt]
+    if cls.beyond_cache_like is not None:
+        return lambda other, like=cls.beyond_cache_like: other.name == like
+    return lambda other, family=cls.trial_family: other.trial_family == family
+
+
 def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
                      feats: dict[str, Features], formats: tuple[str, ...],
                      by_gathers: bool = False) -> LargeCorrection:
@@ -92,9 +104,9 @@ def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
     the cache, not yet corrected) from the large probes' kernel seconds ``large_s`` (per
     (matrix, format); ``feats`` holds the matrices' features): per format of ``formats`` its
     measured over predicted seconds (the geometric mean over the large matrices), a format no
-    large probe timed borrowing its trial family's (:func:`.prior.own_or_borrowed`,
-    :attr:`~clspmv.formats.costs.FormatCosts.trial_family`: ``csr-merge`` the CSR kernels',
-    ``dia`` and ``hyb`` the padded layout's; else the median of the timed formats'), and the
+    large probe timed borrowing another's (:func:`lender`: ``csr-merge`` the CSR kernels',
+    ``hyb`` the padded layout's, ``dia`` ``csr-blocks``'; else the median of the timed
+    formats'), and the
     median stream miss share of those products. ``by_gathers`` (:func:`corrects_by_gathers`):
     also the timed formats' shared ratio (the geometric mean of theirs) and the large probes'
     scattered gathers per entry (their median), so that a format's own part of its ratio
@@ -114,8 +126,7 @@ def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
     if miss < LARGE_MIN_MISS:
         return NO_CORRECTION
     timed = {f: [float(np.exp(np.mean(v)))] for f, v in logs.items()}
-    ratio = {f: own_or_borrowed(timed, f, lambda cls, family=FORMAT_CLASSES[f].trial_family:
-                                cls.trial_family == family)[0] for f in formats}
+    ratio = {f: own_or_borrowed(timed, f, lender(f))[0] for f in formats}
     if not by_gathers:
         return LargeCorrection(ratio, miss, 0.0, 0.0)
     shared = float(np.exp(np.mean([np.mean(v) for v in logs.values()])))
