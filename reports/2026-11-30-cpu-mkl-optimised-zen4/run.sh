@@ -1,16 +1,17 @@
 #!/bin/bash
-# tools/cpu_vs_mkl.py on the 2-core Zen 4 with the three CPU implementations, empty caches, one after the other
-# arg: commit; out: /tmp/lr/zen4/<impl>
-cd /work/main
-C=$1
-O=/tmp/lr/zen4; mkdir -p $O
-run() {  # name device note-prefix env...
+# tools/cpu_vs_mkl.py on the 2-core Zen 4 with the three CPU implementations, empty caches, one
+# after the other under the measurement lock. Args: commit, and a suffix of the report folders
+# ("" for the first runs at 01f2e5f, "-after" for those at 819f245). Logs in /tmp/lr/zen4<suffix>/.
+cd "$(git rev-parse --show-toplevel)"
+C=$1 S=${2:-}
+O=/tmp/lr/zen4$S; mkdir -p $O
+run() {  # name device what env...
   local name=$1 dev=$2 what=$3; shift 3
   uptime > $O/$name-uptime.txt
   env "$@" CLSPMV_CACHE_DIR=$(mktemp -d) POCL_CACHE_DIR=$(mktemp -d) flock /tmp/clspmv-measure.lock \
     timeout 1500 $PY tools/cpu_vs_mkl.py --suite offsuite --suite cpu --device $dev --threads 2 --rounds 15 \
     --note "2-core Zen 4 (AMD EPYC, family 25 model 17), $what, commit $C, empty cache: auto on the quick calibration measured at first use" \
-    --out reports/2026-11-30-cpu-mkl-optimised-zen4/$name > $O/$name.log 2>&1
+    --out reports/2026-11-30-cpu-mkl-optimised-zen4/$name$S > $O/$name.log 2>&1
   echo "rc=$?" >> $O/$name.log
   uptime >> $O/$name-uptime.txt
 }
