@@ -107,8 +107,13 @@ def test_cg_float32_and_device_arrays(device) -> None:
 
 
 @pytest.mark.parametrize("name,rtol,x_tol,its_ratio", [("1138_bus", 1e-10, 1e-6, 0.02),
-                                                        ("bcsstk24", 1e-8, 5e-2, 0.25)])
+                                                        ("bcsstk24", 1e-8, 1e-1, 0.25)])
 def test_cg_real_spd_matrices(name, rtol, x_tol, its_ratio, device) -> None:
+    """Jacobi-preconditioned CG against scipy's: iterations, the answer and its residual. The
+    answers of two solvers that both meet the residual bound part by up to the condition number
+    times it: on bcsstk24 (condition about 1e11) 1-5 % from scipy's, 5.3 % with the oldest
+    supported scipy on a 2-core Zen 4 (Debian's PoCL 3.1): ``x_tol`` 0.1 there, the residual
+    check the bound that matters."""
     need_fp64(device)
     A = real_matrix(name)
     b = rhs(A)
