@@ -168,10 +168,10 @@ class OutputPool:
 
 def drain(queue: cl.CommandQueue) -> None:
     """Wait for every command of ``queue``: called where a product fails or is interrupted
-    (Ctrl-C) after its first enqueue, before its buffers on numpy memory go: a kernel still
-    running would otherwise read or write memory that numpy may already have handed to another
-    array (the output pool's next y, say). An error of the queue itself is not raised here: the
-    product's own exception, which the caller raises next, says what went wrong first."""
+    (Ctrl-C), before its buffers on numpy memory go: a kernel still running would otherwise read
+    or write memory that numpy may already have handed to another array (the output pool's next
+    y, say). An error of the queue itself is not raised here: the product's own exception,
+    which the caller raises next, says what went wrong first."""
     try:
         queue.finish()
     except cl.Error:

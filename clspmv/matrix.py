@@ -488,7 +488,19 @@ class DeviceMatrix(ScipyOperators):
 
     def _apply(self, transposed: bool, method: str, x: object, y: object, alpha: float,
                beta: float, columns: bool, row_offset: int | None = None) -> Array:
-        """The one generic product: checks, transfers, alpha/beta, then the launch."""
+        """The one generic product (:meth:`_product`); where it fails or is interrupted (Ctrl-C
+        in a transfer, a launch or the wait, replayed or not) the queue is drained
+        (:func:`clspmv.host_buffers.drain`) before the exception goes on, and the product's
+        buffers on numpy memory with it."""
+        try:
+            return self._product(transposed, method, x, y, alpha, beta, columns, row_offset)
+        except BaseException:
+            host_buffers.drain(self._device.queue)
+            raise
+
+    def _product(self, transposed: bool, method: str, x: object, y: object, alpha: float,
+                 beta: float, columns: bool, row_offset: int | None) -> Array:
+        """:meth:`_apply`'s product: checks, transfers, alpha/beta, then the launch."""
         if method not in TRANSPOSE_METHODS:
             raise ValueError(f"method must be one of {', '.join(map(repr, TRANSPOSE_METHODS))}, "
                              f"got {method!r}")
@@ -532,31 +544,23 @@ class DeviceMatrix(ScipyOperators):
         if ops.empty:
             return ops.result()
         with self._lock:
-            try:
-                ops.to_device(beta_v, self._outputs)
-                launch = self._launcher(transposed, method, columns,
-                                        block.offset if block is not None else 0, keep_y)
-                self._run(ops, launch, default, alpha_v, beta_v)
-                return ops.result()
-            except BaseException:  # Ctrl-C in a transfer, a launch or the wait; a driver's error
-                host_buffers.drain(self._device.queue)  # the kernels let go of x and y first
-                raise
-
-    def _run(self, ops: Operands, launch: Callable, default: bool, alpha_v: np.generic,
-             beta_v: np.generic) -> None:
-        """Launch the product on ``ops``' device arrays; the first default product in place
-        (``default``: :meth:`_default_product`) is recorded for :mod:`clspmv.replay`."""
-        queue = self._device.queue
-        if default and self._replay is None and self._device.shares_host_pointer \
-                and ops.transfers == {"x": host_buffers.IN_PLACE, "y": host_buffers.IN_PLACE}:
-            with Recording() as launches:
-                self.last_events = launch(queue, ops.x_dev, ops.y_dev, alpha_v, beta_v)
-            self._replay = replay_of(launches, ops.x_dev.data, ops.y_dev.data, self.last_events,
-                                     self._device, self.shape, self.dtype, self._outputs) or False
-        else:
-            self.last_events = launch(queue, ops.x_dev, ops.y_dev, alpha_v, beta_v)
-        self.last_transfers = ops.transfers
-        ops.launched(self.last_events)
+            ops.to_device(beta_v, self._outputs)
+            launch = self._launcher(transposed, method, columns,
+                                    block.offset if block is not None else 0, keep_y)
+            if default and self._replay is None and self._device.shares_host_pointer \
+                    and ops.transfers == {"x": host_buffers.IN_PLACE, "y": host_buffers.IN_PLACE}:
+                with Recording() as launches:
+                    self.last_events = launch(self._device.queue, ops.x_dev, ops.y_dev,
+                                              alpha_v, beta_v)
+                self._replay = replay_of(launches, ops.x_dev.data, ops.y_dev.data,
+                                         self.last_events, self._device, self.shape, dtype,
+                                         self._outputs) or False
+            else:
+                self.last_events = launch(self._device.queue, ops.x_dev, ops.y_dev, alpha_v,
+                                          beta_v)
+            self.last_transfers = ops.transfers
+            ops.launched(self.last_events)
+            return ops.result()
 
     def _default_product(self, transposed: bool, method: str, y: object, alpha: object,
                          beta: object, columns: bool, row_offset: int | None) -> bool:

@@ -108,10 +108,7 @@ class ProductReplay:
                     args[i] = y_dev.data
                 events.append(kernel(queue, global_size, local_size, *args))
             host_buffers.sync_back(device, y_dev, events)
-        except BaseException:  # Ctrl-C among the launches or in the wait, a driver's error
-            host_buffers.drain(queue)  # the kernels are done with x and y before they go
-            raise
-        finally:
+        finally:  # also after Ctrl-C or an error (DeviceMatrix._apply then drains the queue)
             for *_, args, x_at, y_at in self._launches:  # no buffer of x or y outlives it
                 for i in (*x_at, *y_at):
                     args[i] = None

@@ -130,6 +130,19 @@ def first_use_cache(calibration_cache: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 @pytest.fixture
+def drained(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The queues :func:`clspmv.host_buffers.drain` is called on during the test, in order (it
+    still drains them)."""
+    from clspmv import host_buffers
+
+    queues: list = []
+    drain = host_buffers.drain
+    monkeypatch.setattr(host_buffers, "drain", lambda queue: (queues.append(queue),
+                                                              drain(queue)))
+    return queues
+
+
+@pytest.fixture
 def toy() -> Iterator[type]:
     """The toy format of ``test_format_hooks`` (a plain CSR kernel under a new name) registered
     for the test, and gone from the registry afterwards."""

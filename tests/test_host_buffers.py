@@ -294,22 +294,13 @@ def test_convert_without_owned_copies(device):
     assert_matches(M @ x, expected, x, np.float64)
 
 
-def _spy_drain(monkeypatch) -> list:
-    """The queues :func:`host_buffers.drain` is called on (it still drains them)."""
-    drained, drain = [], host_buffers.drain
-    monkeypatch.setattr(host_buffers, "drain", lambda queue: (drained.append(queue),
-                                                              drain(queue)))
-    return drained
-
-
-def test_interrupted_product_drains_the_queue_first(device, monkeypatch):
+def test_interrupted_product_drains_the_queue_first(device, drained, monkeypatch):
     """Ctrl-C in a product's wait (any device, the general path): the queue is drained before
     the product's buffers on numpy memory go, the interrupt reaches the caller, and the
     matrix's next product is right."""
     A = _matrix()
     M = clspmv.DeviceMatrix.from_scipy(A, format="csr-scalar", device=device)
     x, y0 = np.random.default_rng(8).random(60), np.random.default_rng(9).random(90)
-    drained = _spy_drain(monkeypatch)
 
     def interrupted(self):
         raise KeyboardInterrupt

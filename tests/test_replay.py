@@ -174,7 +174,7 @@ def test_unreplayable_launches_refused():
     assert made([], events=0) is None
 
 
-def test_interrupted_replay_drains_and_lets_go(cpu, monkeypatch):
+def test_interrupted_replay_drains_and_lets_go(cpu, drained, monkeypatch):
     """Ctrl-C in a replayed product's wait: the queue is drained before x's and y's buffers go,
     none of them stays in the recorded arguments, and the next product is right."""
     A = _matrix()
@@ -182,9 +182,6 @@ def test_interrupted_replay_drains_and_lets_go(cpu, monkeypatch):
     x = np.random.default_rng(5).random(500)
     assert_matches(M @ x, A, x, np.float64)
     assert isinstance(M._replay, replay.ProductReplay)
-    drained, drain = [], host_buffers.drain
-    monkeypatch.setattr(host_buffers, "drain", lambda queue: (drained.append(queue),
-                                                              drain(queue)))
 
     def interrupted(*args):
         raise KeyboardInterrupt
