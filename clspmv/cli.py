@@ -224,7 +224,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from .cache_files import where_stored
-    from .ell_order import order_path
+    from .ell_order import described, order_path
     from .model import store
 
     if args.json and not args.show or args.show and (args.force or args.quick):
@@ -260,8 +260,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     print(f"calibrated {device.name} ({store.KIND_NAMES[cal.kind]}) in {cal.seconds:.1f} s: "
           f"{where}")
     if cal.ell_row_major_width:
-        print(f"ELL rows of {cal.ell_row_major_width} slots or more are row-major on it "
-              f"(measured first; {where_stored(order_path(device))})")
+        print(f"{described(store.ell_widths(cal))} on it (measured first; "
+              f"{where_stored(order_path(device))})")
     if device.type == "cpu":  # the default device follows the fastest CPU implementation
         from .implementations import compare_and_remember, finding
 

@@ -14,6 +14,17 @@ conversion to ``ell``, ``ellr`` or ``hyb`` on a device without one,
 the Oclgrind simulator (never measured), :data:`ROW_MAJOR_WIDTH`. An unusable file (not
 :data:`ORDER_FILE`, made for another device, or a width its times do not give) counts as none,
 with one warning.
+
+It is measured twice: on rows whose columns follow those of the rows beside them (a band, a
+stencil: :attr:`EllOrder.row_major_width`) and on rows of scattered columns
+(:attr:`EllOrder.scattered_row_major_width`; which rows are scattered:
+:func:`clspmv.formats.ell.scattered_rows`). The two part: on the 2-core Zen 4 under PoCL 3.1,
+column-major ``ellr`` on rows of 3-10 uniformly random columns took 2.6-3.2x the row-major time
+(x of 0.4-8 MB), on a band of 5 diagonals 0.74x; under PyPI's PoCL 3.0 1.3-2.9x; under Intel's
+CPU runtime 0.5-0.7x (``reports/experiments/2026-11-30-ell-order-scattered``). Measured on
+regular rows alone, the order stored ``ell`` column-major on random rows of 6-10 slots, 2.5x
+slower than row-major, or row-major where a noisy measurement put the threshold lower: the
+quick calibration's large probe of ``ellr`` took 3.1 ms in one run and 8.3 ms in the next.
 """
 
 from __future__ import annotations
@@ -50,27 +61,48 @@ of 3 diagonals; ``ellr`` on the band 1.09x slower, and it ties at 2 slots:
 ``reports/2026-11-26-xeon-auto/narrow-zen5.txt``). An order stored without one of them (by an
 older clspmv) is measured again (:func:`stored`)."""
 
+SCATTERED_WIDTHS = (2, 4, 8, 16)
+"""Row widths (slots) the order of rows of scattered columns is measured at: fewer than
+:data:`MEASURED_WIDTHS` (the probe's time, :func:`clspmv.model.order_probe.measure_ell_order`),
+from the narrowest to wide; on the three CPU implementations of the 2-core Zen 4 one order won
+at every width of scattered rows."""
+
 _memory: dict[Path, EllOrder] = {}
 
 
 @dataclass
 class EllOrder:
     """A measured ELL order: ``times`` maps a row width (slots) to the kernel seconds of
-    column-major and of row-major ``ellr`` on rows of that width; ``row_major_width`` is
-    :func:`row_major_width_from` them."""
+    column-major and of row-major ``ellr`` on rows of that width whose columns follow the rows
+    beside them, ``scattered_times`` the same on rows of scattered columns; the widths from which
+    each kind is row-major are :func:`row_major_width_from` them."""
 
     times: dict[int, tuple[float, float]] = field(default_factory=dict)
+    scattered_times: dict[int, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def row_major_width(self) -> int:
-        """See :func:`row_major_width_from`."""
+        """From which width rows of regular columns are row-major (:func:`row_major_width_from`
+        of :attr:`times`)."""
         return row_major_width_from(self.times)
 
+    @property
+    def scattered_row_major_width(self) -> int:
+        """From which width rows of scattered columns are row-major
+        (:func:`row_major_width_from` of :attr:`scattered_times`; :data:`ROW_MAJOR_WIDTH` where
+        they were not measured)."""
+        return (row_major_width_from(self.scattered_times) if self.scattered_times
+                else ROW_MAJOR_WIDTH)
+
     def to_json(self) -> dict[str, object]:
-        """JSON-ready: the width and the times per width."""
-        return {"row_major_width": self.row_major_width,
-                "times": {str(w): {"column_major": c, "row_major": r}
-                          for w, (c, r) in sorted(self.times.items())}}
+        """JSON-ready: the widths and the times per width of each kind of rows."""
+        def of(times: dict[int, tuple[float, float]]) -> dict[str, dict[str, float]]:
+            return {str(w): {"column_major": c, "row_major": r}
+                    for w, (c, r) in sorted(times.items())}
+        scattered = ({"scattered_row_major_width": self.scattered_row_major_width,
+                      "scattered_times": of(self.scattered_times)}
+                     if self.scattered_times else {})
+        return {"row_major_width": self.row_major_width, "times": of(self.times), **scattered}
 
 
 def row_major_width_from(times: dict[int, tuple[float, float]]) -> int:
@@ -99,26 +131,36 @@ def order_path(device: Device) -> Path:
 
 
 _TIME = number(high=1e6, positive=True)
-ORDER_FILE = record({
-    "device": text(), "row_major_width": number(1, 4096, integer=True),
-    "times": table(record({"column_major": _TIME, "row_major": _TIME}),
-                   keys=integer_text(1, 2048), max_len=64)})
-"""The shape of an ELL order file (:mod:`clspmv.cache_schema`)."""
+_WIDTH = number(1, 4096, integer=True)
+_TIMES = table(record({"column_major": _TIME, "row_major": _TIME}), keys=integer_text(1, 2048),
+               max_len=64)
+ORDER_FILE = record({"device": text(), "row_major_width": _WIDTH, "times": _TIMES},
+                    {"scattered_row_major_width": _WIDTH, "scattered_times": _TIMES})
+"""The shape of an ELL order file (:mod:`clspmv.cache_schema`; the scattered rows' fields are
+absent from the files of clspmv before they were measured: such an order is incomplete,
+:func:`stored`)."""
 
 
 def _from_file(device: Device) -> Callable[[object], EllOrder]:
-    """The check of ``device``'s order file: :data:`ORDER_FILE`, made for ``device``, and a
-    ``row_major_width`` that its times give (:func:`row_major_width_from`)."""
+    """The check of ``device``'s order file: :data:`ORDER_FILE`, made for ``device``, and
+    widths that its times give (:func:`row_major_width_from`)."""
+    def times(data: dict, key: str) -> dict[int, tuple[float, float]]:
+        return {int(w): (t["column_major"], t["row_major"]) for w, t in data.get(key, {}).items()}
+
     def check(data: object) -> EllOrder:
         ORDER_FILE(data, "")
         assert isinstance(data, dict)
         if data["device"] != device.name:
             raise ValueError(f"it was made for {data['device']!r:.80}")
-        order = EllOrder({int(w): (t["column_major"], t["row_major"])
-                          for w, t in data["times"].items()})
+        order = EllOrder(times(data, "times"), times(data, "scattered_times"))
         if not order.times or order.row_major_width != data["row_major_width"]:
             raise ValueError(f"row_major_width {data['row_major_width']} is not what its times "
                              f"give ({order.row_major_width if order.times else 'none'})")
+        given = data.get("scattered_row_major_width", "none")
+        gives = order.scattered_row_major_width if order.scattered_times else "none"
+        if given != gives:
+            raise ValueError(f"scattered_row_major_width {given} is not what its scattered "
+                             f"times give ({gives})")
         return order
     return check
 
@@ -140,25 +182,37 @@ def _order(device: Device) -> EllOrder | None:
 
 
 def _complete(order: EllOrder) -> bool:
-    """Whether ``order`` holds every width of :data:`MEASURED_WIDTHS`."""
-    return all(w in order.times for w in MEASURED_WIDTHS)
+    """Whether ``order`` holds every width of :data:`MEASURED_WIDTHS` and of
+    :data:`SCATTERED_WIDTHS` on scattered rows."""
+    return (all(w in order.times for w in MEASURED_WIDTHS)
+            and all(w in order.scattered_times for w in SCATTERED_WIDTHS))
 
 
 def stored(device: Device) -> bool:
     """Whether an order is known for ``device`` (measured by a calibration or on first use, in
     its file or in this process where the file could not be written) that holds every width of
-    :data:`MEASURED_WIDTHS`: one measured at fewer widths, or an unusable file, counts as none,
-    so that the next calibration or named conversion measures it again."""
+    :data:`MEASURED_WIDTHS` of both kinds of rows: one measured at fewer widths or without the
+    scattered rows, or an unusable file, counts as none, so that the next calibration or named
+    conversion measures it again."""
     order = _order(device)
     return order is not None and _complete(order)
 
 
-def row_major_width(device: Device) -> int:
-    """The width from which ``device`` stores ELL rows row-major where its work-items run one after
-    another: the measured one known for it, else :data:`ROW_MAJOR_WIDTH` (with one warning where
-    the file is unusable)."""
+def row_major_widths(device: Device) -> tuple[int, int]:
+    """The widths from which ``device`` stores ELL rows row-major where its work-items run one
+    after another, of regular and of scattered columns: the measured ones known for it, else
+    :data:`ROW_MAJOR_WIDTH` (with one warning where the file is unusable)."""
     order = _order(device)
-    return ROW_MAJOR_WIDTH if order is None else order.row_major_width
+    if order is None:
+        return ROW_MAJOR_WIDTH, ROW_MAJOR_WIDTH
+    return order.row_major_width, order.scattered_row_major_width
+
+
+def described(widths: tuple[int, int]) -> str:
+    """The words for a device's ``widths`` (:func:`row_major_widths`) in the CLI and summaries."""
+    regular, scattered = widths
+    return (f"ELL rows of {regular} slots or more row-major, rows of scattered columns from "
+            f"{scattered}")
 
 
 def save(device: Device, order: EllOrder) -> Path | None:

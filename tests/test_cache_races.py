@@ -25,11 +25,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from ell_orders import order_from
 
 import clspmv
 from clspmv import cache_files, cache_read, ell_order
 from clspmv.device import SIMULATOR
-from clspmv.ell_order import MEASURED_WIDTHS, ROW_MAJOR_WIDTH, EllOrder
+from clspmv.ell_order import ROW_MAJOR_WIDTH
 from clspmv.errors import ClspmvWarning, DeviceError
 from clspmv.formats import SINGLE_FORMATS
 from clspmv.model import order_probe
@@ -80,11 +81,6 @@ def calibrations(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(store, "calibrate", fake)
     return runs
-
-
-def order_from(width: int) -> EllOrder:
-    """A complete measured order, row-major from ``width`` slots."""
-    return EllOrder({w: (1.0, 1.2) if w < width else (1.0, 0.5) for w in MEASURED_WIDTHS})
 
 
 @pytest.fixture
@@ -163,7 +159,7 @@ def test_threads_measure_the_ell_order_once(device, cache, orders, caplog) -> No
     assert_matches(found[0] @ X, A, X, np.float64)
     if not lockstep:
         assert notes(caplog).count(f"waiting for the ELL order of {device.name}") == 3
-        assert ell_order.stored(device) and ell_order.row_major_width(device) == 4
+        assert ell_order.stored(device) and ell_order.row_major_widths(device) == (4, 4)
 
 
 def test_a_waiter_bounded_by_lock_wait_measures_itself(device, cache, calibrations,
@@ -281,7 +277,7 @@ def test_planted_links_are_never_followed(device, cache, calibrations, orders) -
         at.symlink_to(victims[at])
     with pytest.warns(ClspmvWarning) as got:
         store.calibration(device, progress=False)
-        assert ell_order.row_major_width(device) == ROW_MAJOR_WIDTH
+        assert ell_order.row_major_widths(device) == (ROW_MAJOR_WIDTH,) * 2
         ell_order.save(device, order_from(4))
     assert [str(w.message) for w in got] == [
         f"calibration file {cal_path} is unusable (it is a symbolic link, which clspmv does not "
@@ -298,7 +294,8 @@ def test_planted_links_are_never_followed(device, cache, calibrations, orders) -
     assert not cal_path.is_symlink() and not order_path.is_symlink()
     store.forget()
     ell_order._memory.clear()
-    assert store.load(device).kind == "measured" and ell_order.row_major_width(device) == 4
+    assert store.load(device).kind == "measured"
+    assert ell_order.row_major_widths(device) == (4, 4)
 
 
 def unwritable_folder(kind: str, tmp_path: Path) -> Path:
@@ -521,7 +518,7 @@ def test_nothing_is_measured_on_a_simulator(device, cache, monkeypatch) -> None:
         warnings.simplefilter("error")
         for sim in simulated:
             order_probe.ensure_ell_order(sim, "ellr", {})
-            assert ell_order.row_major_width(sim) == ROW_MAJOR_WIDTH
+            assert ell_order.row_major_widths(sim) == (ROW_MAJOR_WIDTH,) * 2
             assert store.calibration(sim).kind == "quick-default"
         M = clspmv.DeviceMatrix.from_scipy(A, "hyb", device=simulated[0])
         assert_matches(M @ X, A, X, np.float64)

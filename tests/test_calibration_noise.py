@@ -40,7 +40,8 @@ def small(device, tmp_path, monkeypatch):
     probe = XCacheProbe([1 << 20, 1 << 21], [1e-4, 2e-4], 1000.0)
     monkeypatch.setattr(calibrate_mod, "probe_x_cache", lambda *a, **k: probe)
     monkeypatch.setattr(calibrate_mod, "store_ell_order",
-                        lambda *a, **k: SimpleNamespace(row_major_width=10))
+                        lambda *a, **k: SimpleNamespace(row_major_width=10,
+                                                        scattered_row_major_width=10))
     monkeypatch.setattr(bandwidth, "copy_rate", lambda *a, **k: 1e10)
     monkeypatch.setattr(quick, "PROBE_ROWS", 4096)  # the sentinel's band
     script = SimpleNamespace(factors=[], timed=[])

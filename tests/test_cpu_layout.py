@@ -54,7 +54,8 @@ def test_layout_carries_the_devices_answer(device, kind: str, preferred: int, na
     own = Layout.for_device(device)
     assert replace(layout, vectorises_work_items=own.vectorises_work_items,
                    gathers_slices=own.gathers_slices,
-                   row_major_width=own.row_major_width) == own
+                   row_major_width=own.row_major_width,
+                   scattered_row_major_width=own.scattered_row_major_width) == own
 
 
 def test_real_device_answers_its_own_widths(device) -> None:

@@ -9,6 +9,7 @@ import multiprocessing.context
 import pyopencl as cl
 import pytest
 from calibration_fixture import fixture_calibration
+from ell_orders import order_from
 
 import clspmv
 from clspmv import device as device_module
@@ -257,13 +258,14 @@ def test_calibration_state(device, monkeypatch, tmp_path) -> None:
                              device.type, store.SINGLE_FORMATS), device)
     (finding,) = doctor.calibration_findings([device])
     assert finding.detail == f"quick-default, stored in {store.calibration_path(device)}"
-    ell_order.save(device, ell_order.EllOrder(  # a CPU's measured order: row-major from 4 slots
-        {w: (1.0, 1.2) if w < 4 else (2.0, 1.0) for w in ell_order.MEASURED_WIDTHS}))
+    ell_order.save(device, order_from(4, 2))  # a CPU's measured order
     measured = fixture_calibration(device)
-    store.save(dataclasses.replace(measured, ell_row_major_width=4), device)
+    store.save(dataclasses.replace(measured, ell_row_major_width=4,
+                                   ell_scattered_row_major_width=2), device)
     (finding,) = doctor.calibration_findings([device])
     assert finding.detail == (f"measured, stored in {store.calibration_path(device)}; ELL rows "
-                              "row-major from 4 slots (measured)")
+                              "of 4 slots or more row-major, rows of scattered columns from 2 "
+                              "(measured)")
     store.calibration_path(device).write_text("{not json")
     (finding,) = doctor.calibration_findings([device])
     assert "is unusable and will be measured again on first use" in finding.detail

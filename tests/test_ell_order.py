@@ -14,12 +14,20 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from calibration_fixture import fixture_calibration
+from ell_orders import order_from
 
 import clspmv
 from clspmv import ell_order
-from clspmv.ell_order import MEASURED_WIDTHS, ROW_MAJOR_WIDTH, EllOrder, row_major_width_from
+from clspmv.ell_order import (
+    MEASURED_WIDTHS,
+    ROW_MAJOR_WIDTH,
+    SCATTERED_WIDTHS,
+    EllOrder,
+    row_major_width_from,
+)
 from clspmv.errors import ClspmvWarning
 from clspmv.formats import FORMAT_CLASSES, Layout, convert
+from clspmv.formats.ell import scattered_rows
 from clspmv.model import order_probe
 from clspmv.model.order_probe import measure_ell_order, probe_matrix
 from clspmv.precision import resolve
@@ -27,13 +35,6 @@ from clspmv.precision import resolve
 from oracle import assert_matches
 
 store = importlib.import_module("clspmv.model.store")
-
-
-def order_from(width: int) -> EllOrder:
-    """A complete measured order (every :data:`MEASURED_WIDTHS` width) that is row-major from
-    ``width`` slots: column-major faster below it, row-major twice as fast from it."""
-    return EllOrder({w: (1.0, 1.2) if w < width else (1.0, 0.5) for w in MEASURED_WIDTHS})
-
 
 
 @pytest.fixture(autouse=True)
@@ -72,6 +73,37 @@ def cache(tmp_path, monkeypatch):
 def test_width_from_the_probe_times(times, width) -> None:
     assert row_major_width_from(times) == width
     assert EllOrder(times).to_json()["row_major_width"] == width
+    assert EllOrder({}, times).scattered_row_major_width == width
+
+
+def test_an_order_keeps_the_widths_of_both_kinds_of_rows() -> None:
+    order = order_from(11, 2)
+    assert (order.row_major_width, order.scattered_row_major_width) == (11, 2)
+    data = order.to_json()
+    assert (data["row_major_width"], data["scattered_row_major_width"]) == (11, 2)
+    assert sorted(data["scattered_times"]) == sorted(str(w) for w in SCATTERED_WIDTHS)
+    regular_only = EllOrder(order.times)  # as clspmv stored it before the scattered rows
+    assert "scattered_times" not in regular_only.to_json()
+    assert regular_only.scattered_row_major_width == ROW_MAJOR_WIDTH
+
+
+def test_scattered_rows_are_those_whose_neighbours_read_far_apart() -> None:
+    """Bands, stencils and block rows read neighbouring columns side by side; rows of random
+    columns and graphs do not."""
+    rng = np.random.default_rng(3)
+    n = 20_000
+    band = sp.diags([np.ones(n)] * 5, [-300, -1, 0, 1, 300], shape=(n, n), format="csr")
+    assert not scattered_rows(band)
+    assert not scattered_rows(sp.kron(sp.random(n // 4, n // 4, density=2e-3, random_state=rng),
+                                      np.ones((4, 4)), format="csr"))
+    assert scattered_rows(sp.random(n, n, density=5e-4, format="csr", random_state=rng))
+    assert scattered_rows(sp.random(30, n, density=0.01, format="csr", random_state=rng))
+    assert not scattered_rows(sp.csr_matrix((n, n)))
+    assert not scattered_rows(sp.csr_matrix((0, 5)))
+    # a long row read only up to its first slots: a random tail does not count
+    long_band = band.tolil()
+    long_band[0, :] = 1.0
+    assert not scattered_rows(long_band.tocsr())
 
 
 def test_probe_matrix_rows() -> None:
@@ -80,42 +112,63 @@ def test_probe_matrix_rows() -> None:
     rows = np.repeat(np.arange(1000), 6)
     distance = np.minimum((A.indices - rows) % 1000, (rows - A.indices) % 1000)
     assert distance.max() == 50 and len(set(zip(rows, A.indices, strict=True))) == A.nnz
+    assert not scattered_rows(A)
+    S = probe_matrix(6, rows=1000, scattered=True)
+    assert S.shape == (1000, 1000) and np.all(np.diff(S.indptr) == 6)
+    assert len(set(zip(rows, S.indices, strict=True))) == S.nnz and S.has_sorted_indices
+    assert S.indices.min() >= 0 and S.indices.max() < 1000 and scattered_rows(S)
 
 
 def test_measure_times_both_orders_at_every_width(device, cache) -> None:
     order = measure_ell_order(device, resolve(np.float32, np.float64), rows=512)
     assert sorted(order.times) == list(MEASURED_WIDTHS)
-    assert all(c > 0 and r > 0 for c, r in order.times.values())
+    assert sorted(order.scattered_times) == list(SCATTERED_WIDTHS)
+    assert all(c > 0 and r > 0 for times in (order.times, order.scattered_times)
+               for c, r in times.values())
     assert order.row_major_width in (*MEASURED_WIDTHS, 2 * max(MEASURED_WIDTHS))
+    assert order.scattered_row_major_width in (*SCATTERED_WIDTHS, 2 * max(SCATTERED_WIDTHS))
 
 
-def test_the_stored_width_shapes_layouts_and_conversions(device, cache) -> None:
-    """Without a stored order the layouts take ROW_MAJOR_WIDTH; a stored one (here: row-major
-    from 4 slots) is taken by the layouts made after it, so ellr and hyb store rows of 5 slots
-    row-major where work-items do not run in lockstep, column-major where they do."""
-    assert FORMAT_CLASSES["ellr"].layout_for(device).row_major_width == ROW_MAJOR_WIDTH
-    path = ell_order.save(device, order_from(4))
-    assert json.loads(path.read_text())["row_major_width"] == 4 and ell_order.stored(device)
+def test_the_stored_widths_shape_layouts_and_conversions(device, cache) -> None:
+    """Without a stored order the layouts take ROW_MAJOR_WIDTH for both kinds of rows; a stored
+    one (here: row-major from 4 slots, rows of scattered columns from 16) is taken by the
+    layouts made after it, so ellr and hyb store a band of 5 diagonals row-major and rows of 5
+    random columns column-major where work-items do not run in lockstep, both column-major where
+    they do."""
     layout = FORMAT_CLASSES["ellr"].layout_for(device)
-    assert layout.row_major_width == 4
-    A = sp.diags([1.0 + k for k in range(5)], range(5), shape=(300, 300), format="csr")
+    assert (layout.row_major_width, layout.scattered_row_major_width) == (ROW_MAJOR_WIDTH,) * 2
+    path = ell_order.save(device, order_from(4, 16))
+    data = json.loads(path.read_text())
+    assert (data["row_major_width"], data["scattered_row_major_width"]) == (4, 16)
+    assert ell_order.stored(device) and ell_order.row_major_widths(device) == (4, 16)
+    layout = FORMAT_CLASSES["ellr"].layout_for(device)
+    assert (layout.row_major_width, layout.scattered_row_major_width) == (4, 16)
+    band = sp.diags([1.0 + k for k in range(5)], range(5), shape=(300, 300), format="csr")
+    scattered = probe_matrix(5, rows=300, scattered=True)
     x = np.linspace(-1, 1, 300)
+    precision = resolve(np.float64, np.float64)
     for fmt in ("ellr", "hyb"):
-        M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device)
-        assert M.params["row_major"] == int(not M._fmt.layout.lockstep)
-        assert_matches(M @ x, A, x, np.float64)
-        cpu = replace(M._fmt.layout, simd_width=8)
-        precision = resolve(np.float64, np.float64)
-        assert convert(A, fmt, cpu, precision).params["row_major"] == 1
-        assert convert(A, fmt, replace(cpu, row_major_width=6), precision).params[
-            "row_major"] == 0
-        assert convert(A, fmt, replace(cpu, simd_width=32), precision).params["row_major"] == 0
+        for A, row_major in ((band, 1), (scattered, 0)):
+            M = clspmv.DeviceMatrix.from_scipy(A, format=fmt, device=device)
+            assert M.params["row_major"] == row_major * int(not M._fmt.layout.lockstep)
+            assert_matches(M @ x, A, x, np.float64)
+            cpu = replace(M._fmt.layout, simd_width=8)
+            assert convert(A, fmt, cpu, precision).params["row_major"] == row_major
+            assert convert(A, fmt, replace(cpu, simd_width=32), precision).params[
+                "row_major"] == 0
+        cpu = replace(layout, simd_width=8)
+        for change, band_row_major, scattered_row_major in (
+                ({"row_major_width": 6}, 0, 0), ({"scattered_row_major_width": 5}, 1, 1),
+                ({"row_major_width": 6, "scattered_row_major_width": 2}, 0, 1)):
+            assert [convert(A, fmt, replace(cpu, **change), precision).params["row_major"]
+                    for A in (band, scattered)] == [band_row_major, scattered_row_major], change
 
 
 def order_file(of, **change) -> str:
-    """A complete order file of device ``of`` (row-major from 4 slots) with ``change`` made."""
-    data = {"device": of.name, **order_from(4).to_json(), **change}
-    return json.dumps(data, allow_nan=True)
+    """A complete order file of device ``of`` (row-major from 4 slots, rows of scattered
+    columns from 2) with ``change`` made (a field changed to None: left out)."""
+    data = {"device": of.name, **order_from(4, 2).to_json(), **change}
+    return json.dumps({k: v for k, v in data.items() if v is not None}, allow_nan=True)
 
 
 DAMAGES = {  # the file's text from the device, and what the warning says is wrong
@@ -138,6 +191,15 @@ DAMAGES = {  # the file's text from the device, and what the warning says is wro
     "other device": (lambda d: order_file(d, device="another"), "it was made for 'another'"),
     "width its times do not give": (lambda d: order_file(d, row_major_width=8),
                                     "row_major_width 8 is not what its times give (4)"),
+    "scattered width its times do not give": (
+        lambda d: order_file(d, scattered_row_major_width=4),
+        "scattered_row_major_width 4 is not what its scattered times give (2)"),
+    "scattered width without times": (
+        lambda d: order_file(d, scattered_times=None),
+        "scattered_row_major_width 2 is not what its scattered times give (none)"),
+    "scattered times without width": (
+        lambda d: order_file(d, scattered_row_major_width=None),
+        "scattered_row_major_width none is not what its scattered times give (2)"),
 }
 
 
@@ -150,7 +212,7 @@ def test_an_unusable_order_file_falls_back_with_one_warning(device, cache, damag
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text(device))
     with pytest.warns(ClspmvWarning) as got:
-        assert ell_order.row_major_width(device) == ROW_MAJOR_WIDTH
+        assert ell_order.row_major_widths(device) == (ROW_MAJOR_WIDTH, ROW_MAJOR_WIDTH)
         assert Layout.for_device(device).row_major_width == ROW_MAJOR_WIDTH
         assert not ell_order.stored(device)
     assert len(got) == 1
@@ -180,19 +242,28 @@ def test_an_unusable_order_file_is_measured_again(device, cache, monkeypatch, ca
     if not lockstep:
         ell_order._memory.clear()
         data = json.loads(path.read_text())
-        assert data["row_major_width"] == ell_order.row_major_width(device)
+        assert (data["row_major_width"], data["scattered_row_major_width"]) == (
+            ell_order.row_major_widths(device))
         assert sorted(int(w) for w in data["times"]) == list(MEASURED_WIDTHS)
+        assert sorted(int(w) for w in data["scattered_times"]) == list(SCATTERED_WIDTHS)
 
 
 def test_a_calibration_timed_with_another_order_is_measured_again(device, cache) -> None:
-    """The calibration records the order its formats were timed in; when the stored order says
-    otherwise its times are of other layouts: rebuilt with a warning."""
-    ell_order.save(device, order_from(4))
-    cal = fixture_calibration(device)
-    store.save(replace(cal, ell_row_major_width=4), device)
+    """The calibration records the order its formats were timed in (both widths); when the
+    stored order says otherwise its times are of other layouts: rebuilt with a warning."""
+    ell_order.save(device, order_from(4, 2))
+    cal = replace(fixture_calibration(device), ell_row_major_width=4,
+                  ell_scattered_row_major_width=2)
+    store.save(cal, device)
     assert store.load(device) is not None
-    ell_order.save(device, order_from(8))  # now from 8 slots
-    with pytest.warns(ClspmvWarning, match="timed with ELL rows of 4 slots .* now says 8"):
+    ell_order.save(device, order_from(8, 2))  # now from 8 slots
+    with pytest.warns(ClspmvWarning, match=(
+            "timed with ELL rows of 4 slots or more row-major, rows of scattered columns from 2, "
+            "the device's stored order now says ELL rows of 8 slots")):
+        assert store.load(device) is None
+    ell_order.save(device, order_from(4, 16))  # the scattered rows' width alone changed
+    store.save(cal, device)
+    with pytest.warns(ClspmvWarning, match="columns from 2, .* scattered columns from 16"):
         assert store.load(device) is None
     store.save(replace(cal, ell_row_major_width=0), device)  # none recorded: any order
     assert store.load(device) is not None
@@ -214,7 +285,7 @@ def test_a_named_ell_format_measures_the_order_once(device, cache, monkeypatch, 
     M = clspmv.DeviceMatrix.from_scipy(A, format="hyb", device=device)
     assert ell_order.stored(device) != lockstep
     assert ("measuring the ELL order" in said(caplog)) != lockstep
-    width = ell_order.row_major_width(device)
+    width = ell_order.row_major_widths(device)[0]  # a band's rows are not scattered
     assert M.params["row_major"] == int(not lockstep and 5 >= width)
     x = np.linspace(-1, 1, 300)
     assert_matches(M @ x, A, x, np.float64)
@@ -230,7 +301,10 @@ def test_an_order_measured_at_fewer_widths_is_measured_again(device, cache, monk
     in lockstep."""
     older = {w: t for w, t in order_from(4).times.items() if w >= 4}
     ell_order.save(device, EllOrder(older))
-    assert ell_order.row_major_width(device) == 4 and not ell_order.stored(device)
+    assert ell_order.row_major_widths(device)[0] == 4 and not ell_order.stored(device)
+    ell_order.save(device, EllOrder(order_from(4).times))  # every width, no scattered rows
+    assert ell_order.row_major_widths(device) == (4, ROW_MAJOR_WIDTH)
+    assert not ell_order.stored(device)
     store.save(replace(fixture_calibration(device), ell_row_major_width=4), device)
     with pytest.warns(ClspmvWarning, match="ELL order .* measured at fewer row widths"):
         assert store.load(device) is None
@@ -242,5 +316,6 @@ def test_an_order_measured_at_fewer_widths_is_measured_again(device, cache, monk
     assert ("measuring the ELL order" in said(caplog)) != lockstep
     assert ell_order.stored(device) != lockstep
     if not lockstep:
-        times = json.loads(ell_order.order_path(device).read_text())["times"]
-        assert sorted(int(w) for w in times) == list(MEASURED_WIDTHS)
+        data = json.loads(ell_order.order_path(device).read_text())
+        assert sorted(int(w) for w in data["times"]) == list(MEASURED_WIDTHS)
+        assert sorted(int(w) for w in data["scattered_times"]) == list(SCATTERED_WIDTHS)

@@ -17,6 +17,7 @@ import pytest
 import scipy.sparse as sp
 
 import clspmv
+from clspmv import ell_order
 from clspmv.errors import ClspmvWarning
 from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS
 from clspmv.formats.layout import Layout
@@ -512,7 +513,9 @@ def test_first_use_measures_the_quick_calibration_only(measured_device, first_us
                                                        monkeypatch) -> None:
     """The first format="auto" on an empty cache measures the quick calibration, within a bound
     of work (conversions, entries converted, products), never the full benchmark set, and stores
-    it with kind "quick"; the next use reads it."""
+    it with kind "quick", on a CPU after the ELL order (recorded in it, as a full calibration
+    records it); the next use reads it."""
+    assert not ell_order.stored(measured_device)
     no_full_calibration(monkeypatch)
     spy = Spy(monkeypatch)
     M = clspmv.DeviceMatrix.from_scipy(A, device=measured_device)
@@ -541,6 +544,10 @@ def test_first_use_measures_the_quick_calibration_only(measured_device, first_us
     assert store.load(measured_device).large_ratio == data["large_ratio"]
     assert set(data["kernel"]) == set(SINGLE_FORMATS)
     assert 1 <= data["measurements"]["quick"]["passes"] <= MEASURE_PASSES
+    lockstep = Layout.for_device(measured_device).lockstep
+    assert ell_order.stored(measured_device) != lockstep
+    assert (data.get("ell_row_major_width", 0), data.get("ell_scattered_row_major_width", 0)) == (
+        (0, 0) if lockstep else ell_order.row_major_widths(measured_device))
     store.forget()
     before = spy.conversions
     again = clspmv.DeviceMatrix.from_scipy(A, device=measured_device)

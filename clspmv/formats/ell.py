@@ -38,13 +38,65 @@ if TYPE_CHECKING:
     from ..model.features import Features
 
 ELLR_T_WIDTHS = (2, 4, 8, 16, 32)
-def row_major_layout(row_major: object, layout: Layout, width: int) -> bool:
-    """Whether an ELL layout of rows ``width`` slots long is stored row-major: ``row_major``
-    when given (:func:`~clspmv.formats.conversion.check_flag`), else (None) when work-items do
-    not run in lockstep and the rows are at least :attr:`Layout.row_major_width` slots long (the
-    device's measured order, :mod:`clspmv.ell_order`)."""
-    return check_flag("row_major", row_major,
-                      not layout.lockstep and width >= layout.row_major_width)
+NEIGHBOUR_ROWS = 8
+"""Rows side by side whose entries at one slot :func:`scattered_rows` compares: a CPU's vector of
+doubles (8 work-items of a 64-byte vector; the implementations that report a SIMD width of 1 say
+nothing of their vectors)."""
+SCATTERED_LINES = 0.5
+"""Cache lines of x per entry from which the entries of :data:`NEIGHBOUR_ROWS` rows at one slot
+count as scattered: about 0.18 on bands, stencils, lattices and block matrices (neighbouring rows
+read neighbouring columns), about 1 on rows of random columns, Chung-Lu, R-MAT and power-law
+graphs, 0.42 on a stack of R-MAT graphs."""
+SAMPLE_BLOCKS = 256
+"""Blocks of :data:`NEIGHBOUR_ROWS` rows, evenly spread, that :func:`scattered_rows` reads."""
+SAMPLE_SLOTS = 64
+"""Slots of a row at most that :func:`scattered_rows` reads (its cost stays a few milliseconds
+on rows of thousands of entries)."""
+LINE_ENTRIES = 8
+"""Entries of x per cache line (64 bytes of float64) in :func:`scattered_rows`."""
+
+
+def scattered_rows(csr: sp.csr_matrix) -> bool:
+    """Whether the rows of ``csr`` read scattered columns of x: at one slot, the entries of
+    :data:`NEIGHBOUR_ROWS` rows side by side (what column-major ELL gathers into one vector) lie
+    on at least :data:`SCATTERED_LINES` distinct cache lines of x per entry, over
+    :data:`SAMPLE_BLOCKS` blocks of rows evenly spread (their first :data:`SAMPLE_SLOTS` slots).
+    Those rows take the device's scattered order (:attr:`Layout.scattered_row_major_width`)."""
+    m = csr.shape[0]
+    if csr.nnz == 0:
+        return False
+    blocks = min(SAMPLE_BLOCKS, max(m // NEIGHBOUR_ROWS, 1))
+    starts = np.unique(np.linspace(0, max(m - NEIGHBOUR_ROWS, 0), blocks).astype(np.int64))
+    rows = (starts[:, None] + np.arange(NEIGHBOUR_ROWS)).ravel()
+    block = np.repeat(np.arange(starts.size, dtype=np.int64), NEIGHBOUR_ROWS)[rows < m]
+    rows = rows[rows < m]
+    first = csr.indptr[rows].astype(np.int64)
+    taken = np.minimum(csr.indptr[rows + 1] - first, SAMPLE_SLOTS)
+    entries = int(taken.sum())
+    if entries == 0:
+        return False
+    of_entry = np.repeat(np.arange(rows.size), taken)
+    slot = np.arange(entries) - np.repeat(np.cumsum(taken) - taken, taken)
+    line = csr.indices[first[of_entry] + slot].astype(np.int64) // LINE_ENTRIES
+    lines_per_slot = csr.shape[1] // LINE_ENTRIES + 1
+    key = (block[of_entry] * SAMPLE_SLOTS + slot) * lines_per_slot + line
+    return np.unique(key).size >= SCATTERED_LINES * entries
+
+
+def row_major_layout(row_major: object, layout: Layout, width: int, csr: sp.csr_matrix
+                     ) -> bool:
+    """Whether the ELL layout of ``csr``'s rows, ``width`` slots long, is stored row-major:
+    ``row_major`` when given (:func:`~clspmv.formats.conversion.check_flag`), else (None) when
+    work-items do not run in lockstep and the rows are at least as long as the device's measured
+    order says (:mod:`clspmv.ell_order`): :attr:`Layout.scattered_row_major_width` for rows of
+    scattered columns (:func:`scattered_rows`), :attr:`Layout.row_major_width` for others."""
+    low, high = sorted((layout.row_major_width, layout.scattered_row_major_width))
+    if layout.lockstep or row_major is not None or not low <= width < high:
+        threshold = low if width >= high else high  # both orders of rows agree
+    else:
+        threshold = (layout.scattered_row_major_width if scattered_rows(csr)
+                     else layout.row_major_width)
+    return check_flag("row_major", row_major, not layout.lockstep and width >= threshold)
 
 
 def ell_slots(n_pad: int, width: int, threads: int, row_major: bool = False) -> int:
@@ -152,7 +204,7 @@ class EllFamily(RowKernels):
         unroll = check_unroll(unroll)
         lengths = row_lengths(csr)
         width = int(lengths.max()) if lengths.size else 0
-        row_major = row_major_layout(row_major, layout, width)
+        row_major = row_major_layout(row_major, layout, width, csr)
         n_pad = round_up(csr.shape[0], layout.simd_width)
         slots = ell_slots(n_pad, width, threads, row_major)
         check_padding(cls.name, slots * (csr.dtype.itemsize + 4) + n_pad * 4, csr)

@@ -98,7 +98,7 @@ class Hyb(Format):
              else check_int("width", width))
         if k < 0:
             raise ValueError(f"width must be >= 0, got {k}")
-        row_major = row_major_layout(row_major, layout, k)
+        row_major = row_major_layout(row_major, layout, k, csr)
         n_pad = round_up(csr.shape[0], layout.simd_width)
         where = ell_where(csr, n_pad, 1)  # slot p of row r at p * n_pad + r
         # the ELL part's index of the slots below k (r * k + p row-major)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..device import Device
-from ..ell_order import ROW_MAJOR_WIDTH, row_major_width
+from ..ell_order import ROW_MAJOR_WIDTH, row_major_widths
 from .checks import check_int
 
 DEFAULT_WORK_GROUP = 256
@@ -47,17 +47,21 @@ class Layout:
     gathers_slices: bool = False
     """Whether the implementation runs ``sell``'s work-item per slice faster than a work-item per
     row (:attr:`Device.gathers_slices <clspmv.device.Device.gathers_slices>`)."""
+    scattered_row_major_width: int = ROW_MAJOR_WIDTH
+    """Where work-items do not run in lockstep, the row width from which ELL rows of scattered
+    columns (:func:`clspmv.formats.ell.scattered_rows`) are row-major (measured per device too)."""
 
     @classmethod
     def for_device(cls, device: Device, work_group_size: int | None = None) -> Layout:
         """The layout clspmv uses on ``device``: work-groups of ``work_group_size``, else of
         :data:`DEFAULT_WORK_GROUP` or the device's maximum if smaller; the ELL order stored for
-        the device (:func:`clspmv.ell_order.row_major_width`); whether the implementation
+        the device (:func:`clspmv.ell_order.row_major_widths`); whether the implementation
         vectorises across work-items, from its own answers (:mod:`clspmv.cpu_layout`)."""
         wg = (min(DEFAULT_WORK_GROUP, device.max_work_group_size) if work_group_size is None
               else check_work_group_size(work_group_size, device.max_work_group_size))
-        return cls(device.simd_width, wg, device.compute_units, device.local_memory,
-                   row_major_width(device), device.vectorises_work_items, device.gathers_slices)
+        regular, scattered = row_major_widths(device)
+        return cls(device.simd_width, wg, device.compute_units, device.local_memory, regular,
+                   device.vectorises_work_items, device.gathers_slices, scattered)
 
     @property
     def lockstep(self) -> bool:

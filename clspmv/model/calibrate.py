@@ -132,6 +132,7 @@ def _measure(device: Device, names: tuple[str, ...], precision: Precision, bar: 
         # the device's ELL order first: the formats below are timed in the layouts it gives
         order = store_ell_order(device, precision)
         facts["ell_row_major_width"] = order.row_major_width
+        facts["ell_scattered_row_major_width"] = order.scattered_row_major_width
     mats = {k: canonical_csr(v, precision.value)
             for k, v in benchmark_matrices(SimpleNamespace(**facts)).items()}
     bar.total = 1 + len(mats) * len(names)
@@ -239,7 +240,9 @@ def fit(meas: Measurements, formats: Iterable[str] | None = None) -> Calibration
     cal = Calibration(meas.device, meas.driver, __version__, "measured", meas.cache_bytes,
                       launch, stream, gather, x_miss=x_miss, stream_miss=stream_miss,
                       measurement=MEASUREMENT,
-                      ell_row_major_width=int(meas.facts.get("ell_row_major_width", 0)))
+                      ell_row_major_width=int(meas.facts.get("ell_row_major_width", 0)),
+                      ell_scattered_row_major_width=int(
+                          meas.facts.get("ell_scattered_row_major_width", 0)))
     for name in names:
         start_k = prior(launch, stream, gather,
                         probe.far_s_per_byte(reference) if probe else 0.0)

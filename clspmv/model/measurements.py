@@ -17,9 +17,11 @@ from .benchmarks import benchmark_matrices
 from .features import Features, features, with_exact_diagonals
 from .probes import XCacheProbe
 
-MEASUREMENT = 14
+MEASUREMENT = 15
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 14 =
+stores (a stored calibration of another value is measured again, with a warning): 15 = ELL rows
+of scattered columns in an order measured for them (:mod:`clspmv.ell_order`: on the 2-core Zen 4
+under PoCL 3.1 row-major, 2.5-3x faster there); 14 =
 ``dia``'s row chunks on CPUs storing y from their vectors (1.06-1.67x on a 16-core Xeon with
 PoCL 5.0, ``reports/experiments/2026-11-30-dia-vector-store``); 13 =
 ``csr-adaptive``'s blocks loaded from aligned entries on GPUs
@@ -71,7 +73,8 @@ MEASUREMENTS = record({
                      "compute_units": number(1, 1 << 14, integer=True),
                      "cache_bytes": number(high=2.0**44, integer=True)},
                     {"far_x_bytes": number(1, 2.0**40, integer=True),
-                     "ell_row_major_width": number(high=4096, integer=True)}),
+                     "ell_row_major_width": number(high=4096, integer=True),
+                     "ell_scattered_row_major_width": number(high=4096, integer=True)}),
     "dtype": text("float32", "float64"),
     "kernel_s": table(table(number(high=1e6, positive=True), max_len=256), max_len=256),
     "conversion_s": table(table(_SECONDS, max_len=256), max_len=256),

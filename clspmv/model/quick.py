@@ -30,8 +30,11 @@ fastest (``reports/experiments/2026-11-29-quick-slices``). On CPUs the formats t
 only matrices of dense blocks (``bsr``) are timed on a block probe of their own
 (:mod:`.quick_blocks`), which fits their own multiplier alone. The x cache's miss curves are
 the prior's: the probe of :func:`clspmv.model.probes.probe_x_cache`
-alone allocates x of 256 MiB. Nothing of the ELL order is measured: a named ELL format
-measures it on first use (:func:`clspmv.model.order_probe.ensure_ell_order`).
+alone allocates x of 256 MiB. On CPUs the ELL order is measured first where none is stored
+(:func:`clspmv.model.order_probe.ensure_stored`, about 2 s on a 2-core CPU): without it the
+probes timed ``ellr`` in the default order, and the formats converted after the order was
+measured ran in another (on the 2-core Zen 4, ``ellr`` on rows of random columns 2.5x faster
+row-major: :mod:`clspmv.ell_order`).
 
 Noise: a reference product is timed before and after each probe matrix
 (:class:`clspmv.model.calibrate.Sentinel`, :func:`clspmv.model.probes.timed_in_passes`); a
@@ -56,6 +59,7 @@ from .. import bandwidth
 from ..cache_schema import items, number, record, table, text
 from ..canonical import canonical_csr
 from ..device import Device
+from ..ell_order import row_major_widths, stored
 from ..errors import ClspmvWarning
 from ..formats import FORMAT_CLASSES, SINGLE_FORMATS, Format, convert
 from ..formats.layout import Layout
@@ -66,6 +70,7 @@ from .benchmarks import small_matrices
 from .calibrate import Sentinel
 from .features import Features, features, refusal, with_exact_diagonals
 from .launches import launches, model_layout
+from .order_probe import ensure_stored
 from .prior import ClassPrior, format_scales, prior_of
 from .probes import REPEATS, kernel_times, probed_formats, timed_in_passes
 from .quick_blocks import block_probe_formats, block_probe_matrices, own_multiplier
@@ -81,7 +86,7 @@ from .timemodel import (
     conversion_terms,
 )
 
-QUICK_MEASUREMENT = 9
+QUICK_MEASUREMENT = 10
 """What a quick calibration measured and the prior it scales: a stored quick calibration of
 another value is measured again (:mod:`.store`). 3: the prior's kernel variants (``sell`` and
 ``pjds`` with a work-item per slice on PoCL); 4: the large probes on CPUs; 5: ``bsr`` and the
@@ -89,7 +94,8 @@ block probe on CPUs; 6: ``sell`` and ``pjds`` in the probes in the cache, the la
 every CPU; 7: the prior's ``longest`` per compute unit (:func:`.prior.format_scales`); 8: ``sell``'s
 and ``pjds``'s slices a loop over lanes, run also on PoCL 3.0; 9: ``dia``'s row chunks storing y
 from their vectors, and its correction beyond the cache taken from ``csr-blocks``
-(:attr:`clspmv.formats.dia.Dia.beyond_cache_like`)."""
+(:attr:`clspmv.formats.dia.Dia.beyond_cache_like`); 10: the ELL order measured first, rows of
+scattered columns in an order of their own (:mod:`clspmv.ell_order`)."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
@@ -338,12 +344,19 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
 def quick_calibrate(device: Device, progress: bool = False, dtype: object = np.float64
                     ) -> Calibration:
     """Measure the quick probes on ``device`` (float32 where it has no fp64) and fit the quick
-    calibration (:func:`fit_quick`); one :class:`~clspmv.errors.ClspmvWarning` where probes
+    calibration (:func:`fit_quick`), on a CPU after its ELL order where none is stored
+    (:func:`clspmv.model.order_probe.ensure_stored`: the probes' ``ellr`` is timed in the
+    layouts of the order that the formats will be converted in, and the calibration records it
+    as a full one does); one :class:`~clspmv.errors.ClspmvWarning` where probes
     stayed noisy (the calibration stays flagged in its measurements)."""
     start = time.perf_counter()
     precision = resolve(dtype if device.fp64 else np.float32, np.float64)
+    ensure_stored(device)  # the ELL order, which the probes' ELL layouts follow
     probes, feats = measure_quick(device, precision, progress)
-    cal = fit_quick(probes, feats, device, layout=Layout.for_device(device))
+    layout = Layout.for_device(device)
+    cal = fit_quick(probes, feats, device, layout=layout)
+    if not layout.lockstep and stored(device):
+        cal.ell_row_major_width, cal.ell_scattered_row_major_width = row_major_widths(device)
     cal.seconds = time.perf_counter() - start
     if probes.noisy:
         warnings.warn(f"the quick calibration of {device.name} measured noise: a reference "

@@ -46,7 +46,7 @@ from ..cache_files import (
 )
 from ..cache_schema import items, nullable, number, record, rising, row, table, text
 from ..device import Device
-from ..ell_order import row_major_width, stored
+from ..ell_order import described, row_major_widths, stored
 from ..errors import ClspmvWarning
 from ..formats import SINGLE_FORMATS
 from ..version import __version__
@@ -86,6 +86,7 @@ CALIBRATION_FILE = record({
     "measurements": nullable(_either_measurements),
     "measurement": number(high=1e6, integer=True),
     "ell_row_major_width": number(high=4096, integer=True),
+    "ell_scattered_row_major_width": number(high=4096, integer=True),
     "large_ratio": table(number(high=1e6, positive=True), max_len=256),
     "large_miss": number(high=1.0),
     "large_shared": number(high=1e6), "large_scatter": number(high=1e6),
@@ -93,6 +94,12 @@ CALIBRATION_FILE = record({
 """The shape of a calibration file (:meth:`clspmv.model.timemodel.Calibration.to_json`, checked
 by :mod:`clspmv.cache_schema`): every number finite, coefficients and times not negative, the
 bandwidths above 0; the fields added since the first files may be missing."""
+
+
+def ell_widths(cal: Calibration) -> tuple[int, int]:
+    """The ELL order ``cal``'s formats were timed in (:func:`clspmv.ell_order.row_major_widths`;
+    zeros where none was measured)."""
+    return cal.ell_row_major_width, cal.ell_scattered_row_major_width
 
 
 def calibration_path(device: Device) -> Path:
@@ -138,10 +145,10 @@ def _checked_for(device: Device) -> Callable[[object], tuple[Calibration, bool]]
         if cal.ell_row_major_width and not stored(device):
             raise ValueError("its formats were timed in an ELL order that is no longer stored "
                              "or was measured at fewer row widths than clspmv measures now")
-        if cal.ell_row_major_width not in (0, row_major_width(device)):
-            raise ValueError(f"its formats were timed with ELL rows of "
-                             f"{cal.ell_row_major_width} slots or more row-major, the device's "
-                             f"stored order now says {row_major_width(device)}")
+        timed_in = (cal.ell_row_major_width, cal.ell_scattered_row_major_width)
+        if cal.ell_row_major_width and timed_in != row_major_widths(device):
+            raise ValueError(f"its formats were timed with {described(timed_in)}, the device's "
+                             f"stored order now says {described(row_major_widths(device))}")
         return cal, refitted
     return check
 
@@ -189,7 +196,7 @@ def calibration_findings(devices: list[Device]) -> list[dict[str, object]]:
             if noisy(cal):
                 detail += "; flagged: it measured noise (measure it again on a quiet machine)"
             if cal.ell_row_major_width:
-                detail += f"; ELL rows row-major from {cal.ell_row_major_width} slots (measured)"
+                detail += f"; {described(ell_widths(cal))} (measured)"
         elif os.path.lexists(path):
             detail = f"{path} is unusable and will be measured again on first use"
         else:
@@ -253,7 +260,7 @@ def describe(cal: Calibration, path: Path) -> str:
         f"{cal.cache_bytes / 2**20:.3g} MiB",
     ]
     if cal.ell_row_major_width:
-        lines.append(f"  ELL order: rows of {cal.ell_row_major_width} slots or more row-major")
+        lines.append(f"  ELL order: {described(ell_widths(cal))}")
     if cal.large_ratio and cal.large_scatter > 0:
         lines.append(f"  beyond the cache: x{cal.large_shared:.3g} for every format; the rest of "
                      "each format's x as far as a product gathers x as scattered as the large "

@@ -241,9 +241,12 @@ class Calibration:
     """How the kernels and their timing stood when it was measured
     (:data:`clspmv.model.calibrate.MEASUREMENT`; 0 in files written before the field)."""
     ell_row_major_width: int = 0
-    """The device's ELL order when it was measured (:func:`clspmv.ell_order.row_major_width`,
-    which the calibration measures first); 0 where none was (lockstep devices, the quick
-    default)."""
+    """The device's ELL order when it was measured
+    (:attr:`clspmv.ell_order.EllOrder.row_major_width`, which the calibration measures first);
+    0 where none was (lockstep devices, the quick default)."""
+    ell_scattered_row_major_width: int = 0
+    """The same for ELL rows of scattered columns
+    (:attr:`clspmv.ell_order.EllOrder.scattered_row_major_width`); 0 where none was measured."""
     large_ratio: dict[str, float] = field(default_factory=dict)
     """Per format the measured over the model's kernel time on the quick calibration's large
     probes (:func:`clspmv.model.quick_large.large_correction`); empty where none were timed (full
