@@ -21,10 +21,11 @@ stencil: :attr:`EllOrder.row_major_width`) and on rows of scattered columns
 :func:`clspmv.formats.ell.scattered_rows`). The two part: on the 2-core Zen 4 under PoCL 3.1,
 column-major ``ellr`` on rows of 3-10 uniformly random columns took 2.6-3.2x the row-major time
 (x of 0.4-8 MB), on a band of 5 diagonals 0.74x; under PyPI's PoCL 3.0 1.3-2.9x; under Intel's
-CPU runtime 0.5-0.7x (``reports/experiments/2026-11-30-ell-order-scattered``). Measured on
-regular rows alone, the order stored ``ell`` column-major on random rows of 6-10 slots, 2.5x
-slower than row-major, or row-major where a noisy measurement put the threshold lower: the
-quick calibration's large probe of ``ellr`` took 3.1 ms in one run and 8.3 ms in the next.
+CPU runtime 0.5-0.7x; on the 16-core Xeon of the H200 node (PoCL 5.0) the orders tie
+(``reports/2026-11-30-cpu-mkl-optimised-ell-scattered/ell-order.md``). Measured on regular
+rows alone, the order stored ``ell`` column-major on random rows of 6-10 slots, 2.5x slower
+than row-major, or row-major where a noisy measurement put the threshold lower: the quick
+calibration's large probe of ``ellr`` took 3.1 ms in one run and 8.3 ms in the next.
 """
 
 from __future__ import annotations

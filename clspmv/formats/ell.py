@@ -56,6 +56,18 @@ LINE_ENTRIES = 8
 """Entries of x per cache line (64 bytes of float64) in :func:`scattered_rows`."""
 
 
+ELL_BEYOND_CACHE_LIKE = "csr-blocks"
+"""Whose correction beyond the cache the ELL layouts (``ell``, ``ellr``, ``ellr-t``, ``hyb``)
+take in the quick calibration (:attr:`~clspmv.formats.costs.FormatCosts.beyond_cache_like`).
+The large probes' rows are scattered, which the ELL layouts store in an order of their own
+(:mod:`clspmv.ell_order`): timed there, ``ellr``'s ratio was of one order and was taken by
+every ELL matrix. On the 2-core Zen 4 (Debian's PoCL 3.1) it was 2.5 in the default order and
+1.0 in the measured row-major one, against 1.26 for ``csr-blocks``, and with 1.0 auto took
+``ellr`` or ``hyb`` on block matrices, lattices and R-MAT graphs at 0.46-0.85 of the fastest;
+``csr-blocks``' ratio, replayed on that calibration with the search times of two runs, took
+auto / fastest from 0.782 to 0.884 (``reports/2026-11-30-cpu-mkl-optimised-ell-scattered``)."""
+
+
 def scattered_rows(csr: sp.csr_matrix) -> bool:
     """Whether the rows of ``csr`` read scattered columns of x: at one slot, the entries of
     :data:`NEIGHBOUR_ROWS` rows side by side (what column-major ELL gathers into one vector) lie
@@ -177,6 +189,7 @@ class EllFamily(RowKernels):
     trial_family = "ell"
     conversion_kind = "layout"
     padded = True
+    beyond_cache_like = ELL_BEYOND_CACHE_LIKE
 
     @classmethod
     def slots(cls, shape: RowShape) -> int:
@@ -250,7 +263,7 @@ class EllR(EllFamily):
 
     name = "ellr"
     # the padded layout (the ELL order probe's, taking row_major)
-    probed_in = ("ell order", "quick cpu", "quick gpu", "quick cpu large")
+    probed_in = ("ell order", "quick cpu", "quick gpu")
 
 
 class EllRT(EllFamily):

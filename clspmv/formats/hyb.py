@@ -35,7 +35,7 @@ from .base import (
 from .checks import check_int
 from .coo import CooPart, default_launches
 from .costs import RowShape, padded_row_count, slot_bytes
-from .ell import ell_arrays, ell_triplets, ell_where, row_major_layout
+from .ell import ELL_BEYOND_CACHE_LIKE, ell_arrays, ell_triplets, ell_where, row_major_layout
 
 if TYPE_CHECKING:
     from ..model.features import Features
@@ -65,6 +65,7 @@ class Hyb(Format):
     coo_part = CooPart("coo_")
     forward_roundings = 2  # the ELL part's sum is stored in y, then the COO part adds to it
     trial_family = "ell"
+    beyond_cache_like = ELL_BEYOND_CACHE_LIKE
     conversion_kind = "layout"
     padded = True
 

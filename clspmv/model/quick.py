@@ -95,7 +95,9 @@ every CPU; 7: the prior's ``longest`` per compute unit (:func:`.prior.format_sca
 and ``pjds``'s slices a loop over lanes, run also on PoCL 3.0; 9: ``dia``'s row chunks storing y
 from their vectors, and its correction beyond the cache taken from ``csr-blocks``
 (:attr:`clspmv.formats.dia.Dia.beyond_cache_like`); 10: the ELL order measured first, rows of
-scattered columns in an order of their own (:mod:`clspmv.ell_order`)."""
+scattered columns in an order of their own (:mod:`clspmv.ell_order`), and the ELL layouts'
+correction beyond the cache taken from ``csr-blocks`` (no large probe of ``ellr``:
+:data:`clspmv.formats.ell.ELL_BEYOND_CACHE_LIKE`)."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""

@@ -32,8 +32,9 @@ kept (:func:`large_correction`): below it they ran in the cache and say nothing 
 
 def large_probe_formats(layout: Layout) -> tuple[str, ...]:
     """The formats the large probes time on a device of ``layout``: on CPUs (a layout not in
-    lockstep) those probed in ``"quick cpu large"`` (``csr-blocks``, ``ellr``, ``sell``,
-    ``pjds``: the usual CSR kernel, the padded layout and the two sliced ones); none on GPUs,
+    lockstep) those probed in ``"quick cpu large"`` (``csr-blocks``, ``sell``, ``pjds``: the
+    usual CSR kernel and the two sliced ones; the ELL layouts take ``csr-blocks``' correction,
+    :data:`clspmv.formats.ell.ELL_BEYOND_CACHE_LIKE`); none on GPUs,
     whose quick choices agree with the full calibration's without them
     (``reports/2026-11-28-cpu-2core-xeon-quick-candidate``). Where ``sell`` and ``pjds`` run no
     kernel variant of the prior (:func:`corrects_by_gathers`) their correction is split by the
@@ -105,9 +106,8 @@ def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
     (matrix, format); ``feats`` holds the matrices' features): per format of ``formats`` its
     measured over predicted seconds (the geometric mean over the large matrices), a format no
     large probe timed borrowing another's (:func:`lender`: ``csr-merge`` the CSR kernels',
-    ``hyb`` the padded layout's, ``dia`` ``csr-blocks``'; else the median of the timed
-    formats'), and the
-    median stream miss share of those products. ``by_gathers`` (:func:`corrects_by_gathers`):
+    ``dia`` and the ELL layouts ``csr-blocks``'; else the median of the timed formats'), and
+    the median stream miss share of those products. ``by_gathers`` (:func:`corrects_by_gathers`):
     also the timed formats' shared ratio (the geometric mean of theirs) and the large probes'
     scattered gathers per entry (their median), so that a format's own part of its ratio
     follows a product's gathers
