@@ -179,3 +179,7 @@ def test_the_summary_shows_the_correction_beyond_the_cache(device, tmp_path) -> 
     assert [line for line in lines if line.startswith("  beyond the cache:")] == [
         "  beyond the cache: x3.1 for every format; the rest of each format's x as far as a "
         "product gathers x as scattered as the large probes (0.90 per entry)"]
+    whole = dataclasses.replace(split, large_whole=["dia"])
+    lines = store.describe(whole, tmp_path / "none.json").splitlines()
+    assert [line for line in lines if line.startswith("  beyond the cache:")][0].endswith(
+        "(0.90 per entry); dia: its own x whole (timed on a band)")

@@ -262,8 +262,11 @@ def test_each_probed_format_gets_its_own_multiplier_of_its_work_in_the_cache(kin
     assert len(shared) == 1 and 1.0 < shared.pop() < 1.4
 
 
-LARGE_FACTORS = {"csr-blocks": 4.0, "sell": 2.0, "pjds": 3.0}
-"""How many times the model's time the large probes take per format, in the tests below."""
+LARGE_FACTORS = {"csr-blocks": 4.0, "sell": 2.0, "pjds": 3.0, "dia": 1.5}
+"""How many times the model's time the large probes take per format, in the tests below (dia:
+on the band alone, as :func:`~clspmv.model.quick_large.large_probe_plan` times it)."""
+IRREGULAR = ("csr-blocks", "sell", "pjds")
+"""The formats of :data:`LARGE_FACTORS` timed on the large probes' irregular rows."""
 
 
 def _fitted_with_large(stream_miss: list[list[float]], rows: int = 4096,
@@ -279,20 +282,22 @@ def _fitted_with_large(stream_miss: list[list[float]], rows: int = 4096,
     large = {k: features(v.astype(np.float64), dev.simd_width)
              for k, v in quick_large.large_matrices(dev.simd_width, dev.compute_units,
                                                     rows).items()}
-    probes_.large_s = {(m, f): plain.kernel_time(f, large[m]) * factor
-                       for m in large for f, factor in LARGE_FACTORS.items()
+    plan = quick_large.large_probe_plan(layout)
+    probes_.large_s = {(m, f): plain.kernel_time(f, large[m]) * LARGE_FACTORS[f]
+                       for m, names in plan.items() for f in names
                        if quick.refusal(f, large[m]) is None}
-    assert {f for _, f in probes_.large_s} == set(quick_large.large_probe_formats(POCL31))
+    assert {f for _, f in probes_.large_s} == set(LARGE_FACTORS)
+    assert {m for m, f in probes_.large_s if f == "dia"} == {quick_large.BANDED}
     return (quick.fit_quick(probes_, {**feats, **large}, dev, prior=prior, layout=layout), plain,
             large)
 
 
 def test_large_probes_correct_each_formats_model_beyond_the_cache() -> None:
-    """Large probes (their stream missing the cache half the time) that take 2-4 times the
-    model's time, by format: each timed format's ratio, the untimed ones their trial family's
-    (csr-merge the CSR kernels'; bsr, alone in its family, the median of all) or the format
-    their ``beyond_cache_like`` names (dia and the ELL layouts: csr-blocks'); a product missing
-    the cache
+    """Large probes (their stream missing the cache half the time) that take 1.5-4 times the
+    model's time, by format: each timed format's ratio (dia's from the band), the untimed ones
+    their trial family's (csr-merge the CSR kernels'; bsr, alone in its family, the median of
+    all) or the format their ``beyond_cache_like`` names (the ELL layouts: csr-blocks'); a
+    product missing the cache
     as much takes the whole ratio, one missing it twice as much the ratio to the power of
     LARGE_EXTRAPOLATION at most, one in the cache none."""
     curve = [[1e4, 0.0], [1e5, 0.5], [1e9, 0.5], [1e12, 1.0]]  # the large probes at 0.5
@@ -300,13 +305,15 @@ def test_large_probes_correct_each_formats_model_beyond_the_cache() -> None:
     assert cal.large_miss == pytest.approx(0.5, abs=0.01)
     assert cal.large_ratio == pytest.approx(
         {**{f: 4.0 for f in SINGLE_FORMATS if FORMAT_CLASSES[f].trial_family == "csr"},
-         **{f: LARGE_FACTORS["csr-blocks"] for f in ("ell", "ellr", "ellr-t", "hyb", "dia")},
-         "sell": 2.0, "pjds": 3.0, "bsr": 3.0}, rel=0.02)  # bsr: no family, every one's median
+         **{f: LARGE_FACTORS["csr-blocks"] for f in ("ell", "ellr", "ellr-t", "hyb")},
+         "sell": 2.0, "pjds": 3.0, "dia": 1.5, "bsr": 2.5}, rel=0.02)  # bsr: every one's median
+    assert cal.large_whole == ["dia"]
+    plan = quick_large.large_probe_plan(POCL31)
     for m, f in large.items():
-        for name, factor in LARGE_FACTORS.items():
+        for name in plan[m]:
             if quick.refusal(name, f) is None:
                 assert cal.kernel_time(name, f) == pytest.approx(
-                    plain.kernel_time(name, f) * factor, rel=0.02), (m, name)
+                    plain.kernel_time(name, f) * LARGE_FACTORS[name], rel=0.02), (m, name)
     tiny = features(sp.random(50, 50, 0.1, "csr", random_state=1), 16)  # 3 kB: in the cache
     assert cal.large_factor("sell", tiny) == 1.0
     cal.stream_miss = [[1e4, 0.0], [1e5, 1.0]]  # now missing the cache twice as often
@@ -319,7 +326,8 @@ POCL31 = Layout(16, 256, 2, 1 << 20, gathers_slices=True)
 
 
 def test_large_probes_on_cpus_split_by_gathers_where_no_variant_runs() -> None:
-    """The large probes time csr-blocks, sell and pjds on every CPU, none on a GPU; a
+    """The large probes time csr-blocks, sell and pjds on every CPU (on the irregular rows; dia
+    on the band), none on a GPU; a
     format's own part of the correction follows the gathers only where sell and pjds run a
     work-item per row (PoCL before 3.0; Intel's runtime, which vectorises across work-items),
     not where they run the prior's work-item per slice (PoCL from 3.0 on)."""
@@ -330,7 +338,12 @@ def test_large_probes_on_cpus_split_by_gathers_where_no_variant_runs() -> None:
     probed = {"csr-blocks", "sell", "pjds"}
     for layout in (POCL31, old_pocl, intel):
         assert set(quick_large.large_probe_formats(layout)) == probed
+        assert quick_large.large_probe_plan(layout) == {
+            "large-powerlaw": quick_large.large_probe_formats(layout),
+            "large-random": quick_large.large_probe_formats(layout),
+            quick_large.BANDED: ("dia",)}
     assert quick_large.large_probe_formats(Layout(32, 256, 132, 48 << 10)) == ()
+    assert quick_large.large_probe_plan(Layout(32, 256, 132, 48 << 10)) == {}
     assert not quick_large.corrects_by_gathers(POCL31)
     assert quick_large.corrects_by_gathers(old_pocl) and quick_large.corrects_by_gathers(intel)
     assert not quick_large.corrects_by_gathers(Layout(32, 256, 132, 48 << 10))
@@ -338,32 +351,38 @@ def test_large_probes_on_cpus_split_by_gathers_where_no_variant_runs() -> None:
 
 def test_a_formats_own_correction_follows_the_gathers_where_no_variant_runs() -> None:
     """On a CPU whose sell runs a work-item per row, the large probes (random columns, at the
-    stream's miss share 0.5) give every format the timed formats' shared ratio (their geometric
-    mean) and its own part over it as far as a product gathers as scattered as theirs: a product
-    like theirs takes its whole ratio, a band of the same miss share the shared ratio alone; the
-    split survives a round trip through the calibration file."""
+    stream's miss share 0.5) give every format the shared ratio of the formats timed on them
+    (their geometric mean) and its own part over it as far as a product gathers as scattered as
+    theirs: a product like theirs takes its whole ratio, a band of the same miss share the
+    shared ratio alone, but dia (timed on the large band alone) its own ratio whole; the split
+    survives a round trip through the calibration file."""
     curve = [[1e4, 0.0], [1e5, 0.5], [1e9, 0.5], [1e12, 1.0]]
     cal, plain, large = _fitted_with_large(  # rows enough for x to lie beyond the gathers' window
         curve, rows=1 << 18, layout=dataclasses.replace(POCL31, gathers_slices=False))
-    shared = float(np.exp(np.mean(np.log(list(LARGE_FACTORS.values())))))
+    shared = float(np.exp(np.mean(np.log([LARGE_FACTORS[f] for f in IRREGULAR]))))
     assert cal.large_shared == pytest.approx(shared, rel=0.02)
     assert cal.large_scatter == pytest.approx(
-        np.median([timemodel.scattered_share(f) for f in large.values()]))
+        np.median([timemodel.scattered_share(f) for m, f in large.items()
+                   if m != quick_large.BANDED]))
     assert 0.8 < cal.large_scatter <= 1.0  # random columns: nearly every gather scattered
-    for m, f in large.items():  # their own gathers: the whole ratio, as without the split
-        for name, factor in LARGE_FACTORS.items():
-            if quick.refusal(name, f) is None:
-                assert cal.kernel_time(name, f) == pytest.approx(
-                    plain.kernel_time(name, f) * factor, rel=0.05), (m, name)
+    for m in ("large-powerlaw", "large-random"):  # their gathers: the whole ratio
+        for name in IRREGULAR:
+            if quick.refusal(name, large[m]) is None:
+                assert cal.kernel_time(name, large[m]) == pytest.approx(
+                    plain.kernel_time(name, large[m]) * LARGE_FACTORS[name], rel=0.05), (m, name)
     band = features(sp.diags([np.ones(1 << 19)] * 8, range(8), format="csr"), 16)
     assert timemodel.scattered_share(band) < 1e-3
     power = min(timemodel.LARGE_EXTRAPOLATION, timemodel.stream_miss_share(
         timemodel.streamed_bytes("sell", band), cal.cache_bytes, cal.stream_miss) / cal.large_miss)
     assert power > 0.5
-    for name in LARGE_FACTORS:
+    for name in IRREGULAR:
         assert cal.large_factor(name, band) == pytest.approx(shared ** power, rel=1e-3)
+    dia_power = min(timemodel.LARGE_EXTRAPOLATION, timemodel.stream_miss_share(
+        timemodel.streamed_bytes("dia", band), cal.cache_bytes, cal.stream_miss) / cal.large_miss)
+    assert cal.large_factor("dia", band) == pytest.approx(1.5 ** dia_power, rel=1e-3)
     back = quick.Calibration.from_json(json.loads(json.dumps(cal.to_json())), SINGLE_FORMATS)
     assert back.large_factor("sell", band) == cal.large_factor("sell", band)
+    assert back.large_factor("dia", band) == cal.large_factor("dia", band)
     assert back.large_factor("sell", large["large-random"]) == pytest.approx(
         cal.large_factor("sell", large["large-random"]))
 
@@ -503,9 +522,9 @@ class Spy:
 
 def _large_probes(device) -> dict[str, sp.csr_matrix]:
     """The large probe matrices the quick calibration times on ``device`` (none on a GPU)."""
-    if not quick_large.large_probe_formats(Layout.for_device(device)):
-        return {}
-    return quick_large.large_probe_matrices(device.simd_width, device.compute_units)
+    plan = quick_large.large_probe_plan(Layout.for_device(device))
+    mats = quick_large.large_probe_matrices(device.simd_width, device.compute_units)
+    return {k: mats[k] for k in plan}
 
 
 def test_first_use_measures_the_quick_calibration_only(measured_device, first_use_cache,
@@ -537,8 +556,10 @@ def test_first_use_measures_the_quick_calibration_only(measured_device, first_us
     assert data["kind"] == "quick" and data["measurement"] == quick.QUICK_MEASUREMENT
     timed_large = {tuple(k.split("/")) for k in data["measurements"]["quick"]["large_s"]}
     assert {m for m, _ in timed_large} == set(large)  # none on a GPU
-    assert {f for _, f in timed_large} == set(
-        quick_large.large_probe_formats(Layout.for_device(measured_device)))
+    plan = quick_large.large_probe_plan(Layout.for_device(measured_device))
+    assert timed_large == {(m, f) for m, names in plan.items() for f in names
+                           if quick.refusal(f, features(large[m].astype(np.float64),
+                                                        measured_device.simd_width)) is None}
     assert bool(data["large_ratio"]) == bool(large)
     assert store.load(measured_device).large_ratio == data["large_ratio"]
     assert set(data["kernel"]) == set(SINGLE_FORMATS)
@@ -610,6 +631,6 @@ def test_beyond_cache_lenders_are_timed_by_the_large_probes() -> None:
     one the large probes time, so that the correction it borrows is measured, not a median."""
     lenders = {cls.name: cls.beyond_cache_like for cls in FORMAT_CLASSES.values()
                if cls.beyond_cache_like is not None}
-    borrowers = ("dia", "ell", "ellr", "ellr-t", "hyb")
+    borrowers = ("ell", "ellr", "ellr-t", "hyb")
     assert {f: lenders.get(f) for f in borrowers} == dict.fromkeys(borrowers, "csr-blocks")
     assert set(lenders.values()) <= set(quick_large.large_probe_formats(POCL31))

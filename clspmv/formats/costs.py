@@ -42,14 +42,16 @@ CONVERSION_KINDS = ("copy", "layout")
 more than a copy of the CSR arrays, ``"layout"`` for one that lays the entries out anew."""
 
 
-PROBES = ("reference", "ell order", "quick cpu", "quick gpu", "quick cpu large", "quick cpu blocks")
+PROBES = ("reference", "ell order", "quick cpu", "quick gpu", "quick cpu large",
+          "quick cpu large band", "quick cpu blocks")
 """The calibration's probes that time a few chosen formats rather than every one
 (:attr:`FormatCosts.probed_in`): ``"reference"`` the reference product timed between the
 calibration's matrices and the x-cache probe (:mod:`clspmv.model.probes`; exactly one format),
 ``"ell order"`` the probe of the device's ELL order (:mod:`clspmv.model.order_probe`; exactly
 one format, taking ``row_major``), ``"quick cpu"`` and ``"quick gpu"`` the quick calibration's
 probes per device class (:mod:`clspmv.model.quick`), ``"quick cpu large"`` its probes of large
-matrices on CPUs (the formats whose products there the probes in the cache misjudge most),
+matrices of irregular rows on CPUs (the formats whose products there the probes in the cache
+misjudge most), ``"quick cpu large band"`` its large band on CPUs (the formats of diagonals),
 ``"quick cpu blocks"`` its probe of a matrix of dense blocks on CPUs (the formats that take only
 such matrices, each fitted alone to it)."""
 

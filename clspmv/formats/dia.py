@@ -148,7 +148,7 @@ class Dia(Format):
     """Diagonal storage; refused (UnsuitableFormatError) when diagonals would be mostly padding."""
 
     name = "dia"
-    probed_in = ("quick cpu",)  # unprobed, CPU choices missed it most (stencils)
+    probed_in = ("quick cpu", "quick cpu large band")  # unprobed, CPU choices missed it most
     kernel_file = "dia.cl"
     transpose_atomics = False  # the transpose kernel gathers along the diagonals
     zeros_absent = True
@@ -163,15 +163,6 @@ class Dia(Format):
     put ``dia`` behind ``csr-blocks`` on a 2-D Poisson matrix and bands where dia measured
     1.7-2.8 times faster; replayed without it on the Xeon's and the H200's measurements, no
     choice was worse (``reports/2026-11-26-auto-targets/dia-xbytes-replay.txt``)."""
-    beyond_cache_like = "csr-blocks"
-    """The quick calibration's large probes (irregular rows) time no ``dia``; the padded
-    layout's ratio it used to borrow is ``ellr``'s on random rows, its padding and gathers
-    (2.5 against ``csr-blocks``' 1.2 on the 2-core Zen 4), where ``dia`` reads values and x in
-    order: replayed on seven stored quick calibrations with the formats' times measured beside
-    them (2-core Zen 4, five 16- and 32-core Xeon nodes), ``csr-blocks``' ratio took ``dia`` on
-    the stencils, Poisson matrices and bands it ran fastest on, auto / fastest (search times)
-    0.764 -> 0.829, 0.830 -> 0.910 and 0.855 -> 0.946 on three, unchanged on four
-    (``reports/2026-11-30-cpu-mkl-optimised-zen4``)."""
     even_loops = True  # every row runs over every diagonal
     walks_longest = True
 

@@ -151,7 +151,8 @@ def large_matrices(simd_width: int, compute_units: int, rows: int) -> dict[str, 
     """The quick calibration's large probe matrices (:mod:`clspmv.model.quick`, fixed seeds):
     about ``rows`` rows (a multiple of the lanes) of power-law lengths and of 8 entries, both on
     uniformly random columns: the irregular rows of a few million entries whose products the
-    probes in the cache misjudge."""
+    probes in the cache misjudge; and a band of 8 diagonals (the small probes' ``banded`` at
+    this size), for the formats of diagonals."""
     rng = np.random.default_rng(17)
     unit = simd_width * compute_units
     m = max(unit, rows // unit * unit)
@@ -159,6 +160,7 @@ def large_matrices(simd_width: int, compute_units: int, rows: int) -> dict[str, 
     return {
         "large-powerlaw": _from_lengths(powerlaw // 2 + 1, m, None, rng),
         "large-random": _from_lengths(np.full(m, 8, np.int64), m, None, rng),
+        "large-banded": _from_lengths(np.full(m, 8, np.int64), m, 16, rng),
     }
 
 

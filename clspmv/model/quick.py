@@ -15,8 +15,9 @@ one multiplier of its own on its work in the cache (the probe matrices fit in th
 say nothing of a format's own memory traffic), all fitted to the probes in the logarithm of the
 times and drawn towards 1 (:data:`PULL`); conversions are the prior's times
 one multiplier (the median ratio of the probes' measured to predicted conversions). On CPUs
-a few formats (:func:`~.quick_large.large_probe_formats`) are also timed on two matrices of a
-few million entries beyond the cache (:func:`~.quick_large.large_probe_matrices`), and each
+a few formats (:func:`~.quick_large.large_probe_plan`) are also timed on three matrices of a
+few million entries beyond the cache (:func:`~.quick_large.large_probe_matrices`: irregular rows,
+and a band for ``dia``), and each
 format's measured over predicted time there corrects its model beyond the cache
 (:func:`~.quick_large.large_correction`,
 :meth:`clspmv.model.timemodel.Calibration.large_factor`): the probes in the cache had ranked the
@@ -77,8 +78,8 @@ from .quick_blocks import block_probe_formats, block_probe_matrices, own_multipl
 from .quick_large import (
     corrects_by_gathers,
     large_correction,
-    large_probe_formats,
     large_probe_matrices,
+    large_probe_plan,
 )
 from .timemodel import (
     TERMS,
@@ -97,7 +98,8 @@ from their vectors, and its correction beyond the cache taken from ``csr-blocks`
 (:attr:`clspmv.formats.dia.Dia.beyond_cache_like`); 10: the ELL order measured first, rows of
 scattered columns in an order of their own (:mod:`clspmv.ell_order`), and the ELL layouts'
 correction beyond the cache taken from ``csr-blocks`` (no large probe of ``ellr``:
-:data:`clspmv.formats.ell.ELL_BEYOND_CACHE_LIKE`)."""
+:data:`clspmv.formats.ell.ELL_BEYOND_CACHE_LIKE`), ``dia`` timed on a large band of its own
+(:func:`.quick_large.large_probe_plan`)."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
@@ -161,7 +163,7 @@ class QuickProbes:
     seconds: float = 0.0
     large_s: dict[tuple[str, str], float] = field(default_factory=dict)
     """Per (large probe matrix, format) the fastest kernel seconds (none where
-    :func:`large_probe_formats` names no format)."""
+    :func:`~.quick_large.large_probe_plan` names no format)."""
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready (a quick calibration's ``measurements["quick"]``:
@@ -199,11 +201,11 @@ def measure_quick(device: Device, precision: Precision, progress: bool = False
     mats.update(blocks)
     names.update({k: block_probe_formats() for k in blocks})
     small = set(mats)
-    large_names = large_probe_formats(Layout.for_device(device))
-    if large_names:
+    plan = large_probe_plan(Layout.for_device(device))
+    if plan:
         large = large_probe_matrices(device.simd_width, device.compute_units)
-        mats.update(large)
-        names.update({k: large_names for k in large})
+        mats.update({k: large[k] for k in plan})
+        names.update(plan)
     mats = {k: canonical_csr(v, precision.value) for k, v in mats.items()}
     feats = {k: with_exact_diagonals(features(v, device.simd_width), v) for k, v in mats.items()}
     stream = bandwidth.copy_rate(device, STREAM_REPEATS, progress=False,
@@ -332,7 +334,8 @@ def fit_quick(probes: QuickProbes, feats: dict[str, Features], device: Device | 
                                            if c[TERMS.index("xbytes")] > 0]))
     correction = large_correction(cal, probes.large_s, feats, formats,
                                   corrects_by_gathers(layout))
-    cal.large_ratio, cal.large_miss, cal.large_shared, cal.large_scatter = correction
+    (cal.large_ratio, cal.large_miss, cal.large_shared, cal.large_scatter,
+     cal.large_whole) = correction
     ratio = float(np.median([t / np.dot(prior.conversion(f), conversion_terms(f, feats[m]))
                              for (m, f), t in probes.conversion_s.items()]))
     cal.conversion = {f: [float(v) * ratio for v in prior.conversion(f)] for f in formats}

@@ -23,8 +23,10 @@ from .probes import probed_formats
 from .timemodel import Calibration, scattered_share, stream_miss_share, streamed_bytes
 
 LARGE_ROWS = 1 << 19
-"""Rows of the large probe matrices on CPUs (:func:`large_probe_matrices`: 3.5 and 4.2 M
+"""Rows of the large probe matrices on CPUs (:func:`large_probe_matrices`: 3.5, 4.2 and 4.2 M
 entries, 40-50 MB in CSR; products of 5-9 ms on the 2-core Xeon)."""
+BANDED = "large-banded"
+"""The large probe matrix of diagonals (:func:`large_probe_plan`)."""
 LARGE_MIN_MISS = 0.25
 """The stream's miss share the large probes' products must reach for their correction to be
 kept (:func:`large_correction`): below it they ran in the cache and say nothing beyond it."""
@@ -40,6 +42,22 @@ def large_probe_formats(layout: Layout) -> tuple[str, ...]:
     kernel variant of the prior (:func:`corrects_by_gathers`) their correction is split by the
     gathers (:func:`large_correction`)."""
     return () if layout.lockstep else probed_formats("quick cpu large")
+
+
+def large_probe_plan(layout: Layout) -> dict[str, tuple[str, ...]]:
+    """Per large probe matrix (:func:`large_probe_matrices`) the formats timed on it on a device
+    of ``layout``: :func:`large_probe_formats` on the irregular rows, those probed in ``"quick cpu
+    large band"`` (``dia``) on the band :data:`BANDED`; empty on GPUs. ``dia`` had borrowed a
+    timed format's ratio: ``ellr``'s on random rows (2.5 against ``csr-blocks``' 1.2 on the
+    2-core Zen 4), then ``csr-blocks``' (``reports/2026-11-30-cpu-mkl-optimised-zen4``), with
+    which auto took ``dia`` at 0.65-0.81 of the fastest on the bands and Poisson matrices of
+    both suites under Intel's runtime and on the stencils under PyPI's PoCL 3.0, whose ``dia``
+    runs 32-byte vectors there (``reports/2026-11-30-cpu-mkl-optimised-ell-scattered``)."""
+    irregular = large_probe_formats(layout)
+    if not irregular:
+        return {}
+    return {"large-powerlaw": irregular, "large-random": irregular,
+            BANDED: () if layout.lockstep else probed_formats("quick cpu large band")}
 
 
 def corrects_by_gathers(layout: Layout) -> bool:
@@ -82,9 +100,13 @@ class LargeCorrection(NamedTuple):
     scatter: float
     """Where a format's own part follows the gathers: the large probes' scattered gathers per
     entry (``large_scatter``); else 0."""
+    whole: list[str]
+    """The formats timed on the band alone (``large_whole``), whose ratio is taken whole: their
+    products gather no scattered x there, and where a format's own part follows the gathers, a
+    band's product would take none of it."""
 
 
-NO_CORRECTION = LargeCorrection({}, 0.0, 0.0, 0.0)
+NO_CORRECTION = LargeCorrection({}, 0.0, 0.0, 0.0, [])
 
 
 def lender(fmt: str) -> Callable[[type], bool]:
@@ -107,11 +129,12 @@ def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
     measured over predicted seconds (the geometric mean over the large matrices), a format no
     large probe timed borrowing another's (:func:`lender`: ``csr-merge`` the CSR kernels',
     ``dia`` and the ELL layouts ``csr-blocks``'; else the median of the timed formats'), and
-    the median stream miss share of those products. ``by_gathers`` (:func:`corrects_by_gathers`):
-    also the timed formats' shared ratio (the geometric mean of theirs) and the large probes'
-    scattered gathers per entry (their median), so that a format's own part of its ratio
-    follows a product's gathers
-    (:meth:`~clspmv.model.timemodel.Calibration.large_factor` reads all four).
+    the median stream miss share of those products, and the formats timed on the band
+    :data:`BANDED` alone (their ratio taken whole). ``by_gathers`` (:func:`corrects_by_gathers`):
+    also the shared ratio of the formats timed on irregular rows (the geometric mean of theirs)
+    and those probes' scattered gathers per entry (their median), so that a format's own part
+    of its ratio follows a product's gathers
+    (:meth:`~clspmv.model.timemodel.Calibration.large_factor` reads all five).
     :data:`NO_CORRECTION` where nothing was timed or the products missed less than
     :data:`LARGE_MIN_MISS` (they ran in the cache)."""
     if not large_s:
@@ -127,8 +150,10 @@ def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
         return NO_CORRECTION
     timed = {f: [float(np.exp(np.mean(v)))] for f, v in logs.items()}
     ratio = {f: own_or_borrowed(timed, f, lender(f))[0] for f in formats}
+    whole = sorted(f for f in logs if {m for m, g in large_s if g == f} == {BANDED})
     if not by_gathers:
-        return LargeCorrection(ratio, miss, 0.0, 0.0)
-    shared = float(np.exp(np.mean([np.mean(v) for v in logs.values()])))
-    scatter = float(np.median([scattered_share(feats[m]) for m in {m for m, _ in large_s}]))
-    return LargeCorrection(ratio, miss, shared, scatter)
+        return LargeCorrection(ratio, miss, 0.0, 0.0, whole)
+    shared = float(np.exp(np.mean([np.mean(v) for f, v in logs.items() if f not in whole])))
+    scatter = float(np.median([scattered_share(feats[m])
+                               for m in {m for m, _ in large_s if m != BANDED}]))
+    return LargeCorrection(ratio, miss, shared, scatter, whole)

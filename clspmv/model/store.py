@@ -90,6 +90,7 @@ CALIBRATION_FILE = record({
     "large_ratio": table(number(high=1e6, positive=True), max_len=256),
     "large_miss": number(high=1.0),
     "large_shared": number(high=1e6), "large_scatter": number(high=1e6),
+    "large_whole": items(text(), max_len=64),
 })
 """The shape of a calibration file (:meth:`clspmv.model.timemodel.Calibration.to_json`, checked
 by :mod:`clspmv.cache_schema`): every number finite, coefficients and times not negative, the
@@ -264,7 +265,9 @@ def describe(cal: Calibration, path: Path) -> str:
     if cal.large_ratio and cal.large_scatter > 0:
         lines.append(f"  beyond the cache: x{cal.large_shared:.3g} for every format; the rest of "
                      "each format's x as far as a product gathers x as scattered as the large "
-                     f"probes ({cal.large_scatter:.2f} per entry)")
+                     f"probes ({cal.large_scatter:.2f} per entry)"
+                     + (f"; {', '.join(cal.large_whole)}: its own x whole (timed on a band)"
+                        if cal.large_whole else ""))
     at = {name: TERMS.index(name) for name in ("launch", "bytes", "xbytes")}
     rows = [[fmt, f"{coef[at['launch']] * 1e6:.3g}", _rate(coef[at["bytes"]]),
              _rate(coef[at["xbytes"]]),

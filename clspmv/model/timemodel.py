@@ -262,6 +262,10 @@ class Calibration:
     own part of its ratio (over :attr:`large_shared`) follows a product's gathers
     (:func:`clspmv.model.quick_large.corrects_by_gathers`: CPUs whose ``sell`` and ``pjds`` run a
     work-item per row); 0: the whole ratio follows the stream's miss alone."""
+    large_whole: list[str] = field(default_factory=list)
+    """The formats whose :attr:`large_ratio` follows the stream's miss alone even where the
+    rest's own part follows the gathers (timed on the quick calibration's large band alone:
+    ``dia``, :func:`clspmv.model.quick_large.large_probe_plan`)."""
 
     def terms(self, fmt: str, f: Features) -> np.ndarray:
         """:func:`terms` of ``fmt`` for features ``f`` on this calibration's device."""
@@ -279,13 +283,14 @@ class Calibration:
         ratio as far out of it as the large probes; 1 where no large probe was timed. With
         :attr:`large_scatter`, the ratio is :attr:`large_shared` times the format's own part,
         and that part's power is also scaled by the product's scattered gathers per entry over
-        the large probes' (at most 1): a product of a band takes the shared part alone."""
+        the large probes' (at most 1): a product of a band takes the shared part alone (a format
+        of :attr:`large_whole` its whole ratio)."""
         if not self.large_ratio or self.large_miss <= 0:
             return 1.0
         ratio = self.large_ratio.get(fmt) or float(np.median(list(self.large_ratio.values())))
         miss = stream_miss_share(streamed_bytes(fmt, f), self.cache_bytes, self.stream_miss)
         power = min(LARGE_EXTRAPOLATION, miss / self.large_miss)
-        if self.large_scatter <= 0 or self.large_shared <= 0:
+        if self.large_scatter <= 0 or self.large_shared <= 0 or fmt in self.large_whole:
             return float(ratio ** power)
         gathers = min(1.0, scattered_share(f) / self.large_scatter)
         return float(self.large_shared ** power
