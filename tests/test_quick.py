@@ -295,9 +295,8 @@ def _fitted_with_large(stream_miss: list[list[float]], rows: int = 4096,
 def test_large_probes_correct_each_formats_model_beyond_the_cache() -> None:
     """Large probes (their stream missing the cache half the time) that take 1.5-4 times the
     model's time, by format: each timed format's ratio (dia's from the band), the untimed ones
-    their trial family's (csr-merge the CSR kernels'; bsr, alone in its family, the median of
-    all) or the format their ``beyond_cache_like`` names (the ELL layouts: csr-blocks'); a
-    product missing the cache
+    their trial family's (csr-merge the CSR kernels') or the format their ``beyond_cache_like``
+    names (the ELL layouts and bsr: csr-blocks'); a product missing the cache
     as much takes the whole ratio, one missing it twice as much the ratio to the power of
     LARGE_EXTRAPOLATION at most, one in the cache none."""
     curve = [[1e4, 0.0], [1e5, 0.5], [1e9, 0.5], [1e12, 1.0]]  # the large probes at 0.5
@@ -305,8 +304,8 @@ def test_large_probes_correct_each_formats_model_beyond_the_cache() -> None:
     assert cal.large_miss == pytest.approx(0.5, abs=0.01)
     assert cal.large_ratio == pytest.approx(
         {**{f: 4.0 for f in SINGLE_FORMATS if FORMAT_CLASSES[f].trial_family == "csr"},
-         **{f: LARGE_FACTORS["csr-blocks"] for f in ("ell", "ellr", "ellr-t", "hyb")},
-         "sell": 2.0, "pjds": 3.0, "dia": 1.5, "bsr": 2.5}, rel=0.02)  # bsr: every one's median
+         **{f: LARGE_FACTORS["csr-blocks"] for f in ("ell", "ellr", "ellr-t", "hyb", "bsr")},
+         "sell": 2.0, "pjds": 3.0, "dia": 1.5}, rel=0.02)
     assert cal.large_whole == ["dia"]
     plan = quick_large.large_probe_plan(POCL31)
     for m, f in large.items():
@@ -631,6 +630,6 @@ def test_beyond_cache_lenders_are_timed_by_the_large_probes() -> None:
     one the large probes time, so that the correction it borrows is measured, not a median."""
     lenders = {cls.name: cls.beyond_cache_like for cls in FORMAT_CLASSES.values()
                if cls.beyond_cache_like is not None}
-    borrowers = ("ell", "ellr", "ellr-t", "hyb")
+    borrowers = ("ell", "ellr", "ellr-t", "hyb", "bsr")
     assert {f: lenders.get(f) for f in borrowers} == dict.fromkeys(borrowers, "csr-blocks")
     assert set(lenders.values()) <= set(quick_large.large_probe_formats(POCL31))

@@ -173,6 +173,13 @@ class Bsr(Format):
     trial_family = "bsr"
     conversion_kind = "layout"
     probed_in = ("quick cpu blocks",)  # no other probe matrix has blocks
+    beyond_cache_like = "csr-blocks"
+    """Its rows of blocks are CSR's rows: it took the median of the large probes' ratios until a
+    band's ``dia`` joined them (1.9 under PyPI's PoCL 3.0 on the 2-core Zen 4, whose ``dia``
+    runs 32-byte vectors), with which auto took a CSR kernel on block matrices that ``bsr`` ran
+    1.4-1.5x faster; replayed with ``csr-blocks``' ratio, it took ``bsr`` on both, and no other
+    choice moved on that calibration, the Debian PoCL's or Intel's runtime's
+    (``reports/2026-11-30-cpu-mkl-optimised-ell-scattered``)."""
     borrows_prior = True  # added after the prior's sources were measured
     lockstep_rows = False  # the CPU kernel's work-groups of one work-item share no lanes
 

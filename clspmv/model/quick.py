@@ -94,8 +94,8 @@ another value is measured again (:mod:`.store`). 3: the prior's kernel variants 
 block probe on CPUs; 6: ``sell`` and ``pjds`` in the probes in the cache, the large probes on
 every CPU; 7: the prior's ``longest`` per compute unit (:func:`.prior.format_scales`); 8: ``sell``'s
 and ``pjds``'s slices a loop over lanes, run also on PoCL 3.0; 9: ``dia``'s row chunks storing y
-from their vectors, and its correction beyond the cache taken from ``csr-blocks``
-(:attr:`clspmv.formats.dia.Dia.beyond_cache_like`); 10: the ELL order measured first, rows of
+from their vectors, and its correction beyond the cache taken from ``csr-blocks`` (its
+``beyond_cache_like`` until 10); 10: the ELL order measured first, rows of
 scattered columns in an order of their own (:mod:`clspmv.ell_order`), and the ELL layouts'
 correction beyond the cache taken from ``csr-blocks`` (no large probe of ``ellr``:
 :data:`clspmv.formats.ell.ELL_BEYOND_CACHE_LIKE`), ``dia`` timed on a large band of its own

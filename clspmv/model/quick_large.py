@@ -127,8 +127,8 @@ def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
     the cache, not yet corrected) from the large probes' kernel seconds ``large_s`` (per
     (matrix, format); ``feats`` holds the matrices' features): per format of ``formats`` its
     measured over predicted seconds (the geometric mean over the large matrices), a format no
-    large probe timed borrowing another's (:func:`lender`: ``csr-merge`` the CSR kernels',
-    ``dia`` and the ELL layouts ``csr-blocks``'; else the median of the timed formats'), and
+    large probe timed borrowing another's (:func:`lender`: ``csr-merge`` the CSR kernels', the
+    ELL layouts and ``bsr`` ``csr-blocks``'; else the median of the timed formats'), and
     the median stream miss share of those products, and the formats timed on the band
     :data:`BANDED` alone (their ratio taken whole). ``by_gathers`` (:func:`corrects_by_gathers`):
     also the shared ratio of the formats timed on irregular rows (the geometric mean of theirs)
