@@ -1,3 +1,11 @@
+"""Kernel times (the calibration's kernel_times: fastest of 9+ in rounds) of formats converted
+for DEVICE, on the quick calibration's large probes or on the matrices named (gen: specs).
+
+    python large_probe.py DEVICE FORMATS PASSES [MATRIX ...]
+
+FORMATS: comma-separated; "ellr:col" / "ellr:row" convert with row_major=False / True. A format
+that refuses a matrix (its padding) is left out. Prints one line per matrix and pass, in ms.
+"""
 import sys, numpy as np
 from clspmv.device import select_device
 from clspmv.model.quick_large import large_probe_matrices

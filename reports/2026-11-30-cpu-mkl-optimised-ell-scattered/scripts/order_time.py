@@ -1,3 +1,9 @@
+"""The ELL order probe (clspmv.model.order_probe.measure_ell_order) twice on DEVICE: its seconds,
+the widths it gives (regular rows, scattered rows), row-major over column-major per width, and
+the scattered rows' column-major ms.
+
+    python order_time.py DEVICE
+"""
 import sys, time, numpy as np
 from clspmv.device import select_device
 from clspmv.model.order_probe import measure_ell_order
