@@ -50,14 +50,15 @@ def large_probe_plan(layout: Layout) -> dict[str, tuple[str, ...]]:
     large band"`` (``dia``) on the band :data:`BANDED`; empty on GPUs. ``dia`` had borrowed a
     timed format's ratio: ``ellr``'s on random rows (2.5 against ``csr-blocks``' 1.2 on the
     2-core Zen 4), then ``csr-blocks``' (``reports/2026-11-30-cpu-mkl-optimised-zen4``), with
-    which auto took ``dia`` at 0.65-0.81 of the fastest on the bands and Poisson matrices of
-    both suites under Intel's runtime and on the stencils under PyPI's PoCL 3.0, whose ``dia``
-    runs 32-byte vectors there (``reports/2026-11-30-cpu-mkl-optimised-ell-scattered``)."""
+    which auto took ``dia`` at 0.65-0.76 of the fastest on the stencils and lattices under PyPI's
+    PoCL 3.0, whose ``dia`` runs 32-byte vectors there; timed on the band, 0.94-1.00
+    (``reports/2026-11-30-cpu-mkl-optimised-ell-scattered``; under Intel's runtime auto still
+    takes ``dia`` on bands at 0.65-0.85)."""
     irregular = large_probe_formats(layout)
     if not irregular:
         return {}
     return {"large-powerlaw": irregular, "large-random": irregular,
-            BANDED: () if layout.lockstep else probed_formats("quick cpu large band")}
+            BANDED: probed_formats("quick cpu large band")}
 
 
 def corrects_by_gathers(layout: Layout) -> bool:

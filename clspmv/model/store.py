@@ -146,10 +146,10 @@ def _checked_for(device: Device) -> Callable[[object], tuple[Calibration, bool]]
         if cal.ell_row_major_width and not stored(device):
             raise ValueError("its formats were timed in an ELL order that is no longer stored "
                              "or was measured at fewer row widths than clspmv measures now")
-        timed_in = (cal.ell_row_major_width, cal.ell_scattered_row_major_width)
-        if cal.ell_row_major_width and timed_in != row_major_widths(device):
-            raise ValueError(f"its formats were timed with {described(timed_in)}, the device's "
-                             f"stored order now says {described(row_major_widths(device))}")
+        if cal.ell_row_major_width and ell_widths(cal) != row_major_widths(device):
+            raise ValueError(f"its formats were timed with {described(ell_widths(cal))}, the "
+                             f"device's stored order now says "
+                             f"{described(row_major_widths(device))}")
         return cal, refitted
     return check
 
