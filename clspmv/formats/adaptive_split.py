@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import INDEX_DTYPE
+from .conversion import positions_in_runs
 
 SHORT_SPLIT = 32
 """Split rows of at most this many pieces are combined one work-item each; longer ones one
@@ -74,8 +75,7 @@ def split_partition(row_ptr: np.ndarray, cap: int) -> dict[str, np.ndarray]:
     chunks = np.stack([start[c], end[c], piece(first[c], t[c])], axis=1)
     # each block's rows' entries within the block (clipped at the tile's ends)
     counts = stop[b] - first[b]
-    rows = np.repeat(first[b], counts) + (np.arange(counts.sum(), dtype=np.int64)
-                                         - np.repeat(np.cumsum(counts) - counts, counts))
+    rows = np.repeat(first[b], counts) + positions_in_runs(counts)
     clipped = (np.minimum(row_ptr[rows + 1], np.repeat(end[b], counts))
                - np.maximum(row_ptr[rows], np.repeat(start[b], counts)))
     return {"blocks": blocks.ravel().astype(INDEX_DTYPE),

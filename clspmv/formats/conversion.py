@@ -37,11 +37,17 @@ def entry_rows(csr: sp.csr_matrix) -> np.ndarray:
     return np.repeat(np.arange(csr.shape[0], dtype=np.int64), row_lengths(csr))
 
 
+def positions_in_runs(lengths: np.ndarray) -> np.ndarray:
+    """For runs of ``lengths`` laid end to end, each element's position within its run
+    (0, 1, 2, ...; int64)."""
+    lengths = np.asarray(lengths, np.int64)
+    return np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(lengths) - lengths, lengths)
+
+
 def position_in_row(csr: sp.csr_matrix) -> np.ndarray:
     """For every stored entry, its position within its row (0, 1, 2, ...)."""
-    return np.arange(csr.nnz, dtype=np.int64) - np.repeat(
-        csr.indptr[:-1].astype(np.int64), row_lengths(csr)
-    )
+    return positions_in_runs(row_lengths(csr))
 
 
 def entry_index(csr: sp.csr_matrix, row_base: np.ndarray, stride: int = 1) -> np.ndarray:

@@ -30,7 +30,7 @@ from .base import (
     row_lengths,
     scalar,
 )
-from .conversion import check_flag
+from .conversion import check_flag, positions_in_runs
 from .costs import RowShape, padded_row_count, slot_bytes
 from .row_kernels import RowKernels
 
@@ -88,7 +88,7 @@ def scattered_rows(csr: sp.csr_matrix) -> bool:
     if entries == 0:
         return False
     of_entry = np.repeat(np.arange(rows.size), taken)
-    slot = np.arange(entries) - np.repeat(np.cumsum(taken) - taken, taken)
+    slot = positions_in_runs(taken)
     line = csr.indices[first[of_entry] + slot].astype(np.int64) // LINE_ENTRIES
     lines_per_slot = csr.shape[1] // LINE_ENTRIES + 1
     key = (block[of_entry] * SAMPLE_SLOTS + slot) * lines_per_slot + line
@@ -102,12 +102,11 @@ def row_major_layout(row_major: object, layout: Layout, width: int, csr: sp.csr_
     work-items do not run in lockstep and the rows are at least as long as the device's measured
     order says (:mod:`clspmv.ell_order`): :attr:`Layout.scattered_row_major_width` for rows of
     scattered columns (:func:`scattered_rows`), :attr:`Layout.row_major_width` for others."""
-    low, high = sorted((layout.row_major_width, layout.scattered_row_major_width))
-    if layout.lockstep or row_major is not None or not low <= width < high:
-        threshold = low if width >= high else high  # both orders of rows agree
-    else:
-        threshold = (layout.scattered_row_major_width if scattered_rows(csr)
-                     else layout.row_major_width)
+    regular, scattered = layout.row_major_width, layout.scattered_row_major_width
+    # the matrix is read only where the two orders of rows disagree on rows this long
+    read = (not layout.lockstep and row_major is None
+            and min(regular, scattered) <= width < max(regular, scattered))
+    threshold = scattered if read and scattered_rows(csr) else regular
     return check_flag("row_major", row_major, not layout.lockstep and width >= threshold)
 
 
