@@ -1,13 +1,15 @@
 #!/bin/bash
 # tools/cpu_vs_mkl.py on the 2-core Zen 4 with the three CPU implementations, empty caches, one
-# after the other under the measurement lock. Arg: commit (the report folders are named by it).
+# after the other under the measurement lock. Args: commit (the report folders are named by it),
+# and the report's folder (default this one).
 # Logs in /tmp/lr/ells/; the calibration, ELL order and load averages land beside each report.
 cd "$(git rev-parse --show-toplevel)"
 C=$1
+R=${2:-reports/2026-11-30-cpu-mkl-optimised-ell-scattered}
 O=/tmp/lr/ells; mkdir -p $O
 run() {  # name device what env...
   local name=$1 dev=$2 what=$3; shift 3
-  local out=reports/2026-11-30-cpu-mkl-optimised-ell-scattered/$name-$C cache=$(mktemp -d)
+  local out=$R/$name-$C cache=$(mktemp -d)
   uptime > $O/$name-$C-uptime.txt
   env "$@" CLSPMV_CACHE_DIR=$cache POCL_CACHE_DIR=$(mktemp -d) flock /tmp/clspmv-measure.lock \
     timeout 1500 $PY tools/cpu_vs_mkl.py --suite offsuite --suite cpu --device $dev --threads 2 --rounds 15 \
