@@ -16,8 +16,8 @@ leave-one-processor-out cross-validation (``tools/quick_crossval.py``; the repor
 shapes by its own measured scales and fits three group multipliers to a handful of probes.
 
 The shipped prior (:data:`PRIOR_FILE`, read by :func:`prior_of`) is :func:`derive` of the full
-calibrations (measurement 10 or later) committed under ``reports/`` at commit 976aa3b
-(:data:`SOURCES`), each fitted again in this model form to the timings it keeps: CPUs a 2-core Zen 5
+calibrations of the current model form (:data:`clspmv.model.timemodel.TERMS`, measurement 10 or
+later) committed under ``reports/`` at commit 976aa3b (:data:`SOURCES`): CPUs a 2-core Zen 5
 under PoCL 3.1 and 3.0 and a 16-core Xeon under PoCL 5.0, GPUs an H200 and an H100 (NVIDIA
 OpenCL); the GPUs' conversions those of a later H200 calibration (:data:`CONVERSION_SOURCES`);
 the speed-ups of the CPUs' ``sell`` and ``pjds`` with a work-item per slice, where they run it
@@ -45,7 +45,6 @@ from ..cache_schema import items, number, record, row, table, text
 from ..errors import ClspmvError
 from ..formats import FORMAT_CLASSES, Format
 from ..formats.layout import Layout
-from .calibrate import refit_stored
 from .timemodel import CONVERSION_TERMS, TERMS
 
 PRIOR_FILE = Path(__file__).with_name("prior.json")
@@ -350,26 +349,15 @@ def prior_text(priors: dict[str, dict[str, object]], commit: str) -> str:
             f'  "classes": {{\n{classes}\n  }}\n}}\n')
 
 
-def _fitted_at_commit(commit: str, path: str) -> dict[str, object]:
-    """The full calibration of ``path`` at ``commit`` fitted again in this model form to the
-    timings it keeps (:func:`clspmv.model.calibrate.refit_stored`, its own formats), as JSON:
-    its stored coefficients are of the form it was measured in."""
-    data = _at_commit(commit, path)
-    fitted = refit_stored(data, tuple(data["kernel"]))  # type: ignore[arg-type]
-    return {**fitted.to_json(), "measurements": data["measurements"]}
-
-
 def main(commit: str) -> None:
     """Write :data:`PRIOR_FILE` from :data:`SOURCES` at ``commit``, the conversions of
-    :data:`CONVERSION_SOURCES` at theirs (each calibration fitted again in this model form), the
-    borrowed shapes of :func:`added_formats`, the variants' speed-ups of
-    :data:`KERNEL_CHANGES`."""
-    priors = {kind: derive(_fitted_at_commit(commit, p) for p in paths)
+    :data:`CONVERSION_SOURCES` at theirs, the borrowed shapes of :func:`added_formats`, the
+    variants' speed-ups of :data:`KERNEL_CHANGES`."""
+    priors = {kind: derive(_at_commit(commit, p) for p in paths)
               for kind, paths in SOURCES.items()}
     commits = [commit]
     for kind, (at, paths) in CONVERSION_SOURCES.items():
-        priors[kind]["conversion"] = derive(_fitted_at_commit(at, p)
-                                            for p in paths)["conversion"]
+        priors[kind]["conversion"] = derive(_at_commit(at, p) for p in paths)["conversion"]
         commits.append(at)
     for kind, prior in priors.items():
         for fmt in added_formats():
