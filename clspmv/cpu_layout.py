@@ -11,7 +11,9 @@ preferred width below the native one says the compiler makes the vectors across 
 Measured on a 2-core Xeon (AVX-512), float64, matrices of 2-3.2 M entries
 (``reports/2026-11-28-cpu-2core-xeon-layouts``): ``dia`` with a work-item per row (its kernel
 without ``row_chunks``) took 1.12-1.29x less kernel time than a work-item per run of rows walking
-each diagonal over 64 of them under Intel's runtime, and 1.7-1.9x more under Debian's PoCL 3.1.
+each diagonal over 64 of them under Intel's runtime, and 1.7-1.9x more under Debian's PoCL 3.1
+(since the row chunks keep their sums in vectors they are faster under Intel's runtime too:
+:mod:`clspmv.formats.dia`).
 """
 
 from __future__ import annotations

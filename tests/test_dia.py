@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 import clspmv
 from clspmv.formats import FORMAT_CLASSES, conversion, convert
-from clspmv.formats.dia import MANY_DIAGONALS, ROW_CHUNK, RUN_ROWS, chunk_runs, stretch_runs
+from clspmv.formats.dia import ROW_CHUNK, RUN_ROWS, chunk_runs, stretch_runs
 from clspmv.formats.layout import Layout
 from clspmv.model.sampling import diagonal_rows, exact_diagonals
 from clspmv.precision import resolve
@@ -55,8 +55,8 @@ def test_dia_runs_match_scipy(case: Scenario, runs: bool, chunks: bool, dtype, d
 
 def test_dia_runs_default_on_lockstep_layouts(device) -> None:
     """Runs on by default where work-items run in lockstep (a GPU's layout, SIMD 32), off where
-    they run one after another (a CPU's); row chunks the other way round, and off too where the
-    CPU implementation vectorises across work-items unless the matrix has MANY_DIAGONALS; an
+    they run one after another (a CPU's); row chunks the other way round, also where the CPU
+    implementation vectorises across work-items (Intel's runtime), whatever the diagonals; an
     explicit value wins; anything but a bool is refused."""
     A = sp.diags([1.0, 2.0, 3.0], [-1, 0, 1], shape=(64, 64), format="csr")
     cpu = replace(FORMAT_CLASSES["dia"].layout_for(device), simd_width=8,
@@ -70,15 +70,12 @@ def test_dia_runs_default_on_lockstep_layouts(device) -> None:
     vectors = replace(cpu, vectorises_work_items=True)  # Intel's CPU runtime
     chunks = {name: convert(A, "dia", layout, precision).params["row_chunks"]
               for name, layout in (("cpu", cpu), ("gpu", gpu), ("vectors", vectors))}
-    assert chunks == {"cpu": 1, "gpu": 0, "vectors": 0}  # chunks where work-items run one by one
-    offsets = np.arange(MANY_DIAGONALS) - MANY_DIAGONALS // 2
+    assert chunks == {"cpu": 1, "gpu": 0, "vectors": 1}  # chunks where work-items run one by one
+    offsets = np.arange(27) - 13
     many = sp.diags([np.ones(300 - abs(o)) for o in offsets], offsets, shape=(300, 300),
                     format="csr")
-    fewer = sp.diags([np.ones(300 - abs(o)) for o in offsets[1:]], offsets[1:],
-                     shape=(300, 300), format="csr")
-    assert convert(many, "dia", vectors, precision).params["row_chunks"] == 1  # and Intel's
-    assert convert(fewer, "dia", vectors, precision).params["row_chunks"] == 0
     assert convert(many, "dia", gpu, precision).params["row_chunks"] == 0
+    assert convert(A, "dia", vectors, precision, row_chunks=False).params["row_chunks"] == 0
     assert runs(cpu, diagonal_runs=True) == 1 and runs(gpu, diagonal_runs=False) == 0
     assert runs(cpu, diagonal_runs=1) == 1  # as params stores it (a pickled matrix passes it back)
     for bad, shown in (("yes", "'yes'"), (2, "2")):

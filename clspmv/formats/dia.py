@@ -13,8 +13,7 @@ reading the zeros of the padding at the matrix's edges. On the H200 that made DI
 wrap around (offsets d and d - n) reads only the half crossing each stretch; on CPUs (PoCL) the
 branch-free loop was slower and stays off (``reports/2026-11-26-dia``).
 
-``row_chunks`` (default: on where the layout is not lockstep and the implementation does not
-vectorise across work-items, i.e. CPUs under PoCL: :mod:`clspmv.cpu_layout`) is the forward kernel
+``row_chunks`` (default: on where the layout is not lockstep, i.e. CPUs) is the forward kernel
 ``dia_spmv_chunks`` (``ROW_CHUNKS``): work-groups of one work-item, each taking a run of whole
 chunks of :data:`ROW_CHUNK` rows (:data:`CHUNK_ITEMS_PER_UNIT` runs per compute unit) and, for
 each diagonal, the chunk's rows it crosses in one loop over consecutive values and entries of x,
@@ -40,13 +39,17 @@ float32), constant-offset rows wrapping around 4x less (1.4x ahead of ``ellr`` i
 2.4x in float32), the Poisson and banded matrices 1.8-3.2x ahead of the best other format; on a
 16-core Xeon with PoCL 5.0 (every matrix in its 300 MB cache) the layouts changed nothing and
 DIA stayed at 0.7-1.1x of the best other format, which the calibrated model sees
-(``reports/2026-11-26-cpu-2core-zen5-dia-layout``). GPUs keep a work-item per row, and so does
-Intel's CPU runtime, which vectorises across work-items, below :data:`MANY_DIAGONALS`: on a
-2-core Xeon the row chunks took 1.12-1.29x its kernel time with a work-item per row on matrices
-of 5-27 diagonals, and 0.52-0.62x under PoCL 3.1
-(``reports/2026-11-28-cpu-2core-xeon-layouts``); with more diagonals, each a stream of values
-its work-items read side by side, the work-item per row slows down and the chunks win there
-too (:data:`MANY_DIAGONALS`).
+(``reports/2026-11-26-cpu-2core-zen5-dia-layout``). GPUs keep a work-item per row. Intel's CPU
+runtime, which vectorises across work-items, runs the row chunks too: on a 2-core Zen 4 (AMD
+EPYC, runtime 2026.22) a work-item per row took 2.6-6.1x their kernel time in float64 on bands
+of 3-32 diagonals, Poisson matrices and a 27-point stencil (where the row chunks ran 1.5-3.9x
+ahead of ``csr-blocks``), 3.9-6.6x in float32, 1.4-1.6x in ``dtype="mixed"``
+(``reports/experiments/2026-11-30-intel-dia-chunks``); on a 2-core Xeon (the vector kernel of
+``reports/experiments/2026-11-29-dia-chunk-vectors``, ``xeon-intel*.txt``) the work-item per row
+took 0.81-0.89x their time on two bands of 3 and 16 diagonals and a Poisson matrix of 5 M
+entries, 1.0-5.5x on the other ten matrices of 5-64 diagonals, in float32 1.03-7.9x on all
+eight. Below 27 diagonals the Xeon had kept the work-item per row, with which ``format="auto"``
+took ``dia`` on bands and Poisson matrices at 0.65-0.85 of the fastest format on the Zen 4.
 
 As a block with a column map the diagonals are those of the compact numbering (column ``c`` of
 the block, entry ``column_map[c]`` of x): the kernels handle it like every format, but a map that
@@ -83,17 +86,6 @@ the rows of one chunk of its values."""
 CHUNK_ITEMS_PER_UNIT = 16
 """Work-items of the ``row_chunks`` kernel per compute unit (as ``csr-blocks``'s blocks), each a
 run of whole chunks of rows."""
-
-MANY_DIAGONALS = 27
-"""Diagonals from which ``row_chunks`` is on by default also where the implementation vectorises
-across work-items (Intel's CPU runtime). Measured there (2-core Xeon, float64, kernel time in
-rounds; the work-item per row over the row chunks with their sums in registers): banded
-matrices of 16 diagonals 0.89, 32 1.12, 48 2.21, 64 1.80, 27-point stencils 1.01-1.15
-(``reports/experiments/2026-11-29-dia-chunk-vectors``, ``xeon-intel*.txt``; with the sums in an
-array, before: 16 diagonals 0.65, 32 0.85, 48 0.93, 64 1.19, so the threshold was 56,
-``reports/experiments/2026-11-29-intel-dia-diagonals``). ``dtype="mixed"`` keeps the array of
-sums (``CHUNK_VW`` in ``kernels_cl/dia.cl``), slower than a work-item per row there below about
-56 diagonals."""
 
 RUN_ROWS = 32
 """Rows (columns in the transpose) that share one run of diagonals with ``diagonal_runs``: a
@@ -185,14 +177,11 @@ class Dia(Format):
     def from_csr(cls, csr: sp.csr_matrix, layout: Layout, diagonal_runs: bool | None = None,
                  row_chunks: bool | None = None) -> Dia:
         """``diagonal_runs``: True or False, or None for on where ``layout`` is lockstep;
-        ``row_chunks``: True or False, or None for on where it is not and the implementation
-        does not vectorise across work-items (CPUs under PoCL), or does and the matrix has
-        :data:`MANY_DIAGONALS` or more."""
+        ``row_chunks``: True or False, or None for on where it is not (CPUs)."""
         runs = check_flag("diagonal_runs", diagonal_runs, layout.lockstep)
         m, n = csr.shape
         offsets = occupied_diagonals(csr)  # ascending: the kernels rely on it
-        chunks = check_flag("row_chunks", row_chunks, not layout.lockstep and (
-            not layout.vectorises_work_items or offsets.size >= MANY_DIAGONALS))
+        chunks = check_flag("row_chunks", row_chunks, not layout.lockstep)
         n_pad = round_up(m, ROW_CHUNK if chunks else layout.simd_width)
         check_padding(cls.name, offsets.size * n_pad * csr.dtype.itemsize + offsets.size * 4, csr)
         # entry (r, c) on diagonal d = c - r + (m - 1) goes to rank(d) * n_pad + r, that is to

@@ -17,9 +17,11 @@ from .benchmarks import benchmark_matrices
 from .features import Features, features, with_exact_diagonals
 from .probes import XCacheProbe
 
-MEASUREMENT = 15
+MEASUREMENT = 16
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 15 = ELL rows
+stores (a stored calibration of another value is measured again, with a warning): 16 = ``dia``'s
+row chunks under Intel's CPU runtime at every diagonal count (2.6-6.1x faster than its
+work-item per row on a 2-core Zen 4: :mod:`clspmv.formats.dia`); 15 = ELL rows
 of scattered columns in an order measured for them (:mod:`clspmv.ell_order`: on the 2-core Zen 4
 under PoCL 3.1 row-major, 2.5-3x faster there); 14 =
 ``dia``'s row chunks on CPUs storing y from their vectors (1.06-1.67x on a 16-core Xeon with

@@ -87,7 +87,7 @@ from .timemodel import (
     conversion_terms,
 )
 
-QUICK_MEASUREMENT = 10
+QUICK_MEASUREMENT = 11
 """What a quick calibration measured and the prior it scales: a stored quick calibration of
 another value is measured again (:mod:`.store`). 3: the prior's kernel variants (``sell`` and
 ``pjds`` with a work-item per slice on PoCL); 4: the large probes on CPUs; 5: ``bsr`` and the
@@ -99,7 +99,8 @@ from their vectors, and its correction beyond the cache taken from ``csr-blocks`
 scattered columns in an order of their own (:mod:`clspmv.ell_order`), and the ELL layouts'
 correction beyond the cache taken from ``csr-blocks`` (no large probe of ``ellr``:
 :data:`clspmv.formats.ell.ELL_BEYOND_CACHE_LIKE`), ``dia`` timed on a large band of its own
-(:func:`.quick_large.large_probe_plan`)."""
+(:func:`.quick_large.large_probe_plan`); 11: ``dia``'s row chunks under Intel's CPU runtime at
+every diagonal count (:mod:`clspmv.formats.dia`)."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
