@@ -1,14 +1,17 @@
 #!/bin/bash
 # tools/cpu_vs_mkl.py on the 2-core Zen 4 with the three CPU implementations, empty caches, one
 # after the other under the measurement lock. Args: commit (the report folders are named by it),
-# and the report's folder (default this one).
+# the report's folder (default this one), and the runs to make (default all three:
+# "zen4-debian-pocl zen4-pypi-pocl zen4-intel").
 # Logs in /tmp/lr/ells/; the calibration, ELL order and load averages land beside each report.
 cd "$(git rev-parse --show-toplevel)"
 C=$1
 R=${2:-reports/2026-11-30-cpu-mkl-optimised-ell-scattered}
+ONLY=" ${3:-zen4-debian-pocl zen4-pypi-pocl zen4-intel} "
 O=/tmp/lr/ells; mkdir -p $O
 run() {  # name device what env...
   local name=$1 dev=$2 what=$3; shift 3
+  [[ $ONLY == *" $name "* ]] || return 0
   local out=$R/$name-$C cache=$(mktemp -d)
   uptime > $O/$name-$C-uptime.txt
   env "$@" CLSPMV_CACHE_DIR=$cache POCL_CACHE_DIR=$(mktemp -d) flock /tmp/clspmv-measure.lock \
