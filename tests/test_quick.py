@@ -267,6 +267,9 @@ LARGE_FACTORS = {"csr-blocks": 4.0, "sell": 2.0, "pjds": 3.0, "dia": 1.5}
 on the band alone, as :func:`~clspmv.model.quick_large.large_probe_plan` times it)."""
 IRREGULAR = ("csr-blocks", "sell", "pjds")
 """The formats of :data:`LARGE_FACTORS` timed on the large probes' irregular rows."""
+BAND_SHARED = 1.3
+"""How many times the model's time ``csr-blocks`` takes on the large band, where it is timed
+there (a CPU whose ``sell`` runs a work-item per row): the part every format shares."""
 
 
 def _fitted_with_large(stream_miss: list[list[float]], rows: int = 4096,
@@ -283,7 +286,8 @@ def _fitted_with_large(stream_miss: list[list[float]], rows: int = 4096,
              for k, v in quick_large.large_matrices(dev.simd_width, dev.compute_units,
                                                     rows).items()}
     plan = quick_large.large_probe_plan(layout)
-    probes_.large_s = {(m, f): plain.kernel_time(f, large[m]) * LARGE_FACTORS[f]
+    probes_.large_s = {(m, f): plain.kernel_time(f, large[m]) * (
+        BAND_SHARED if m == quick_large.BANDED and f in IRREGULAR else LARGE_FACTORS[f])
                        for m, names in plan.items() for f in names
                        if quick.refusal(f, large[m]) is None}
     assert {f for _, f in probes_.large_s} == set(LARGE_FACTORS)
@@ -329,18 +333,20 @@ def test_large_probes_on_cpus_split_by_gathers_where_no_variant_runs() -> None:
     on the band), none on a GPU; a
     format's own part of the correction follows the gathers only where sell and pjds run a
     work-item per row (PoCL before 3.0; Intel's runtime, which vectorises across work-items),
-    not where they run the prior's work-item per slice (PoCL from 3.0 on)."""
+    not where they run the prior's work-item per slice (PoCL from 3.0 on); there csr-blocks is
+    timed on the band too (the part every format shares)."""
     assert quick.prior_of("cpu").variants["sell"] == pytest.approx({"slice_items": 1.439},
                                                                     rel=1e-3)
     old_pocl = dataclasses.replace(POCL31, gathers_slices=False)
     intel = Layout(1, 256, 2, 1 << 20, vectorises_work_items=True)
     probed = {"csr-blocks", "sell", "pjds"}
-    for layout in (POCL31, old_pocl, intel):
+    for layout, band in ((POCL31, ("dia",)), (old_pocl, ("dia", "csr-blocks")),
+                         (intel, ("dia", "csr-blocks"))):
         assert set(quick_large.large_probe_formats(layout)) == probed
         assert quick_large.large_probe_plan(layout) == {
             "large-powerlaw": quick_large.large_probe_formats(layout),
             "large-random": quick_large.large_probe_formats(layout),
-            quick_large.BANDED: ("dia",)}
+            quick_large.BANDED: band}
     assert quick_large.large_probe_formats(Layout(32, 256, 132, 48 << 10)) == ()
     assert quick_large.large_probe_plan(Layout(32, 256, 132, 48 << 10)) == {}
     assert not quick_large.corrects_by_gathers(POCL31)
@@ -350,16 +356,18 @@ def test_large_probes_on_cpus_split_by_gathers_where_no_variant_runs() -> None:
 
 def test_a_formats_own_correction_follows_the_gathers_where_no_variant_runs() -> None:
     """On a CPU whose sell runs a work-item per row, the large probes (random columns, at the
-    stream's miss share 0.5) give every format the shared ratio of the formats timed on them
-    (their geometric mean) and its own part over it as far as a product gathers as scattered as
-    theirs: a product like theirs takes its whole ratio, a band of the same miss share the
-    shared ratio alone, but dia (timed on the large band alone) its own ratio whole; the split
-    survives a round trip through the calibration file."""
+    stream's miss share 0.5) give every format the shared ratio, csr-blocks' on the large band
+    (a product gathering no scattered x), and its own part over it as far as a product gathers
+    as scattered as theirs: a product like theirs takes its whole ratio (csr-blocks' from the
+    irregular rows alone), a band of the same miss share the shared ratio alone, but dia (timed
+    on the large band alone) its own ratio whole; the split survives a round trip through the
+    calibration file."""
     curve = [[1e4, 0.0], [1e5, 0.5], [1e9, 0.5], [1e12, 1.0]]
     cal, plain, large = _fitted_with_large(  # rows enough for x to lie beyond the gathers' window
         curve, rows=1 << 18, layout=dataclasses.replace(POCL31, gathers_slices=False))
-    shared = float(np.exp(np.mean(np.log([LARGE_FACTORS[f] for f in IRREGULAR]))))
+    shared = BAND_SHARED
     assert cal.large_shared == pytest.approx(shared, rel=0.02)
+    assert cal.large_ratio["csr-blocks"] == pytest.approx(LARGE_FACTORS["csr-blocks"], rel=0.02)
     assert cal.large_scatter == pytest.approx(
         np.median([timemodel.scattered_share(f) for m, f in large.items()
                    if m != quick_large.BANDED]))

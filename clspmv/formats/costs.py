@@ -43,7 +43,7 @@ more than a copy of the CSR arrays, ``"layout"`` for one that lays the entries o
 
 
 PROBES = ("reference", "ell order", "quick cpu", "quick gpu", "quick cpu large",
-          "quick cpu large band", "quick cpu blocks")
+          "quick cpu large band", "quick cpu large shared", "quick cpu blocks")
 """The calibration's probes that time a few chosen formats rather than every one
 (:attr:`FormatCosts.probed_in`): ``"reference"`` the reference product timed between the
 calibration's matrices and the x-cache probe (:mod:`clspmv.model.probes`; exactly one format),
@@ -52,8 +52,10 @@ one format, taking ``row_major``), ``"quick cpu"`` and ``"quick gpu"`` the quick
 probes per device class (:mod:`clspmv.model.quick`), ``"quick cpu large"`` its probes of large
 matrices of irregular rows on CPUs (the formats whose products there the probes in the cache
 misjudge most), ``"quick cpu large band"`` its large band on CPUs (the formats of diagonals),
-``"quick cpu blocks"`` its probe of a matrix of dense blocks on CPUs (the formats that take only
-such matrices, each fitted alone to it)."""
+``"quick cpu large shared"`` the formats also timed on that band where a format's own part of
+the correction beyond the cache follows the gathers (the part every format shares:
+:func:`clspmv.model.quick_large.large_probe_plan`), ``"quick cpu blocks"`` its probe of a matrix
+of dense blocks on CPUs (the formats that take only such matrices, each fitted alone to it)."""
 
 NEEDED = {"matrix_bytes": "the bytes of the matrix its product reads",
           "slots": "the slots it stores, padding included",

@@ -110,7 +110,8 @@ class CsrBlocks(CsrRows):
     beyond ``long_rows`` summed in chunks (:mod:`~clspmv.formats.csr_chunks`)."""
 
     name = "csr-blocks"
-    probed_in = ("quick cpu", "quick cpu large")  # the usual fastest CSR kernel on CPUs
+    # the usual fastest CSR kernel on CPUs
+    probed_in = ("quick cpu", "quick cpu large", "quick cpu large shared")
     lockstep_rows = False  # work-groups of 1: on CPUs a long row matters beyond nnz / cores
 
     @classmethod

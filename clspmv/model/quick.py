@@ -100,7 +100,9 @@ scattered columns in an order of their own (:mod:`clspmv.ell_order`), and the EL
 correction beyond the cache taken from ``csr-blocks`` (no large probe of ``ellr``:
 :data:`clspmv.formats.ell.ELL_BEYOND_CACHE_LIKE`), ``dia`` timed on a large band of its own
 (:func:`.quick_large.large_probe_plan`); 11: ``dia``'s row chunks under Intel's CPU runtime at
-every diagonal count (:mod:`clspmv.formats.dia`)."""
+every diagonal count (:mod:`clspmv.formats.dia`), and where a format's own part of the
+correction beyond the cache follows the gathers, ``csr-blocks`` timed on the large band for the
+part every format shares."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""

@@ -52,13 +52,16 @@ def large_probe_plan(layout: Layout) -> dict[str, tuple[str, ...]]:
     2-core Zen 4), then ``csr-blocks``' (``reports/2026-11-30-cpu-mkl-optimised-zen4``), with
     which auto took ``dia`` at 0.65-0.76 of the fastest on the stencils and lattices under PyPI's
     PoCL 3.0, whose ``dia`` runs 32-byte vectors there; timed on the band, 0.94-1.00
-    (``reports/2026-11-30-cpu-mkl-optimised-ell-scattered``; under Intel's runtime auto still
-    takes ``dia`` on bands at 0.65-0.85)."""
+    (``reports/2026-11-30-cpu-mkl-optimised-ell-scattered``). Where a format's own part of the
+    correction follows the gathers (:func:`corrects_by_gathers`) those probed in ``"quick cpu
+    large shared"`` (``csr-blocks``) are timed on the band too: their ratio there is the part
+    every format shares (:func:`large_correction`)."""
     irregular = large_probe_formats(layout)
     if not irregular:
         return {}
+    shared = probed_formats("quick cpu large shared") if corrects_by_gathers(layout) else ()
     return {"large-powerlaw": irregular, "large-random": irregular,
-            BANDED: probed_formats("quick cpu large band")}
+            BANDED: probed_formats("quick cpu large band") + shared}
 
 
 def corrects_by_gathers(layout: Layout) -> bool:
@@ -132,18 +135,26 @@ def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
     ELL layouts and ``bsr`` ``csr-blocks``'; else the median of the timed formats'), and
     the median stream miss share of those products, and the formats timed on the band
     :data:`BANDED` alone (their ratio taken whole). ``by_gathers`` (:func:`corrects_by_gathers`):
-    also the shared ratio of the formats timed on irregular rows (the geometric mean of theirs)
-    and those probes' scattered gathers per entry (their median), so that a format's own part
-    of its ratio follows a product's gathers
+    also the shared ratio, that of a product gathering no scattered x: on the band
+    :data:`BANDED`, of the formats timed there as well as on the irregular rows (``csr-blocks``,
+    whose own ratio is then its irregular rows' alone; the geometric mean of the irregular
+    rows' ratios where none was), and the irregular probes' scattered gathers per entry (their
+    median), so that a format's own part of its ratio follows a product's gathers
     (:meth:`~clspmv.model.timemodel.Calibration.large_factor` reads all five).
     :data:`NO_CORRECTION` where nothing was timed or the products missed less than
     :data:`LARGE_MIN_MISS` (they ran in the cache)."""
     if not large_s:
         return NO_CORRECTION
     logs: dict[str, list[float]] = {}
+    band: dict[str, float] = {}
     misses = []
+    irregular = {f for m, f in large_s if m != BANDED}
     for (m, f), t in large_s.items():
-        logs.setdefault(f, []).append(float(np.log(t / cal.kernel_time(f, feats[m]))))
+        log = float(np.log(t / cal.kernel_time(f, feats[m])))
+        if m == BANDED and f in irregular:
+            band[f] = log
+            continue
+        logs.setdefault(f, []).append(log)
         misses.append(stream_miss_share(streamed_bytes(f, feats[m]), cal.cache_bytes,
                                         cal.stream_miss))
     miss = float(np.median(misses))
@@ -151,10 +162,11 @@ def large_correction(cal: Calibration, large_s: dict[tuple[str, str], float],
         return NO_CORRECTION
     timed = {f: [float(np.exp(np.mean(v)))] for f, v in logs.items()}
     ratio = {f: own_or_borrowed(timed, f, lender(f))[0] for f in formats}
-    whole = sorted(f for f in logs if {m for m, g in large_s if g == f} == {BANDED})
+    whole = sorted(f for f in logs if f not in irregular)
     if not by_gathers:
         return LargeCorrection(ratio, miss, 0.0, 0.0, whole)
-    shared = float(np.exp(np.mean([np.mean(v) for f, v in logs.items() if f not in whole])))
+    shared = float(np.exp(np.mean(list(band.values()) if band else
+                                  [np.mean(v) for f, v in logs.items() if f not in whole])))
     scatter = float(np.median([scattered_share(feats[m])
                                for m in {m for m, _ in large_s if m != BANDED}]))
     return LargeCorrection(ratio, miss, shared, scatter, whole)

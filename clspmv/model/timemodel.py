@@ -256,7 +256,8 @@ class Calibration:
     product missing that share takes the whole of :attr:`large_ratio` (:meth:`kernel_time`)."""
     large_shared: float = 0.0
     """Where a format's own part of :attr:`large_ratio` follows the gathers (:attr:`large_scatter`
-    above 0): the part every format takes, the geometric mean of the timed formats' ratios."""
+    above 0): the part every format takes, the ratio of a product gathering no scattered x
+    (:func:`clspmv.model.quick_large.large_correction`)."""
     large_scatter: float = 0.0
     """The large probes' scattered gathers per entry (:func:`scattered_share`) where a format's
     own part of its ratio (over :attr:`large_shared`) follows a product's gathers
