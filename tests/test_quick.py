@@ -392,6 +392,13 @@ def test_a_formats_own_correction_follows_the_gathers_where_no_variant_runs() ->
     assert back.large_factor("dia", band) == cal.large_factor("dia", band)
     assert back.large_factor("sell", large["large-random"]) == pytest.approx(
         cal.large_factor("sell", large["large-random"]))
+    # probes without csr-blocks on the band (an earlier plan's): the irregular rows' geometric mean
+    irregular = {(m, f): plain.kernel_time(f, large[m]) * LARGE_FACTORS[f]
+                 for m in ("large-powerlaw", "large-random") for f in IRREGULAR
+                 if quick.refusal(f, large[m]) is None}
+    alone = quick_large.large_correction(plain, irregular, large, SINGLE_FORMATS, True)
+    assert alone.shared == pytest.approx(
+        float(np.exp(np.mean(np.log([LARGE_FACTORS[f] for f in IRREGULAR])))), rel=0.02)
 
 
 def test_large_probes_in_the_cache_correct_nothing() -> None:
