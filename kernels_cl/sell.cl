@@ -34,8 +34,9 @@ void sell_spmv(SELL_ARGS __global const VALUE_T *restrict x,
 /* One work-item per slice (SLICE_ITEMS, for CPUs that run a work-group's work-items one after
  * another: PoCL): the slice's C rows side by side, so that each column of the slice is one load
  * of C values, one of C indices and one gather of x (AVX-512's vgatherdpd), where a work-item per
- * row walks its row alone in scalar loads. Launched with WG / C work-items per group, so that a
- * group holds the same slices as the row kernel's. The slice runs to its longest row; a shorter
+ * row walks its row alone in scalar loads. Launched with one work-item per group (WG = 1), so that
+ * PoCL's threads balance single slices, not runs of a window's longest rows
+ * (clspmv/formats/sell.py, SLICES_PER_GROUP). The slice runs to its longest row; a shorter
  * row's padding slots are masked out by its length, not multiplied (their value 0 times an x of
  * Inf or NaN would be NaN). Each row sums its entries in their order, as the row kernel does.
  *

@@ -15,7 +15,7 @@ import clspmv
 from clspmv.cpu_layout import gathers_slices, pocl_version
 from clspmv.formats import FORMAT_CLASSES
 from clspmv.formats.layout import Layout
-from clspmv.formats.sell import SLICE_VECTORS, slices_by_default
+from clspmv.formats.sell import SLICE_VECTORS, SLICES_PER_GROUP, slices_by_default
 
 from oracle import assert_matches, products_match
 
@@ -115,3 +115,27 @@ def test_pickled_matrix_keeps_its_kernel(device: clspmv.Device) -> None:
         again = pickle.loads(pickle.dumps(M))
         assert again.params["slice_items"] == int(slices)
         products_match(again, A, np.dtype(np.float64))
+
+
+@pytest.mark.parametrize("fmt", ["pjds", "sell"])
+def test_each_slice_is_a_work_group_and_the_deal_weighs_rows(fmt: str) -> None:
+    """The slice kernel runs a work-group per slice (SLICES_PER_GROUP), so PoCL's threads balance
+    single slices; the deal still weighs runs of work-groups of the layout's rows (weighing
+    single slices, this matrix would stay undealt)."""
+    pocl = Layout(simd_width=16, work_group_size=256, compute_units=2, local_memory=1 << 21,
+                  gathers_slices=True)
+    rng = np.random.default_rng(8)
+    # a third of the rows longer: sorted, their slices fill the first 1024 (the first 64
+    # work-groups of 256 rows a thread takes, dealt), not the first 512 single slices
+    lengths = np.where(rng.random(40000) < 0.32, 20, 4)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    A = sp.csr_matrix((np.ones(indptr[-1]), rng.integers(0, 40000, indptr[-1]), indptr),
+                      shape=(40000, 40000))
+    window = {} if fmt == "pjds" else {"sigma": 40000}  # every row sorted, as pJDS does
+    M = FORMAT_CLASSES[fmt].from_csr(A, pocl, **window)
+    assert M.params["slice_items"] == 1
+    assert M.forward_kernel(A.shape[0]) == ("sell_spmv_slices", 2500, SLICES_PER_GROUP)
+    assert SLICES_PER_GROUP == 1
+    assert M.params["spread"] == 1
+    rows = FORMAT_CLASSES[fmt].from_csr(A, pocl, slice_items=False)
+    assert rows.forward_kernel(A.shape[0]) == ("sell_spmv", A.shape[0], None)

@@ -43,6 +43,19 @@ work-groups to balance."""
 SLICE_VECTORS = (2, 4, 8, 16)
 """Slice heights C the work-item-per-slice kernel takes (the vector widths its loop over lanes
 asks the compiler for)."""
+SLICES_PER_GROUP = 1
+"""Slices per work-group of the work-item-per-slice kernel (``slice_items``): one. PoCL runs a
+work-group on one thread, so a work-group is the smallest share of the product its threads
+balance; with a work-group of rows (the layout's size / C = 16 slices) the slices of a
+window's longest rows, sorted next to each other, made one thread's work. Side by side, kernel
+time over ``csr-blocks``' with 16 slices a group and with one
+(``reports/experiments/2026-11-30-slice-groups``): on the 16-core Xeon of the GPU node (PoCL 5.0,
+every matrix in its cache) ``pjds`` on R-MAT graphs 1.28-1.53 -> 0.71-0.87, on power-law rows
+with hubs of 16 k entries 1.69 -> 0.70, ``sell`` 1.81-2.18 -> 0.72-0.83 on R-MAT (scale 19) and
+those rows; on the 2-core Zen 4 with PoCL 3.1 and PyPI's 3.0, 12 matrices, within 5 % either
+way but for ``pjds`` 3-7 % slower on three power-law matrices (PoCL 3.1) and a stacked graph
+1.18 -> 0.92 for ``sell``. Whether the slices are dealt still weighs the runs of work-groups
+of rows a thread takes (:func:`spread_order`), which chose as well with single slices there."""
 
 
 def slices_by_default(layout: Layout) -> bool:
@@ -151,7 +164,10 @@ def spread_order(widths: np.ndarray, layout: Layout, force: bool = False,
     0.1-0.5 ms went 0.89-1.44 in two runs). Dealing scatters rows that sorting left in order: where
     the order spreads the work already (rows of equal length: Poisson, bands, stencils, the
     arrow) the deal took pJDS 0.6-0.96x as fast on the Xeon, so only orders that concentrate
-    the work are dealt."""
+    the work are dealt. The work-groups weighed are of the layout's size in rows (the row
+    kernel's); the slice kernel runs single slices (:data:`SLICES_PER_GROUP`), and weighing
+    those left undealt power-law rows that the deal ran 7-11 % faster on the 2-core Zen 4
+    (PoCL 3.1, ``reports/experiments/2026-11-30-slice-groups``)."""
     slices = widths.size
     threads = layout.compute_units
     per_group = max(layout.work_group_size // (c or layout.simd_width), 1)
@@ -283,12 +299,12 @@ class Sell(LongRowSplit, RowKernels):
                 **({"SLICE_ITEMS": 1} if self.params.get("slice_items") else {})}
 
     def forward_kernel(self, items: int) -> tuple[str, int, int | None]:
-        """With ``slice_items``: ``sell_spmv_slices``, a work-item per slice of C rows, in
-        work-groups of the layout's size / C (the slices of a work-group of rows)."""
+        """With ``slice_items``: ``sell_spmv_slices``, a work-item per slice of C rows, each
+        slice a work-group of its own (:data:`SLICES_PER_GROUP`)."""
         if not self.params.get("slice_items"):
             return super().forward_kernel(items)
         c = self.params["slice_height"]
-        return "sell_spmv_slices", -(-items // c), max(self.layout.work_group_size // c, 1)
+        return "sell_spmv_slices", -(-items // c), SLICES_PER_GROUP
 
     def matrix_args(self) -> tuple[int, tuple[object, ...]]:
         b = self.buffers

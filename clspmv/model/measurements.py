@@ -17,9 +17,12 @@ from .benchmarks import benchmark_matrices
 from .features import Features, features, with_exact_diagonals
 from .probes import XCacheProbe
 
-MEASUREMENT = 16
+MEASUREMENT = 17
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 16 = ``dia``'s
+stores (a stored calibration of another value is measured again, with a warning): 17 =
+``sell``'s and ``pjds``' slices on CPUs each a work-group of its own
+(:data:`clspmv.formats.sell.SLICES_PER_GROUP`: R-MAT graphs 1.5-2.5x faster on a 16-core Xeon
+with PoCL 5.0); 16 = ``dia``'s
 row chunks under Intel's CPU runtime at every diagonal count (2.6-6.1x faster than its
 work-item per row on a 2-core Zen 4: :mod:`clspmv.formats.dia`); 15 = ELL rows
 of scattered columns in an order measured for them (:mod:`clspmv.ell_order`: on the 2-core Zen 4

@@ -87,7 +87,7 @@ from .timemodel import (
     conversion_terms,
 )
 
-QUICK_MEASUREMENT = 11
+QUICK_MEASUREMENT = 12
 """What a quick calibration measured and the prior it scales: a stored quick calibration of
 another value is measured again (:mod:`.store`). 3: the prior's kernel variants (``sell`` and
 ``pjds`` with a work-item per slice on PoCL); 4: the large probes on CPUs; 5: ``bsr`` and the
@@ -102,7 +102,8 @@ correction beyond the cache taken from ``csr-blocks`` (no large probe of ``ellr`
 (:func:`.quick_large.large_probe_plan`); 11: ``dia``'s row chunks under Intel's CPU runtime at
 every diagonal count (:mod:`clspmv.formats.dia`), and where a format's own part of the
 correction beyond the cache follows the gathers, ``csr-blocks`` timed on the large band for the
-part every format shares."""
+part every format shares; 12: ``sell``'s and ``pjds``' slices on CPUs each a work-group of its
+own (:data:`clspmv.formats.sell.SLICES_PER_GROUP`)."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
