@@ -70,10 +70,12 @@ INTEL_STREAM_BW = 2.18e10
 
 def test_the_quick_fit_of_intels_probes_ranks_row_per_item_layouts_behind_on_power_law() -> None:
     """Fitted to Intel's probe times, the model ranks ``csr-merge`` and ``csr-blocks`` ahead of
-    the layouts of a row per work-item (``csr-scalar``, and ``sell`` and ``pjds`` of slices of
-    one row there) on power-law rows, as measured (Chung-Lu rows of 4.6 M entries: ``pjds`` at
-    0.72-0.74 of ``csr-blocks``' speed): with lanes of one work-item the probes' lane padding
-    was 0 and ``pjds`` and ``sell`` ranked first."""
+    ``csr-scalar``, a row per work-item in the rows' order, on power-law rows, as measured
+    (``csr-scalar`` 3.3 times ``csr-blocks``' time on the power-law probe): with lanes of one
+    work-item the probes' lane padding was 0 and the layouts of a row per work-item ranked
+    first. (``sell`` and ``pjds``, whose vectors now hold rows sorted by length, pay their own
+    padding, :meth:`~clspmv.formats.costs.FormatCosts.idle_lanes`; these probes, measured before
+    the quick calibration timed them, do not rank them.)"""
     quick = importlib.import_module("clspmv.model.quick")
     predict = importlib.import_module("clspmv.model.predict")
     device = SimpleNamespace(name="Intel-like", driver_version="1", type="cpu",
@@ -88,16 +90,18 @@ def test_the_quick_fit_of_intels_probes_ranks_row_per_item_layouts_behind_on_pow
     preds = predict.predict_features(features(A, 1, compute_units=2), cal)
     kernel = {k: p.kernel_s for k, p in preds.items() if p.kernel_s is not None}
     ranked = sorted(kernel, key=kernel.get)
-    assert set(ranked[:2]) == {"csr-merge", "csr-blocks"}, ranked
-    assert min(kernel[f] for f in ("csr-scalar", "sell", "pjds")) > 1.1 * kernel[ranked[0]]
+    csr = [f for f in ranked if f.startswith("csr-")]
+    assert set(csr[:2]) == {"csr-merge", "csr-blocks"}, ranked
+    assert kernel["csr-scalar"] > 1.1 * kernel[csr[0]]
 
 
 def test_idle_lanes_count_for_formats_whose_rows_share_a_vector() -> None:
-    """Where the device vectorises across work-items (SIMD width 1) the ``lanes`` term is the
-    padding for ``csr-scalar`` and 0 for ``csr-blocks`` (work-groups of one work-item: its rows
-    share no vector); at PoCL's width 16 both keep the padding, as their fitted priors weigh."""
+    """Where the device vectorises across work-items (SIMD width 1) the ``idle lanes`` term is
+    the padding for ``csr-scalar`` and 0 for ``csr-blocks`` (work-groups of one work-item: its
+    rows share no vector); at PoCL's width 16 both keep the padding, as their fitted priors
+    weigh."""
     timemodel = importlib.import_module("clspmv.model.timemodel")
-    lanes = timemodel.TERMS.index("lanes")
+    lanes = timemodel.TERMS.index("idle lanes")
     rng = np.random.default_rng(5)
     A = rows_of([int(n) for n in rng.integers(1, 60, 512)])
     for simd, blocks_pay in ((1, False), (16, True)):

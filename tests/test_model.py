@@ -609,6 +609,33 @@ def test_lane_padding_by_hand() -> None:
     assert f.lane_padding == (2 * 2 - 2) + (2 * 3 - 4)
 
 
+@pytest.mark.parametrize("simd", [8, 16, 32])
+def test_idle_lanes_of_sorted_slices_are_their_own_padding_on_cpus(simd: int) -> None:
+    """``idle lanes``: the rows in order for a format that runs them so (``csr-scalar``,
+    ``ellr``); on CPUs for ``sell`` and ``pjds``, whose slices hold rows sorted by length,
+    their own padding (slots less entries), which no order of the rows changes: on rows of
+    Zipf lengths a small share of the rows in order's. On lockstep devices (SIMD width 32)
+    theirs too are the rows in order's."""
+    rng = np.random.default_rng(11)
+    lengths = np.minimum(rng.zipf(1.8, 6000), 400)
+    cols = rng.integers(0, 6000, lengths.sum())
+    A = canonical_csr(sp.csr_matrix((np.ones(cols.size), cols, np.r_[0, np.cumsum(lengths)]),
+                                    shape=(6000, 6000)))
+    shuffled = canonical_csr(A[rng.permutation(6000)])
+    at = TERMS.index("idle lanes")
+    f, g = (features_mod.features(m, simd_width=simd) for m in (A, shuffled))
+    assert f.lane_padding > f.entries
+    for fmt in ("csr-scalar", "ellr"):
+        assert terms(fmt, f)[at] == f.lane_padding
+    for fmt in ("sell", "pjds"):
+        own = f.slots_of(fmt) - f.entries
+        if simd >= 32:
+            assert terms(fmt, f)[at] == f.lane_padding
+            continue
+        assert terms(fmt, f)[at] == own == terms(fmt, g)[at]
+        assert 0 < own < 0.1 * f.lane_padding
+
+
 class FakeDevice:
     """The device facts benchmark_matrices reads (a 2-core CPU's, with a 1 MiB cache: the
     matrices' smallest sizes)."""

@@ -161,6 +161,15 @@ def test_shipped_prior_is_made_from_its_sources(tmp_path: Path, monkeypatch) -> 
     assert (tmp_path / "prior.json").read_text() == shipped
 
 
+def test_the_prior_fits_again_only_the_formats_counting_their_own_idle_lanes() -> None:
+    """``sell`` and ``pjds`` count their slices' padding as their idle lanes (not the rows in
+    order's): the prior's writer fits them again from the sources' timings and keeps every
+    other format's stored coefficients."""
+    assert prior_mod.counts_own_lanes("sell") and prior_mod.counts_own_lanes("pjds")
+    assert not any(prior_mod.counts_own_lanes(f) for f in ("csr-blocks", "ellr", "dia", "coo"))
+    assert not prior_mod.counts_own_lanes("no-such-format")
+
+
 # -- the fit ------------------------------------------------------------------------------------
 def _fake_device(kind: str = "cpu") -> SimpleNamespace:
     return SimpleNamespace(name="Fake", driver_version="1", type=kind, cache_bytes=1 << 25,

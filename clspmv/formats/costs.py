@@ -164,7 +164,7 @@ class FormatCosts:
     lockstep_rows: ClassVar[bool] = True
     """Whether neighbouring rows share SIMD lanes (``lockstep`` of
     :func:`~clspmv.formats.long_rows.long_row_limit`; where the device vectorises across
-    work-items, whether the model's ``lanes`` term, :mod:`clspmv.model.timemodel`, counts)."""
+    work-items, whether the model's ``idle lanes`` term, :mod:`clspmv.model.timemodel`, counts)."""
 
     beyond_cache_like: ClassVar[str | None] = None
     """The format whose large probes' correction beyond the cache
@@ -237,6 +237,13 @@ class FormatCosts:
     def work_items(cls, f: Features, layout: Layout) -> float:
         """Work-items of the main kernel: the rows times :meth:`threads_per_row`."""
         return float(f.rows) * cls.threads_per_row(f)
+
+    @classmethod
+    def idle_lanes(cls, f: Features) -> float:
+        """Slots the lanes shared by neighbouring rows spend on no entry (the model's ``idle
+        lanes`` term, :mod:`clspmv.model.timemodel`): the rows taken in order in groups, each
+        group run to its longest row (:attr:`~clspmv.model.features.Features.lane_padding`)."""
+        return float(f.lane_padding)
 
     @classmethod
     def padded_bytes(cls, f: Features) -> int:

@@ -24,7 +24,7 @@ from .base import (
 from .checks import check_int
 from .conversion import check_flag
 from .costs import RowShape, padded_row_count, slot_bytes
-from .layout import vector_lanes
+from .layout import LOCKSTEP_SIMD, vector_lanes
 from .long_rows import AUTO, LongRowSplit, split_long_rows
 from .row_kernels import RowKernels
 
@@ -215,6 +215,27 @@ class Sell(LongRowSplit, RowKernels):
         if shape.constant:
             return shape.sorted_slots()
         return shape.sorted_slots() + int(SIGMA_PADDING_SLACK * shape.entries / 2)
+
+    @classmethod
+    def idle_lanes(cls, f: Features) -> float:
+        """On CPUs its own padding: a slice's lanes hold rows sorted by length and run to the
+        longest of them, so they idle on the padding of the slots (which the sorting keeps
+        small), not on that of the rows in their order. On R-MAT and power-law graphs of 6 M
+        entries the rows in order pad 9.7-10.2 slots per entry in groups of 16, ``sell``'s
+        slices 0.06-0.07 and ``pjds``' 0.03-0.05: counted in the rows' order, the idle lanes
+        priced ``sell`` and ``pjds`` 1.2-1.6 times ``csr-blocks`` on graphs where they ran 1.3
+        times faster (the 2-core Zen 4, Debian's PoCL 3.1). Kept once each slice ran as a
+        work-group of its own (:data:`SLICES_PER_GROUP`; before, on the 16-core Xeon, the
+        rows-in-order padding had stood in for the hub rows' work-groups, which took ``sell``
+        2.2x ``csr-blocks``' time on R-MAT): replayed on every format's times in rounds on the
+        16- and 32-core Xeons, auto / fastest 0.951 -> 0.963 and 0.955 -> 0.963
+        (``reports/experiments/2026-11-30-idle-lanes``). On lockstep devices (GPUs) the
+        rows in order, as for the other formats: fitted to its own padding instead, the H200's
+        and H100's calibrations weighed ``pjds``' at 2e4 times the inverse bandwidth per slot,
+        a stand-in for what sorting every row costs there rather than idle lanes."""
+        if f.simd_width >= LOCKSTEP_SIMD:
+            return super().idle_lanes(f)
+        return float(max(f.slots_of(cls.name) - f.entries, 0))
 
     @classmethod
     def matrix_bytes(cls, f: Features) -> int:

@@ -302,15 +302,18 @@ def refit(cal: Calibration) -> Calibration:
     return out
 
 
-def refit_stored(data: dict[str, object]) -> Calibration:
+def refit_stored(data: dict[str, object], formats: tuple[str, ...] = SINGLE_FORMATS
+                 ) -> Calibration:
     """The calibration stored as ``data`` (a calibration file's JSON, fitted in this model form
     or an earlier one) fitted again in this form to the timings it keeps (:func:`refit`: its
-    coefficients are not read); ValueError when it is malformed or keeps no timings."""
+    coefficients are not read); ValueError when it is malformed, keeps no timings or has no
+    coefficients of a format of ``formats`` (default: every single format; the prior,
+    :mod:`.prior`, refits calibrations older than some formats with their own)."""
     kernel = data.get("kernel")
     if not isinstance(kernel, dict):
         raise ValueError("malformed calibration: no kernel coefficients")
     form = {**data, "terms": list(TERMS), "kernel": {k: [0.0] * len(TERMS) for k in kernel}}
-    return refit(Calibration.from_json(form, SINGLE_FORMATS))
+    return refit(Calibration.from_json(form, formats))
 
 
 def _gather_bandwidth(measured: dict[tuple[str, str], float], feats: dict[str, Features],

@@ -4,7 +4,7 @@ Kernel time of format ``f`` on a block of rows with features ``F`` (:mod:`.featu
 
     t_f(F) = c0 * launches_f(F) + c1 * (1 - h) * bytes_f(F) + c2 * h * bytes_f(F)
              + c3 * xbytes(F) + c4 * items_f(F) + c5 * longest_f(F)
-             + c6 * (1 - h) * bytes_f(F) * wide_f(F) + c7 * lanes(F)
+             + c6 * (1 - h) * bytes_f(F) * wide_f(F) + c7 * lanes_f(F)
              + c8 * (1 - h_x(F)) * farbytes(F) + c9 * h * bytes_f(F) * wide_f(F)
              + c10 * h * changes_f(F)
 
@@ -41,11 +41,13 @@ work-items read those streams side by side), c9 the same for the bytes the cache
 2-core CPU under PoCL 3.1 the ELLPACK formats' products of rows of 27-192 slots in the cache
 took 1.8-6 times csr-blocks', of rows of 4-8 slots 0.9-1.3 times, and 0.7 times on a 5-point
 stencil: without the term every ELLPACK product in the cache was predicted at the wide rows'
-cost and that stencil's fastest format, ellr, ranked behind three CSR kernels), ``lanes`` the
+cost and that stencil's fastest format, ellr, ranked behind three CSR kernels), ``lanes_f`` the
 padding of rows taken in groups of the work-items sharing a vector or warp in order, each group
 to its longest row (:attr:`Features.lane_padding`, :func:`clspmv.model.features.lane_width`: the
-lanes a one-row-per-work-item kernel leaves idle on irregular rows; on a device that vectorises
-across work-items 0 for the formats whose neighbouring rows share no vector,
+lanes a one-row-per-work-item kernel leaves idle on irregular rows; a format that sorts its
+rows into slices counts its own padding instead,
+:meth:`~clspmv.formats.costs.FormatCosts.idle_lanes`; on a device that vectorises across
+work-items 0 for the formats whose neighbouring rows share no vector,
 :attr:`~clspmv.formats.costs.FormatCosts.lockstep_rows`), ``farbytes`` the scattered
 cache lines of x (:attr:`Features.x_scattered` times 64: gathers that follow no stream) and
 ``changes_f`` the rows whose length differs from both rows before them
@@ -57,7 +59,7 @@ Zen 5, PoCL 3.1, 0.9 M entries in the cache: csr-blocks 155 us on rows of 9 entr
 on rows of Poisson lengths of mean 9, 155 us on rows alternating 6 and 12 entries;
 csr-scalar 211 and 554 us; sell, whose slices sort their rows, 294 and 251 us), paid on the
 cached share (beyond the cache the core waits on memory meanwhile), while a lockstep device
-pays uneven rows as idle lanes (``lanes``), and
+pays uneven rows as idle lanes (``lanes_f``), and
 ``1 - h_x`` the share of the cost of a miss that a gather from an x of ``cols * itemsize``
 bytes pays, read off the miss curve the calibration probes beyond the x of its random matrix
 (:func:`clspmv.model.probes.probe_x_cache`, :func:`miss_share`); c8 is what a gather from the
@@ -101,7 +103,7 @@ from .launches import model_layout
 from .sampling import LINE_BYTES
 
 TERMS = ("launch", "bytes", "cached bytes", "xbytes", "work-items", "longest", "wide bytes",
-         "lanes", "far xbytes", "cached wide bytes", "length changes")
+         "idle lanes", "far xbytes", "cached wide bytes", "length changes")
 WIDE_ROW = 64
 """Slots per row from which the ``wide bytes`` term stops growing."""
 CONVERSION_TERMS = ("fixed", "entries", "slots")
@@ -173,7 +175,7 @@ def terms(fmt: str, f: Features, cache_bytes: int = 0,
     # rows share a vector pays them (csr-blocks' work-groups of one work-item share none); on
     # PoCL and GPUs the fitted coefficients of every format weigh them
     lanes = (0.0 if vectorised_items(f.simd_width) and not cls.lockstep_rows
-             else float(f.lane_padding))
+             else cls.idle_lanes(f))
     return np.array([
         float(cls.launches(f, layout)),
         streamed * (1.0 - hit),
