@@ -48,14 +48,14 @@ SLICES_PER_GROUP = 1
 work-group on one thread, so a work-group is the smallest share of the product its threads
 balance; with a work-group of rows (the layout's size / C = 16 slices) the slices of a
 window's longest rows, sorted next to each other, made one thread's work. Side by side, kernel
-time over ``csr-blocks``' with 16 slices a group and with one
+time over ``csr-blocks``' with 16 slices a group and with one, the deal decided as here
 (``reports/experiments/2026-11-30-slice-groups``): on the 16-core Xeon of the GPU node (PoCL 5.0,
 every matrix in its cache) ``pjds`` on R-MAT graphs 1.28-1.53 -> 0.71-0.87, on power-law rows
-with hubs of 16 k entries 1.69 -> 0.70, ``sell`` 1.81-2.18 -> 0.72-0.83 on R-MAT (scale 19) and
-those rows; on the 2-core Zen 4 with PoCL 3.1 and PyPI's 3.0, 12 matrices, within 5 % either
-way but for ``pjds`` 3-7 % slower on three power-law matrices (PoCL 3.1) and a stacked graph
-1.18 -> 0.92 for ``sell``. Whether the slices are dealt still weighs the runs of work-groups
-of rows a thread takes (:func:`spread_order`), which chose as well with single slices there."""
+with hubs of 16 k entries 1.69 -> 0.70, ``sell`` 1.81-2.18 -> 0.74-0.83 on R-MAT (scale 19) and
+those rows (R-MAT scale 18 stays at 1.8); on the 2-core Zen 4, 12 matrices, ``sell`` within 5 %
+either way, ``pjds`` 0-8 % slower on power-law and Chung-Lu rows under PoCL 3.1 and 0-6 %
+faster under PyPI's 3.0. Whether the slices are dealt still weighs the runs of work-groups of
+rows a thread takes (:func:`spread_order`)."""
 
 
 def slices_by_default(layout: Layout) -> bool:

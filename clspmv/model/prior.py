@@ -359,7 +359,7 @@ def _fitted_at_commit(commit: str, path: str) -> dict[str, object]:
     they were fitted with. The other formats keep their stored coefficients: their terms are the
     same, and refitted with today's features they moved too (on the 32-core node's timings of
     the offsuite and cpu suites auto / fastest went from 0.955 to 0.932: ``hyb`` taken on dense
-    rows at 0.61, ``reports/experiments/2026-11-30-slice-groups``)."""
+    rows at 0.61, ``reports/experiments/2026-11-30-idle-lanes``)."""
     data = _at_commit(commit, path)
     kernel = data["kernel"]
     own = [f for f in kernel if counts_own_lanes(f)]  # type: ignore[union-attr]
