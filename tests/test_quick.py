@@ -22,7 +22,7 @@ from clspmv.errors import ClspmvWarning
 from clspmv.formats import FORMAT_CLASSES, SINGLE_FORMATS
 from clspmv.formats.layout import Layout
 from clspmv.model import prior as prior_mod
-from clspmv.model import quick_large, timemodel
+from clspmv.model import prior_writer, quick_large, timemodel
 from clspmv.model.features import features
 from clspmv.model.probes import MEASURE_PASSES, NOISE_TOLERANCE, timed_in_passes
 from clspmv.model.timemodel import TERMS
@@ -148,16 +148,16 @@ def test_kernel_variants_speed_up_only_where_they_run() -> None:
 
 
 def test_shipped_prior_is_made_from_its_sources(tmp_path: Path, monkeypatch) -> None:
-    """prior.json is what ``python -m clspmv.model.prior`` makes from the committed sources (the
-    speed-ups of KERNEL_CHANGES included), in a checkout that holds their commits."""
+    """prior.json is what ``python -m clspmv.model.prior_writer`` makes from the committed
+    sources (the speed-ups of KERNEL_CHANGES included), in a checkout that holds them."""
     shipped = prior_mod.PRIOR_FILE.read_text()
     commits = json.loads(shipped)["commit"].split("+")
     git = ["git", "-C", str(Path(prior_mod.__file__).parent)]
     if any(subprocess.run([*git, "cat-file", "-e", c], capture_output=True).returncode
            for c in commits):
         pytest.skip("this checkout does not hold the commits of the prior's sources")
-    monkeypatch.setattr(prior_mod, "PRIOR_FILE", tmp_path / "prior.json")
-    prior_mod.main(commits[0])
+    monkeypatch.setattr(prior_writer, "PRIOR_FILE", tmp_path / "prior.json")
+    prior_writer.main(commits[0])
     assert (tmp_path / "prior.json").read_text() == shipped
 
 
@@ -165,9 +165,9 @@ def test_the_prior_fits_again_only_the_formats_counting_their_own_idle_lanes() -
     """``sell`` and ``pjds`` count their slices' padding as their idle lanes (not the rows in
     order's): the prior's writer fits them again from the sources' timings and keeps every
     other format's stored coefficients."""
-    assert prior_mod.counts_own_lanes("sell") and prior_mod.counts_own_lanes("pjds")
-    assert not any(prior_mod.counts_own_lanes(f) for f in ("csr-blocks", "ellr", "dia", "coo"))
-    assert not prior_mod.counts_own_lanes("no-such-format")
+    assert prior_writer.counts_own_lanes("sell") and prior_writer.counts_own_lanes("pjds")
+    assert not any(prior_writer.counts_own_lanes(f) for f in ("csr-blocks", "ellr", "dia", "coo"))
+    assert not prior_writer.counts_own_lanes("no-such-format")
 
 
 # -- the fit ------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ from clspmv.bench.suites import SUITES, suite
 from clspmv.canonical import canonical_csr
 from clspmv.formats import SINGLE_FORMATS
 from clspmv.model import prior as prior_mod
-from clspmv.model import quick
+from clspmv.model import prior_writer, quick
 from clspmv.model.features import Features, features, refusal, with_exact_diagonals
 from clspmv.model.predict import kernel_time, predict_features
 from clspmv.model.timemodel import Calibration
@@ -174,7 +174,7 @@ def cross_validation(commit: str, names: list[str], folder: Path, noise: float, 
     held = machine_of if by_machine else device_of
     records: list[dict[str, object]] = []
     for kind, paths in prior_mod.SOURCES.items():
-        sources = [(p, prior_mod._at_commit(commit, p)) for p in paths]
+        sources = [(p, prior_writer.at_commit(commit, p)) for p in paths]
         facts = {p: d["measurements"]["facts"] for p, d in sources}  # type: ignore[index]
         keys = {(f["simd_width"], f["compute_units"]) for f in facts.values()}
         mats = suite_features(names, keys, folder)
@@ -205,7 +205,7 @@ def measured_check(commit: str, names: list[str], folder: Path, fulls: list[str]
                    quicks: list[str]) -> list[dict[str, object]]:
     """The quick calibrations of ``quicks`` (files), their probes fitted again with the prior
     of every CPU source, against each full calibration of ``fulls``."""
-    every = class_prior([prior_mod._at_commit(commit, p) for p in prior_mod.SOURCES["cpu"]])
+    every = class_prior([prior_writer.at_commit(commit, p) for p in prior_mod.SOURCES["cpu"]])
     records: list[dict[str, object]] = []
     for full_path in fulls:
         data = read_json(full_path)

@@ -17,14 +17,16 @@ shapes by its own measured scales and fits three group multipliers to a handful 
 
 The shipped prior (:data:`PRIOR_FILE`, read by :func:`prior_of`) is :func:`derive` of the full
 calibrations (measurement 10 or later) committed under ``reports/`` at commit 976aa3b
-(:data:`SOURCES`), their ``sell`` and ``pjds`` fitted again in this model form to the timings
-they keep (:func:`_fitted_at_commit`: their idle lanes are their own padding on CPUs since
-QUICK_MEASUREMENT 13), the other formats' coefficients as stored: CPUs a 2-core Zen 5
+(:data:`SOURCES`), their ``sell`` and ``pjds`` fitted again in this model form to the
+timings they keep (:func:`.prior_writer.fitted_at_commit`: their idle lanes are their own
+padding on CPUs since QUICK_MEASUREMENT 13), the other formats' coefficients as stored: CPUs a
+2-core Zen 5
 under PoCL 3.1 and 3.0 and a 16-core Xeon under PoCL 5.0, GPUs an H200 and an H100 (NVIDIA
 OpenCL); the GPUs' conversions those of a later H200 calibration (:data:`CONVERSION_SOURCES`);
 the speed-ups of the CPUs' ``sell`` and ``pjds`` with a work-item per slice, where they run it
 (:data:`KERNEL_CHANGES`).
-Made again by ``python -m clspmv.model.prior COMMIT`` from a checkout holding them.
+Made again by ``python -m clspmv.model.prior_writer COMMIT`` from a checkout holding them
+(:mod:`.prior_writer`).
 
 It holds the library's formats by name; a format registered at run time
 (:func:`clspmv.formats.register`) without an entry borrows one (:class:`ClassPrior`).
@@ -33,10 +35,7 @@ It holds the library's formats by name; a format registered at run time
 from __future__ import annotations
 
 import functools
-import gzip
 import json
-import subprocess
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +46,6 @@ from ..cache_schema import items, number, record, row, table, text
 from ..errors import ClspmvError
 from ..formats import FORMAT_CLASSES, Format
 from ..formats.layout import Layout
-from .calibrate import refit_stored
 from .timemodel import CONVERSION_TERMS, TERMS
 
 PRIOR_FILE = Path(__file__).with_name("prior.json")
@@ -315,97 +313,3 @@ def prior_of(device_class: str) -> ClassPrior:
     data = _shipped()["classes"][device_class]  # type: ignore[index]
     return ClassPrior(data["kernel"], data["conversion"], data["x_miss"], data["stream_miss"],
                       data["variants"])
-
-
-def _at_commit(commit: str, path: str) -> dict[str, object]:
-    """The JSON of ``path`` (gzipped where it ends in ``.gz``) at ``commit`` of the checkout this
-    runs in."""
-    raw = subprocess.run(["git", "show", f"{commit}:{path}"], check=True, capture_output=True,
-                         cwd=Path(__file__).resolve().parents[2]).stdout
-    return json.loads(gzip.decompress(raw) if path.endswith(".gz") else raw)
-
-
-def prior_text(priors: dict[str, dict[str, object]], commit: str) -> str:
-    """The JSON of :data:`PRIOR_FILE` for ``priors`` (per device class :func:`derive`'s
-    tables) derived at ``commit``: one format per line, coefficients to 4 digits."""
-    def coefficients(table_: dict[str, list[float]]) -> str:
-        return ",\n".join(f"        {json.dumps(fmt)}: [{', '.join(f'{c:.4g}' for c in coef)}]"
-                           for fmt, coef in table_.items())
-
-    def variants(table_: dict[str, dict[str, float]]) -> str:
-        return json.dumps({f: {v: float(f"{x:.4g}") for v, x in d.items()}
-                           for f, d in table_.items()})
-
-    def curve(points: list[list[float]]) -> str:
-        return f"[{', '.join(f'[{b:.0f}, {m:.4g}]' for b, m in points)}]"
-
-    classes = ",\n".join(
-        f'    {json.dumps(kind)}: {{\n'
-        f'      "kernel": {{\n{coefficients(prior["kernel"])}\n      }},\n'  # type: ignore
-        f'      "conversion": {{\n{coefficients(prior["conversion"])}\n      }},\n'  # type: ignore
-        f'      "x_miss": {curve(prior["x_miss"])},\n'  # type: ignore[arg-type]
-        f'      "stream_miss": {curve(prior["stream_miss"])},\n'  # type: ignore[arg-type]
-        f'      "variants": {variants(prior["variants"])}\n    }}'  # type: ignore[arg-type]
-        for kind, prior in priors.items())
-    return (f'{{\n  "commit": {json.dumps(commit)},\n  "terms": {json.dumps(list(TERMS))},\n'
-            f'  "conversion_terms": {json.dumps(list(CONVERSION_TERMS))},\n'
-            f'  "classes": {{\n{classes}\n  }}\n}}\n')
-
-
-def _fitted_at_commit(commit: str, path: str) -> dict[str, object]:
-    """The full calibration of ``path`` at ``commit`` as JSON, the formats that count their own
-    idle lanes (:func:`counts_own_lanes`) fitted again in this model form to the timings it
-    keeps (:func:`clspmv.model.calibrate.refit_stored`): their ``idle lanes`` term is not the one
-    they were fitted with. The other formats keep their stored coefficients: their terms are the
-    same, and refitted with today's features they moved too (on the 32-core node's timings of
-    the offsuite and cpu suites auto / fastest went from 0.955 to 0.932: ``hyb`` taken on dense
-    rows at 0.61, ``reports/experiments/2026-11-30-idle-lanes``)."""
-    data = _at_commit(commit, path)
-    kernel = data["kernel"]
-    own = [f for f in kernel if counts_own_lanes(f)]  # type: ignore[union-attr]
-    fitted = refit_stored(data, tuple(kernel))  # type: ignore[arg-type]
-    # the sources' form differs from this one by the name of the idle lanes' term alone
-    return {**data, "terms": list(TERMS),
-            "kernel": {**kernel, **{f: fitted.kernel[f] for f in own}}}  # type: ignore[dict-item]
-
-
-def counts_own_lanes(fmt: str) -> bool:
-    """Whether library format ``fmt`` counts its idle lanes its own way
-    (:meth:`~clspmv.formats.costs.FormatCosts.idle_lanes` overridden: ``sell``, ``pjds``)."""
-    cls = FORMAT_CLASSES.get(fmt)
-    return cls is not None and cls.idle_lanes.__func__ is not Format.idle_lanes.__func__
-
-
-def main(commit: str) -> None:
-    """Write :data:`PRIOR_FILE` from :data:`SOURCES` at ``commit``, the conversions of
-    :data:`CONVERSION_SOURCES` at theirs (each read by :func:`_fitted_at_commit`), the borrowed
-    shapes of :func:`added_formats`, the variants' speed-ups of :data:`KERNEL_CHANGES`."""
-    priors = {kind: derive(_fitted_at_commit(commit, p) for p in paths)
-              for kind, paths in SOURCES.items()}
-    commits = [commit]
-    for kind, (at, paths) in CONVERSION_SOURCES.items():
-        priors[kind]["conversion"] = derive(_fitted_at_commit(at, p)
-                                            for p in paths)["conversion"]
-        commits.append(at)
-    for kind, prior in priors.items():
-        for fmt in added_formats():
-            cls = FORMAT_CLASSES[fmt]
-            prior["kernel"][fmt] = own_or_borrowed(  # type: ignore[index]
-                prior["kernel"], fmt,  # type: ignore[arg-type]
-                lambda c, cls=cls: c.trial_family == cls.trial_family)
-            prior["conversion"][fmt] = own_or_borrowed(  # type: ignore[index]
-                prior["conversion"], fmt,  # type: ignore[arg-type]
-                lambda c, cls=cls: c.conversion_kind == cls.conversion_kind)
-        prior["variants"] = {}
-        if kind in KERNEL_CHANGES:
-            variant, files = KERNEL_CHANGES[kind]
-            pairs = [(_at_commit(*before), _at_commit(*after)) for before, after in files]
-            prior["variants"] = {f: {variant: speedup(pairs, f)}
-                                 for f, cls in FORMAT_CLASSES.items()
-                                 if variant in cls.kernel_variants}
-            commits.append(files[-1][1][0])
-    PRIOR_FILE.write_text(prior_text(priors, "+".join(commits)))
-
-
-if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "976aa3b")
