@@ -64,7 +64,7 @@ def prior_text(priors: dict[str, dict[str, object]], commit: str) -> str:
             f'  "classes": {{\n{classes}\n  }}\n}}\n')
 
 
-def _fittedat_commit(commit: str, path: str) -> dict[str, object]:
+def fitted_at_commit(commit: str, path: str) -> dict[str, object]:
     """The full calibration of ``path`` at ``commit`` as JSON, the formats that count their own
     idle lanes (:func:`counts_own_lanes`) fitted again in this model form to the timings it
     keeps (:func:`clspmv.model.calibrate.refit_stored`): their ``idle lanes`` term is not the one
@@ -92,11 +92,11 @@ def main(commit: str) -> None:
     """Write :data:`PRIOR_FILE` from :data:`SOURCES` at ``commit``, the conversions of
     :data:`CONVERSION_SOURCES` at theirs (each read by :func:`fitted_at_commit`), the borrowed
     shapes of :func:`added_formats`, the variants' speed-ups of :data:`KERNEL_CHANGES`."""
-    priors = {kind: derive(_fittedat_commit(commit, p) for p in paths)
+    priors = {kind: derive(fitted_at_commit(commit, p) for p in paths)
               for kind, paths in SOURCES.items()}
     commits = [commit]
     for kind, (at, paths) in CONVERSION_SOURCES.items():
-        priors[kind]["conversion"] = derive(_fittedat_commit(at, p)
+        priors[kind]["conversion"] = derive(fitted_at_commit(at, p)
                                             for p in paths)["conversion"]
         commits.append(at)
     for kind, prior in priors.items():

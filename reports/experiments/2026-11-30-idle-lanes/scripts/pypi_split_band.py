@@ -1,7 +1,7 @@
 """Time csr-blocks on the quick calibration's large band under this device (as the large probes
 do: kernel_times, fastest of three passes), then replay PyPI's quick calibrations with the
 correction split by the gathers and that band time as the shared part."""
-import json, pickle, sys
+import dataclasses, json, pickle, sys
 from pathlib import Path
 from types import SimpleNamespace
 import numpy as np, pyopencl.array as cl_array
@@ -22,8 +22,6 @@ fm["csr-blocks"].upload(dev)
 x = cl_array.to_device(dev.queue, np.ones(band.shape[1])); y = cl_array.zeros(dev.queue, band.shape[0], np.float64)
 t = min(kernel_times(fm, x, y, REPEATS)["csr-blocks"] for _ in range(3))
 print(f"csr-blocks on {BANDED}: {t * 1e3:.3f} ms")
-for folder in sys.argv[2:3]:
-    pass
 folders = [Path(a) for a in sys.argv[2].split(",")]
 measured = sys.argv[3].split(",")
 pfeats = pickle.loads((W / "probefeats-16-2.pkl").read_bytes())
@@ -39,9 +37,7 @@ for folder in folders:
     cals = {"as is": quick.fit_quick(probes, pfeats, fake, layout=layout)}
     orig = quick.corrects_by_gathers
     quick.corrects_by_gathers = lambda layout: True
-    probes2 = probes._replace(large_s={**large, (BANDED, "csr-blocks"): t}) if hasattr(probes, "_replace") else None
-    if probes2 is None:
-        import dataclasses; probes2 = dataclasses.replace(probes, large_s={**large, (BANDED, "csr-blocks"): t})
+    probes2 = dataclasses.replace(probes, large_s={**large, (BANDED, "csr-blocks"): t})
     cals["split, band"] = quick.fit_quick(probes2, pfeats, fake, layout=layout)
     quick.corrects_by_gathers = orig
     print(folder.name, {k: (round(c.large_shared, 2), round(c.large_scatter, 2), {f: round(v, 2) for f, v in c.large_ratio.items() if f in ("csr-blocks", "sell", "pjds", "dia")}) for k, c in cals.items()})
