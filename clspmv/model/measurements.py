@@ -17,9 +17,11 @@ from .benchmarks import benchmark_matrices
 from .features import Features, features, with_exact_diagonals
 from .probes import XCacheProbe
 
-MEASUREMENT = 17
+MEASUREMENT = 18
 """What a calibration measured, bumped when the kernels or their timing change the times it
-stores (a stored calibration of another value is measured again, with a warning): 17 =
+stores (a stored calibration of another value is measured again, with a warning): 18 =
+``csr-blocks``' entry loop gathering x before it loads the value (rows of random columns 10-15 %
+less time on the 2-core Zen 4 under Debian's PoCL 3.1: kernels_cl/csr_blocks.cl); 17 =
 ``sell``'s and ``pjds``' slices on CPUs each a work-group of its own
 (:data:`clspmv.formats.sell.SLICES_PER_GROUP`: R-MAT graphs 1.5-2.5x faster on a 16-core Xeon
 with PoCL 5.0); 16 = ``dia``'s

@@ -87,7 +87,7 @@ from .timemodel import (
     conversion_terms,
 )
 
-QUICK_MEASUREMENT = 13
+QUICK_MEASUREMENT = 14
 """What a quick calibration measured and the prior it scales: a stored quick calibration of
 another value is measured again (:mod:`.store`). 3: the prior's kernel variants (``sell`` and
 ``pjds`` with a work-item per slice on PoCL); 4: the large probes on CPUs; 5: ``bsr`` and the
@@ -105,7 +105,8 @@ correction beyond the cache follows the gathers, ``csr-blocks`` timed on the lar
 part every format shares; 12: ``sell``'s and ``pjds``' slices on CPUs each a work-group of its
 own (:data:`clspmv.formats.sell.SLICES_PER_GROUP`); 13: the prior's ``sell`` and ``pjds``
 rows fitted again with their idle lanes on CPUs their own padding
-(:meth:`~clspmv.formats.costs.FormatCosts.idle_lanes`)."""
+(:meth:`~clspmv.formats.costs.FormatCosts.idle_lanes`); 14: ``csr-blocks``' entry loop gathering
+x before it loads the value (:data:`clspmv.model.measurements.MEASUREMENT` 18)."""
 PROBE_ROWS = 1 << 16
 """Rows of the band, random and power-law probe matrices (0.5 M entries at most: 6 MB in CSR,
 in a CPU's cache; products of a few tenths of a millisecond on the 2-core CPU)."""
