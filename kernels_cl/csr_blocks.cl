@@ -13,8 +13,8 @@
  * The entry loop (UNROLL = 1) gathers x before it loads the value: the same sum in the same
  *   order, but Debian's PoCL 3.1 then issues the column index's load ahead of the value's, and
  *   on the 2-core Zen 4 rows of random columns took 10-15 % less time (a 16-core Xeon with PoCL
- *   5.0, PyPI's PoCL 3.0 and Intel's runtime: no change; their compilers order the loads
- *   alike either way).
+ *   5.0, PyPI's PoCL 3.0 and Intel's runtime: no change in time; PyPI's compiler loads the
+ *   index first either way).
  * The transpose and several-right-hand-sides products of csr-blocks run csr.cl's kernels on the
  * same CSR arrays. */
 #include "common.h"
