@@ -19,7 +19,7 @@ NOWIDTH = "nowidth" in sys.argv
 def width(fmt, f):
     if NOWIDTH: return 0.0
     return float(np.clip(np.log2(max(f.slots_of(fmt) / max(f.rows, 1), 1e-9)), 1, 6))
-def fit_rule(raw, large, probes_used, pfeats_large):
+def fit_rule(raw, large, probes_used):
     """per timed format (a, b, c)"""
     coef, misses = {}, []
     for f in {f for _, f in large}:
@@ -32,7 +32,6 @@ def fit_rule(raw, large, probes_used, pfeats_large):
         # slopes pulled to 0; intercept free; a single probe kind -> intercept only
         P = np.diag([0.0, PULL, PULL])
         Xc = np.vstack([X, P]); yc = np.concatenate([y, [0, 0, 0]])
-        # centre width on the band's (3) so the intercept is the 8-wide rows' ratio
         coef[f] = np.linalg.lstsq(Xc, yc, rcond=None)[0]
     return coef, float(np.median(misses))
 def make_factor(coef, miss0):
@@ -87,7 +86,7 @@ for arg in [a for a in sys.argv[1:] if ":" in a]:
                         ("width+wide", {"large-powerlaw", "large-random", "large-banded", "large-wide"}),
                         ("width+wide64", {"large-powerlaw", "large-random", "large-banded", "large-wide", "large-wide64"})):
         sub = {k: v for k, v in large.items() if k[1] in T and (k[1] != "dia" or k[0] == BANDED)}
-        coef, miss0 = fit_rule(raw, sub, used, lf)
+        coef, miss0 = fit_rule(raw, sub, used)
         cals[label] = raw; factors[label] = make_factor(coef, miss0)
         if "-c" in sys.argv: print(tag, label, {f: np.round(c, 2).tolist() for f, c in coef.items()})
     recs = [r for s in ("offsuite", "cpu") for r in json.loads((A / f"{meas}-{s}.json").read_text())["records"]]

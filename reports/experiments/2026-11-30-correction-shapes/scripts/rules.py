@@ -1,6 +1,6 @@
 """Replay correction rules beyond the cache on stored quick calibrations (74df651) and every
 format's times in rounds (cfecc7a). Usage: rules.py"""
-import json, pickle, copy, sys
+import json, pickle, sys
 from pathlib import Path
 import numpy as np
 from clspmv.formats import SINGLE_FORMATS
@@ -12,7 +12,6 @@ W = Path("/tmp/s22/replay")
 RUNS = [("pypi", "zen4-pypi-pocl-74df651", "zen4-pypi", 2), ("pypi2", "zen4-pypi-pocl-74df651-2", "zen4-pypi", 2),
         ("deb", "zen4-debian-pocl-74df651", "zen4-debian", 2), ("deb2", "zen4-debian-pocl-74df651-2", "zen4-debian", 2),
         ("n16", "node-16cores-pocl50-74df651", "node16", 16), ("n32", "node-32cores-pocl50-74df651", "node32", 32)]
-LARGE_SCATTER = {}
 def rule_factory(name, sat=None):
     def factor(self, fmt, f):
         if not self.large_ratio or self.large_miss <= 0:

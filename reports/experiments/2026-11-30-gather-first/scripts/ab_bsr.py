@@ -14,7 +14,7 @@ for name in sys.argv[2:]:
     fm = {"csr-blocks": convert(a, "csr-blocks", lay("csr-blocks"), p),
           "csr-blocks owned": convert(canonical_csr(a, np.float64).copy(), "csr-blocks", lay("csr-blocks"), p, owned=True),
           "csr-blocks nolong": convert(a, "csr-blocks", lay("csr-blocks"), p, long_rows=0),
-          "bsr1": convert(a, "bsr", lay("bsr"), p, block_size=1) if True else None,
+          "bsr1": convert(a, "bsr", lay("bsr"), p, block_size=1),
           "csr-scalar": convert(a, "csr-scalar", lay("csr-scalar"), p)}
     for f in fm.values(): f.upload(dev)
     x = cl_array.to_device(dev.queue, np.random.default_rng(0).random(a.shape[1])); y = cl_array.zeros(dev.queue, a.shape[0], np.float64)

@@ -1,5 +1,5 @@
 """csr-blocks with variant kernels against bsr 1x1, in rounds. Args: DEVICE MATRIX VARIANT.cl..."""
-import sys, copy
+import sys
 import numpy as np, pyopencl.array as cl_array
 import clspmv
 from clspmv.bench.sources import resolve
